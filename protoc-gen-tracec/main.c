@@ -1,0 +1,2 @@
+/* placeholder, replaced by the real plugin */
+int main(void) { return 0; }

@@ -1,0 +1,375 @@
+/*
+ * tracec/writer.h - the zero-copy protobuf writer core.
+ *
+ * Generated writers (protoc-gen-tracec) are thin static inline wrappers over
+ * the functions here.  Every field is appended straight into the memory of a
+ * sink (a trace file writer, a trace buffer, a caller's array); nothing is
+ * built in between and nothing is allocated on the write path.
+ *
+ * A sink hands out a window of memory to a tracec_writer:
+ *
+ *     base                    ptr                       end
+ *      |                       |                         |
+ *      v                       v                         v
+ *      +-----------------------+-------------------------+
+ *      | bytes of the current  |  free space             |
+ *      | record written so far |                         |
+ *      +-----------------------+-------------------------+
+ *
+ *   - base <= ptr <= end always holds.
+ *   - Every setter checks that (end - ptr) covers the worst case of what it
+ *     writes; if not, it calls the out-of-line slow path, which asks the
+ *     sink's grow() for more room.  grow() may move the whole record to a
+ *     new place (it updates base, ptr and end together and keeps
+ *     ptr - base); that is why open messages remember where their length
+ *     field is as an offset from base, never as a pointer.
+ *   - If no room can be had, the writer fails: status is set (first error
+ *     wins) and every later call on it does nothing.  The sink drops the
+ *     record when it is finished and reports the status.
+ *
+ * A nested message reserves a 4-byte "redundant" varint length when it
+ * begins (0x80|b0, 0x80|b1, 0x80|b2, b3) and back-fills it when it ends, so
+ * a message never needs a second pass or a copy.  The largest message body
+ * is 2^28 - 1 bytes.
+ *
+ * Three levels, as in Perfetto's C API:
+ *   tracec_put_*          unchecked: raw stores at a pointer, returns the new pointer;
+ *   tracec_msg_*          checked: reserve, then tracec_put_*;
+ *   tracec_writer_slowpath  out of line: grow or fail.
+ *
+ * Thread safety: a tracec_writer and the messages open on it belong to one
+ * thread at a time.  Two threads write through two writers.
+ */
+#ifndef TRACEC_WRITER_H
+#define TRACEC_WRITER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "tracec/status.h"
+#include "tracec/version.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__) || defined(__clang__)
+#define TRACEC_I_LIKELY(x) __builtin_expect(!!(x), 1)
+#define TRACEC_I_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define TRACEC_I_ALWAYS_INLINE __attribute__((always_inline))
+#define TRACEC_I_NOINLINE __attribute__((noinline))
+#define TRACEC_I_WARN_UNUSED __attribute__((warn_unused_result))
+#else
+#define TRACEC_I_LIKELY(x) (x)
+#define TRACEC_I_UNLIKELY(x) (x)
+#define TRACEC_I_ALWAYS_INLINE
+#define TRACEC_I_NOINLINE
+#define TRACEC_I_WARN_UNUSED
+#endif
+
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define TRACEC_I_LITTLE_ENDIAN 1
+#else
+#define TRACEC_I_LITTLE_ENDIAN 0
+#endif
+
+/* Wire types. */
+enum {
+    TRACEC_WIRE_VARINT = 0,
+    TRACEC_WIRE_FIXED64 = 1,
+    TRACEC_WIRE_LEN = 2,
+    TRACEC_WIRE_SGROUP = 3,
+    TRACEC_WIRE_EGROUP = 4,
+    TRACEC_WIRE_FIXED32 = 5
+};
+
+/* The tag (key) of field `num` with wire type `wt`, as an integer constant. */
+#define TRACEC_TAG(num, wt) ((uint32_t)(((uint32_t)(num) << 3) | (uint32_t)(wt)))
+
+/* Largest encoded tag (field numbers up to 2^29 - 1) and varint. */
+#define TRACEC_MAX_TAG_SIZE 5u
+#define TRACEC_MAX_VARINT_SIZE 10u
+/* Size of the reserved length of a nested message, and the largest body. */
+#define TRACEC_NESTED_SIZE_BYTES 4u
+#define TRACEC_MAX_NESTED_SIZE ((1u << 28) - 1u)
+
+typedef struct tracec_writer tracec_writer;
+
+/*
+ * Called when fewer than `need` bytes are free.  Either makes at least `need`
+ * bytes free (it may move [base, ptr) elsewhere: it then updates base, ptr
+ * and end together) and returns true, or returns false (it may set status
+ * first; otherwise the writer records TRACEC_STATUS_BUFFER_FULL).
+ */
+typedef bool (*tracec_writer_grow_fn)(tracec_writer *w, size_t need);
+
+struct tracec_writer {
+    uint8_t *ptr;               /* next byte to write */
+    uint8_t *end;               /* one past the last writable byte */
+    uint8_t *base;              /* start of the current record */
+    tracec_writer_grow_fn grow; /* slow path; NULL means the window is all there is */
+    void *sink;                 /* the sink's own state, for grow() */
+    tracec_status_t status;     /* first error; SUCCESS while healthy */
+    uint32_t top;               /* size offset of the innermost open message (nesting check) */
+};
+
+/* An open message: where its length field is, and the writer it lives on. */
+typedef struct tracec_msg {
+    tracec_writer *w;
+    uint32_t size_off; /* offset from w->base of the 4-byte length; TRACEC_I_ROOT for a root */
+    uint32_t parent;   /* w->top when this message began */
+} tracec_msg;
+
+#define TRACEC_I_ROOT UINT32_MAX
+#define TRACEC_I_GROUP (UINT32_MAX - 1u)
+#define TRACEC_I_FAILED (UINT32_MAX - 2u)
+
+/* ---- Out-of-line part (runtime/src/writer.c) ---------------------------- */
+
+/* Grows or fails; true when `need` bytes are now free. */
+bool tracec_writer_slowpath(tracec_writer *w, size_t need) TRACEC_I_WARN_UNUSED;
+
+/* Records `status` as the writer's error unless one is already recorded. */
+void tracec_writer_fail(tracec_writer *w, tracec_status_t status);
+
+/*
+ * Points `w` at the caller's array [mem, mem + size).  No grow: when it is
+ * full the writer fails with TRACEC_STATUS_BUFFER_FULL.
+ */
+void tracec_writer_init_array(tracec_writer *w, void *mem, size_t size);
+
+/* Starts a root message (one with no length of its own) at w's current position. */
+void tracec_writer_begin_root(tracec_writer *w, tracec_msg *root);
+
+/*
+ * Checks that every message opened on `w` since `root` began was ended.
+ * Returns w->status (TRACEC_STATUS_NESTING_MISMATCH if not).
+ */
+tracec_status_t tracec_writer_end_root(tracec_writer *w, tracec_msg *root);
+
+/* Bytes written since the root began (valid while the writer is healthy). */
+static inline size_t tracec_writer_size(const tracec_writer *w) {
+    return (size_t)(w->ptr - w->base);
+}
+
+/* ---- Unchecked encoders: raw stores, caller guarantees room ------------- */
+
+static inline TRACEC_I_ALWAYS_INLINE uint8_t *tracec_put_varint64(uint8_t *p, uint64_t v) {
+    while (v >= 0x80u) {
+        *p++ = (uint8_t)(v | 0x80u);
+        v >>= 7;
+    }
+    *p++ = (uint8_t)v;
+    return p;
+}
+
+static inline TRACEC_I_ALWAYS_INLINE uint8_t *tracec_put_varint32(uint8_t *p, uint32_t v) {
+    while (v >= 0x80u) {
+        *p++ = (uint8_t)(v | 0x80u);
+        v >>= 7;
+    }
+    *p++ = (uint8_t)v;
+    return p;
+}
+
+/* A tag is a compile-time constant in generated code, so this folds to stores. */
+static inline TRACEC_I_ALWAYS_INLINE uint8_t *tracec_put_tag(uint8_t *p, uint32_t tag) {
+    if (tag < 0x80u) {
+        *p = (uint8_t)tag;
+        return p + 1;
+    }
+    if (tag < 0x4000u) {
+        p[0] = (uint8_t)(tag | 0x80u);
+        p[1] = (uint8_t)(tag >> 7);
+        return p + 2;
+    }
+    return tracec_put_varint32(p, tag);
+}
+
+static inline TRACEC_I_ALWAYS_INLINE uint8_t *tracec_put_fixed32(uint8_t *p, uint32_t v) {
+#if TRACEC_I_LITTLE_ENDIAN
+    memcpy(p, &v, 4);
+#else
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+    p[2] = (uint8_t)(v >> 16);
+    p[3] = (uint8_t)(v >> 24);
+#endif
+    return p + 4;
+}
+
+static inline TRACEC_I_ALWAYS_INLINE uint8_t *tracec_put_fixed64(uint8_t *p, uint64_t v) {
+#if TRACEC_I_LITTLE_ENDIAN
+    memcpy(p, &v, 8);
+#else
+    for (int i = 0; i < 8; i++) p[i] = (uint8_t)(v >> (8 * i));
+#endif
+    return p + 8;
+}
+
+static inline uint32_t tracec_zigzag32(int32_t v) {
+    return ((uint32_t)v << 1) ^ (uint32_t)(0 - ((uint32_t)v >> 31));
+}
+
+static inline uint64_t tracec_zigzag64(int64_t v) {
+    return ((uint64_t)v << 1) ^ (uint64_t)(0 - ((uint64_t)v >> 63));
+}
+
+static inline uint32_t tracec_float_bits(float f) {
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    return u;
+}
+
+static inline uint64_t tracec_double_bits(double d) {
+    uint64_t u;
+    memcpy(&u, &d, 8);
+    return u;
+}
+
+/* Encoded size of a varint. */
+static inline size_t tracec_varint_size(uint64_t v) {
+    size_t n = 1;
+    while (v >= 0x80u) {
+        v >>= 7;
+        n++;
+    }
+    return n;
+}
+
+/* The 4-byte redundant varint form of `len` (len <= TRACEC_MAX_NESTED_SIZE). */
+static inline TRACEC_I_ALWAYS_INLINE void tracec_put_size4(uint8_t *p, uint32_t len) {
+    p[0] = (uint8_t)(len | 0x80u);
+    p[1] = (uint8_t)((len >> 7) | 0x80u);
+    p[2] = (uint8_t)((len >> 14) | 0x80u);
+    p[3] = (uint8_t)(len >> 21);
+}
+
+/* ---- Checked writes on a message ---------------------------------------- */
+
+/* True when `n` bytes are free (growing if needed); false if the writer failed. */
+static inline TRACEC_I_ALWAYS_INLINE bool tracec_writer_reserve(tracec_writer *w, size_t n) {
+    return TRACEC_I_LIKELY((size_t)(w->end - w->ptr) >= n) || tracec_writer_slowpath(w, n);
+}
+
+static inline TRACEC_I_ALWAYS_INLINE void tracec_msg_put_varint(tracec_msg *m, uint32_t tag, uint64_t v) {
+    tracec_writer *w = m->w;
+    if (!tracec_writer_reserve(w, TRACEC_MAX_TAG_SIZE + TRACEC_MAX_VARINT_SIZE)) return;
+    w->ptr = tracec_put_varint64(tracec_put_tag(w->ptr, tag), v);
+}
+
+/* A 32-bit unsigned varint (uint32, bool, field-sized things): at most 5 bytes. */
+static inline TRACEC_I_ALWAYS_INLINE void tracec_msg_put_varint32(tracec_msg *m, uint32_t tag, uint32_t v) {
+    tracec_writer *w = m->w;
+    if (!tracec_writer_reserve(w, TRACEC_MAX_TAG_SIZE + 5u)) return;
+    w->ptr = tracec_put_varint32(tracec_put_tag(w->ptr, tag), v);
+}
+
+/* int32 and enum values are sign-extended to 64 bits on the wire (10 bytes if negative). */
+static inline TRACEC_I_ALWAYS_INLINE void tracec_msg_put_int32(tracec_msg *m, uint32_t tag, int32_t v) {
+    tracec_msg_put_varint(m, tag, (uint64_t)(int64_t)v);
+}
+
+static inline TRACEC_I_ALWAYS_INLINE void tracec_msg_put_fixed32(tracec_msg *m, uint32_t tag, uint32_t v) {
+    tracec_writer *w = m->w;
+    if (!tracec_writer_reserve(w, TRACEC_MAX_TAG_SIZE + 4u)) return;
+    w->ptr = tracec_put_fixed32(tracec_put_tag(w->ptr, tag), v);
+}
+
+static inline TRACEC_I_ALWAYS_INLINE void tracec_msg_put_fixed64(tracec_msg *m, uint32_t tag, uint64_t v) {
+    tracec_writer *w = m->w;
+    if (!tracec_writer_reserve(w, TRACEC_MAX_TAG_SIZE + 8u)) return;
+    w->ptr = tracec_put_fixed64(tracec_put_tag(w->ptr, tag), v);
+}
+
+/* A length-delimited field (string, bytes, or a pre-serialized message). */
+static inline void tracec_msg_put_bytes(tracec_msg *m, uint32_t tag, const void *data, size_t len) {
+    tracec_writer *w = m->w;
+    if (TRACEC_I_UNLIKELY(len > TRACEC_MAX_NESTED_SIZE)) {
+        tracec_writer_fail(w, TRACEC_STATUS_MESSAGE_TOO_LARGE);
+        return;
+    }
+    if (!tracec_writer_reserve(w, TRACEC_MAX_TAG_SIZE + 5u + len)) return;
+    uint8_t *p = tracec_put_varint32(tracec_put_tag(w->ptr, tag), (uint32_t)len);
+    if (len) memcpy(p, data, len);
+    w->ptr = p + len;
+}
+
+static inline void tracec_msg_put_cstr(tracec_msg *m, uint32_t tag, const char *s) {
+    tracec_msg_put_bytes(m, tag, s, s ? strlen(s) : 0u);
+}
+
+/* Opens `child` as field `tag` (wire type LEN) of `parent`. */
+static inline TRACEC_I_ALWAYS_INLINE void tracec_msg_begin_nested(tracec_msg *parent, uint32_t tag, tracec_msg *child) {
+    tracec_writer *w = parent->w;
+    child->w = w;
+    child->parent = w->top;
+    if (!tracec_writer_reserve(w, TRACEC_MAX_TAG_SIZE + TRACEC_NESTED_SIZE_BYTES)) {
+        child->size_off = TRACEC_I_FAILED;
+        return;
+    }
+    uint8_t *p = tracec_put_tag(w->ptr, tag);
+    child->size_off = (uint32_t)(p - w->base);
+    w->top = child->size_off;
+    w->ptr = p + TRACEC_NESTED_SIZE_BYTES;
+}
+
+/* Closes `child`, back-filling its length. */
+static inline TRACEC_I_ALWAYS_INLINE void tracec_msg_end_nested(tracec_msg *parent, tracec_msg *child) {
+    tracec_writer *w = child->w;
+    (void)parent;
+    if (TRACEC_I_UNLIKELY(w->status != TRACEC_STATUS_SUCCESS)) return;
+    if (TRACEC_I_UNLIKELY(w->top != child->size_off)) {
+        tracec_writer_fail(w, TRACEC_STATUS_NESTING_MISMATCH);
+        return;
+    }
+    uint8_t *size = w->base + child->size_off;
+    size_t len = (size_t)(w->ptr - size) - TRACEC_NESTED_SIZE_BYTES;
+    if (TRACEC_I_UNLIKELY(len > TRACEC_MAX_NESTED_SIZE)) {
+        tracec_writer_fail(w, TRACEC_STATUS_MESSAGE_TOO_LARGE);
+        return;
+    }
+    tracec_put_size4(size, (uint32_t)len);
+    w->top = child->parent;
+}
+
+/* Opens `child` as group field `num` of `parent` (start-group tag now, end-group tag at the end). */
+static inline void tracec_msg_begin_group(tracec_msg *parent, uint32_t num, tracec_msg *child) {
+    tracec_writer *w = parent->w;
+    child->w = w;
+    child->parent = w->top;
+    child->size_off = TRACEC_I_GROUP;
+    if (!tracec_writer_reserve(w, TRACEC_MAX_TAG_SIZE)) return;
+    w->ptr = tracec_put_tag(w->ptr, TRACEC_TAG(num, TRACEC_WIRE_SGROUP));
+}
+
+static inline void tracec_msg_end_group(tracec_msg *parent, uint32_t num, tracec_msg *child) {
+    tracec_writer *w = child->w;
+    (void)parent;
+    if (!tracec_writer_reserve(w, TRACEC_MAX_TAG_SIZE)) return;
+    w->ptr = tracec_put_tag(w->ptr, TRACEC_TAG(num, TRACEC_WIRE_EGROUP));
+}
+
+/*
+ * Packed repeated fields: the whole array as one length-delimited record.
+ * An empty array writes nothing.  Out of line: they loop anyway.
+ */
+void tracec_msg_put_packed_uint64(tracec_msg *m, uint32_t tag, const uint64_t *v, size_t n);
+void tracec_msg_put_packed_uint32(tracec_msg *m, uint32_t tag, const uint32_t *v, size_t n);
+void tracec_msg_put_packed_int64(tracec_msg *m, uint32_t tag, const int64_t *v, size_t n);
+void tracec_msg_put_packed_int32(tracec_msg *m, uint32_t tag, const int32_t *v, size_t n);
+void tracec_msg_put_packed_sint64(tracec_msg *m, uint32_t tag, const int64_t *v, size_t n);
+void tracec_msg_put_packed_sint32(tracec_msg *m, uint32_t tag, const int32_t *v, size_t n);
+void tracec_msg_put_packed_bool(tracec_msg *m, uint32_t tag, const bool *v, size_t n);
+void tracec_msg_put_packed_fixed64(tracec_msg *m, uint32_t tag, const uint64_t *v, size_t n);
+void tracec_msg_put_packed_fixed32(tracec_msg *m, uint32_t tag, const uint32_t *v, size_t n);
+void tracec_msg_put_packed_double(tracec_msg *m, uint32_t tag, const double *v, size_t n);
+void tracec_msg_put_packed_float(tracec_msg *m, uint32_t tag, const float *v, size_t n);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TRACEC_WRITER_H */

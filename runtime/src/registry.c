@@ -1,0 +1,39 @@
+/*
+ * registry.c - the list of descriptors compiled into the program.
+ * A lock-free singly linked list: registration happens in constructors, and
+ * readers only ever see fully linked entries.
+ */
+#include "tracec/registry.h"
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <string.h>
+
+static _Atomic(tracec_file_descriptor *) g_head;
+
+static bool contains(const tracec_file_descriptor *d) {
+    for (const tracec_file_descriptor *it = atomic_load(&g_head); it; it = it->next)
+        if (it == d) return true;
+    return false;
+}
+
+void tracec_registry_add(tracec_file_descriptor *d) {
+    if (d == NULL || contains(d)) return;
+    tracec_file_descriptor *head = atomic_load(&g_head);
+    do {
+        d->next = head;
+    } while (!atomic_compare_exchange_weak(&g_head, &head, d));
+}
+
+const tracec_file_descriptor *tracec_registry_first(void) { return atomic_load(&g_head); }
+
+const tracec_file_descriptor *tracec_registry_next(const tracec_file_descriptor *d) {
+    return d ? d->next : NULL;
+}
+
+const tracec_file_descriptor *tracec_registry_find(const char *file_name) {
+    if (file_name == NULL) return NULL;
+    for (const tracec_file_descriptor *it = tracec_registry_first(); it; it = it->next)
+        if (strcmp(it->file_name, file_name) == 0) return it;
+    return NULL;
+}

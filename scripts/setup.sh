@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Installs the Debian packages tracec needs, and nothing when they are present.
+# Usage: scripts/setup.sh [--bench]   (needs root, or sudo, for apt-get)
+set -euo pipefail
+pkgs=(protobuf-compiler libprotobuf-dev libprotoc-dev libprotobuf-c-dev
+      protobuf-c-compiler flex bison libcriterion-dev python3-protobuf
+      zlib1g-dev cmake pkg-config gcc g++ clang make
+      nanopb libnanopb-dev libclang-rt-14-dev valgrind)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+echo "setup: installing ${missing[*]}" >&2
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
