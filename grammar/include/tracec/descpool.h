@@ -118,6 +118,9 @@ const tracec_fielddef *tracec_pool_find_extension_by_number(const tracec_pool *p
 size_t tracec_pool_extension_count(const tracec_pool *pool, const tracec_msgdef *extendee);
 const tracec_fielddef *tracec_pool_extension_at(const tracec_pool *pool,
                                                 const tracec_msgdef *extendee, size_t i);
+/* All messages of the pool, in the order they were added: index 0 .. count-1. */
+size_t tracec_pool_message_count(const tracec_pool *pool);
+const tracec_msgdef *tracec_pool_message_at(const tracec_pool *pool, size_t i);
 
 /* ---- Messages ----------------------------------------------------------- */
 
