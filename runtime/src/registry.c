@@ -37,3 +37,12 @@ const tracec_file_descriptor *tracec_registry_find(const char *file_name) {
         if (strcmp(it->file_name, file_name) == 0) return it;
     return NULL;
 }
+
+void tracec_write_extension_descriptor(tracec_msg *packet, const tracec_file_descriptor *d) {
+    tracec_msg ext;
+    tracec_msg_begin_nested(packet, TRACEC_TAG(72, TRACEC_WIRE_LEN), &ext);
+    /* ExtensionDescriptor.extension_set = 1: the set's bytes are the message body. */
+    tracec_msg_put_bytes(&ext, TRACEC_TAG(1, TRACEC_WIRE_LEN), d->set, d->set_size);
+    tracec_msg_put_cstr(&ext, TRACEC_TAG(3, TRACEC_WIRE_LEN), d->file_name);
+    tracec_msg_end_nested(packet, &ext);
+}

@@ -20,6 +20,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "tracec/writer.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -45,6 +47,14 @@ const tracec_file_descriptor *tracec_registry_next(const tracec_file_descriptor 
 
 /* The registered file called `file_name`, or NULL. */
 const tracec_file_descriptor *tracec_registry_find(const char *file_name);
+
+/*
+ * Writes `d` into the open TracePacket `packet` as
+ * extension_descriptor { extension_set { ... } file_name: "..." } (field 72).
+ * Generated headers of files with extensions wrap this in a typed
+ * NAME_write_extension_descriptor(perfetto_protos_TracePacket *).
+ */
+void tracec_write_extension_descriptor(tracec_msg *packet, const tracec_file_descriptor *d);
 
 #ifdef __cplusplus
 }

@@ -61,7 +61,11 @@ extern "C" {
 #define TRACEC_I_ALWAYS_INLINE __attribute__((always_inline))
 #define TRACEC_I_NOINLINE __attribute__((noinline))
 #define TRACEC_I_WARN_UNUSED __attribute__((warn_unused_result))
+#define TRACEC_I_DEPRECATED __attribute__((deprecated))
+#define TRACEC_I_USED __attribute__((used))
 #else
+#define TRACEC_I_DEPRECATED
+#define TRACEC_I_USED
 #define TRACEC_I_LIKELY(x) (x)
 #define TRACEC_I_UNLIKELY(x) (x)
 #define TRACEC_I_ALWAYS_INLINE

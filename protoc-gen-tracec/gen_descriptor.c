@@ -1,0 +1,116 @@
+/*
+ * gen_descriptor.c - the embedded FileDescriptorSet of each file and its
+ * registration in the compile-time registry (tracec/registry.h).
+ *
+ * The set holds, per --tracec_opt=descriptors=:
+ *   none  nothing (no descriptor object, no registration);
+ *   file  this file only;
+ *   deps  (default) this file and every file it imports, directly or not,
+ *         that is not part of the Perfetto schema or google/protobuf (a
+ *         decoder has those already), in dependency order.
+ * Source info is stripped.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plugin.h"
+
+static bool is_well_known(const tc_file_proto *f) {
+    const char *pkg = f->package ? f->package : "";
+    return strcmp(pkg, "perfetto.protos") == 0 || strcmp(pkg, "google.protobuf") == 0;
+}
+
+/* Marks `f` and (for deps) its non-well-known imports, transitively. */
+static void mark(tc_ctx *ctx, const tc_file_proto *f, bool *keep) {
+    for (size_t i = 0; i < ctx->req->n_proto_file; i++) {
+        if (ctx->req->proto_file[i] != f) continue;
+        if (keep[i]) return;
+        keep[i] = true;
+        break;
+    }
+    for (size_t d = 0; d < f->n_dependency; d++) {
+        const tc_file_proto *dep = tc_find_file(ctx, f->dependency[d]);
+        if (dep && !is_well_known(dep)) mark(ctx, dep, keep);
+    }
+}
+
+static char *descriptor_symbol(const tc_file_proto *file) {
+    char *id = tc_file_ident(file->name);
+    char *s = tc_strcat3("tracec_fd_", id, "");
+    free(id);
+    return s;
+}
+
+void tc_gen_descriptor_decl(tc_ctx *ctx, tc_printer *p, const tc_file_proto *file) {
+    if (ctx->opt.descriptors == TC_DESC_NONE) return;
+    char *sym = descriptor_symbol(file);
+    tc_emit(p,
+            "\n/*\n"
+            " * The FileDescriptorSet of $file$, registered with the compile-time\n"
+            " * registry.  The `used` reference below pulls the .c file that defines it\n"
+            " * (and its registration) into every program that includes this header,\n"
+            " * even from a static library.\n"
+            " */\n"
+            "extern tracec_file_descriptor $sym$;\n"
+            "static tracec_file_descriptor *const $sym$_ref TRACEC_I_USED = &$sym$;\n",
+            "file", file->name, "sym", sym, NULL);
+    free(sym);
+}
+
+void tc_gen_descriptor_def(tc_ctx *ctx, tc_printer *p, const tc_file_proto *file) {
+    if (ctx->opt.descriptors == TC_DESC_NONE) return;
+    size_t n = ctx->req->n_proto_file;
+    bool *keep = calloc(n ? n : 1, sizeof *keep);
+    if (ctx->opt.descriptors == TC_DESC_FILE) {
+        for (size_t i = 0; i < n; i++) keep[i] = ctx->req->proto_file[i] == file;
+    } else {
+        mark(ctx, file, keep);
+    }
+    Google__Protobuf__FileDescriptorSet set = GOOGLE__PROTOBUF__FILE_DESCRIPTOR_SET__INIT;
+    Google__Protobuf__FileDescriptorProto **files = calloc(n ? n : 1, sizeof *files);
+    Google__Protobuf__SourceCodeInfo **saved = calloc(n ? n : 1, sizeof *saved);
+    for (size_t i = 0; i < n; i++) {
+        if (!keep[i]) continue;
+        Google__Protobuf__FileDescriptorProto *f = ctx->req->proto_file[i];
+        saved[set.n_file] = f->source_code_info;
+        f->source_code_info = NULL;
+        files[set.n_file++] = f;
+    }
+    set.file = files;
+    size_t size = google__protobuf__file_descriptor_set__get_packed_size(&set);
+    uint8_t *bytes = malloc(size ? size : 1);
+    google__protobuf__file_descriptor_set__pack(&set, bytes);
+    for (size_t i = 0; i < set.n_file; i++) files[i]->source_code_info = saved[i];
+
+    char *sym = descriptor_symbol(file);
+    char sz[32];
+    snprintf(sz, sizeof sz, "%zu", size);
+    tc_emit(p,
+            "\n/* google.protobuf.FileDescriptorSet of $file$ ($size$ bytes). */\n"
+            "static const uint8_t $sym$_set[$size$] = {\n",
+            "file", file->name, "sym", sym, "size", sz, NULL);
+    tc_indent(p);
+    char line[16 * 6 + 1];
+    for (size_t i = 0; i < size; i += 16) {
+        size_t k = 0;
+        for (size_t j = i; j < size && j < i + 16; j++)
+            k += (size_t)snprintf(line + k, sizeof line - k, "%s0x%02x,", j == i ? "" : " ", bytes[j]);
+        tc_emit(p, "$l$\n", "l", line, NULL);
+    }
+    tc_outdent(p);
+    tc_emit(p,
+            "};\n"
+            "\n"
+            "tracec_file_descriptor $sym$ = {\n"
+            "    \"$file$\", \"$pkg$\", $sym$_set, sizeof $sym$_set, NULL};\n"
+            "\n"
+            "static void $sym$_register(void) __attribute__((constructor));\n"
+            "static void $sym$_register(void) { tracec_registry_add(&$sym$); }\n",
+            "sym", sym, "file", file->name, "pkg", file->package ? file->package : "", NULL);
+    free(sym);
+    free(bytes);
+    free(files);
+    free(saved);
+    free(keep);
+}

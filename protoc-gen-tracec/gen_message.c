@@ -1,0 +1,282 @@
+/*
+ * gen_message.c - writer structs, enums and field setters.
+ *
+ * Every writer type is a struct holding the tracec_msg it writes through;
+ * every setter is a static inline function that appends one field with the
+ * tag folded to a constant.  The setter shapes, by field kind:
+ *
+ *   scalar, singular or repeated  void W_set_f(W *m, T value)            (repeated: appends one)
+ *   packed repeated scalar        void W_set_f(W *m, const T *values, size_t count)
+ *   string                        void W_set_f(W *m, const char *data, size_t size)
+ *                                 void W_set_cstr_f(W *m, const char *value)
+ *   bytes                         void W_set_f(W *m, const void *data, size_t size)
+ *   message / group               void W_begin_f(W *m, C *child), W_end_f(W *m, C *child)
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plugin.h"
+
+#define T(x) GOOGLE__PROTOBUF__FIELD_DESCRIPTOR_PROTO__TYPE__TYPE_##x
+
+const char *tc_msg_member(const tc_type *t) { return t && t->is_wrapper ? "base.msg" : "msg"; }
+
+bool tc_field_deprecated(const tc_field_proto *f) {
+    return f->options && f->options->has_deprecated && f->options->deprecated;
+}
+
+static bool is_scalar_numeric(const tc_field_proto *f) {
+    switch (f->type) {
+        case T(STRING):
+        case T(BYTES):
+        case T(MESSAGE):
+        case T(GROUP):
+            return false;
+        default:
+            return true;
+    }
+}
+
+bool tc_field_is_packed(const tc_file_proto *file, const tc_field_proto *f) {
+    if (f->label != GOOGLE__PROTOBUF__FIELD_DESCRIPTOR_PROTO__LABEL__LABEL_REPEATED) return false;
+    if (!is_scalar_numeric(f)) return false;
+    if (f->options && f->options->has_packed) return f->options->packed;
+    return file->syntax && strcmp(file->syntax, "proto3") == 0;
+}
+
+static const char *label_name(const tc_field_proto *f) {
+    switch (f->label) {
+        case GOOGLE__PROTOBUF__FIELD_DESCRIPTOR_PROTO__LABEL__LABEL_REPEATED:
+            return "repeated";
+        case GOOGLE__PROTOBUF__FIELD_DESCRIPTOR_PROTO__LABEL__LABEL_REQUIRED:
+            return "required";
+        default:
+            return "optional";
+    }
+}
+
+static const char *type_name(const tc_field_proto *f) {
+    switch (f->type) {
+        case T(DOUBLE): return "double";
+        case T(FLOAT): return "float";
+        case T(INT64): return "int64";
+        case T(UINT64): return "uint64";
+        case T(INT32): return "int32";
+        case T(FIXED64): return "fixed64";
+        case T(FIXED32): return "fixed32";
+        case T(BOOL): return "bool";
+        case T(STRING): return "string";
+        case T(GROUP): return "group";
+        case T(MESSAGE): return "message";
+        case T(BYTES): return "bytes";
+        case T(UINT32): return "uint32";
+        case T(ENUM): return "enum";
+        case T(SFIXED32): return "sfixed32";
+        case T(SFIXED64): return "sfixed64";
+        case T(SINT32): return "sint32";
+        case T(SINT64): return "sint64";
+        default: return "?";
+    }
+}
+
+/* The C parameter type of a scalar and the put call that writes `value`. */
+typedef struct scalar_shape {
+    const char *ctype;
+    const char *put;        /* tracec_msg_put_X */
+    const char *wire;       /* TRACEC_WIRE_X */
+    const char *conv;       /* expression of `value` */
+    const char *packed;     /* tracec_msg_put_packed_X */
+    const char *packed_ctype;
+    const char *packed_cast; /* cast of `values` for the packed call ("" if none) */
+} scalar_shape;
+
+static scalar_shape shape_of(const tc_field_proto *f) {
+    scalar_shape s = {0};
+    switch (f->type) {
+        case T(DOUBLE):
+            s = (scalar_shape){"double", "tracec_msg_put_fixed64", "TRACEC_WIRE_FIXED64",
+                               "tracec_double_bits(value)", "double", "double", ""};
+            break;
+        case T(FLOAT):
+            s = (scalar_shape){"float", "tracec_msg_put_fixed32", "TRACEC_WIRE_FIXED32",
+                               "tracec_float_bits(value)", "float", "float", ""};
+            break;
+        case T(INT64):
+            s = (scalar_shape){"int64_t", "tracec_msg_put_varint", "TRACEC_WIRE_VARINT",
+                               "(uint64_t)value", "int64", "int64_t", ""};
+            break;
+        case T(UINT64):
+            s = (scalar_shape){"uint64_t", "tracec_msg_put_varint", "TRACEC_WIRE_VARINT", "value",
+                               "uint64", "uint64_t", ""};
+            break;
+        case T(INT32):
+            s = (scalar_shape){"int32_t", "tracec_msg_put_int32", "TRACEC_WIRE_VARINT", "value",
+                               "int32", "int32_t", ""};
+            break;
+        case T(FIXED64):
+            s = (scalar_shape){"uint64_t", "tracec_msg_put_fixed64", "TRACEC_WIRE_FIXED64", "value",
+                               "fixed64", "uint64_t", ""};
+            break;
+        case T(FIXED32):
+            s = (scalar_shape){"uint32_t", "tracec_msg_put_fixed32", "TRACEC_WIRE_FIXED32", "value",
+                               "fixed32", "uint32_t", ""};
+            break;
+        case T(BOOL):
+            s = (scalar_shape){"bool", "tracec_msg_put_varint32", "TRACEC_WIRE_VARINT",
+                               "value ? 1u : 0u", "bool", "bool", ""};
+            break;
+        case T(UINT32):
+            s = (scalar_shape){"uint32_t", "tracec_msg_put_varint32", "TRACEC_WIRE_VARINT", "value",
+                               "uint32", "uint32_t", ""};
+            break;
+        case T(ENUM):
+            s = (scalar_shape){NULL, "tracec_msg_put_int32", "TRACEC_WIRE_VARINT",
+                               "(int32_t)value", "int32", "int32_t", ""};
+            break;
+        case T(SFIXED32):
+            s = (scalar_shape){"int32_t", "tracec_msg_put_fixed32", "TRACEC_WIRE_FIXED32",
+                               "(uint32_t)value", "fixed32", "int32_t", "(const uint32_t *)"};
+            break;
+        case T(SFIXED64):
+            s = (scalar_shape){"int64_t", "tracec_msg_put_fixed64", "TRACEC_WIRE_FIXED64",
+                               "(uint64_t)value", "fixed64", "int64_t", "(const uint64_t *)"};
+            break;
+        case T(SINT32):
+            s = (scalar_shape){"int32_t", "tracec_msg_put_varint32", "TRACEC_WIRE_VARINT",
+                               "tracec_zigzag32(value)", "sint32", "int32_t", ""};
+            break;
+        case T(SINT64):
+            s = (scalar_shape){"int64_t", "tracec_msg_put_varint", "TRACEC_WIRE_VARINT",
+                               "tracec_zigzag64(value)", "sint64", "int64_t", ""};
+            break;
+        default:
+            break;
+    }
+    return s;
+}
+
+void tc_gen_field(tc_ctx *ctx, tc_printer *p, const tc_file_proto *file, const char *W,
+                  const char *M, const tc_field_proto *f, const char *F, bool constant) {
+    char num[16];
+    snprintf(num, sizeof num, "%d", (int)f->number);
+    const char *dep = tc_field_deprecated(f) ? "TRACEC_I_DEPRECATED " : "";
+    char *what = tc_sprintf("%s %s %s = %d%s", label_name(f),
+                            f->type_name ? f->type_name + (f->type_name[0] == '.') : type_name(f),
+                            f->name, (int)f->number, tc_field_deprecated(f) ? " [deprecated]" : "");
+
+    tc_emit(p, "\n/* $what$ */\n", "what", what, NULL);
+    if (constant) tc_emit(p, "enum { $W$_$F$_field_number = $num$ };\n", "W", W, "F", F, "num", num, NULL);
+
+    if (f->type == T(MESSAGE) || f->type == T(GROUP)) {
+        const tc_type *child = tc_index_find(ctx, f->type_name);
+        if (child == NULL) {
+            tc_error(ctx, file->name, "field %s: type %s not found in the request", f->name,
+                     f->type_name);
+            free(what);
+            return;
+        }
+        const char *C = child->c_name;
+        const char *CM = tc_msg_member(child);
+        if (f->type == T(MESSAGE)) {
+            tc_emit(p,
+                    "static inline $dep$void $W$_begin_$F$($W$ *m, $C$ *child) {\n"
+                    "    tracec_msg_begin_nested($M$, TRACEC_TAG($num$, TRACEC_WIRE_LEN), &child->$CM$);\n"
+                    "}\n"
+                    "static inline $dep$void $W$_end_$F$($W$ *m, $C$ *child) {\n"
+                    "    tracec_msg_end_nested($M$, &child->$CM$);\n"
+                    "}\n",
+                    "dep", dep, "W", W, "F", F, "C", C, "M", M, "CM", CM, "num", num, NULL);
+        } else {
+            tc_emit(p,
+                    "static inline $dep$void $W$_begin_$F$($W$ *m, $C$ *child) {\n"
+                    "    tracec_msg_begin_group($M$, $num$, &child->$CM$);\n"
+                    "}\n"
+                    "static inline $dep$void $W$_end_$F$($W$ *m, $C$ *child) {\n"
+                    "    tracec_msg_end_group($M$, $num$, &child->$CM$);\n"
+                    "}\n",
+                    "dep", dep, "W", W, "F", F, "C", C, "M", M, "CM", CM, "num", num, NULL);
+        }
+    } else if (f->type == T(STRING)) {
+        tc_emit(p,
+                "static inline $dep$void $W$_set_$F$($W$ *m, const char *data, size_t size) {\n"
+                "    tracec_msg_put_bytes($M$, TRACEC_TAG($num$, TRACEC_WIRE_LEN), data, size);\n"
+                "}\n"
+                "static inline $dep$void $W$_set_cstr_$F$($W$ *m, const char *value) {\n"
+                "    tracec_msg_put_cstr($M$, TRACEC_TAG($num$, TRACEC_WIRE_LEN), value);\n"
+                "}\n",
+                "dep", dep, "W", W, "F", F, "M", M, "num", num, NULL);
+    } else if (f->type == T(BYTES)) {
+        tc_emit(p,
+                "static inline $dep$void $W$_set_$F$($W$ *m, const void *data, size_t size) {\n"
+                "    tracec_msg_put_bytes($M$, TRACEC_TAG($num$, TRACEC_WIRE_LEN), data, size);\n"
+                "}\n",
+                "dep", dep, "W", W, "F", F, "M", M, "num", num, NULL);
+    } else {
+        scalar_shape s = shape_of(f);
+        const tc_type *e = NULL;
+        if (f->type == T(ENUM)) {
+            e = tc_index_find(ctx, f->type_name);
+            if (e == NULL) {
+                tc_error(ctx, file->name, "field %s: enum %s not found in the request", f->name,
+                         f->type_name);
+                free(what);
+                return;
+            }
+            s.ctype = e->c_name;
+        }
+        if (tc_field_is_packed(file, f)) {
+            tc_emit(p,
+                    "static inline $dep$void $W$_set_$F$($W$ *m, const $pt$ *values, size_t count) {\n"
+                    "    tracec_msg_put_packed_$packed$($M$, TRACEC_TAG($num$, TRACEC_WIRE_LEN), $cast$values, count);\n"
+                    "}\n",
+                    "dep", dep, "W", W, "F", F, "M", M, "num", num, "pt", s.packed_ctype, "packed",
+                    s.packed, "cast", s.packed_cast, NULL);
+        } else {
+            tc_emit(p,
+                    "static inline $dep$void $W$_set_$F$($W$ *m, $ctype$ value) {\n"
+                    "    $put$($M$, TRACEC_TAG($num$, $wire$), $conv$);\n"
+                    "}\n",
+                    "dep", dep, "W", W, "F", F, "M", M, "num", num, "ctype", s.ctype, "put", s.put,
+                    "wire", s.wire, "conv", s.conv, NULL);
+        }
+    }
+    free(what);
+}
+
+void tc_gen_enum(tc_ctx *ctx, tc_printer *p, const tc_type *t) {
+    (void)ctx;
+    const tc_enum_proto *e = t->enm;
+    tc_emit(p, "\n/* enum $full$ */\ntypedef enum $E$ {\n", "full", t->full_name, "E", t->c_name, NULL);
+    tc_indent(p);
+    for (size_t i = 0; i < e->n_value; i++) {
+        char num[24];
+        if (e->value[i]->number == INT32_MIN)
+            snprintf(num, sizeof num, "(-2147483647 - 1)");
+        else
+            snprintf(num, sizeof num, "%d", (int)e->value[i]->number);
+        tc_emit(p, "$scope$$name$ = $num$,\n", "scope", t->scope_c, "name", e->value[i]->name,
+                "num", num, NULL);
+    }
+    tc_outdent(p);
+    tc_emit(p, "} $E$;\n", "E", t->c_name, NULL);
+}
+
+void tc_gen_struct(tc_ctx *ctx, tc_printer *p, const tc_type *t) {
+    (void)ctx;
+    if (t->is_wrapper) return;
+    tc_emit(p,
+            "\n/* Writer of message $full$. */\n"
+            "typedef struct $W$ {\n"
+            "    tracec_msg msg;\n"
+            "} $W$;\n",
+            "full", t->full_name, "W", t->c_name, NULL);
+}
+
+void tc_gen_message_functions(tc_ctx *ctx, tc_printer *p, const tc_type *t) {
+    if (t->is_wrapper) return;
+    const tc_msg_proto *m = t->msg;
+    tc_emit(p, "\n/* ---- $full$ ---- */\n", "full", t->full_name, NULL);
+    for (size_t i = 0; i < m->n_field && ctx->error == NULL; i++)
+        tc_gen_field(ctx, p, t->file, t->c_name, "&m->msg", m->field[i], m->field[i]->name, true);
+}

@@ -1,0 +1,169 @@
+/*
+ * index.c - every message and enum of every file in the request (the files
+ * to generate and all their imports), by full name.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plugin.h"
+
+void tc_error(tc_ctx *ctx, const char *file, const char *fmt, ...) {
+    if (ctx->error) return;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    char *msg = malloc((size_t)n + 1);
+    if (msg == NULL) exit(1);
+    va_start(ap, fmt);
+    vsnprintf(msg, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    ctx->error = file ? tc_sprintf("%s: %s", file, msg) : tc_strdup(msg);
+    free(msg);
+}
+
+static uint64_t hash(const char *s) {
+    uint64_t h = 1469598103934665603ull;
+    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h;
+}
+
+static void insert(tc_index *ix, tc_type *t) {
+    if ((ix->count + 1) * 2 > ix->cap) {
+        size_t cap = ix->cap ? ix->cap * 2 : 256;
+        tc_type **slots = calloc(cap, sizeof *slots);
+        if (slots == NULL) exit(1);
+        for (size_t i = 0; i < ix->cap; i++) {
+            tc_type *o = ix->slots[i];
+            if (o == NULL) continue;
+            size_t j = hash(o->full_name) & (cap - 1);
+            while (slots[j]) j = (j + 1) & (cap - 1);
+            slots[j] = o;
+        }
+        free(ix->slots);
+        ix->slots = slots;
+        ix->cap = cap;
+    }
+    size_t j = hash(t->full_name) & (ix->cap - 1);
+    while (ix->slots[j]) j = (j + 1) & (ix->cap - 1);
+    ix->slots[j] = t;
+    ix->count++;
+}
+
+const tc_type *tc_index_find(const tc_ctx *ctx, const char *name) {
+    const tc_index *ix = &ctx->index;
+    if (name == NULL || ix->cap == 0) return NULL;
+    if (name[0] == '.') name++;
+    size_t j = hash(name) & (ix->cap - 1);
+    while (ix->slots[j]) {
+        if (strcmp(ix->slots[j]->full_name, name) == 0) return ix->slots[j];
+        j = (j + 1) & (ix->cap - 1);
+    }
+    return NULL;
+}
+
+const tc_file_proto *tc_find_file(const tc_ctx *ctx, const char *name) {
+    for (size_t i = 0; i < ctx->req->n_proto_file; i++)
+        if (strcmp(ctx->req->proto_file[i]->name, name) == 0) return ctx->req->proto_file[i];
+    return NULL;
+}
+
+static tc_type *new_type(tc_kind kind, const char *scope_full, const char *name,
+                         const tc_file_proto *file) {
+    tc_type *t = calloc(1, sizeof *t);
+    if (t == NULL) exit(1);
+    t->kind = kind;
+    t->full_name = scope_full[0] ? tc_strcat3(scope_full, ".", name) : tc_strdup(name);
+    t->c_name = tc_c_name(t->full_name);
+    char *scope_c = tc_c_name(scope_full);
+    t->scope_c = scope_c[0] ? tc_strcat3(scope_c, "_", "") : tc_strdup("");
+    free(scope_c);
+    t->file = file;
+    return t;
+}
+
+static void add_enum(tc_index *ix, const char *scope, const tc_enum_proto *e,
+                     const tc_file_proto *file) {
+    tc_type *t = new_type(TC_ENUM, scope, e->name, file);
+    t->enm = e;
+    insert(ix, t);
+}
+
+static void add_message(tc_index *ix, const char *scope, const tc_msg_proto *m,
+                        const tc_file_proto *file) {
+    tc_type *t = new_type(TC_MESSAGE, scope, m->name, file);
+    t->msg = m;
+    /* A wrapper holds extend blocks of one extendee and no fields of its own. */
+    t->is_wrapper = m->n_extension > 0 && m->n_field == 0;
+    for (size_t i = 1; t->is_wrapper && i < m->n_extension; i++)
+        if (strcmp(m->extension[i]->extendee, m->extension[0]->extendee) != 0) t->is_wrapper = false;
+    insert(ix, t);
+    for (size_t i = 0; i < m->n_enum_type; i++) add_enum(ix, t->full_name, m->enum_type[i], file);
+    for (size_t i = 0; i < m->n_nested_type; i++)
+        add_message(ix, t->full_name, m->nested_type[i], file);
+}
+
+bool tc_index_build(tc_ctx *ctx) {
+    for (size_t f = 0; f < ctx->req->n_proto_file; f++) {
+        const tc_file_proto *file = ctx->req->proto_file[f];
+        const char *pkg = file->package ? file->package : "";
+        for (size_t i = 0; i < file->n_enum_type; i++)
+            add_enum(&ctx->index, pkg, file->enum_type[i], file);
+        for (size_t i = 0; i < file->n_message_type; i++)
+            add_message(&ctx->index, pkg, file->message_type[i], file);
+    }
+    /* Resolve the extendee of every wrapper. */
+    for (size_t i = 0; i < ctx->index.cap; i++) {
+        tc_type *t = ctx->index.slots[i];
+        if (t == NULL || !t->is_wrapper) continue;
+        t->extendee = tc_index_find(ctx, t->msg->extension[0]->extendee);
+    }
+    return ctx->error == NULL;
+}
+
+void tc_index_free(tc_index *ix) {
+    for (size_t i = 0; i < ix->cap; i++) {
+        tc_type *t = ix->slots[i];
+        if (t == NULL) continue;
+        free(t->full_name);
+        free(t->c_name);
+        free(t->scope_c);
+        free(t);
+    }
+    free(ix->slots);
+    memset(ix, 0, sizeof *ix);
+}
+
+static void visit_msgs(tc_ctx *ctx, tc_printer *p, const char *scope, const tc_msg_proto *m,
+                       tc_msg_visit_fn fn, bool enums) {
+    char *full = scope[0] ? tc_strcat3(scope, ".", m->name) : tc_strdup(m->name);
+    const tc_type *t = tc_index_find(ctx, full);
+    if (!enums) fn(ctx, p, t);
+    for (size_t i = 0; enums && i < m->n_enum_type; i++) {
+        char *en = tc_strcat3(full, ".", m->enum_type[i]->name);
+        fn(ctx, p, tc_index_find(ctx, en));
+        free(en);
+    }
+    for (size_t i = 0; i < m->n_nested_type; i++) visit_msgs(ctx, p, full, m->nested_type[i], fn, enums);
+    free(full);
+}
+
+void tc_for_each_message(tc_ctx *ctx, tc_printer *p, const tc_file_proto *file, tc_msg_visit_fn fn) {
+    const char *pkg = file->package ? file->package : "";
+    for (size_t i = 0; i < file->n_message_type; i++)
+        visit_msgs(ctx, p, pkg, file->message_type[i], fn, false);
+}
+
+void tc_for_each_enum(tc_ctx *ctx, tc_printer *p, const tc_file_proto *file, tc_msg_visit_fn fn) {
+    const char *pkg = file->package ? file->package : "";
+    for (size_t i = 0; i < file->n_enum_type; i++) {
+        char *en = pkg[0] ? tc_strcat3(pkg, ".", file->enum_type[i]->name)
+                          : tc_strdup(file->enum_type[i]->name);
+        fn(ctx, p, tc_index_find(ctx, en));
+        free(en);
+    }
+    for (size_t i = 0; i < file->n_message_type; i++)
+        visit_msgs(ctx, p, pkg, file->message_type[i], fn, true);
+}

@@ -1,0 +1,172 @@
+/*
+ * plugin.h - shared state of protoc-gen-tracec.
+ *
+ * All generator state lives in one tc_ctx passed down explicitly.  The
+ * generator is split by concept:
+ *   main.c           read the request, parse options, write the response
+ *   printer.c        a growable text buffer with $var$ templates and indentation
+ *   names.c          every C name the generator emits is built here
+ *   index.c          full proto name -> type, for messages and enums of all files
+ *   gen_file.c       one .h and one .c per .proto file
+ *   gen_message.c    writer structs, field setters, enums
+ *   gen_extension.c  wrapper writers and file-scope extensions
+ *   gen_descriptor.c the embedded FileDescriptorSet and its registration
+ */
+#ifndef TRACEC_PLUGIN_H
+#define TRACEC_PLUGIN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "google/protobuf/compiler/plugin.pb-c.h"
+#include "google/protobuf/descriptor.pb-c.h"
+
+typedef Google__Protobuf__FileDescriptorProto tc_file_proto;
+typedef Google__Protobuf__DescriptorProto tc_msg_proto;
+typedef Google__Protobuf__FieldDescriptorProto tc_field_proto;
+typedef Google__Protobuf__EnumDescriptorProto tc_enum_proto;
+
+#define TC_VERSION "0.1.0"
+
+/* ---- printer.c ---------------------------------------------------------- */
+
+typedef struct tc_printer {
+    char *buf;
+    size_t len;
+    size_t cap;
+    int indent;      /* current indentation, in levels of 4 spaces */
+    bool line_start; /* the next character starts a line */
+} tc_printer;
+
+void tc_printer_init(tc_printer *p);
+void tc_printer_free(tc_printer *p);
+/* Takes the text (NUL-terminated, caller frees) and resets the printer. */
+char *tc_printer_take(tc_printer *p);
+/*
+ * Appends `tmpl`, replacing each $name$ by the value of the matching
+ * ("name", value) pair of the NULL-terminated variadic list.  Each line is
+ * indented by the current level.  An unknown $name$ aborts (a generator bug).
+ */
+void tc_emit(tc_printer *p, const char *tmpl, ...);
+void tc_indent(tc_printer *p);
+void tc_outdent(tc_printer *p);
+
+/* ---- small helpers (names.c) -------------------------------------------- */
+
+char *tc_strdup(const char *s);
+char *tc_strcat3(const char *a, const char *b, const char *c);
+char *tc_sprintf(const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
+/* "a.b.C" -> "a_b_C" (dots become underscores). */
+char *tc_c_name(const char *full_name);
+/* "dir/my-file.proto" -> "dir_my_file_proto" (a C identifier). */
+char *tc_file_ident(const char *proto_path);
+/* "dir/x.proto" -> "dir/x" + suffix. */
+char *tc_output_name(const char *proto_path, const char *suffix);
+/* Include guard for a generated header. */
+char *tc_guard(const char *prefix, const char *proto_path);
+
+/* ---- index.c ------------------------------------------------------------ */
+
+typedef enum tc_kind { TC_MESSAGE, TC_ENUM } tc_kind;
+
+typedef struct tc_type {
+    tc_kind kind;
+    char *full_name; /* "perfetto.protos.TrackEvent" (no leading dot) */
+    char *c_name;    /* "perfetto_protos_TrackEvent" */
+    char *scope_c;   /* C prefix of the enclosing scope: enum values live there */
+    const tc_msg_proto *msg;
+    const tc_enum_proto *enm;
+    const tc_file_proto *file;
+    /* Wrapper messages (extend blocks inside): the single extendee. */
+    const struct tc_type *extendee;
+    bool is_wrapper;
+} tc_type;
+
+typedef struct tc_index {
+    tc_type **slots; /* open addressing on full_name */
+    size_t cap;
+    size_t count;
+} tc_index;
+
+/* ---- the context -------------------------------------------------------- */
+
+typedef enum tc_descriptors { TC_DESC_NONE, TC_DESC_FILE, TC_DESC_DEPS } tc_descriptors;
+
+typedef struct tc_options {
+    bool angle_includes;       /* include_style=angle: #include <...> */
+    char *include_prefix;      /* prepended to every generated include path */
+    char *guard_prefix;        /* prefix of include guards */
+    tc_descriptors descriptors;
+} tc_options;
+
+typedef struct tc_ctx {
+    const Google__Protobuf__Compiler__CodeGeneratorRequest *req;
+    tc_options opt;
+    tc_index index;
+    char *error; /* first error; generation stops when set */
+} tc_ctx;
+
+/* Records an error (the first one wins) in protoc's "file: message" form. */
+void tc_error(tc_ctx *ctx, const char *file, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+bool tc_index_build(tc_ctx *ctx);
+void tc_index_free(tc_index *index);
+/* Looks up ".a.b.C" or "a.b.C". */
+const tc_type *tc_index_find(const tc_ctx *ctx, const char *name);
+const tc_file_proto *tc_find_file(const tc_ctx *ctx, const char *name);
+
+/* ---- generators --------------------------------------------------------- */
+
+typedef struct tc_output {
+    char *h_name, *h_text;
+    char *c_name, *c_text;
+} tc_output;
+
+/* Generates the .h and .c of `file`; false (and ctx->error) on failure. */
+bool tc_gen_file(tc_ctx *ctx, const tc_file_proto *file, tc_output *out);
+
+/* gen_message.c */
+void tc_gen_enum(tc_ctx *ctx, tc_printer *p, const tc_type *t);
+void tc_gen_struct(tc_ctx *ctx, tc_printer *p, const tc_type *t);
+void tc_gen_message_functions(tc_ctx *ctx, tc_printer *p, const tc_type *t);
+/*
+ * Emits the field-number constant and setters of `f` for writer type
+ * `writer_c` whose tracec_msg is reached as `msg_expr` from `m`
+ * ("&m->msg", "&m->base.msg").  `prefix` is inserted before the field name
+ * in function names (file-scope extensions use the package).
+ */
+void tc_gen_field(tc_ctx *ctx, tc_printer *p, const tc_file_proto *file, const char *writer_c,
+                  const char *msg_expr, const tc_field_proto *f, const char *field_ident,
+                  bool constant);
+/* How a writer type reaches its tracec_msg: "msg", or "base.msg" for wrappers. */
+const char *tc_msg_member(const tc_type *t);
+bool tc_field_is_packed(const tc_file_proto *file, const tc_field_proto *f);
+bool tc_field_deprecated(const tc_field_proto *f);
+
+/* gen_extension.c */
+bool tc_check_wrappers(tc_ctx *ctx, const tc_file_proto *file);
+void tc_gen_wrapper_struct(tc_ctx *ctx, tc_printer *p, const tc_type *t);
+void tc_gen_wrapper_functions(tc_ctx *ctx, tc_printer *p, const tc_type *t);
+void tc_gen_file_extensions(tc_ctx *ctx, tc_printer *p, const tc_file_proto *file);
+/* Includes the wrappers of `file` need beyond its imports (the parents of extendees). */
+void tc_gen_wrapper_includes(tc_ctx *ctx, tc_printer *p, const tc_file_proto *file);
+
+/* gen_descriptor.c */
+void tc_gen_descriptor_decl(tc_ctx *ctx, tc_printer *p, const tc_file_proto *file);
+void tc_gen_descriptor_def(tc_ctx *ctx, tc_printer *p, const tc_file_proto *file);
+
+/* Calls fn for every message type of `file`, nested ones included, parents first. */
+typedef void (*tc_msg_visit_fn)(tc_ctx *ctx, tc_printer *p, const tc_type *t);
+void tc_for_each_message(tc_ctx *ctx, tc_printer *p, const tc_file_proto *file, tc_msg_visit_fn fn);
+void tc_for_each_enum(tc_ctx *ctx, tc_printer *p, const tc_file_proto *file, tc_msg_visit_fn fn);
+
+#endif /* TRACEC_PLUGIN_H */
