@@ -1,0 +1,178 @@
+/*
+ * textproto.y - the pure bison grammar of the protobuf text format.
+ *
+ * The grammar follows the Text Format Language Specification; the actions
+ * look each field up and encode each value at once (encode.c), so no tree
+ * is built.  Syntax errors say what was expected; semantic errors (unknown
+ * field, wrong value, out of range, ...) are recorded by the tp_* calls,
+ * which return false and make the parse abort.
+ */
+%define api.pure full
+%define api.prefix {tracec_tp_}
+%define api.value.type {tp_tok}
+%define parse.error custom
+%param {void *scanner}
+%parse-param {tp_ctx *P}
+
+%code requires {
+#include "textproto_internal.h"
+}
+
+%code provides {
+int tracec_tp_lex(TRACEC_TP_STYPE *lval, void *scanner);
+}
+
+%code {
+#include <stdio.h>
+#include <string.h>
+#define YYMAXDEPTH 10000000
+#define CHECK(x) do { if (!(x)) YYABORT; } while (0)
+static void tracec_tp_error(void *scanner, tp_ctx *P, const char *msg);
+}
+
+%token T_IDENT "identifier"
+%token T_DEC "integer"
+%token T_OCT "octal integer"
+%token T_HEX "hexadecimal integer"
+%token T_FLOAT "float"
+%token T_STRING "string"
+%token T_LEXERR "invalid token"
+
+%%
+
+input
+    : fields                        { CHECK(tp_finish(P)); }
+    ;
+
+fields
+    : %empty
+    | fields field
+    ;
+
+field
+    : fname fvalue sep
+    ;
+
+sep
+    : %empty
+    | ','
+    | ';'
+    ;
+
+fname
+    : T_IDENT                       { CHECK(tp_field(P, &$1)); }
+    | '[' ext_name ']'              { CHECK(tp_ext_field(P)); }
+    ;
+
+ext_name
+    : dotted
+    | dotted '/' { CHECK(tp_name_append(P, '/', NULL)); } dotted_more
+    ;
+
+dotted
+    : T_IDENT                       { CHECK(tp_name_first(P, &$1)); }
+    | dotted '.' T_IDENT            { CHECK(tp_name_append(P, '.', &$3)); }
+    ;
+
+dotted_more
+    : T_IDENT                       { CHECK(tp_name_append(P, 0, &$1)); }
+    | dotted_more '.' T_IDENT       { CHECK(tp_name_append(P, '.', &$3)); }
+    ;
+
+fvalue
+    : ':' value
+    | msgval
+    | '[' { CHECK(tp_list_begin(P, $1.p, false)); } list_body ']' { tp_list_end(P); }
+    ;
+
+value
+    : scalar
+    | msgval
+    | '[' { CHECK(tp_list_begin(P, $1.p, true)); } list_body ']' { tp_list_end(P); }
+    ;
+
+list_body
+    : %empty
+    | elems
+    ;
+
+elems
+    : elem
+    | elems ',' elem
+    ;
+
+elem
+    : scalar
+    | msgval
+    ;
+
+msgval
+    : '{' { CHECK(tp_push(P, $1.p, '}')); } fields '}' { CHECK(tp_pop(P, $4.p)); }
+    | '<' { CHECK(tp_push(P, $1.p, '>')); } fields '>' { CHECK(tp_pop(P, $4.p)); }
+    ;
+
+scalar
+    : strings                       { CHECK(tp_value_string(P)); }
+    | T_DEC                         { CHECK(tp_value_number(P, &$1, 'd', false, NULL)); }
+    | T_OCT                         { CHECK(tp_value_number(P, &$1, 'o', false, NULL)); }
+    | T_HEX                         { CHECK(tp_value_number(P, &$1, 'x', false, NULL)); }
+    | T_FLOAT                       { CHECK(tp_value_number(P, &$1, 'f', false, NULL)); }
+    | T_IDENT                       { CHECK(tp_value_ident(P, &$1, false, NULL)); }
+    | '-' T_DEC                     { CHECK(tp_value_number(P, &$2, 'd', true, $1.p)); }
+    | '-' T_OCT                     { CHECK(tp_value_number(P, &$2, 'o', true, $1.p)); }
+    | '-' T_HEX                     { CHECK(tp_value_number(P, &$2, 'x', true, $1.p)); }
+    | '-' T_FLOAT                   { CHECK(tp_value_number(P, &$2, 'f', true, $1.p)); }
+    | '-' T_IDENT                   { CHECK(tp_value_ident(P, &$2, true, $1.p)); }
+    ;
+
+strings
+    : T_STRING                      { CHECK(tp_str_first(P, &$1)); }
+    | strings T_STRING              { CHECK(tp_str_more(P, &$2)); }
+    ;
+
+%%
+
+/* "expected X, Y or Z, found W" at the lookahead token. */
+static int yyreport_syntax_error(const yypcontext_t *ctx, void *scanner, tp_ctx *P) {
+    (void)scanner;
+    if (P->failed) return 0;
+    yysymbol_kind_t found = yypcontext_token(ctx);
+    const char *at = P->tok_p ? P->tok_p : P->base + P->len;
+    if (found == YYSYMBOL_T_LEXERR && P->lex_error) {
+        tp_error(P, at, "%s", P->lex_error);
+        return 0;
+    }
+    if (found == YYSYMBOL_YYEOF) at = P->base + P->len;
+    yysymbol_kind_t exp[32];
+    int n = yypcontext_expected_tokens(ctx, exp, 32);
+    char list[512];
+    size_t used = 0;
+    list[0] = '\0';
+    for (int i = 0; i < n && used < sizeof list - 64; i++) {
+        const char *name = exp[i] == YYSYMBOL_YYEOF ? "end of input" : yysymbol_name(exp[i]);
+        size_t nl = strlen(name);
+        if (nl >= 2 && name[0] == '"' && name[nl - 1] == '"') {
+            name++;
+            nl -= 2;
+        }
+        used += (size_t)snprintf(list + used, sizeof list - used, "%s%.*s",
+                                 i == 0 ? "" : (i == n - 1 ? " or " : ", "), (int)nl, name);
+    }
+    char found_text[80];
+    if (found == YYSYMBOL_YYEOF)
+        snprintf(found_text, sizeof found_text, "end of input");
+    else
+        snprintf(found_text, sizeof found_text, "'%.*s'",
+                 (int)(P->tok_len > 40 ? 40 : P->tok_len), P->tok_p);
+    if (n > 0)
+        tp_error(P, at, "expected %s, found %s", list, found_text);
+    else
+        tp_error(P, at, "unexpected %s", found_text);
+    return 0;
+}
+
+/* Bison's own errors (its stack exhausted). */
+static void tracec_tp_error(void *scanner, tp_ctx *P, const char *msg) {
+    (void)scanner;
+    tp_error(P, P->tok_p, "%s (input nested too deeply)", msg);
+}
