@@ -16,10 +16,8 @@
 
 #include "plugin.h"
 
-static bool is_well_known(const tc_file_proto *f) {
-    const char *pkg = f->package ? f->package : "";
-    return strcmp(pkg, "perfetto.protos") == 0 || strcmp(pkg, "google.protobuf") == 0;
-}
+/* A decoder of Perfetto traces has these already. */
+static bool is_well_known(const tc_file_proto *f) { return tc_is_schema_file(f->name); }
 
 /* Marks `f` and (for deps) its non-well-known imports, transitively. */
 static void mark(tc_ctx *ctx, const tc_file_proto *f, bool *keep) {
@@ -35,8 +33,8 @@ static void mark(tc_ctx *ctx, const tc_file_proto *f, bool *keep) {
     }
 }
 
-static char *descriptor_symbol(const tc_file_proto *file) {
-    char *id = tc_file_ident(file->name);
+static char *descriptor_symbol(const tc_ctx *ctx, const tc_file_proto *file) {
+    char *id = tc_file_c(ctx, file, true);
     char *s = tc_strcat3("tracec_fd_", id, "");
     free(id);
     return s;
@@ -44,7 +42,7 @@ static char *descriptor_symbol(const tc_file_proto *file) {
 
 void tc_gen_descriptor_decl(tc_ctx *ctx, tc_printer *p, const tc_file_proto *file) {
     if (ctx->opt.descriptors == TC_DESC_NONE) return;
-    char *sym = descriptor_symbol(file);
+    char *sym = descriptor_symbol(ctx, file);
     tc_emit(p,
             "\n/*\n"
             " * The FileDescriptorSet of $file$, registered with the compile-time\n"
@@ -83,7 +81,7 @@ void tc_gen_descriptor_def(tc_ctx *ctx, tc_printer *p, const tc_file_proto *file
     google__protobuf__file_descriptor_set__pack(&set, bytes);
     for (size_t i = 0; i < set.n_file; i++) files[i]->source_code_info = saved[i];
 
-    char *sym = descriptor_symbol(file);
+    char *sym = descriptor_symbol(ctx, file);
     char sz[32];
     snprintf(sz, sizeof sz, "%zu", size);
     tc_emit(p,

@@ -20,9 +20,13 @@
  *    on X's writer, the extension name prefixed by the file's package:
  *        perfetto_protos_TrackEvent_set_my_pkg_my_field(&track_event, ...)
  *
- * 3. Extensions declared in a message that also has fields, or that extends
- *    several messages: like 2, prefixed by the declaring message's C name:
+ * 3. Extensions declared in a message that also has fields or extension
+ *    ranges, or that extends several messages: like 2, prefixed by the
+ *    declaring message's C name:
  *        X_set_my_pkg_Holder_my_field(&x, ...)
+ *
+ * Wrapper setters whose names are taken (an extension called `name` on a
+ * TrackEvent wrapper) get '_' appended, like every other field (names.c).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,56 +71,119 @@ bool tc_check_wrappers(tc_ctx *ctx, const tc_file_proto *file) {
     return ctx->error == NULL;
 }
 
-static void include_line(tc_ctx *ctx, tc_printer *p, const char *header) {
-    char *path = tc_strcat3(ctx->opt.include_prefix ? ctx->opt.include_prefix : "", header, "");
-    if (ctx->opt.angle_includes)
-        tc_emit(p, "#include <$h$>\n", "h", path, NULL);
-    else
-        tc_emit(p, "#include \"$h$\"\n", "h", path, NULL);
-    free(path);
-}
+/* ---- where a wrapper can be opened -------------------------------------- */
 
-static bool file_has_wrapper_of(tc_ctx *ctx, const tc_file_proto *file, const char *extendee);
-
-void tc_gen_wrapper_includes(tc_ctx *ctx, tc_printer *p, const tc_file_proto *file) {
-    const char *done[8];
-    size_t ndone = 0;
-    for (size_t i = 0; i < sizeof k_builtin_parents / sizeof k_builtin_parents[0]; i++) {
-        const builtin_parent *b = &k_builtin_parents[i];
-        if (tc_index_find(ctx, b->parent)) continue;
-        if (!file_has_wrapper_of(ctx, file, b->extendee)) continue;
-        bool seen = false;
-        for (size_t k = 0; k < ndone; k++) seen |= strcmp(done[k], b->header) == 0;
-        if (seen) continue;
-        done[ndone++] = b->header;
-        include_line(ctx, p, b->header);
+/* Marks the files `file` can see: itself and its imports, transitively. */
+static void mark_closure(const tc_ctx *ctx, const tc_file_proto *file, bool *seen) {
+    for (size_t i = 0; i < ctx->req->n_proto_file; i++) {
+        if (ctx->req->proto_file[i] != file) continue;
+        if (seen[i]) return;
+        seen[i] = true;
+        break;
+    }
+    for (size_t d = 0; d < file->n_dependency; d++) {
+        const tc_file_proto *dep = tc_find_file(ctx, file->dependency[d]);
+        if (dep) mark_closure(ctx, dep, seen);
     }
 }
 
-/* ---- wrappers ----------------------------------------------------------- */
-
-typedef struct wrapper_scan {
-    const char *extendee;
-    bool found;
-} wrapper_scan;
-
-static bool msg_has_wrapper_of(tc_ctx *ctx, const char *scope, const tc_msg_proto *m,
-                               const char *extendee) {
-    char *full = scope[0] ? tc_strcat3(scope, ".", m->name) : tc_strdup(m->name);
-    const tc_type *t = tc_index_find(ctx, full);
-    bool yes = t && t->is_wrapper && t->extendee && strcmp(t->extendee->full_name, extendee) == 0;
-    for (size_t i = 0; !yes && i < m->n_nested_type; i++)
-        yes = msg_has_wrapper_of(ctx, full, m->nested_type[i], extendee);
-    free(full);
-    return yes;
-}
-
-static bool file_has_wrapper_of(tc_ctx *ctx, const tc_file_proto *file, const char *extendee) {
-    const char *pkg = file->package ? file->package : "";
-    for (size_t i = 0; i < file->n_message_type; i++)
-        if (msg_has_wrapper_of(ctx, pkg, file->message_type[i], extendee)) return true;
+static bool in_closure(const tc_ctx *ctx, const bool *seen, const tc_file_proto *file) {
+    for (size_t i = 0; i < ctx->req->n_proto_file; i++)
+        if (ctx->req->proto_file[i] == file) return seen[i];
     return false;
 }
+
+/* One place a wrapper's extendee is opened: message field `field` of `parent`. */
+typedef struct open_site {
+    const char *parent_full; /* for sorting */
+    char *parent_c;
+    char *field;
+    int number;
+    const char *header; /* a header to include (built-in parents), or NULL */
+} open_site;
+
+typedef struct open_sites {
+    open_site *v;
+    size_t n, cap;
+} open_sites;
+
+static void add_site(open_sites *s, const char *parent_full, const char *parent_c, const char *field,
+                     int number, const char *header) {
+    if (s->n == s->cap) {
+        s->cap = s->cap ? s->cap * 2 : 8;
+        open_site *nv = realloc(s->v, s->cap * sizeof *nv);
+        if (nv == NULL) exit(1);
+        s->v = nv;
+    }
+    s->v[s->n++] = (open_site){parent_full, tc_strdup(parent_c), tc_strdup(field), number, header};
+}
+
+static int cmp_site(const void *a, const void *b) {
+    const open_site *x = a, *y = b;
+    int c = strcmp(x->parent_full, y->parent_full);
+    return c ? c : (x->number > y->number) - (x->number < y->number);
+}
+
+static void free_sites(open_sites *s) {
+    for (size_t i = 0; i < s->n; i++) {
+        free(s->v[i].parent_c);
+        free(s->v[i].field);
+    }
+    free(s->v);
+}
+
+/*
+ * Every message field of type X that the wrapper's file can see (its own
+ * file and its imports, transitively: the output never depends on what else
+ * is in the request), then the built-in Perfetto parents the file cannot see.
+ * Sorted by parent full name, then field number.
+ */
+static void collect_sites(tc_ctx *ctx, const tc_type *w, open_sites *out) {
+    const tc_type *x = w->extendee;
+    size_t n = ctx->req->n_proto_file;
+    bool *seen = calloc(n ? n : 1, sizeof *seen);
+    if (seen == NULL) exit(1);
+    mark_closure(ctx, w->file, seen);
+    for (size_t s = 0; s < ctx->index.cap; s++) {
+        const tc_type *pt = ctx->index.slots[s];
+        if (pt == NULL || pt->kind != TC_MESSAGE || pt->is_wrapper || !in_closure(ctx, seen, pt->file))
+            continue;
+        for (size_t i = 0; i < pt->msg->n_field; i++) {
+            const tc_field_proto *f = pt->msg->field[i];
+            if (f->type != GOOGLE__PROTOBUF__FIELD_DESCRIPTOR_PROTO__TYPE__TYPE_MESSAGE) continue;
+            if (tc_index_find(ctx, f->type_name) != x) continue;
+            add_site(out, pt->full_name, pt->c_name, pt->field_ident ? pt->field_ident[i] : f->name,
+                     f->number, NULL);
+        }
+    }
+    for (size_t i = 0; i < sizeof k_builtin_parents / sizeof k_builtin_parents[0]; i++) {
+        const builtin_parent *b = &k_builtin_parents[i];
+        if (strcmp(b->extendee, x->full_name) != 0) continue;
+        const tc_type *pt = tc_index_find(ctx, b->parent);
+        if (pt && in_closure(ctx, seen, pt->file)) continue; /* found above */
+        char *pc = tc_c_name(b->parent);
+        add_site(out, b->parent, pc, b->field, b->number, b->header);
+        free(pc);
+    }
+    free(seen);
+    if (out->n > 1) qsort(out->v, out->n, sizeof *out->v, cmp_site);
+}
+
+static void collect_includes(tc_ctx *ctx, tc_printer *p, const tc_type *t) {
+    (void)p;
+    if (!t->is_wrapper || t->extendee == NULL) return;
+    open_sites s = {0};
+    collect_sites(ctx, t, &s);
+    for (size_t i = 0; i < s.n; i++)
+        if (s.v[i].header) tc_include_add(ctx, s.v[i].header);
+    free_sites(&s);
+}
+
+void tc_gen_wrapper_includes(tc_ctx *ctx, tc_printer *p, const tc_file_proto *file) {
+    tc_for_each_message(ctx, p, file, collect_includes);
+}
+
+/* ---- wrappers ----------------------------------------------------------- */
 
 void tc_gen_wrapper_struct(tc_ctx *ctx, tc_printer *p, const tc_type *t) {
     (void)ctx;
@@ -133,19 +200,18 @@ void tc_gen_wrapper_struct(tc_ctx *ctx, tc_printer *p, const tc_type *t) {
             t->c_name, NULL);
 }
 
-static void gen_open_as(tc_printer *p, const char *parent_c, const char *parent_member,
-                        const char *field, int number, const tc_type *w) {
+static void gen_open_as(tc_printer *p, const open_site *s, const tc_type *w) {
     char num[16];
-    snprintf(num, sizeof num, "%d", number);
+    snprintf(num, sizeof num, "%d", s->number);
     tc_emit(p,
             "\n/* Opens $P$.$f$ as a $W$. */\n"
             "static inline void $P$_begin_$f$_as_$W$($P$ *m, $W$ *child) {\n"
-            "    tracec_msg_begin_nested(&m->$PM$, TRACEC_TAG($num$, TRACEC_WIRE_LEN), &child->base.msg);\n"
+            "    tracec_msg_begin_nested(&m->msg, TRACEC_TAG($num$, TRACEC_WIRE_LEN), &child->base.msg);\n"
             "}\n"
             "static inline void $P$_end_$f$_as_$W$($P$ *m, $W$ *child) {\n"
-            "    tracec_msg_end_nested(&m->$PM$, &child->base.msg);\n"
+            "    tracec_msg_end_nested(&m->msg, &child->base.msg);\n"
             "}\n",
-            "P", parent_c, "PM", parent_member, "f", field, "W", w->c_name, "num", num, NULL);
+            "P", s->parent_c, "f", s->field, "W", w->c_name, "num", num, NULL);
 }
 
 void tc_gen_wrapper_functions(tc_ctx *ctx, tc_printer *p, const tc_type *t) {
@@ -158,64 +224,41 @@ void tc_gen_wrapper_functions(tc_ctx *ctx, tc_printer *p, const tc_type *t) {
     }
     tc_emit(p, "\n/* ---- $W$: $X$ setters ---- */\n", "W", t->full_name, "X", x->full_name, NULL);
     for (size_t i = 0; i < x->msg->n_field && ctx->error == NULL; i++)
-        tc_gen_field(ctx, p, x->file, t->c_name, "&m->base.msg", x->msg->field[i], x->msg->field[i]->name,
-                     false);
+        tc_gen_field(ctx, p, x->file, t->c_name, "&m->base.msg", x->msg->field[i], t->base_ident[i], false);
     tc_emit(p, "\n/* ---- $W$: extensions ---- */\n", "W", t->full_name, NULL);
     for (size_t i = 0; i < t->msg->n_extension && ctx->error == NULL; i++)
-        tc_gen_field(ctx, p, t->file, t->c_name, "&m->base.msg", t->msg->extension[i],
-                     t->msg->extension[i]->name, true);
+        tc_gen_field(ctx, p, t->file, t->c_name, "&m->base.msg", t->msg->extension[i], t->ext_ident[i], true);
 
     /* Typed open functions wherever the extendee is a field type. */
-    bool any = false;
-    for (size_t s = 0; s < ctx->index.cap; s++) {
-        const tc_type *pt = ctx->index.slots[s];
-        if (pt == NULL || pt->kind != TC_MESSAGE || pt->is_wrapper) continue;
-        for (size_t i = 0; i < pt->msg->n_field; i++) {
-            const tc_field_proto *f = pt->msg->field[i];
-            if (f->type != GOOGLE__PROTOBUF__FIELD_DESCRIPTOR_PROTO__TYPE__TYPE_MESSAGE) continue;
-            if (tc_index_find(ctx, f->type_name) != x) continue;
-            gen_open_as(p, pt->c_name, "msg", f->name, f->number, t);
-            any = true;
-        }
-    }
-    for (size_t i = 0; i < sizeof k_builtin_parents / sizeof k_builtin_parents[0]; i++) {
-        const builtin_parent *b = &k_builtin_parents[i];
-        if (strcmp(b->extendee, x->full_name) != 0 || tc_index_find(ctx, b->parent)) continue;
-        char *pc = tc_c_name(b->parent);
-        gen_open_as(p, pc, "msg", b->field, b->number, t);
-        free(pc);
-        any = true;
-    }
-    (void)any;
+    open_sites s = {0};
+    collect_sites(ctx, t, &s);
+    for (size_t i = 0; i < s.n; i++) gen_open_as(p, &s.v[i], t);
+    free_sites(&s);
 }
 
 /* ---- extensions outside wrappers ---------------------------------------- */
 
-static void gen_scoped(tc_ctx *ctx, tc_printer *p, const tc_file_proto *file, const char *scope_c,
-                       const tc_field_proto *f) {
+static void gen_scoped(tc_ctx *ctx, tc_printer *p, const tc_file_proto *file, const tc_field_proto *f) {
     const tc_type *x = tc_index_find(ctx, extendee_of(f));
     if (x == NULL) {
         tc_error(ctx, file->name, "extendee %s of extension %s not found", f->extendee, f->name);
         return;
     }
-    char *ident = scope_c[0] ? tc_strcat3(scope_c, "_", f->name) : tc_strdup(f->name);
     char *msg_expr = tc_strcat3("&m->", tc_msg_member(x), "");
-    tc_gen_field(ctx, p, file, x->c_name, msg_expr, f, ident, true);
+    tc_gen_field(ctx, p, file, x->c_name, msg_expr, f, tc_scoped_ident(ctx, f), true);
     free(msg_expr);
-    free(ident);
 }
 
 static void scoped_in_message(tc_ctx *ctx, tc_printer *p, const tc_type *t) {
-    if (t->is_wrapper) return;
+    if (t->is_wrapper || t->msg->n_extension == 0) return;
+    tc_emit(p, "\n/* ---- extensions declared in $full$ ---- */\n", "full", t->full_name, NULL);
     for (size_t i = 0; i < t->msg->n_extension && ctx->error == NULL; i++)
-        gen_scoped(ctx, p, t->file, t->c_name, t->msg->extension[i]);
+        gen_scoped(ctx, p, t->file, t->msg->extension[i]);
 }
 
 void tc_gen_file_extensions(tc_ctx *ctx, tc_printer *p, const tc_file_proto *file) {
     if (file->n_extension > 0) tc_emit(p, "\n/* ---- file-scope extensions ---- */\n", NULL);
-    char *pkg_c = tc_c_name(file->package ? file->package : "");
     for (size_t i = 0; i < file->n_extension && ctx->error == NULL; i++)
-        gen_scoped(ctx, p, file, pkg_c, file->extension[i]);
-    free(pkg_c);
+        gen_scoped(ctx, p, file, file->extension[i]);
     tc_for_each_message(ctx, p, file, scoped_in_message);
 }

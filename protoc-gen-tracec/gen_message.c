@@ -156,14 +156,24 @@ static scalar_shape shape_of(const tc_field_proto *f) {
     return s;
 }
 
+static size_t trailing_underscores(const char *s) {
+    size_t n = strlen(s), k = 0;
+    while (k < n && s[n - 1 - k] == '_') k++;
+    return k;
+}
+
 void tc_gen_field(tc_ctx *ctx, tc_printer *p, const tc_file_proto *file, const char *W,
                   const char *M, const tc_field_proto *f, const char *F, bool constant) {
     char num[16];
     snprintf(num, sizeof num, "%d", (int)f->number);
     const char *dep = tc_field_deprecated(f) ? "TRACEC_I_DEPRECATED " : "";
-    char *what = tc_sprintf("%s %s %s = %d%s", label_name(f),
+    /* A renamed field has more trailing '_' than its proto name (names.c). */
+    bool renamed = trailing_underscores(F) > trailing_underscores(f->name);
+    char *what = tc_sprintf("%s %s %s = %d%s%s%s%s", label_name(f),
                             f->type_name ? f->type_name + (f->type_name[0] == '.') : type_name(f),
-                            f->name, (int)f->number, tc_field_deprecated(f) ? " [deprecated]" : "");
+                            f->name, (int)f->number, tc_field_is_packed(file, f) ? " [packed]" : "",
+                            tc_field_deprecated(f) ? " [deprecated]" : "",
+                            renamed ? "; setters named after " : "", renamed ? F : "");
 
     tc_emit(p, "\n/* $what$ */\n", "what", what, NULL);
     if (constant) tc_emit(p, "enum { $W$_$F$_field_number = $num$ };\n", "W", W, "F", F, "num", num, NULL);
@@ -247,16 +257,22 @@ void tc_gen_field(tc_ctx *ctx, tc_printer *p, const tc_file_proto *file, const c
 void tc_gen_enum(tc_ctx *ctx, tc_printer *p, const tc_type *t) {
     (void)ctx;
     const tc_enum_proto *e = t->enm;
-    tc_emit(p, "\n/* enum $full$ */\ntypedef enum $E$ {\n", "full", t->full_name, "E", t->c_name, NULL);
+    tc_emit(p, "\n/* enum $full$$dep$ */\ntypedef enum $attr$$E$ {\n", "full", t->full_name, "E", t->c_name,
+            "dep", t->deprecated ? " [deprecated]" : "", "attr", t->deprecated ? "TRACEC_I_DEPRECATED " : "",
+            NULL);
     tc_indent(p);
     for (size_t i = 0; i < e->n_value; i++) {
+        const Google__Protobuf__EnumValueDescriptorProto *v = e->value[i];
         char num[24];
-        if (e->value[i]->number == INT32_MIN)
+        if (v->number == INT32_MIN)
             snprintf(num, sizeof num, "(-2147483647 - 1)");
         else
-            snprintf(num, sizeof num, "%d", (int)e->value[i]->number);
-        tc_emit(p, "$scope$$name$ = $num$,\n", "scope", t->scope_c, "name", e->value[i]->name,
+            snprintf(num, sizeof num, "%d", (int)v->number);
+        bool dep = v->options && v->options->has_deprecated && v->options->deprecated;
+        char *name = tc_enum_value_c(t, i);
+        tc_emit(p, "$name$$dep$ = $num$,\n", "name", name, "dep", dep ? " TRACEC_I_DEPRECATED" : "",
                 "num", num, NULL);
+        free(name);
     }
     tc_outdent(p);
     tc_emit(p, "} $E$;\n", "E", t->c_name, NULL);
@@ -266,11 +282,12 @@ void tc_gen_struct(tc_ctx *ctx, tc_printer *p, const tc_type *t) {
     (void)ctx;
     if (t->is_wrapper) return;
     tc_emit(p,
-            "\n/* Writer of message $full$. */\n"
-            "typedef struct $W$ {\n"
+            "\n/* Writer of message $full$$dep$. */\n"
+            "typedef struct $attr$$W$ {\n"
             "    tracec_msg msg;\n"
             "} $W$;\n",
-            "full", t->full_name, "W", t->c_name, NULL);
+            "full", t->full_name, "W", t->c_name, "dep", t->deprecated ? " [deprecated]" : "", "attr",
+            t->deprecated ? "TRACEC_I_DEPRECATED " : "", NULL);
 }
 
 void tc_gen_message_functions(tc_ctx *ctx, tc_printer *p, const tc_type *t) {
@@ -278,5 +295,5 @@ void tc_gen_message_functions(tc_ctx *ctx, tc_printer *p, const tc_type *t) {
     const tc_msg_proto *m = t->msg;
     tc_emit(p, "\n/* ---- $full$ ---- */\n", "full", t->full_name, NULL);
     for (size_t i = 0; i < m->n_field && ctx->error == NULL; i++)
-        tc_gen_field(ctx, p, t->file, t->c_name, "&m->msg", m->field[i], m->field[i]->name, true);
+        tc_gen_field(ctx, p, t->file, t->c_name, "&m->msg", m->field[i], t->field_ident[i], true);
 }

@@ -70,55 +70,88 @@ const tc_file_proto *tc_find_file(const tc_ctx *ctx, const char *name) {
     return NULL;
 }
 
-static tc_type *new_type(tc_kind kind, const char *scope_full, const char *name,
+/* "PFX" + C name of `full` when `file` is outside the Perfetto schema. */
+static char *prefixed_c(const tc_ctx *ctx, const tc_file_proto *file, const char *full) {
+    char *c = tc_c_name(full);
+    const char *pfx = ctx->opt.name_prefix;
+    if (pfx && pfx[0] && !tc_is_schema_file(file->name)) {
+        char *t = tc_strcat3(pfx, c, "");
+        free(c);
+        c = t;
+    }
+    return c;
+}
+
+static tc_type *new_type(const tc_ctx *ctx, tc_kind kind, const char *scope_full, const char *name,
                          const tc_file_proto *file) {
     tc_type *t = calloc(1, sizeof *t);
     if (t == NULL) exit(1);
     t->kind = kind;
     t->full_name = scope_full[0] ? tc_strcat3(scope_full, ".", name) : tc_strdup(name);
-    t->c_name = tc_c_name(t->full_name);
-    char *scope_c = tc_c_name(scope_full);
+    t->c_name = prefixed_c(ctx, file, t->full_name);
+    if (tc_is_reserved(t->c_name)) {
+        char *e = tc_strcat3(t->c_name, "_", "");
+        free(t->c_name);
+        t->c_name = e;
+    }
+    char *scope_c = prefixed_c(ctx, file, scope_full);
     t->scope_c = scope_c[0] ? tc_strcat3(scope_c, "_", "") : tc_strdup("");
     free(scope_c);
     t->file = file;
     return t;
 }
 
-static void add_enum(tc_index *ix, const char *scope, const tc_enum_proto *e,
+static void add_enum(tc_ctx *ctx, const char *scope, const tc_enum_proto *e,
                      const tc_file_proto *file) {
-    tc_type *t = new_type(TC_ENUM, scope, e->name, file);
+    tc_type *t = new_type(ctx, TC_ENUM, scope, e->name, file);
     t->enm = e;
-    insert(ix, t);
+    t->deprecated = e->options && e->options->has_deprecated && e->options->deprecated;
+    insert(&ctx->index, t);
 }
 
-static void add_message(tc_index *ix, const char *scope, const tc_msg_proto *m,
+static void add_message(tc_ctx *ctx, const char *scope, const tc_msg_proto *m,
                         const tc_file_proto *file) {
-    tc_type *t = new_type(TC_MESSAGE, scope, m->name, file);
+    tc_type *t = new_type(ctx, TC_MESSAGE, scope, m->name, file);
     t->msg = m;
-    /* A wrapper holds extend blocks of one extendee and no fields of its own. */
-    t->is_wrapper = m->n_extension > 0 && m->n_field == 0;
+    t->deprecated = m->options && m->options->has_deprecated && m->options->deprecated;
+    /*
+     * A wrapper holds extend blocks of one extendee and nothing a writer of
+     * its own would need: no fields and no extension ranges (a message that
+     * can be extended is a real message).  Nested types are fine.
+     */
+    t->is_wrapper = m->n_extension > 0 && m->n_field == 0 && m->n_extension_range == 0;
     for (size_t i = 1; t->is_wrapper && i < m->n_extension; i++)
         if (strcmp(m->extension[i]->extendee, m->extension[0]->extendee) != 0) t->is_wrapper = false;
-    insert(ix, t);
-    for (size_t i = 0; i < m->n_enum_type; i++) add_enum(ix, t->full_name, m->enum_type[i], file);
+    insert(&ctx->index, t);
+    for (size_t i = 0; i < m->n_enum_type; i++) add_enum(ctx, t->full_name, m->enum_type[i], file);
     for (size_t i = 0; i < m->n_nested_type; i++)
-        add_message(ix, t->full_name, m->nested_type[i], file);
+        add_message(ctx, t->full_name, m->nested_type[i], file);
 }
 
 bool tc_index_build(tc_ctx *ctx) {
     for (size_t f = 0; f < ctx->req->n_proto_file; f++) {
         const tc_file_proto *file = ctx->req->proto_file[f];
         const char *pkg = file->package ? file->package : "";
+        if (file->syntax && file->syntax[0] && strcmp(file->syntax, "proto2") != 0 &&
+            strcmp(file->syntax, "proto3") != 0) {
+            tc_error(ctx, file->name,
+                     "syntax \"%s\" is not supported: protoc-gen-tracec generates proto2 and proto3 files",
+                     file->syntax);
+            return false;
+        }
         for (size_t i = 0; i < file->n_enum_type; i++)
-            add_enum(&ctx->index, pkg, file->enum_type[i], file);
+            add_enum(ctx, pkg, file->enum_type[i], file);
         for (size_t i = 0; i < file->n_message_type; i++)
-            add_message(&ctx->index, pkg, file->message_type[i], file);
+            add_message(ctx, pkg, file->message_type[i], file);
     }
     /* Resolve the extendee of every wrapper. */
     for (size_t i = 0; i < ctx->index.cap; i++) {
         tc_type *t = ctx->index.slots[i];
         if (t == NULL || !t->is_wrapper) continue;
         t->extendee = tc_index_find(ctx, t->msg->extension[0]->extendee);
+        if (t->extendee == NULL || t->extendee->kind != TC_MESSAGE)
+            tc_error(ctx, t->file->name, "wrapper %s: extendee %s not found in the request", t->full_name,
+                     t->msg->extension[0]->extendee);
     }
     return ctx->error == NULL;
 }
@@ -130,6 +163,13 @@ void tc_index_free(tc_index *ix) {
         free(t->full_name);
         free(t->c_name);
         free(t->scope_c);
+        /* The ident arrays are NULL-terminated. */
+        for (size_t k = 0; t->field_ident && t->field_ident[k]; k++) free(t->field_ident[k]);
+        for (size_t k = 0; t->base_ident && t->base_ident[k]; k++) free(t->base_ident[k]);
+        for (size_t k = 0; t->ext_ident && t->ext_ident[k]; k++) free(t->ext_ident[k]);
+        free(t->field_ident);
+        free(t->base_ident);
+        free(t->ext_ident);
         free(t);
     }
     free(ix->slots);

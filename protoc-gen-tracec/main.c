@@ -12,9 +12,11 @@
  *   include_style=quote|angle   #include "x.tracec.h" (default) or <x.tracec.h>
  *   include_prefix=DIR/         prepended to the paths of included generated headers
  *   guard_prefix=PFX_           prepended to include guards
+ *   name_prefix=pfx_            prepended to every C name from files outside the Perfetto schema
  *   descriptors=none|file|deps  what the embedded FileDescriptorSet holds (default deps)
  */
 #define _POSIX_C_SOURCE 200809L
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +33,8 @@ static const char k_usage[] =
     "  include_style=quote|angle   how generated headers include each other (default quote)\n"
     "  include_prefix=DIR/         prefix for the paths of included generated headers\n"
     "  guard_prefix=PREFIX_        prefix for include guards\n"
+    "  name_prefix=prefix_         prefix for every C name (types, enum values, setters,\n"
+    "                              descriptor symbols) of files outside the Perfetto schema\n"
     "  descriptors=none|file|deps  embedded descriptors: none, this file, or this file and its\n"
     "                              non-Perfetto imports (default deps)\n";
 
@@ -60,6 +64,13 @@ static uint8_t *read_all(FILE *in, size_t *size) {
     return buf;
 }
 
+static bool is_c_prefix(const char *s) {
+    if (s[0] == '\0' || isdigit((unsigned char)s[0])) return false;
+    for (; *s; s++)
+        if (!isalnum((unsigned char)*s) && *s != '_') return false;
+    return true;
+}
+
 /* Parses "k=v,k=v".  Unknown keys and bad values are errors. */
 static void parse_options(tc_ctx *ctx, const char *param) {
     ctx->opt.descriptors = TC_DESC_DEPS;
@@ -82,6 +93,14 @@ static void parse_options(tc_ctx *ctx, const char *param) {
         } else if (strcmp(item, "guard_prefix") == 0) {
             free(ctx->opt.guard_prefix);
             ctx->opt.guard_prefix = tc_strdup(val);
+        } else if (strcmp(item, "name_prefix") == 0) {
+            free(ctx->opt.name_prefix);
+            ctx->opt.name_prefix = tc_strdup(val);
+            if (!is_c_prefix(val))
+                tc_error(ctx, NULL,
+                         "--tracec_opt: name_prefix must be the start of a C identifier ([A-Za-z_][A-Za-z0-9_]*), "
+                         "not '%s'",
+                         val);
         } else if (strcmp(item, "descriptors") == 0) {
             if (strcmp(val, "none") == 0)
                 ctx->opt.descriptors = TC_DESC_NONE;
@@ -94,7 +113,7 @@ static void parse_options(tc_ctx *ctx, const char *param) {
         } else {
             tc_error(ctx, NULL,
                      "--tracec_opt: unknown option '%s' (known: include_style, include_prefix, "
-                     "guard_prefix, descriptors)",
+                     "guard_prefix, name_prefix, descriptors)",
                      item);
         }
         if (ctx->error) break;
@@ -141,6 +160,7 @@ int main(int argc, char **argv) {
     ctx.req = req;
     parse_options(&ctx, req->parameter);
     if (ctx.error == NULL) tc_index_build(&ctx);
+    if (ctx.error == NULL) tc_resolve_names(&ctx);
 
     Google__Protobuf__Compiler__CodeGeneratorResponse resp =
         GOOGLE__PROTOBUF__COMPILER__CODE_GENERATOR_RESPONSE__INIT;
@@ -189,6 +209,10 @@ int main(int argc, char **argv) {
     free(ctx.error);
     free(ctx.opt.include_prefix);
     free(ctx.opt.guard_prefix);
+    free(ctx.opt.name_prefix);
+    for (size_t i = 0; i < ctx.n_scoped; i++) free(ctx.scoped[i].ident);
+    free(ctx.scoped);
+    tc_sym_free(&ctx.syms);
     tc_index_free(&ctx.index);
     google__protobuf__compiler__code_generator_request__free_unpacked(req, NULL);
     return rc;

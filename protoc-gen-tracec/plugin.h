@@ -69,6 +69,29 @@ char *tc_file_ident(const char *proto_path);
 char *tc_output_name(const char *proto_path, const char *suffix);
 /* Include guard for a generated header. */
 char *tc_guard(const char *prefix, const char *proto_path);
+/*
+ * True when `id` cannot be used as a generated C identifier as it is: a C11
+ * or C++17 keyword, a standard macro or typedef a generated header sees
+ * (NULL, bool, uint32_t, ...), a parameter name of the generated setters, or
+ * a name in the runtime's tracec_/TRACEC_ namespace.
+ */
+bool tc_is_reserved(const char *id);
+/* Files that belong to the Perfetto schema libtracec ships (perfetto/, google/protobuf/). */
+bool tc_is_schema_file(const char *proto_path);
+
+/* A set of generated C identifiers with who owns each (for collision checks). */
+typedef struct tc_symtab {
+    char **keys;
+    char **owners;
+    size_t cap;
+    size_t count;
+} tc_symtab;
+
+/* The owner of `name` if it is taken; otherwise NULL. */
+const char *tc_sym_owner(const tc_symtab *s, const char *name);
+/* Takes `name` for `owner` (both copied); the name must be free. */
+void tc_sym_add(tc_symtab *s, const char *name, const char *owner);
+void tc_sym_free(tc_symtab *s);
 
 /* ---- index.c ------------------------------------------------------------ */
 
@@ -85,6 +108,16 @@ typedef struct tc_type {
     /* Wrapper messages (extend blocks inside): the single extendee. */
     const struct tc_type *extendee;
     bool is_wrapper;
+    /*
+     * The name part of each setter (names.c, tc_resolve_names): the field's
+     * name, with '_' appended while a generated name collides.  Messages:
+     * one per msg->field.  Wrappers: base_ident per extendee field, ext_ident
+     * per msg->extension.  Each array is NULL-terminated.
+     */
+    char **field_ident;
+    char **base_ident;
+    char **ext_ident;
+    bool deprecated; /* option deprecated = true on the message or enum */
 } tc_type;
 
 typedef struct tc_index {
@@ -101,13 +134,25 @@ typedef struct tc_options {
     bool angle_includes;       /* include_style=angle: #include <...> */
     char *include_prefix;      /* prepended to every generated include path */
     char *guard_prefix;        /* prefix of include guards */
+    char *name_prefix;         /* prepended to C names from files outside the Perfetto schema */
     tc_descriptors descriptors;
 } tc_options;
+
+/* The C name part of an extension declared outside a wrapper, by field. */
+typedef struct tc_scoped_ext {
+    const tc_field_proto *field;
+    char *ident;
+} tc_scoped_ext;
 
 typedef struct tc_ctx {
     const Google__Protobuf__Compiler__CodeGeneratorRequest *req;
     tc_options opt;
     tc_index index;
+    tc_symtab syms;            /* every generated C identifier of the request */
+    tc_scoped_ext *scoped;     /* extensions outside wrappers, in request order */
+    size_t n_scoped;
+    char **includes;           /* extra headers of the file being generated (deduplicated) */
+    size_t n_includes;
     char *error; /* first error; generation stops when set */
 } tc_ctx;
 
@@ -119,6 +164,20 @@ void tc_error(tc_ctx *ctx, const char *file, const char *fmt, ...)
     ;
 
 bool tc_index_build(tc_ctx *ctx);
+/*
+ * Decides every setter name of the request (names.c): type and enum value
+ * names must be unique (an error names both owners); a field whose setter
+ * names are taken gets '_' appended to its name part.
+ */
+bool tc_resolve_names(tc_ctx *ctx);
+/* The C name of value i of enum `t` (caller frees). */
+char *tc_enum_value_c(const tc_type *t, size_t i);
+/* The name part of extension `f` declared outside a wrapper. */
+const char *tc_scoped_ident(const tc_ctx *ctx, const tc_field_proto *f);
+/* C name prefix of `file`'s package: name_prefix (unless a schema file) + package, "_"-joined. */
+char *tc_package_c(const tc_ctx *ctx, const tc_file_proto *file);
+/* The C identifier of a file: name_prefix (unless a schema file) + the path's identifier. */
+char *tc_file_c(const tc_ctx *ctx, const tc_file_proto *file, bool with_ext);
 void tc_index_free(tc_index *index);
 /* Looks up ".a.b.C" or "a.b.C". */
 const tc_type *tc_index_find(const tc_ctx *ctx, const char *name);
@@ -157,8 +216,10 @@ bool tc_check_wrappers(tc_ctx *ctx, const tc_file_proto *file);
 void tc_gen_wrapper_struct(tc_ctx *ctx, tc_printer *p, const tc_type *t);
 void tc_gen_wrapper_functions(tc_ctx *ctx, tc_printer *p, const tc_type *t);
 void tc_gen_file_extensions(tc_ctx *ctx, tc_printer *p, const tc_file_proto *file);
-/* Includes the wrappers of `file` need beyond its imports (the parents of extendees). */
+/* Adds the headers the wrappers of `file` need beyond its imports (built-in parents). */
 void tc_gen_wrapper_includes(tc_ctx *ctx, tc_printer *p, const tc_file_proto *file);
+/* Adds a generated header (a path like "a/b.tracec.h") to the file's includes, once. */
+void tc_include_add(tc_ctx *ctx, const char *header);
 
 /* gen_descriptor.c */
 void tc_gen_descriptor_decl(tc_ctx *ctx, tc_printer *p, const tc_file_proto *file);
