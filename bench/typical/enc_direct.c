@@ -1,0 +1,67 @@
+/*
+ * enc_direct.c - the floor: a hand-written encoder of exactly the bytes
+ * enc_tracec.c writes (same field order, same 4-byte redundant lengths for
+ * the nested messages), as someone would write it for this one packet: one
+ * capacity check for the worst case, then raw stores through a local
+ * pointer, lengths back-filled at the end of each nested message.
+ */
+#include <string.h>
+
+#include "typical.h"
+
+/* Worst case of everything but the label: tags, 10-byte varints, lengths. */
+enum { kFixedWorstCase = 128 };
+
+static inline __attribute__((always_inline)) uint8_t *put_varint(uint8_t *p, uint64_t v) {
+    while (v >= 0x80u) {
+        *p++ = (uint8_t)(v | 0x80u);
+        v >>= 7;
+    }
+    *p++ = (uint8_t)v;
+    return p;
+}
+
+static inline __attribute__((always_inline)) void put_size4(uint8_t *p, size_t len) {
+    p[0] = (uint8_t)(len | 0x80u);
+    p[1] = (uint8_t)((len >> 7) | 0x80u);
+    p[2] = (uint8_t)((len >> 14) | 0x80u);
+    p[3] = (uint8_t)(len >> 21);
+}
+
+BENCH_NOINLINE size_t bench_encode_direct(void *ctx, const bench_input *in, uint8_t *buf,
+                                          size_t cap) {
+    (void)ctx;
+    if (in->label_len > (1u << 20) || cap < kFixedWorstCase + in->label_len) return 0;
+    uint8_t *p = buf;
+    *p++ = (8 << 3) | 0; /* timestamp */
+    p = put_varint(p, in->timestamp);
+    *p++ = (10 << 3) | 0; /* trusted_packet_sequence_id */
+    p = put_varint(p, in->sequence_id);
+    *p++ = (11 << 3) | 2; /* track_event */
+    uint8_t *ev_size = p;
+    p += 4;
+    *p++ = (9 << 3) | 0; /* type */
+    p = put_varint(p, (uint64_t)(int64_t)in->type);
+    *p++ = (11 << 3) | 0; /* track_uuid */
+    p = put_varint(p, in->track_uuid);
+    *p++ = (10 << 3) | 0; /* name_iid */
+    p = put_varint(p, in->name_iid);
+    *p++ = (3 << 3) | 0; /* category_iids */
+    p = put_varint(p, in->category_iid);
+    *p++ = (4 << 3) | 2; /* debug_annotations */
+    uint8_t *arg_size = p;
+    p += 4;
+    *p++ = (1 << 3) | 0; /* name_iid */
+    p = put_varint(p, in->annotation_name_iid);
+    *p++ = (4 << 3) | 0; /* int_value */
+    p = put_varint(p, (uint64_t)in->annotation_int);
+    put_size4(arg_size, (size_t)(p - arg_size - 4));
+    p = put_varint(p, (3200 << 3) | 0); /* bench_counter: a 3-byte tag (folds to stores) */
+    p = put_varint(p, in->counter);
+    p = put_varint(p, (3201 << 3) | 2); /* bench_label */
+    p = put_varint(p, in->label_len);
+    memcpy(p, in->label, in->label_len);
+    p += in->label_len;
+    put_size4(ev_size, (size_t)(p - ev_size - 4));
+    return (size_t)(p - buf);
+}

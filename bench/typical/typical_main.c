@@ -1,0 +1,411 @@
+/*
+ * typical_main.c - bench_typical: the typical-packet benchmark.
+ *
+ * Writes one typical TracePacket (see typical.h) millions of times with each
+ * implementation -- tracec's generated writers, a hand-written direct
+ * encoder of the same bytes (the floor), protobuf-c, libprotobuf C++ and
+ * nanopb -- and prints ns/packet, callgrind instructions/packet and the
+ * ratios.  Before timing, every implementation's packet is decoded by
+ * libprotobuf and must be the same message (and the direct encoder's bytes
+ * must equal tracec's exactly); otherwise nothing is timed and it exits 1.
+ *
+ *   bench_typical [--runs R] [--iterations N] [--no-callgrind]
+ *
+ * Timing: R rounds (default 7); in each round every implementation runs
+ * its own loop of N packets (default: calibrated to ~150 ms per loop), in
+ * turn, so a noisy moment hurts them all alike.  Reported: the median over
+ * the rounds (and the minimum).  Each loop calls the noinline encoder with
+ * the same input (the timestamp advances per packet), into one reusable
+ * buffer, with a compiler barrier on the buffer after every packet.
+ *
+ * Environment:
+ *   TRACEC_BENCH_JSON        append one JSON object per implementation here
+ *   TRACEC_BENCH_RUNS        rounds (as --runs)
+ *   TRACEC_BENCH_ITERATIONS  packets per loop (as --iterations)
+ *   TRACEC_BENCH_CALLGRIND=0 skip the callgrind counts (also skipped when
+ *                            valgrind is not on PATH)
+ *
+ * Internal: `--callgrind-child IMPL N` runs IMPL's loop N times (under
+ * valgrind, started by the parent with --toggle-collect=bench_encode_IMPL).
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#if defined(__has_include)
+#if __has_include(<valgrind/callgrind.h>)
+#include <valgrind/callgrind.h>
+#define BENCH_HAVE_CALLGRIND_H 1
+#endif
+#endif
+
+#include "typical.h"
+
+enum { kBufSize = 4096, kMaxImpls = 5, kMaxRuns = 101, kCallgrindPackets = 20000 };
+
+typedef struct impl {
+    const char *name;
+    size_t (*encode)(void *ctx, const bench_input *in, uint8_t *buf, size_t cap);
+    uint64_t (*loop)(void *ctx, bench_input *in, uint8_t *buf, uint64_t n);
+    void *(*make)(void);
+    void (*destroy)(void *ctx);
+    void *ctx;
+    size_t bytes;
+    uint64_t iterations;
+    double ns[kMaxRuns];
+    double median, min;
+    double instructions; /* per packet; < 0 when not measured */
+} impl;
+
+/*
+ * One loop per implementation, each calling its encoder directly (no
+ * function pointer in the timed loop).  The barrier makes the compiler
+ * assume the buffer and the size are read after every packet.
+ */
+#define BENCH_LOOP(NAME)                                                                     \
+    static BENCH_NOINLINE uint64_t loop_##NAME(void *ctx, bench_input *in, uint8_t *buf,     \
+                                               uint64_t n) {                                 \
+        uint64_t total = 0;                                                                  \
+        uint64_t ts = in->timestamp;                                                         \
+        for (uint64_t i = 0; i < n; i++) {                                                   \
+            in->timestamp = ts + i * 1000u;                                                  \
+            size_t sz = bench_encode_##NAME(ctx, in, buf, kBufSize);                         \
+            __asm__ volatile("" : : "r"(buf), "r"(sz) : "memory");                           \
+            total += sz;                                                                     \
+        }                                                                                    \
+        in->timestamp = ts;                                                                  \
+        return total;                                                                        \
+    }
+BENCH_LOOP(tracec)
+BENCH_LOOP(direct)
+BENCH_LOOP(protobuf_c)
+BENCH_LOOP(libprotobuf)
+BENCH_LOOP(nanopb)
+
+static void *no_ctx(void) { return NULL; }
+static void no_free(void *ctx) { (void)ctx; }
+
+static impl g_impls[kMaxImpls] = {
+    {"tracec", bench_encode_tracec, loop_tracec, no_ctx, no_free, NULL, 0, 0, {0}, 0, 0, -1},
+    {"direct", bench_encode_direct, loop_direct, no_ctx, no_free, NULL, 0, 0, {0}, 0, 0, -1},
+    {"protobuf-c", bench_encode_protobuf_c, loop_protobuf_c, bench_protobuf_c_new,
+     bench_protobuf_c_free, NULL, 0, 0, {0}, 0, 0, -1},
+    {"libprotobuf", bench_encode_libprotobuf, loop_libprotobuf, bench_libprotobuf_new,
+     bench_libprotobuf_free, NULL, 0, 0, {0}, 0, 0, -1},
+    {"nanopb", bench_encode_nanopb, loop_nanopb, bench_nanopb_new, bench_nanopb_free, NULL, 0, 0,
+     {0}, 0, 0, -1},
+};
+
+static impl *find_impl(const char *name) {
+    for (int i = 0; i < kMaxImpls; i++)
+        if (strcmp(g_impls[i].name, name) == 0) return &g_impls[i];
+    return NULL;
+}
+
+/* The symbol callgrind toggles on: bench_encode_ + name with '-' as '_'. */
+static void encode_symbol(const impl *im, char *out, size_t cap) {
+    snprintf(out, cap, "bench_encode_%s", im->name);
+    for (char *p = out; *p; p++)
+        if (*p == '-') *p = '_';
+}
+
+static void make_input(bench_input *in) {
+    static const char kLabel[] = "frame_begin";
+    in->timestamp = UINT64_C(1234567890123); /* ns since boot, ~20 min: 6-byte varint */
+    in->sequence_id = 7;
+    in->type = 1; /* TYPE_SLICE_BEGIN */
+    in->track_uuid = UINT64_C(0x1b2c3d4e5f60);
+    in->name_iid = 42;
+    in->category_iid = 3;
+    in->annotation_name_iid = 5;
+    in->annotation_int = 1234;
+    in->counter = 100000;
+    in->label = kLabel;
+    in->label_len = sizeof kLabel - 1;
+}
+
+static double now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+static void hexdump(const char *what, const uint8_t *p, size_t n) {
+    fprintf(stderr, "  %-12s (%3zu bytes):", what, n);
+    for (size_t i = 0; i < n; i++) fprintf(stderr, "%s%02x", i % 32 == 0 ? "\n    " : " ", p[i]);
+    fputc('\n', stderr);
+}
+
+/* Encodes once with each implementation and checks they all say the same. */
+static bool verify(bench_input *in) {
+    static uint8_t bytes[kMaxImpls][kBufSize];
+    static uint8_t canon[kMaxImpls][kBufSize];
+    static char text[kBufSize];
+    size_t canon_size[kMaxImpls];
+    bool ok = true;
+    impl *ref = find_impl("libprotobuf");
+    int ref_i = (int)(ref - g_impls);
+    for (int i = 0; i < kMaxImpls; i++) {
+        impl *im = &g_impls[i];
+        im->bytes = im->encode(im->ctx, in, bytes[i], kBufSize);
+        canon_size[i] = im->bytes ? bench_canonical(bytes[i], im->bytes, canon[i], kBufSize,
+                                                     i == ref_i ? text : NULL, sizeof text)
+                                  : 0;
+        if (canon_size[i] == 0) {
+            fprintf(stderr, "bench_typical: %s: encoding failed or does not decode cleanly\n",
+                    im->name);
+            if (im->bytes) hexdump(im->name, bytes[i], im->bytes);
+            ok = false;
+        }
+    }
+    if (!ok) return false;
+    for (int i = 0; i < kMaxImpls; i++) {
+        if (canon_size[i] != canon_size[ref_i] || memcmp(canon[i], canon[ref_i], canon_size[i])) {
+            fprintf(stderr, "bench_typical: %s's packet decodes to another message than %s's\n",
+                    g_impls[i].name, ref->name);
+            hexdump(g_impls[i].name, bytes[i], g_impls[i].bytes);
+            hexdump(ref->name, bytes[ref_i], ref->bytes);
+            ok = false;
+        }
+    }
+    impl *tc = find_impl("tracec"), *dir = find_impl("direct");
+    if (tc->bytes != dir->bytes || memcmp(bytes[tc - g_impls], bytes[dir - g_impls], tc->bytes)) {
+        fprintf(stderr, "bench_typical: the direct encoder's bytes differ from tracec's\n");
+        hexdump(tc->name, bytes[tc - g_impls], tc->bytes);
+        hexdump(dir->name, bytes[dir - g_impls], dir->bytes);
+        ok = false;
+    }
+    if (ok) {
+        printf("packet: %s\n", text);
+        printf("verified: all implementations decode (libprotobuf) to the same message; "
+               "direct == tracec byte for byte\n");
+    }
+    return ok;
+}
+
+static uint64_t round_iterations(double want) {
+    if (want < 1000) return 1000;
+    uint64_t scale = 1;
+    while (want >= 100) {
+        want /= 10;
+        scale *= 10;
+    }
+    return (uint64_t)want * scale; /* two significant digits */
+}
+
+/* Packets per loop so that one loop lasts about target_ms. */
+static uint64_t calibrate(impl *im, bench_input *in, uint8_t *buf, double target_ms) {
+    uint64_t n = 1000;
+    for (;;) {
+        double t0 = now_ns();
+        im->loop(im->ctx, in, buf, n);
+        double dt = now_ns() - t0;
+        if (dt > 20e6 || n >= (UINT64_C(1) << 32)) return round_iterations((double)n * target_ms * 1e6 / dt);
+        n *= 4;
+    }
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static bool have_valgrind(void) {
+    const char *path = getenv("PATH");
+    if (path == NULL) return false;
+    char *copy = strdup(path);
+    bool found = false;
+    for (char *save = NULL, *dir = strtok_r(copy, ":", &save); dir && !found;
+         dir = strtok_r(NULL, ":", &save)) {
+        char f[4096];
+        snprintf(f, sizeof f, "%s/valgrind", dir);
+        found = access(f, X_OK) == 0;
+    }
+    free(copy);
+    return found;
+}
+
+/*
+ * Runs this program under callgrind for one implementation and returns its
+ * instructions per packet (inclusive count of bench_encode_IMPL / packets),
+ * or -1.
+ */
+static double callgrind_count(const impl *im) {
+    char out[] = "/tmp/bench_typical_cg_XXXXXX";
+    int fd = mkstemp(out);
+    if (fd < 0) return -1;
+    close(fd);
+    char sym[64], toggle[96], outarg[128], packets[32];
+    encode_symbol(im, sym, sizeof sym);
+    snprintf(toggle, sizeof toggle, "--toggle-collect=%s", sym);
+    snprintf(outarg, sizeof outarg, "--callgrind-out-file=%s", out);
+    snprintf(packets, sizeof packets, "%d", kCallgrindPackets);
+    char self[4096];
+    ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (len <= 0) return -1;
+    self[len] = '\0';
+    pid_t pid = fork();
+    if (pid < 0) return -1;
+    if (pid == 0) {
+        int devnull = open("/dev/null", O_WRONLY);
+        if (devnull >= 0) {
+            dup2(devnull, 1);
+            dup2(devnull, 2);
+        }
+        execlp("valgrind", "valgrind", "--tool=callgrind", toggle, outarg, self,
+               "--callgrind-child", im->name, packets, (char *)NULL);
+        _exit(127);
+    }
+    int st;
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+    }
+    double result = -1;
+    FILE *f = fopen(out, "r");
+    if (f && WIFEXITED(st) && WEXITSTATUS(st) == 0) {
+        char line[512];
+        while (fgets(line, sizeof line, f)) {
+            unsigned long long n;
+            if (sscanf(line, "totals: %llu", &n) == 1 || sscanf(line, "summary: %llu", &n) == 1)
+                result = (double)n / kCallgrindPackets;
+        }
+    }
+    if (f) fclose(f);
+    unlink(out);
+    return result;
+}
+
+static int callgrind_child(const char *name, const char *count) {
+    impl *im = find_impl(name);
+    if (im == NULL) return 2;
+    uint64_t n = strtoull(count, NULL, 10);
+    static uint8_t buf[kBufSize];
+    bench_input in;
+    make_input(&in);
+    im->ctx = im->make();
+    im->loop(im->ctx, &in, buf, 100); /* warm-up: first-use allocations, lazy binding */
+#ifdef BENCH_HAVE_CALLGRIND_H
+    CALLGRIND_ZERO_STATS;
+#endif
+    im->loop(im->ctx, &in, buf, n);
+    im->destroy(im->ctx);
+    return 0;
+}
+
+static const char *target_word(bool met) { return met ? "MET" : "NOT MET"; }
+
+int main(int argc, char **argv) {
+    int runs = 7;
+    uint64_t iterations = 0;
+    bool callgrind = true;
+    const char *e;
+    if ((e = getenv("TRACEC_BENCH_RUNS")) && *e) runs = atoi(e);
+    if ((e = getenv("TRACEC_BENCH_ITERATIONS")) && *e) iterations = strtoull(e, NULL, 10);
+    if ((e = getenv("TRACEC_BENCH_CALLGRIND")) && strcmp(e, "0") == 0) callgrind = false;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--callgrind-child") == 0 && i + 2 < argc)
+            return callgrind_child(argv[i + 1], argv[i + 2]);
+        if (strcmp(argv[i], "--runs") == 0 && i + 1 < argc) {
+            runs = atoi(argv[++i]);
+        } else if (strcmp(argv[i], "--iterations") == 0 && i + 1 < argc) {
+            iterations = strtoull(argv[++i], NULL, 10);
+        } else if (strcmp(argv[i], "--no-callgrind") == 0) {
+            callgrind = false;
+        } else {
+            fprintf(stderr, "usage: %s [--runs R] [--iterations N] [--no-callgrind]\n", argv[0]);
+            return 2;
+        }
+    }
+    if (runs < 1) runs = 1;
+    if (runs > kMaxRuns) runs = kMaxRuns;
+
+    static uint8_t buf[kBufSize];
+    bench_input in;
+    make_input(&in);
+    for (int i = 0; i < kMaxImpls; i++) g_impls[i].ctx = g_impls[i].make();
+
+    printf("== typical_packet: TracePacket{timestamp, sequence id, TrackEvent{type, track uuid, "
+           "name iid, category iid, debug annotation, 2 extension fields}}\n");
+    fflush(stdout);
+    if (!verify(&in)) return 1;
+
+    for (int i = 0; i < kMaxImpls; i++) {
+        impl *im = &g_impls[i];
+        im->iterations = iterations ? iterations : calibrate(im, &in, buf, 150.0);
+    }
+    for (int r = 0; r < runs; r++) {
+        for (int i = 0; i < kMaxImpls; i++) {
+            impl *im = &g_impls[i];
+            double t0 = now_ns();
+            im->loop(im->ctx, &in, buf, im->iterations);
+            im->ns[r] = (now_ns() - t0) / (double)im->iterations;
+        }
+    }
+    for (int i = 0; i < kMaxImpls; i++) {
+        impl *im = &g_impls[i];
+        double sorted[kMaxRuns];
+        memcpy(sorted, im->ns, sizeof(double) * (size_t)runs);
+        qsort(sorted, (size_t)runs, sizeof(double), cmp_double);
+        im->median = runs % 2 ? sorted[runs / 2] : (sorted[runs / 2 - 1] + sorted[runs / 2]) / 2;
+        im->min = sorted[0];
+    }
+    if (callgrind && !have_valgrind()) {
+        printf("callgrind: valgrind not on PATH, instruction counts skipped\n");
+        callgrind = false;
+    }
+    if (callgrind) {
+        fflush(stdout);
+        for (int i = 0; i < kMaxImpls; i++) g_impls[i].instructions = callgrind_count(&g_impls[i]);
+    }
+
+    impl *tc = find_impl("tracec"), *dir = find_impl("direct");
+    printf("%-12s %6s %12s %9s %12s %9s %10s %11s\n", "impl", "bytes", "ns/packet", "min ns",
+           "instr/pkt", "packets", "vs direct", "vs tracec");
+    for (int i = 0; i < kMaxImpls; i++) {
+        impl *im = &g_impls[i];
+        char instr[32] = "-";
+        if (im->instructions >= 0) snprintf(instr, sizeof instr, "%.0f", im->instructions);
+        printf("%-12s %6zu %12.2f %9.2f %12s %9" PRIu64 " %9.2fx %10.2fx\n", im->name, im->bytes,
+               im->median, im->min, instr, im->iterations, im->median / dir->median,
+               im->median / tc->median);
+    }
+    printf("(median of %d rounds; 'vs' columns: this impl's ns/packet divided by that one's)\n",
+           runs);
+    double floor_ratio = tc->median / dir->median;
+    printf("target: tracec within 1.5x of the direct floor (goal 1.3x): %.2fx  %s%s\n", floor_ratio,
+           target_word(floor_ratio <= 1.5), floor_ratio <= 1.3 ? " (goal met too)" : "");
+    const char *peers[] = {"protobuf-c", "libprotobuf", "nanopb"};
+    for (size_t k = 0; k < sizeof peers / sizeof peers[0]; k++) {
+        impl *p = find_impl(peers[k]);
+        double speedup = p->median / tc->median;
+        if (k < 2)
+            printf("target: tracec >= 5x faster than %s: %.1fx  %s\n", p->name, speedup,
+                   target_word(speedup >= 5.0));
+        else
+            printf("info:   tracec vs %s: %.1fx faster\n", p->name, speedup);
+    }
+
+    const char *json = getenv("TRACEC_BENCH_JSON");
+    FILE *jf = json && *json ? fopen(json, "a") : NULL;
+    if (json && *json && jf == NULL) perror(json);
+    for (int i = 0; jf && i < kMaxImpls; i++) {
+        impl *im = &g_impls[i];
+        fprintf(jf,
+                "{\"bench\": \"typical_packet\", \"impl\": \"%s\", \"ns_per_op\": %.2f, "
+                "\"bytes\": %zu, \"iterations\": %" PRIu64 ", \"runs\": %d, \"ns_min\": %.2f",
+                im->name, im->median, im->bytes, im->iterations, runs, im->min);
+        if (im->instructions >= 0) fprintf(jf, ", \"instructions\": %.1f", im->instructions);
+        fprintf(jf, "}\n");
+    }
+    if (jf) fclose(jf);
+    for (int i = 0; i < kMaxImpls; i++) g_impls[i].destroy(g_impls[i].ctx);
+    return 0;
+}
