@@ -324,6 +324,7 @@ static void add_message(tracec_pool *p, const Google__Protobuf__DescriptorProto 
         if (f->oneof_index >= (int)m->n_oneofs) f->oneof_index = -1;
         f->index = (uint32_t)i;
         f->containing = m;
+        if (f->required) m->has_required = true;
         m->by_number[i] = f;
         if (!htab_put(&m->by_name, f->name, f)) p->oom = true;
         if (f->type_name && !push_pending(p, f)) p->oom = true;

@@ -61,6 +61,7 @@ struct tracec_msgdef {
     const char *file;
     bool proto3;
     bool map_entry;
+    bool has_required;
     size_t n_fields;
     tracec_fielddef *fields;        /* declaration order */
     tracec_fielddef **by_number;    /* sorted by number */

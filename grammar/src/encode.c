@@ -368,7 +368,7 @@ static bool mark_seen(tp_ctx *P, tp_frame *F, const tracec_fielddef *f, const ch
 
 static bool check_required(tp_ctx *P, tp_frame *F, const char *at) {
     const tracec_msgdef *m = F->msg;
-    if (m == NULL) return true;
+    if (m == NULL || !m->has_required) return true;
     for (size_t i = 0; i < m->n_fields; i++)
         if (m->fields[i].required && !is_set(P, F, i))
             return tp_error(P, at, "missing required field \"%s\" in %s", m->fields[i].name,
@@ -654,9 +654,7 @@ static bool unescape_into_scratch(tp_ctx *P, const tp_tok *t) {
         case '\\': buf[0] = '\\'; e++; break;
         case '\'': buf[0] = '\''; e++; break;
         case '"': buf[0] = '"'; e++; break;
-        case 'x':
-        case 'X': {
-            /* The spec writes "\x"; protoc also takes "\X". */
+        case 'x': {
             e++;
             int v = 0, digits = 0;
             while (digits < 2 && e < end && hexval(*e) >= 0) v = v * 16 + hexval(*e++), digits++;
