@@ -1,0 +1,106 @@
+/*
+ * tracec/testing.h - Criterion assertions for traces.
+ *
+ *     #include <criterion/criterion.h>
+ *     #include "tracec/testing.h"
+ *
+ *     Test(my_app, writes_one_slice) {
+ *         ... write a trace into memory (tracec_trace_file_open_memory) ...
+ *         tracec_assert_trace_eq_text(data, size,
+ *             "packet { timestamp: 10 track_event { type: TYPE_SLICE_BEGIN name: \"work\" } }",
+ *             NULL);
+ *     }
+ *
+ * The comparison is by meaning (field order in the text, packed/unpacked
+ * encodings do not matter).  On a failure the message is a unified diff of
+ * the expected and actual textprotos (as `protoc --decode` would print
+ * them), or the parse / decode error with its line:column or byte offset.
+ *
+ * `pool` may be NULL: the default pool holds the descriptors compiled into
+ * the test program (generated writers register theirs) and the built-in
+ * Perfetto-compatible schema.  Extensions described by ExtensionDescriptor
+ * packets of the trace are resolved too.  The `_type` variants take the
+ * root message type; the others compare perfetto.protos.Trace.
+ *
+ * The helpers that return reports (tracec_testing_check_*) can be used
+ * without Criterion.  Not thread-safe: Criterion runs each test in its own
+ * process, which is what this is written for.
+ */
+#ifndef TRACEC_TESTING_H
+#define TRACEC_TESTING_H
+
+#include <stddef.h>
+
+#include "tracec/decode.h"
+#include "tracec/descpool.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * The pool used when NULL is passed: compile-time registry + built-in
+ * schema, created on first use and kept for the life of the process.
+ * NULL only if it cannot be built (out of memory).
+ */
+tracec_pool *tracec_testing_default_pool(void);
+
+/*
+ * Compares `size` bytes at `data` (a binary `type_name`, NULL meaning
+ * perfetto.protos.Trace) with `expected_text`.  Returns NULL when they mean
+ * the same; otherwise a report (diff or error) that stays valid until the
+ * next call of a tracec_testing_check_* function (do not free it).
+ */
+const char *tracec_testing_check_trace(const void *data, size_t size, const char *expected_text,
+                                       tracec_pool *pool, const char *type_name);
+
+/* The same for a trace file read from `path`. */
+const char *tracec_testing_check_file(const char *path, const char *expected_text,
+                                      tracec_pool *pool, const char *type_name);
+
+/* Compares two textprotos of `type_name` by meaning. */
+const char *tracec_testing_check_text(const char *actual_text, const char *expected_text,
+                                      tracec_pool *pool, const char *type_name);
+
+#ifdef __cplusplus
+}
+#endif
+
+/* Criterion assertions (need <criterion/criterion.h> in the including file). */
+#define tracec_assert_trace_eq_text_type(data, size, expected_text, pool, type_name)                  \
+    do {                                                                                          \
+        const char *tracec_i_report_ =                                                            \
+            tracec_testing_check_trace((data), (size), (expected_text), (pool), (type_name));    \
+        if (tracec_i_report_) cr_assert_fail("trace differs from the expected textproto:\n%s",    \
+                                             tracec_i_report_);                                   \
+    } while (0)
+
+#define tracec_expect_trace_eq_text_type(data, size, expected_text, pool, type_name)                  \
+    do {                                                                                          \
+        const char *tracec_i_report_ =                                                            \
+            tracec_testing_check_trace((data), (size), (expected_text), (pool), (type_name));    \
+        if (tracec_i_report_) cr_expect_fail("trace differs from the expected textproto:\n%s",    \
+                                             tracec_i_report_);                                   \
+    } while (0)
+
+#define tracec_assert_trace_eq_text(data, size, expected_text, pool)                                  \
+    tracec_assert_trace_eq_text_type(data, size, expected_text, pool, NULL)
+#define tracec_expect_trace_eq_text(data, size, expected_text, pool)                                  \
+    tracec_expect_trace_eq_text_type(data, size, expected_text, pool, NULL)
+
+#define tracec_assert_file_eq_text(path, expected_text, pool)                                         \
+    do {                                                                                          \
+        const char *tracec_i_report_ =                                                            \
+            tracec_testing_check_file((path), (expected_text), (pool), NULL);                     \
+        if (tracec_i_report_) cr_assert_fail("trace file %s differs from the expected textproto:\n%s", \
+                                             (path), tracec_i_report_);                           \
+    } while (0)
+
+#define tracec_assert_text_eq(actual_text, expected_text, pool, type_name)                            \
+    do {                                                                                          \
+        const char *tracec_i_report_ =                                                            \
+            tracec_testing_check_text((actual_text), (expected_text), (pool), (type_name));       \
+        if (tracec_i_report_) cr_assert_fail("textprotos differ:\n%s", tracec_i_report_);        \
+    } while (0)
+
+#endif /* TRACEC_TESTING_H */

@@ -1,0 +1,897 @@
+/*
+ * args.c - the trace processor's args view of track events.
+ *
+ * Walks Trace.packet in order, keeps the interned debug annotation names and
+ * string values of each packet sequence (cleared by
+ * SEQ_INCREMENTAL_STATE_CLEARED), and for each TrackEvent reports:
+ *   - debug annotations (field 4) as `debug.<name>`, dictionaries as
+ *     `.<key>`, arrays as `[N]`, legacy NestedValues likewise, and typed
+ *     proto values (proto_type_name + proto_value) flattened by their fields;
+ *   - extension fields by their short name, `.` into messages, `[N]` for
+ *     repeated elements; a DebugAnnotation field inside them is flattened
+ *     by the annotation's name under the parent's key (no field name, no index).
+ * Extension fields the pool cannot explain are counted, not reported.
+ * Interned strings point into the input: nothing is copied.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "internal.h"
+#include "tracec/args.h"
+
+#define TC_SEQ_FLAG_CLEARED 1u
+
+/* TracePacket / InternedData / TrackEvent / DebugAnnotation field numbers. */
+enum {
+    PKT_TRACK_EVENT = 11,
+    PKT_INTERNED_DATA = 12,
+    PKT_SEQ_ID = 10,
+    PKT_SEQ_FLAGS = 13,
+    PKT_INCREMENTAL_CLEARED = 41,
+    ID_DEBUG_ANNOTATION_NAMES = 3,
+    ID_DEBUG_ANNOTATION_STRING_VALUES = 29,
+    TE_DEBUG_ANNOTATIONS = 4,
+    DA_NAME_IID = 1,
+    DA_BOOL = 2,
+    DA_UINT = 3,
+    DA_INT = 4,
+    DA_DOUBLE = 5,
+    DA_STRING = 6,
+    DA_POINTER = 7,
+    DA_NESTED = 8,
+    DA_LEGACY_JSON = 9,
+    DA_NAME = 10,
+    DA_DICT_ENTRIES = 11,
+    DA_ARRAY_VALUES = 12,
+    DA_PROTO_VALUE = 14,
+    DA_PROTO_TYPE_NAME = 16,
+    DA_STRING_IID = 17,
+    NV_TYPE = 1,
+    NV_DICT_KEYS = 2,
+    NV_DICT_VALUES = 3,
+    NV_ARRAY_VALUES = 4,
+    NV_INT = 5,
+    NV_DOUBLE = 6,
+    NV_BOOL = 7,
+    NV_STRING = 8
+};
+
+typedef struct tc_span {
+    const uint8_t *p;
+    size_t n;
+} tc_span;
+
+/* iid -> string, open addressing; iid 0 marks an empty slot (iids start at 1). */
+typedef struct tc_intern {
+    uint64_t *iids;
+    tc_span *vals;
+    size_t cap, n;
+} tc_intern;
+
+typedef struct tc_seq {
+    uint32_t id;
+    bool used;
+    tc_intern names, strings;
+} tc_seq;
+
+typedef struct tc_args {
+    tc_schema *s;
+    const uint8_t *input;
+    const char *file_name;
+    int max_depth;
+    tracec_arg_fn fn;
+    void *ctx;
+    tracec_args_stats st;
+    tracec_error *err;
+    tracec_status_t status;
+    tc_seq *seqs;
+    size_t nseqs, capseqs;
+    tc_seq *cur;
+    uint64_t event;
+    char *key;
+    size_t keylen, keycap;
+    char *flat;
+    size_t flatcap;
+    tc_msg *track_event;
+} tc_args;
+
+static void tc_args_fail(tc_args *a, const uint8_t *at, const char *what) {
+    if (a->status != TRACEC_STATUS_SUCCESS) return;
+    a->status = TRACEC_STATUS_CORRUPT_DATA;
+    tc_set_error(a->err, "%s: byte offset %zu: %s", a->file_name, (size_t)(at - a->input), what);
+}
+
+static void tc_args_oom(tc_args *a) {
+    if (a->status != TRACEC_STATUS_SUCCESS) return;
+    a->status = TRACEC_STATUS_OUT_OF_MEMORY;
+    tc_set_error(a->err, "%s: out of memory", a->file_name);
+}
+
+/* ---- Field iteration ------------------------------------------------------ */
+
+typedef struct tc_it {
+    const uint8_t *p, *end;
+    uint32_t number;
+    int wt;
+    uint64_t v;
+    const uint8_t *data;
+    size_t len;
+} tc_it;
+
+/* 1: a field; 0: the end; -1: malformed (reported). */
+static int tc_it_next(tc_args *a, tc_it *it) {
+    if (it->p >= it->end) return 0;
+    const uint8_t *at = it->p;
+    uint64_t tag;
+    if (tc_read_varint(&it->p, it->end, &tag) != TC_VARINT_OK || tag > UINT32_MAX || (tag >> 3) == 0) {
+        tc_args_fail(a, at, "invalid tag");
+        return -1;
+    }
+    it->number = (uint32_t)(tag >> 3);
+    it->wt = (int)(tag & 7);
+    it->data = NULL;
+    it->len = 0;
+    switch (it->wt) {
+    case TC_WT_VARINT:
+        if (tc_read_varint(&it->p, it->end, &it->v) != TC_VARINT_OK) {
+            tc_args_fail(a, it->p, "malformed varint");
+            return -1;
+        }
+        return 1;
+    case TC_WT_FIXED64:
+        if (it->end - it->p < 8) {
+            tc_args_fail(a, it->p, "truncated fixed64 value");
+            return -1;
+        }
+        it->v = tc_load64(it->p);
+        it->p += 8;
+        return 1;
+    case TC_WT_FIXED32:
+        if (it->end - it->p < 4) {
+            tc_args_fail(a, it->p, "truncated fixed32 value");
+            return -1;
+        }
+        it->v = tc_load32(it->p);
+        it->p += 4;
+        return 1;
+    case TC_WT_LEN:
+        if (tc_read_varint(&it->p, it->end, &it->v) != TC_VARINT_OK ||
+            it->v > (uint64_t)(it->end - it->p)) {
+            tc_args_fail(a, at, "length runs past the end of the enclosing message");
+            return -1;
+        }
+        it->data = it->p;
+        it->len = (size_t)it->v;
+        it->p += it->len;
+        return 1;
+    default: {
+        const char *e = tc_skip_value(&it->p, it->end, it->number, it->wt, a->max_depth, NULL);
+        if (e) {
+            tc_args_fail(a, it->p, e);
+            return -1;
+        }
+        return 1;
+    }
+    }
+}
+
+static void tc_it_init(tc_it *it, const uint8_t *p, size_t n) {
+    memset(it, 0, sizeof *it);
+    it->p = p;
+    it->end = p + n;
+}
+
+/* ---- Interning ------------------------------------------------------------ */
+
+static size_t tc_hash64(uint64_t x) {
+    x ^= x >> 31;
+    x *= 0x7fb5d329728ea185ULL;
+    x ^= x >> 27;
+    return (size_t)x;
+}
+
+static bool tc_intern_put(tc_intern *t, uint64_t iid, tc_span v) {
+    if (iid == 0) return true;
+    if ((t->n + 1) * 2 > t->cap) {
+        size_t ncap = t->cap ? t->cap * 2 : 64;
+        uint64_t *ni = calloc(ncap, sizeof *ni);
+        tc_span *nv = calloc(ncap, sizeof *nv);
+        if (!ni || !nv) {
+            free(ni);
+            free(nv);
+            return false;
+        }
+        for (size_t i = 0; i < t->cap; i++) {
+            if (!t->iids[i]) continue;
+            size_t j = tc_hash64(t->iids[i]) & (ncap - 1);
+            while (ni[j]) j = (j + 1) & (ncap - 1);
+            ni[j] = t->iids[i];
+            nv[j] = t->vals[i];
+        }
+        free(t->iids);
+        free(t->vals);
+        t->iids = ni;
+        t->vals = nv;
+        t->cap = ncap;
+    }
+    size_t mask = t->cap - 1, i = tc_hash64(iid) & mask;
+    while (t->iids[i] && t->iids[i] != iid) i = (i + 1) & mask;
+    if (!t->iids[i]) t->n++;
+    t->iids[i] = iid;
+    t->vals[i] = v;
+    return true;
+}
+
+static const tc_span *tc_intern_get(const tc_intern *t, uint64_t iid) {
+    if (!t->cap || !iid) return NULL;
+    size_t mask = t->cap - 1;
+    for (size_t i = tc_hash64(iid) & mask;; i = (i + 1) & mask) {
+        if (t->iids[i] == iid) return &t->vals[i];
+        if (!t->iids[i]) return NULL;
+    }
+}
+
+static void tc_intern_clear(tc_intern *t) {
+    if (t->cap) memset(t->iids, 0, t->cap * sizeof *t->iids);
+    t->n = 0;
+}
+
+static tc_seq *tc_seq_get(tc_args *a, uint32_t id) {
+    for (size_t i = 0; i < a->nseqs; i++)
+        if (a->seqs[i].id == id) return &a->seqs[i];
+    if (a->nseqs == a->capseqs) {
+        size_t ncap = a->capseqs ? a->capseqs * 2 : 8;
+        tc_seq *ns = realloc(a->seqs, ncap * sizeof *ns);
+        if (!ns) return NULL;
+        a->seqs = ns;
+        a->capseqs = ncap;
+    }
+    tc_seq *s = &a->seqs[a->nseqs++];
+    memset(s, 0, sizeof *s);
+    s->id = id;
+    return s;
+}
+
+/* Reads the (iid, string) pairs of a repeated interned entry: iid = 1, string = 2. */
+static bool tc_intern_entry(tc_args *a, tc_intern *t, const uint8_t *p, size_t n) {
+    tc_it it;
+    tc_it_init(&it, p, n);
+    uint64_t iid = 0;
+    tc_span v = {p, 0};
+    int k;
+    while ((k = tc_it_next(a, &it)) > 0) {
+        if (it.number == 1 && it.wt == TC_WT_VARINT) iid = it.v;
+        if (it.number == 2 && it.wt == TC_WT_LEN) v = (tc_span){it.data, it.len};
+    }
+    if (k < 0) return false;
+    if (!tc_intern_put(t, iid, v)) {
+        tc_args_oom(a);
+        return false;
+    }
+    return true;
+}
+
+/* ---- Keys ------------------------------------------------------------------ */
+
+static bool tc_key_reserve(tc_args *a, size_t extra) {
+    if (a->keycap - a->keylen > extra) return true;
+    size_t ncap = a->keycap ? a->keycap : 256;
+    while (ncap - a->keylen <= extra) ncap *= 2;
+    char *nk = realloc(a->key, ncap);
+    if (!nk) return false;
+    a->key = nk;
+    a->keycap = ncap;
+    return true;
+}
+
+/* Appends [sep] name to the key; returns the previous length (to restore). */
+static size_t tc_key_push(tc_args *a, const char *sep, const char *name, size_t n) {
+    size_t old = a->keylen;
+    size_t sl = (sep && a->keylen) ? strlen(sep) : 0;
+    if (!tc_key_reserve(a, sl + n + 1)) {
+        tc_args_oom(a);
+        return old;
+    }
+    if (sl) memcpy(a->key + a->keylen, sep, sl);
+    a->keylen += sl;
+    if (n) memcpy(a->key + a->keylen, name, n);
+    a->keylen += n;
+    a->key[a->keylen] = 0;
+    return old;
+}
+
+static size_t tc_key_index(tc_args *a, uint64_t i) {
+    char tmp[32];
+    int n = snprintf(tmp, sizeof tmp, "[%llu]", (unsigned long long)i);
+    return tc_key_push(a, NULL, tmp, (size_t)n);
+}
+
+static void tc_key_pop(tc_args *a, size_t old) {
+    a->keylen = old;
+    if (a->key) a->key[old] = 0;
+}
+
+/* ---- Emitting ------------------------------------------------------------- */
+
+static void tc_emit(tc_args *a, tracec_arg *arg) {
+    if (a->status != TRACEC_STATUS_SUCCESS) return;
+    if (!tc_key_reserve(a, 1)) {
+        tc_args_oom(a);
+        return;
+    }
+    a->key[a->keylen] = 0;
+    if (a->flatcap < a->keylen + 1) {
+        char *nf = realloc(a->flat, a->keylen + 1);
+        if (!nf) {
+            tc_args_oom(a);
+            return;
+        }
+        a->flat = nf;
+        a->flatcap = a->keylen + 1;
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < a->keylen; i++) {
+        if (a->key[i] == '[') {
+            size_t j = i + 1;
+            while (j < a->keylen && a->key[j] >= '0' && a->key[j] <= '9') j++;
+            if (j > i + 1 && j < a->keylen && a->key[j] == ']') {
+                i = j;
+                continue;
+            }
+        }
+        a->flat[k++] = a->key[i];
+    }
+    a->flat[k] = 0;
+    arg->event = a->event;
+    arg->key = a->key;
+    arg->flat_key = a->flat;
+    a->st.args++;
+    if (!a->fn(a->ctx, arg)) {
+        a->status = TRACEC_STATUS_ERROR;
+        tc_set_error(a->err, "%s: stopped by the args callback", a->file_name);
+    }
+}
+
+static void tc_emit_int(tc_args *a, int64_t v) {
+    tracec_arg arg;
+    memset(&arg, 0, sizeof arg);
+    arg.type = TRACEC_ARG_INT;
+    arg.int_value = v;
+    tc_emit(a, &arg);
+}
+
+static void tc_emit_real(tc_args *a, double v) {
+    tracec_arg arg;
+    memset(&arg, 0, sizeof arg);
+    arg.type = TRACEC_ARG_REAL;
+    arg.real_value = v;
+    tc_emit(a, &arg);
+}
+
+static void tc_emit_str(tc_args *a, const uint8_t *s, size_t n) {
+    tracec_arg arg;
+    memset(&arg, 0, sizeof arg);
+    arg.type = TRACEC_ARG_STRING;
+    arg.string_value = n ? (const char *)s : "";
+    arg.string_len = n;
+    tc_emit(a, &arg);
+}
+
+/* A scalar of field `f` (any type but message). */
+static void tc_emit_scalar(tc_args *a, const tc_field *f, uint64_t v) {
+    switch ((tracec_field_type)f->type) {
+    case TRACEC_TYPE_DOUBLE: {
+        double x;
+        memcpy(&x, &v, 8);
+        tc_emit_real(a, x);
+        return;
+    }
+    case TRACEC_TYPE_FLOAT: {
+        float x;
+        uint32_t b = (uint32_t)v;
+        memcpy(&x, &b, 4);
+        tc_emit_real(a, (double)x);
+        return;
+    }
+    case TRACEC_TYPE_INT32:
+    case TRACEC_TYPE_SFIXED32:
+        tc_emit_int(a, (int32_t)(uint32_t)v);
+        return;
+    case TRACEC_TYPE_UINT32:
+    case TRACEC_TYPE_FIXED32:
+        tc_emit_int(a, (int64_t)(uint32_t)v);
+        return;
+    case TRACEC_TYPE_BOOL:
+        tc_emit_int(a, v != 0);
+        return;
+    case TRACEC_TYPE_SINT32: {
+        uint32_t u = (uint32_t)v;
+        tc_emit_int(a, (int32_t)(u >> 1) ^ -(int32_t)(u & 1));
+        return;
+    }
+    case TRACEC_TYPE_SINT64:
+        tc_emit_int(a, (int64_t)(v >> 1) ^ -(int64_t)(v & 1));
+        return;
+    case TRACEC_TYPE_ENUM: {
+        uint32_t n;
+        const char *name = f->en ? tc_enum_name(f->en, (int32_t)v, &n) : NULL;
+        if (name)
+            tc_emit_str(a, (const uint8_t *)name, n);
+        else
+            tc_emit_int(a, (int32_t)(uint32_t)v);
+        return;
+    }
+    default: /* int64, uint64, fixed64, sfixed64 */
+        tc_emit_int(a, (int64_t)v);
+        return;
+    }
+}
+
+/* ---- Debug annotations ---------------------------------------------------- */
+
+static void tc_message_args(tc_args *a, tc_msg *mi, const uint8_t *p, size_t n, int depth);
+
+static void tc_nested_value(tc_args *a, const uint8_t *p, size_t n, int depth) {
+    if (depth > a->max_depth) {
+        tc_args_fail(a, p, "debug annotations nested deeper than the limit");
+        return;
+    }
+    tc_it it;
+    tc_it_init(&it, p, n);
+    uint64_t type = 0;
+    int k;
+    while ((k = tc_it_next(a, &it)) > 0)
+        if (it.number == NV_TYPE && it.wt == TC_WT_VARINT) type = it.v;
+    if (k < 0) return;
+    tc_it_init(&it, p, n);
+    if (type == 1) { /* DICT: keys[i] -> values[i] */
+        tc_it kit;
+        tc_it_init(&kit, p, n);
+        while (tc_it_next(a, &it) > 0) {
+            if (it.number != NV_DICT_VALUES || it.wt != TC_WT_LEN) continue;
+            bool found = false;
+            while (tc_it_next(a, &kit) > 0) {
+                if (kit.number == NV_DICT_KEYS && kit.wt == TC_WT_LEN) {
+                    found = true;
+                    break;
+                }
+            }
+            if (!found) break;
+            size_t old = tc_key_push(a, ".", (const char *)kit.data, kit.len);
+            tc_nested_value(a, it.data, it.len, depth + 1);
+            tc_key_pop(a, old);
+        }
+    } else if (type == 2) { /* ARRAY */
+        uint64_t i = 0;
+        while (tc_it_next(a, &it) > 0) {
+            if (it.number != NV_ARRAY_VALUES || it.wt != TC_WT_LEN) continue;
+            size_t old = tc_key_index(a, i++);
+            tc_nested_value(a, it.data, it.len, depth + 1);
+            tc_key_pop(a, old);
+        }
+    } else {
+        while (tc_it_next(a, &it) > 0) {
+            if (it.number == NV_INT && it.wt == TC_WT_VARINT)
+                tc_emit_int(a, (int64_t)it.v);
+            else if (it.number == NV_DOUBLE && it.wt == TC_WT_FIXED64) {
+                double x;
+                memcpy(&x, &it.v, 8);
+                tc_emit_real(a, x);
+            } else if (it.number == NV_BOOL && it.wt == TC_WT_VARINT)
+                tc_emit_int(a, it.v != 0);
+            else if (it.number == NV_STRING && it.wt == TC_WT_LEN)
+                tc_emit_str(a, it.data, it.len);
+        }
+    }
+}
+
+static void tc_annotation_value(tc_args *a, const uint8_t *p, size_t n, int depth);
+
+/* Adds the annotation's name to the key (with `sep`), then its value. */
+static void tc_named_annotation(tc_args *a, const char *sep, const uint8_t *p, size_t n, int depth) {
+    tc_it it;
+    tc_it_init(&it, p, n);
+    tc_span name = {p, 0};
+    bool has_name = false;
+    int k;
+    while ((k = tc_it_next(a, &it)) > 0) {
+        if (it.number == DA_NAME && it.wt == TC_WT_LEN) {
+            name = (tc_span){it.data, it.len};
+            has_name = true;
+        } else if (it.number == DA_NAME_IID && it.wt == TC_WT_VARINT) {
+            const tc_span *s = a->cur ? tc_intern_get(&a->cur->names, it.v) : NULL;
+            if (s) {
+                name = *s;
+                has_name = true;
+            } else {
+                has_name = false;
+            }
+        }
+    }
+    if (k < 0) return;
+    char tmp[40];
+    if (!has_name) {
+        /* An unresolvable interned name: keep the arg, say why in its key. */
+        int m = snprintf(tmp, sizeof tmp, "<unknown name>");
+        name = (tc_span){(const uint8_t *)tmp, (size_t)m};
+    }
+    size_t old = tc_key_push(a, sep, (const char *)name.p, name.n);
+    tc_annotation_value(a, p, n, depth);
+    tc_key_pop(a, old);
+}
+
+static void tc_annotation_value(tc_args *a, const uint8_t *p, size_t n, int depth) {
+    if (depth > a->max_depth) {
+        tc_args_fail(a, p, "debug annotations nested deeper than the limit");
+        return;
+    }
+    tc_it it;
+    tc_it_init(&it, p, n);
+    tc_span type_name = {p, 0};
+    bool has_type = false;
+    int k;
+    uint64_t array_i = 0;
+    while ((k = tc_it_next(a, &it)) > 0 && a->status == TRACEC_STATUS_SUCCESS) {
+        switch (it.number) {
+        case DA_BOOL:
+            if (it.wt == TC_WT_VARINT) tc_emit_int(a, it.v != 0);
+            break;
+        case DA_UINT:
+        case DA_INT:
+        case DA_POINTER:
+            if (it.wt == TC_WT_VARINT) tc_emit_int(a, (int64_t)it.v);
+            break;
+        case DA_DOUBLE:
+            if (it.wt == TC_WT_FIXED64) {
+                double x;
+                memcpy(&x, &it.v, 8);
+                tc_emit_real(a, x);
+            }
+            break;
+        case DA_STRING:
+        case DA_LEGACY_JSON:
+            if (it.wt == TC_WT_LEN) tc_emit_str(a, it.data, it.len);
+            break;
+        case DA_STRING_IID:
+            if (it.wt == TC_WT_VARINT) {
+                const tc_span *s = a->cur ? tc_intern_get(&a->cur->strings, it.v) : NULL;
+                if (s)
+                    tc_emit_str(a, s->p, s->n);
+                else
+                    tc_emit_str(a, (const uint8_t *)"", 0);
+            }
+            break;
+        case DA_NESTED:
+            if (it.wt == TC_WT_LEN) tc_nested_value(a, it.data, it.len, depth + 1);
+            break;
+        case DA_DICT_ENTRIES:
+            if (it.wt == TC_WT_LEN) tc_named_annotation(a, ".", it.data, it.len, depth + 1);
+            break;
+        case DA_ARRAY_VALUES:
+            if (it.wt == TC_WT_LEN) {
+                size_t old = tc_key_index(a, array_i++);
+                tc_annotation_value(a, it.data, it.len, depth + 1);
+                tc_key_pop(a, old);
+            }
+            break;
+        case DA_PROTO_TYPE_NAME:
+            if (it.wt == TC_WT_LEN) {
+                type_name = (tc_span){it.data, it.len};
+                has_type = true;
+            }
+            break;
+        default:
+            break;
+        }
+    }
+    if (k < 0 || !has_type) return;
+    /* A typed proto value: flatten it with the pool's descriptor of its type. */
+    char name[512];
+    size_t tl = type_name.n;
+    if (tl && type_name.p[0] == '.') type_name.p++, tl--;
+    if (tl >= sizeof name) return;
+    memcpy(name, type_name.p, tl);
+    name[tl] = 0;
+    const tracec_msgdef *m = tracec_pool_find_message(tc_schema_pool(a->s), name);
+    if (!m) return;
+    tc_msg *mi = tc_schema_msg(a->s, m);
+    if (!mi) return;
+    tc_it_init(&it, p, n);
+    while (tc_it_next(a, &it) > 0)
+        if (it.number == DA_PROTO_VALUE && it.wt == TC_WT_LEN)
+            tc_message_args(a, mi, it.data, it.len, depth + 1);
+}
+
+/* ---- Messages ------------------------------------------------------------- */
+
+static bool tc_is_debug_annotation(const tc_field *f) {
+    return f->sub && strcmp(tracec_msgdef_full_name(f->sub), "perfetto.protos.DebugAnnotation") == 0;
+}
+
+/* Repeated-element counters of one message instance. */
+typedef struct tc_counts {
+    uint32_t num[16];
+    uint64_t cnt[16];
+    size_t n;
+    uint32_t *xnum;
+    uint64_t *xcnt;
+    size_t xn, xcap;
+} tc_counts;
+
+static uint64_t tc_count_next(tc_counts *c, uint32_t number) {
+    for (size_t i = 0; i < c->n; i++)
+        if (c->num[i] == number) return c->cnt[i]++;
+    for (size_t i = 0; i < c->xn; i++)
+        if (c->xnum[i] == number) return c->xcnt[i]++;
+    if (c->n < 16) {
+        c->num[c->n] = number;
+        c->cnt[c->n++] = 1;
+        return 0;
+    }
+    if (c->xn == c->xcap) {
+        size_t ncap = c->xcap ? c->xcap * 2 : 16;
+        uint32_t *nn = realloc(c->xnum, ncap * sizeof *nn);
+        if (!nn) return 0;
+        c->xnum = nn;
+        uint64_t *nc = realloc(c->xcnt, ncap * sizeof *nc);
+        if (!nc) return 0;
+        c->xcnt = nc;
+        c->xcap = ncap;
+    }
+    c->xnum[c->xn] = number;
+    c->xcnt[c->xn++] = 1;
+    return 0;
+}
+
+/* The value(s) of field `f` found in `it`, under the current key + f's name. */
+static void tc_field_args(tc_args *a, tc_field *f, const tc_it *it, tc_counts *counts, int depth) {
+    if (f->is_msg && it->wt == f->wt && tc_is_debug_annotation(f)) {
+        tc_named_annotation(a, ".", it->data, it->len, depth + 1);
+        return;
+    }
+    size_t old = tc_key_push(a, ".", f->short_name, strlen(f->short_name));
+    if (it->wt == f->wt) {
+        size_t old2 = a->keylen;
+        if (f->repeated) old2 = tc_key_index(a, tc_count_next(counts, f->number));
+        if (f->is_msg) {
+            tc_msg *sub = tc_field_sub(a->s, f);
+            if (depth + 1 > a->max_depth)
+                tc_args_fail(a, it->data, "messages nested deeper than the limit");
+            else if (sub)
+                tc_message_args(a, sub, it->data, it->len, depth + 1);
+        } else if (f->type == TRACEC_TYPE_STRING || f->type == TRACEC_TYPE_BYTES) {
+            tc_emit_str(a, it->data, it->len);
+        } else {
+            tc_emit_scalar(a, f, it->v);
+        }
+        tc_key_pop(a, old2);
+    } else if (f->packable && it->wt == TC_WT_LEN) {
+        const uint8_t *q = it->data, *qe = it->data + it->len;
+        while (q < qe && a->status == TRACEC_STATUS_SUCCESS) {
+            uint64_t v;
+            if (f->wt == TC_WT_VARINT) {
+                if (tc_read_varint(&q, qe, &v) != TC_VARINT_OK) {
+                    tc_args_fail(a, q, "malformed packed field");
+                    break;
+                }
+            } else {
+                size_t w = f->wt == TC_WT_FIXED64 ? 8 : 4;
+                if ((size_t)(qe - q) < w) {
+                    tc_args_fail(a, q, "malformed packed field");
+                    break;
+                }
+                v = w == 8 ? tc_load64(q) : tc_load32(q);
+                q += w;
+            }
+            size_t old2 = tc_key_index(a, tc_count_next(counts, f->number));
+            tc_emit_scalar(a, f, v);
+            tc_key_pop(a, old2);
+        }
+    } else {
+        a->st.unknown_nested_fields++;
+    }
+    tc_key_pop(a, old);
+}
+
+static void tc_message_args(tc_args *a, tc_msg *mi, const uint8_t *p, size_t n, int depth) {
+    tc_it it;
+    tc_it_init(&it, p, n);
+    tc_counts counts;
+    memset(&counts, 0, sizeof counts);
+    while (tc_it_next(a, &it) > 0 && a->status == TRACEC_STATUS_SUCCESS) {
+        tc_field *f = tc_msg_field(a->s, mi, it.number);
+        if (!f || f->wt == 0xff) {
+            a->st.unknown_nested_fields++;
+            continue;
+        }
+        tc_field_args(a, f, &it, &counts, depth);
+    }
+    free(counts.xnum);
+    free(counts.xcnt);
+}
+
+static void tc_track_event(tc_args *a, const uint8_t *p, size_t n) {
+    tc_it it;
+    tc_it_init(&it, p, n);
+    tc_counts counts;
+    memset(&counts, 0, sizeof counts);
+    while (tc_it_next(a, &it) > 0 && a->status == TRACEC_STATUS_SUCCESS) {
+        if (it.number == TE_DEBUG_ANNOTATIONS && it.wt == TC_WT_LEN) {
+            size_t old = tc_key_push(a, NULL, "debug", 5);
+            tc_named_annotation(a, ".", it.data, it.len, 1);
+            tc_key_pop(a, old);
+            continue;
+        }
+        tc_field *f = a->track_event ? tc_msg_field(a->s, a->track_event, it.number) : NULL;
+        if (f && f->is_ext && f->wt != 0xff) {
+            tc_field_args(a, f, &it, &counts, 1);
+        } else if (!f || f->is_ext) {
+            if (a->track_event && tracec_msgdef_in_extension_range(a->track_event->def, it.number))
+                a->st.unknown_extension_fields++;
+        }
+    }
+    free(counts.xnum);
+    free(counts.xcnt);
+}
+
+static void tc_packet(tc_args *a, const uint8_t *p, size_t n) {
+    tc_it it;
+    tc_it_init(&it, p, n);
+    uint32_t seq = 0;
+    bool cleared = false;
+    int k;
+    while ((k = tc_it_next(a, &it)) > 0) {
+        if (it.number == PKT_SEQ_ID && it.wt == TC_WT_VARINT) seq = (uint32_t)it.v;
+        if (it.number == PKT_SEQ_FLAGS && it.wt == TC_WT_VARINT && (it.v & TC_SEQ_FLAG_CLEARED))
+            cleared = true;
+        if (it.number == PKT_INCREMENTAL_CLEARED && it.wt == TC_WT_VARINT && it.v) cleared = true;
+    }
+    if (k < 0) return;
+    a->cur = tc_seq_get(a, seq);
+    if (!a->cur) {
+        tc_args_oom(a);
+        return;
+    }
+    if (cleared) {
+        tc_intern_clear(&a->cur->names);
+        tc_intern_clear(&a->cur->strings);
+    }
+    tc_it_init(&it, p, n);
+    while (tc_it_next(a, &it) > 0) {
+        if (it.number != PKT_INTERNED_DATA || it.wt != TC_WT_LEN) continue;
+        tc_it id;
+        tc_it_init(&id, it.data, it.len);
+        while (tc_it_next(a, &id) > 0) {
+            if (id.wt != TC_WT_LEN) continue;
+            if (id.number == ID_DEBUG_ANNOTATION_NAMES)
+                tc_intern_entry(a, &a->cur->names, id.data, id.len);
+            else if (id.number == ID_DEBUG_ANNOTATION_STRING_VALUES)
+                tc_intern_entry(a, &a->cur->strings, id.data, id.len);
+        }
+    }
+    tc_it_init(&it, p, n);
+    while (tc_it_next(a, &it) > 0 && a->status == TRACEC_STATUS_SUCCESS) {
+        if (it.number != PKT_TRACK_EVENT || it.wt != TC_WT_LEN) continue;
+        a->st.track_events++;
+        tc_track_event(a, it.data, it.len);
+        a->event++;
+    }
+}
+
+tracec_status_t tracec_args_visit(tracec_pool *pool, const void *trace, size_t size,
+                                  const tracec_decode_options *opts, tracec_arg_fn fn, void *ctx,
+                                  tracec_args_stats *stats, tracec_error *err) {
+    tracec_decode_options o;
+    if (opts)
+        o = *opts;
+    else
+        tracec_decode_options_init(&o);
+    if (!o.file_name) o.file_name = "<input>";
+    if (o.max_depth <= 0) o.max_depth = 100;
+    if (err) err->msg[0] = 0;
+    if (stats) memset(stats, 0, sizeof *stats);
+    if (!pool || !fn || (!trace && size)) {
+        tc_set_error(err, "tracec_args_visit: invalid argument");
+        return TRACEC_STATUS_INVALID_ARGUMENT;
+    }
+    if (o.type_name && strcmp(o.type_name, TRACEC_DEFAULT_TYPE) != 0) {
+        tc_set_error(err, "args: the input must be a %s, not %s", TRACEC_DEFAULT_TYPE, o.type_name);
+        return TRACEC_STATUS_INVALID_ARGUMENT;
+    }
+    if (o.extension_descriptors)
+        (void)tracec_load_extension_descriptors(pool, trace, size, TRACEC_DEFAULT_TYPE, NULL, NULL);
+    tc_args a;
+    memset(&a, 0, sizeof a);
+    a.input = trace;
+    a.file_name = o.file_name;
+    a.max_depth = o.max_depth;
+    a.fn = fn;
+    a.ctx = ctx;
+    a.err = err;
+    a.status = TRACEC_STATUS_SUCCESS;
+    a.s = tc_schema_new(pool);
+    if (!a.s) {
+        tc_args_oom(&a);
+    } else {
+        const tracec_msgdef *te = tracec_pool_find_message(pool, "perfetto.protos.TrackEvent");
+        a.track_event = te ? tc_schema_msg(a.s, te) : NULL;
+        static const uint8_t empty[1];
+        tc_it it;
+        tc_it_init(&it, size ? trace : empty, size);
+        while (a.status == TRACEC_STATUS_SUCCESS && tc_it_next(&a, &it) > 0) {
+            if (it.number != 1 || it.wt != TC_WT_LEN) continue;
+            a.st.packets++;
+            tc_packet(&a, it.data, it.len);
+        }
+    }
+    for (size_t i = 0; i < a.nseqs; i++) {
+        free(a.seqs[i].names.iids);
+        free(a.seqs[i].names.vals);
+        free(a.seqs[i].strings.iids);
+        free(a.seqs[i].strings.vals);
+    }
+    free(a.seqs);
+    free(a.key);
+    free(a.flat);
+    tc_schema_free(a.s);
+    if (stats) *stats = a.st;
+    return a.status;
+}
+
+/* ---- CSV -------------------------------------------------------------------- */
+
+typedef struct tc_csv {
+    tc_out o;
+} tc_csv;
+
+static void tc_csv_field(tc_out *o, const char *s, size_t n) {
+    bool quote = false;
+    for (size_t i = 0; i < n; i++)
+        if (s[i] == ',' || s[i] == '"' || s[i] == '\n' || s[i] == '\r') {
+            quote = true;
+            break;
+        }
+    if (!quote) {
+        tc_out_put(o, s, n);
+        return;
+    }
+    tc_out_putc(o, '"');
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] == '"') tc_out_putc(o, '"');
+        tc_out_putc(o, s[i]);
+    }
+    tc_out_putc(o, '"');
+}
+
+static bool tc_csv_row(void *ctx, const tracec_arg *arg) {
+    tc_out *o = &((tc_csv *)ctx)->o;
+    tc_out_u64(o, arg->event);
+    tc_out_putc(o, ',');
+    tc_csv_field(o, arg->flat_key, strlen(arg->flat_key));
+    tc_out_putc(o, ',');
+    tc_csv_field(o, arg->key, strlen(arg->key));
+    tc_out_putc(o, ',');
+    if (arg->type == TRACEC_ARG_INT) tc_out_i64(o, arg->int_value);
+    tc_out_putc(o, ',');
+    if (arg->type == TRACEC_ARG_STRING) tc_csv_field(o, arg->string_value, arg->string_len);
+    tc_out_putc(o, ',');
+    if (arg->type == TRACEC_ARG_REAL) tc_out_double(o, arg->real_value);
+    tc_out_putc(o, '\n');
+    return !o->failed;
+}
+
+tracec_status_t tracec_args_csv(tracec_pool *pool, const void *trace, size_t size,
+                                const tracec_decode_options *opts, tracec_write_fn write,
+                                void *write_ctx, tracec_args_stats *stats, tracec_error *err) {
+    tc_csv c;
+    tc_out_init(&c.o, write, write_ctx);
+    tc_out_puts(&c.o, "event,flat_key,key,int_value,string_value,real_value\n");
+    tracec_status_t s = tracec_args_visit(pool, trace, size, opts, tc_csv_row, &c, stats, err);
+    tc_out_flush(&c.o);
+    if (c.o.failed && (s == TRACEC_STATUS_SUCCESS || s == TRACEC_STATUS_ERROR)) {
+        s = TRACEC_STATUS_IO_ERROR;
+        tc_set_error(err, "cannot write the CSV output");
+    }
+    tc_out_free(&c.o);
+    return s;
+}

@@ -1,0 +1,800 @@
+/*
+ * decode.c - binary protobuf to protoc-style text.
+ *
+ * Each message is read twice at its own level (never re-reading nested
+ * bodies, which are skipped by length):
+ *   1. a scan classifies every field (known / extension / unknown, plain or
+ *      packed) and checks whether the message is already in the form protoc
+ *      would print: known fields in non-decreasing number order, no singular
+ *      field twice, at most one member per oneof, unknown fields last, no
+ *      unknown value of a closed enum.  The scan also finds where the valid
+ *      part of the message ends.
+ *   2. canonical messages (nearly all of them) are printed straight from
+ *      the bytes; others are collected, sorted by field number, and reduced
+ *      with protobuf's merge rules (last value of a singular field wins,
+ *      repeated occurrences of a singular message merge, a oneof keeps its
+ *      last member), then printed, unknown fields last in wire order.
+ * A malformed field ends its message: what came before is printed, braces
+ * are closed on the way out, and the first error is reported with its byte
+ * offset in the input.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "internal.h"
+
+enum { REC_VALUE = 0, REC_PACKED = 1, REC_UNKNOWN = 2 };
+
+/* Nested unknown fields are shown as messages at most this deep (as protoc does). */
+#define TC_UNKNOWN_BUDGET 10
+
+typedef struct tc_rec {
+    tc_field *f; /* NULL for unknown fields */
+    uint32_t number;
+    uint8_t wt;
+    uint8_t kind;
+    uint64_t v;          /* varint / fixed value */
+    const uint8_t *data; /* LEN payload or group body */
+    size_t len;
+    const uint8_t *at;   /* the tag */
+    size_t idx;          /* wire order */
+} tc_rec;
+
+typedef struct tc_scratch {
+    tc_rec *recs;
+    size_t n, cap;
+    size_t *order;
+    size_t order_cap;
+} tc_scratch;
+
+typedef struct tc_dec {
+    tc_schema *s;
+    tc_out *o;
+    const uint8_t *input;
+    size_t input_size;
+    const char *file_name;
+    int max_depth;
+    tracec_error *err;
+    tracec_status_t status;
+    size_t merged_off; /* offset reported for errors inside merged message bodies */
+    tc_scratch *scratch;
+    int nscratch;
+} tc_dec;
+
+static bool tc_print_msg(tc_dec *d, tc_msg *mi, const uint8_t *buf, size_t len, int depth);
+
+static size_t tc_off(const tc_dec *d, const uint8_t *p) {
+    if (p >= d->input && p <= d->input + d->input_size) return (size_t)(p - d->input);
+    return d->merged_off;
+}
+
+static void tc_fail(tc_dec *d, const uint8_t *at, const tc_msg *mi, uint32_t number, const char *what) {
+    if (d->status != TRACEC_STATUS_SUCCESS) return;
+    d->status = TRACEC_STATUS_CORRUPT_DATA;
+    const char *type = mi ? mi->full_name : "unknown fields";
+    if (number)
+        tc_set_error(d->err, "%s: byte offset %zu: %s (field %u of %s)", d->file_name, tc_off(d, at),
+                     what, number, type);
+    else
+        tc_set_error(d->err, "%s: byte offset %zu: %s (in %s)", d->file_name, tc_off(d, at), what,
+                     type);
+}
+
+static void tc_oom(tc_dec *d) {
+    if (d->status != TRACEC_STATUS_SUCCESS) return;
+    d->status = TRACEC_STATUS_OUT_OF_MEMORY;
+    tc_set_error(d->err, "%s: out of memory", d->file_name);
+}
+
+/* ---- Reading one field ---------------------------------------------------- */
+
+/*
+ * Reads the field at *pp into r and classifies it against `mi` (NULL: all
+ * fields unknown).  Returns 1, 0 at the end, -1 on a malformed field (the
+ * error is reported through *what / *at and not yet recorded).
+ */
+static int tc_next(tc_dec *d, tc_msg *mi, const uint8_t **pp, const uint8_t *end, int depth,
+                   tc_rec *r, const char **what, const uint8_t **at) {
+    const uint8_t *p = *pp;
+    if (p >= end) return 0;
+    r->at = p;
+    uint64_t tag;
+    int vr = tc_read_varint(&p, end, &tag);
+    if (vr != TC_VARINT_OK || tag > UINT32_MAX) {
+        *what = vr == TC_VARINT_TRUNCATED ? "truncated tag" : "invalid tag";
+        *at = r->at;
+        return -1;
+    }
+    r->number = (uint32_t)(tag >> 3);
+    r->wt = (uint8_t)(tag & 7);
+    if (r->number == 0) {
+        *what = "invalid field number 0";
+        *at = r->at;
+        return -1;
+    }
+    switch (r->wt) {
+    case TC_WT_VARINT:
+        vr = tc_read_varint(&p, end, &r->v);
+        if (vr != TC_VARINT_OK) {
+            *what = vr == TC_VARINT_TRUNCATED ? "truncated varint" : "varint longer than 10 bytes";
+            *at = p;
+            return -1;
+        }
+        break;
+    case TC_WT_FIXED64:
+        if ((size_t)(end - p) < 8) {
+            *what = "truncated fixed64 value";
+            *at = p;
+            return -1;
+        }
+        r->v = tc_load64(p);
+        p += 8;
+        break;
+    case TC_WT_FIXED32:
+        if ((size_t)(end - p) < 4) {
+            *what = "truncated fixed32 value";
+            *at = p;
+            return -1;
+        }
+        r->v = tc_load32(p);
+        p += 4;
+        break;
+    case TC_WT_LEN: {
+        const uint8_t *lp = p;
+        vr = tc_read_varint(&p, end, &r->v);
+        if (vr != TC_VARINT_OK) {
+            *what = vr == TC_VARINT_TRUNCATED ? "truncated length" : "length longer than 10 bytes";
+            *at = lp;
+            return -1;
+        }
+        if (r->v > (uint64_t)(end - p)) {
+            *what = "length runs past the end of the enclosing message";
+            *at = lp;
+            return -1;
+        }
+        r->data = p;
+        r->len = (size_t)r->v;
+        p += r->len;
+        break;
+    }
+    case TC_WT_SGROUP: {
+        const uint8_t *body = p, *end_tag = NULL;
+        const char *e = tc_skip_value(&p, end, r->number, TC_WT_SGROUP, d->max_depth - depth - 1, &end_tag);
+        if (e) {
+            *what = e;
+            *at = p;
+            return -1;
+        }
+        r->data = body;
+        r->len = (size_t)(end_tag - body);
+        break;
+    }
+    case TC_WT_EGROUP:
+        *what = "unexpected end-group tag";
+        *at = r->at;
+        return -1;
+    default:
+        *what = "invalid wire type";
+        *at = r->at;
+        return -1;
+    }
+    *pp = p;
+
+    tc_field *f = mi ? tc_msg_field(d->s, mi, r->number) : NULL;
+    r->f = f;
+    if (f && r->wt == f->wt) {
+        r->kind = REC_VALUE;
+        if (f->closed_enum && f->en && !tc_enum_name(f->en, (int32_t)r->v, NULL)) {
+            /* protoc keeps the int32 value, sign-extended, among the unknown fields */
+            r->v = (uint64_t)(int64_t)(int32_t)r->v;
+            r->kind = REC_UNKNOWN;
+            r->f = NULL;
+        }
+    } else if (f && f->packable && r->wt == TC_WT_LEN) {
+        r->kind = REC_PACKED;
+    } else {
+        r->kind = REC_UNKNOWN;
+        r->f = NULL;
+    }
+    return 1;
+}
+
+/* Whether a packed closed-enum payload holds a value the enum lacks (or is malformed). */
+static bool tc_packed_has_unknown_enum(const tc_rec *r) {
+    const uint8_t *p = r->data, *end = r->data + r->len;
+    while (p < end) {
+        uint64_t v;
+        if (tc_read_varint(&p, end, &v) != TC_VARINT_OK) return true;
+        if (!tc_enum_name(r->f->en, (int32_t)v, NULL)) return true;
+    }
+    return false;
+}
+
+/* ---- Printing values ------------------------------------------------------ */
+
+static void tc_print_scalar(tc_dec *d, const tc_field *f, uint64_t v) {
+    tc_out *o = d->o;
+    switch ((tracec_field_type)f->type) {
+    case TRACEC_TYPE_DOUBLE: {
+        double x;
+        memcpy(&x, &v, 8);
+        tc_out_double(o, x);
+        break;
+    }
+    case TRACEC_TYPE_FLOAT: {
+        float x;
+        uint32_t b = (uint32_t)v;
+        memcpy(&x, &b, 4);
+        tc_out_float(o, x);
+        break;
+    }
+    case TRACEC_TYPE_INT64:
+    case TRACEC_TYPE_SFIXED64:
+        tc_out_i64(o, (int64_t)v);
+        break;
+    case TRACEC_TYPE_UINT64:
+    case TRACEC_TYPE_FIXED64:
+        tc_out_u64(o, v);
+        break;
+    case TRACEC_TYPE_INT32:
+    case TRACEC_TYPE_SFIXED32:
+        tc_out_i64(o, (int32_t)(uint32_t)v);
+        break;
+    case TRACEC_TYPE_UINT32:
+    case TRACEC_TYPE_FIXED32:
+        tc_out_u64(o, (uint32_t)v);
+        break;
+    case TRACEC_TYPE_BOOL:
+        if (v)
+            tc_out_put(o, "true", 4);
+        else
+            tc_out_put(o, "false", 5);
+        break;
+    case TRACEC_TYPE_ENUM: {
+        uint32_t n;
+        const char *name = f->en ? tc_enum_name(f->en, (int32_t)v, &n) : NULL;
+        if (name)
+            tc_out_put(o, name, n);
+        else
+            tc_out_i64(o, (int32_t)(uint32_t)v);
+        break;
+    }
+    case TRACEC_TYPE_SINT32: {
+        uint32_t u = (uint32_t)v;
+        tc_out_i64(o, (int32_t)(u >> 1) ^ -(int32_t)(u & 1));
+        break;
+    }
+    case TRACEC_TYPE_SINT64:
+        tc_out_i64(o, (int64_t)(v >> 1) ^ -(int64_t)(v & 1));
+        break;
+    default:
+        tc_out_u64(o, v);
+    }
+}
+
+static inline void tc_print_name(tc_dec *d, const tc_field *f, int indent) {
+    tc_out_indent(d->o, indent);
+    tc_out_put(d->o, f->pname, f->pname_len);
+}
+
+static bool tc_print_packed(tc_dec *d, tc_msg *mi, const tc_rec *r, int indent) {
+    const tc_field *f = r->f;
+    const uint8_t *p = r->data, *end = r->data + r->len;
+    while (p < end) {
+        uint64_t v;
+        const uint8_t *at = p;
+        if (f->wt == TC_WT_VARINT) {
+            int vr = tc_read_varint(&p, end, &v);
+            if (vr != TC_VARINT_OK) {
+                tc_fail(d, at, mi, r->number,
+                        vr == TC_VARINT_TRUNCATED ? "truncated varint in packed field"
+                                                  : "varint longer than 10 bytes in packed field");
+                return false;
+            }
+        } else {
+            size_t w = f->wt == TC_WT_FIXED64 ? 8 : 4;
+            if ((size_t)(end - p) < w) {
+                tc_fail(d, at, mi, r->number, "packed field length is not a multiple of the element size");
+                return false;
+            }
+            v = w == 8 ? tc_load64(p) : tc_load32(p);
+            p += w;
+        }
+        tc_print_name(d, f, indent);
+        tc_out_put(d->o, ": ", 2);
+        tc_print_scalar(d, f, v);
+        tc_out_putc(d->o, '\n');
+    }
+    return true;
+}
+
+static bool tc_print_sub(tc_dec *d, tc_msg *mi, const tc_rec *r, const uint8_t *body, size_t len,
+                         int depth) {
+    tc_field *f = r->f;
+    tc_print_name(d, f, depth);
+    tc_out_put(d->o, " {\n", 3);
+    bool ok;
+    if (depth + 1 > d->max_depth) {
+        tc_fail(d, r->at, mi, r->number, "messages nested deeper than the limit");
+        ok = false;
+    } else {
+        tc_msg *sub = tc_field_sub(d->s, f);
+        if (!sub) {
+            tc_oom(d);
+            ok = false;
+        } else {
+            ok = tc_print_msg(d, sub, body, len, depth + 1);
+        }
+    }
+    tc_out_indent(d->o, depth);
+    tc_out_put(d->o, "}\n", 2);
+    return ok;
+}
+
+/* ---- Unknown fields ------------------------------------------------------- */
+
+/* Whether `len` bytes parse as a message of unknown fields (protoc's test). */
+static bool tc_unknown_parses(const uint8_t *p, size_t len, int budget) {
+    const uint8_t *end = p + len;
+    while (p < end) {
+        uint64_t tag;
+        if (tc_read_varint(&p, end, &tag) != TC_VARINT_OK || tag > UINT32_MAX) return false;
+        uint32_t n = (uint32_t)(tag >> 3);
+        int wt = (int)(tag & 7);
+        if (n == 0 || wt == TC_WT_EGROUP || wt > TC_WT_FIXED32) return false;
+        if (tc_skip_value(&p, end, n, wt, budget, NULL)) return false;
+    }
+    return true;
+}
+
+static void tc_print_unknown_set(tc_dec *d, const uint8_t *p, size_t len, int indent, int budget);
+
+static void tc_print_unknown(tc_dec *d, uint32_t number, int wt, uint64_t v, const uint8_t *data,
+                             size_t len, int indent, int budget) {
+    tc_out *o = d->o;
+    tc_out_indent(o, indent);
+    tc_out_u64(o, number);
+    switch (wt) {
+    case TC_WT_VARINT:
+        tc_out_put(o, ": ", 2);
+        tc_out_u64(o, v);
+        break;
+    case TC_WT_FIXED32:
+        tc_out_put(o, ": ", 2);
+        tc_out_hex(o, v, 8);
+        break;
+    case TC_WT_FIXED64:
+        tc_out_put(o, ": ", 2);
+        tc_out_hex(o, v, 16);
+        break;
+    case TC_WT_LEN:
+        if (len > 0 && budget > 0 && tc_unknown_parses(data, len, budget)) {
+            tc_out_put(o, " {\n", 3);
+            tc_print_unknown_set(d, data, len, indent + 1, budget - 1);
+            tc_out_indent(o, indent);
+            tc_out_putc(o, '}');
+        } else {
+            tc_out_put(o, ": \"", 3);
+            tc_out_escaped(o, data, len);
+            tc_out_putc(o, '"');
+        }
+        break;
+    case TC_WT_SGROUP:
+        tc_out_put(o, " {\n", 3);
+        tc_print_unknown_set(d, data, len, indent + 1, budget - 1);
+        tc_out_indent(o, indent);
+        tc_out_putc(o, '}');
+        break;
+    }
+    tc_out_putc(o, '\n');
+}
+
+/* Prints an already validated run of unknown fields. */
+static void tc_print_unknown_set(tc_dec *d, const uint8_t *p, size_t len, int indent, int budget) {
+    const uint8_t *end = p + len;
+    while (p < end) {
+        uint64_t tag, v = 0;
+        if (tc_read_varint(&p, end, &tag) != TC_VARINT_OK) return;
+        uint32_t n = (uint32_t)(tag >> 3);
+        int wt = (int)(tag & 7);
+        const uint8_t *data = NULL;
+        size_t dlen = 0;
+        switch (wt) {
+        case TC_WT_VARINT:
+            if (tc_read_varint(&p, end, &v) != TC_VARINT_OK) return;
+            break;
+        case TC_WT_FIXED32:
+            v = tc_load32(p);
+            p += 4;
+            break;
+        case TC_WT_FIXED64:
+            v = tc_load64(p);
+            p += 8;
+            break;
+        case TC_WT_LEN:
+            if (tc_read_varint(&p, end, &v) != TC_VARINT_OK) return;
+            data = p;
+            dlen = (size_t)v;
+            p += dlen;
+            break;
+        case TC_WT_SGROUP: {
+            const uint8_t *end_tag = NULL;
+            data = p;
+            if (tc_skip_value(&p, end, n, wt, 1 << 20, &end_tag)) return;
+            dlen = (size_t)(end_tag - data);
+            break;
+        }
+        default:
+            return;
+        }
+        tc_print_unknown(d, n, wt, v, data, dlen, indent, budget);
+    }
+}
+
+/* ---- Printing fields ------------------------------------------------------ */
+
+static bool tc_print_rec(tc_dec *d, tc_msg *mi, const tc_rec *r, int depth) {
+    if (r->kind == REC_UNKNOWN) {
+        tc_print_unknown(d, r->number, r->wt, r->v, r->data, r->len, depth, TC_UNKNOWN_BUDGET);
+        return true;
+    }
+    if (r->kind == REC_PACKED) return tc_print_packed(d, mi, r, depth);
+    const tc_field *f = r->f;
+    if (f->is_msg) return tc_print_sub(d, mi, r, r->data, r->len, depth);
+    tc_print_name(d, f, depth);
+    tc_out_put(d->o, ": ", 2);
+    if (f->type == TRACEC_TYPE_STRING || f->type == TRACEC_TYPE_BYTES) {
+        tc_out_putc(d->o, '"');
+        tc_out_escaped(d->o, r->data, r->len);
+        tc_out_putc(d->o, '"');
+    } else {
+        tc_print_scalar(d, f, r->v);
+    }
+    tc_out_putc(d->o, '\n');
+    return true;
+}
+
+/* ---- The non-canonical path ----------------------------------------------- */
+
+static bool tc_scratch_push(tc_scratch *sc, const tc_rec *r) {
+    if (sc->n == sc->cap) {
+        size_t ncap = sc->cap ? sc->cap * 2 : 64;
+        tc_rec *nr = realloc(sc->recs, ncap * sizeof *nr);
+        if (!nr) return false;
+        sc->recs = nr;
+        sc->cap = ncap;
+    }
+    sc->recs[sc->n] = *r;
+    sc->recs[sc->n].idx = sc->n;
+    sc->n++;
+    return true;
+}
+
+/* Sorts `order[0..n)` (indices into recs) by (number, wire order); merge sort, no globals. */
+static void tc_sort_order(const tc_rec *recs, size_t *order, size_t *tmp, size_t n) {
+    if (n < 2) return;
+    if (n <= 16) {
+        for (size_t i = 1; i < n; i++) {
+            size_t k = order[i], j = i;
+            while (j > 0 && (recs[order[j - 1]].number > recs[k].number)) {
+                order[j] = order[j - 1];
+                j--;
+            }
+            order[j] = k;
+        }
+        return;
+    }
+    size_t h = n / 2;
+    tc_sort_order(recs, order, tmp, h);
+    tc_sort_order(recs, order + h, tmp, n - h);
+    size_t i = 0, j = h, k = 0;
+    while (i < h && j < n) {
+        if (recs[order[j]].number < recs[order[i]].number)
+            tmp[k++] = order[j++];
+        else
+            tmp[k++] = order[i++];
+    }
+    while (i < h) tmp[k++] = order[i++];
+    while (j < n) tmp[k++] = order[j++];
+    memcpy(order, tmp, n * sizeof *order);
+}
+
+/* Prints the singular message field recs[order[i..j)] merged (only those after `cutoff`). */
+static bool tc_print_merged(tc_dec *d, tc_msg *mi, const tc_rec *recs, const size_t *order,
+                            size_t i, size_t j, size_t cutoff, bool has_cutoff, int depth) {
+    size_t total = 0, count = 0, first = SIZE_MAX;
+    for (size_t k = i; k < j; k++) {
+        const tc_rec *r = &recs[order[k]];
+        if (has_cutoff && r->idx <= cutoff) continue;
+        total += r->len;
+        count++;
+        if (first == SIZE_MAX) first = k;
+    }
+    if (count == 0) return true;
+    const tc_rec *fr = &recs[order[first]];
+    if (count == 1) return tc_print_sub(d, mi, fr, fr->data, fr->len, depth);
+    uint8_t *buf = malloc(total ? total : 1);
+    if (!buf) {
+        tc_oom(d);
+        return false;
+    }
+    size_t pos = 0;
+    for (size_t k = first; k < j; k++) {
+        const tc_rec *r = &recs[order[k]];
+        if (has_cutoff && r->idx <= cutoff) continue;
+        memcpy(buf + pos, r->data, r->len);
+        pos += r->len;
+    }
+    size_t saved = d->merged_off;
+    d->merged_off = tc_off(d, fr->data);
+    bool ok = tc_print_sub(d, mi, fr, buf, total, depth);
+    d->merged_off = saved;
+    free(buf);
+    return ok;
+}
+
+static bool tc_print_slow(tc_dec *d, tc_msg *mi, const uint8_t *buf, const uint8_t *valid_end,
+                          int depth, const uint8_t **err_at, const char **err_what, uint32_t *err_num) {
+    tc_scratch *sc = &d->scratch[depth];
+    sc->n = 0;
+    const uint8_t *p = buf;
+    tc_rec r;
+    const char *what;
+    const uint8_t *at;
+    while (p < valid_end && tc_next(d, mi, &p, valid_end, depth, &r, &what, &at) > 0) {
+        if (r.kind == REC_PACKED && r.f->closed_enum && r.f->en && tc_packed_has_unknown_enum(&r)) {
+            /* Expand: known values stay with the field, others become unknown varints. */
+            const uint8_t *q = r.data, *qe = r.data + r.len;
+            while (q < qe) {
+                uint64_t v;
+                const uint8_t *vat = q;
+                if (tc_read_varint(&q, qe, &v) != TC_VARINT_OK) {
+                    /* The valid part ends before this field. */
+                    *err_at = vat;
+                    *err_what = "malformed varint in packed field";
+                    *err_num = r.number;
+                    p = valid_end;
+                    break;
+                }
+                tc_rec e = r;
+                e.wt = TC_WT_VARINT;
+                e.v = v;
+                e.kind = REC_VALUE;
+                if (!tc_enum_name(r.f->en, (int32_t)v, NULL)) {
+                    e.kind = REC_UNKNOWN;
+                    e.f = NULL;
+                    e.v = (uint64_t)(int64_t)(int32_t)v;
+                }
+                if (!tc_scratch_push(sc, &e)) {
+                    tc_oom(d);
+                    return false;
+                }
+            }
+            continue;
+        }
+        if (!tc_scratch_push(sc, &r)) {
+            tc_oom(d);
+            return false;
+        }
+    }
+    size_t n = sc->n;
+    if (sc->order_cap < 2 * n) {
+        size_t *no = realloc(sc->order, 2 * n * sizeof *no);
+        if (!no) {
+            tc_oom(d);
+            return false;
+        }
+        sc->order = no;
+        sc->order_cap = 2 * n;
+    }
+    size_t *order = sc->order, nk = 0;
+    for (size_t i = 0; i < n; i++)
+        if (sc->recs[i].f) order[nk++] = i;
+    tc_sort_order(sc->recs, order, order + n, nk);
+
+    /* Oneofs: the member seen last wins; a winning message merges the
+     * occurrences after the last occurrence of any other member. */
+    size_t no = mi->noneofs;
+    uint32_t *winner = NULL;
+    size_t *cutoff = NULL;
+    bool *has_cut = NULL;
+    if (no) {
+        winner = calloc(no, sizeof *winner);
+        cutoff = calloc(no, sizeof *cutoff);
+        has_cut = calloc(no, sizeof *has_cut);
+        if (!winner || !cutoff || !has_cut) {
+            free(winner);
+            free(cutoff);
+            free(has_cut);
+            tc_oom(d);
+            return false;
+        }
+        for (size_t i = 0; i < n; i++) {
+            const tc_rec *x = &sc->recs[i];
+            if (x->f && x->f->oneof >= 0 && (size_t)x->f->oneof < no) winner[x->f->oneof] = x->number;
+        }
+        for (size_t i = 0; i < n; i++) {
+            const tc_rec *x = &sc->recs[i];
+            if (x->f && x->f->oneof >= 0 && (size_t)x->f->oneof < no &&
+                x->number != winner[x->f->oneof]) {
+                cutoff[x->f->oneof] = x->idx;
+                has_cut[x->f->oneof] = true;
+            }
+        }
+    }
+
+    bool ok = true;
+    for (size_t i = 0; i < nk && ok;) {
+        size_t j = i + 1;
+        uint32_t num = sc->recs[order[i]].number;
+        while (j < nk && sc->recs[order[j]].number == num) j++;
+        const tc_field *f = sc->recs[order[i]].f;
+        if (f->repeated) {
+            for (size_t k = i; k < j && ok; k++) ok = tc_print_rec(d, mi, &sc->recs[order[k]], depth);
+        } else {
+            int oi = f->oneof >= 0 && (size_t)f->oneof < no ? f->oneof : -1;
+            if (oi >= 0 && winner[oi] != num) {
+                /* cleared by a later member of its oneof */
+            } else if (f->is_msg) {
+                ok = tc_print_merged(d, mi, sc->recs, order, i, j, oi >= 0 ? cutoff[oi] : 0,
+                                     oi >= 0 && has_cut[oi], depth);
+            } else {
+                ok = tc_print_rec(d, mi, &sc->recs[order[j - 1]], depth);
+            }
+        }
+        i = j;
+    }
+    free(winner);
+    free(cutoff);
+    free(has_cut);
+    for (size_t i = 0; i < n && ok; i++)
+        if (!sc->recs[i].f) ok = tc_print_rec(d, mi, &sc->recs[i], depth);
+    return ok;
+}
+
+/* ---- Messages ------------------------------------------------------------- */
+
+static bool tc_print_msg(tc_dec *d, tc_msg *mi, const uint8_t *buf, size_t len, int depth) {
+    if (depth >= d->nscratch) {
+        int n = d->nscratch ? d->nscratch * 2 : 16;
+        while (n <= depth) n *= 2;
+        tc_scratch *ns = realloc(d->scratch, (size_t)n * sizeof *ns);
+        if (!ns) {
+            tc_oom(d);
+            return false;
+        }
+        memset(ns + d->nscratch, 0, (size_t)(n - d->nscratch) * sizeof *ns);
+        d->scratch = ns;
+        d->nscratch = n;
+    }
+    const uint8_t *end = buf + len, *p = buf;
+    const uint8_t *valid_end = end;
+    const char *err_what = NULL;
+    const uint8_t *err_at = NULL;
+    uint32_t err_num = 0;
+
+    /* 1. Scan. */
+    bool canon = true, seen_unknown = false;
+    uint32_t last = 0;
+    uint64_t oneofs = 0;
+    tc_rec r;
+    for (;;) {
+        const uint8_t *start = p;
+        int k = tc_next(d, mi, &p, end, depth, &r, &err_what, &err_at);
+        if (k == 0) break;
+        if (k < 0) {
+            valid_end = start;
+            err_num = r.number;
+            if (start == err_at) err_num = 0;
+            break;
+        }
+        if (!canon) continue;
+        if (!r.f) {
+            seen_unknown = true;
+            continue;
+        }
+        if (seen_unknown || r.number < last || (r.number == last && !r.f->repeated)) {
+            canon = false;
+            continue;
+        }
+        if (r.f->oneof >= 0 && r.number != last) {
+            if (r.f->oneof >= 64 || (oneofs >> r.f->oneof & 1)) {
+                canon = false;
+                continue;
+            }
+            oneofs |= (uint64_t)1 << r.f->oneof;
+        }
+        if (r.kind == REC_PACKED && r.f->closed_enum && r.f->en && tc_packed_has_unknown_enum(&r))
+            canon = false;
+        last = r.number;
+    }
+
+    /* 2. Print. */
+    bool ok = true;
+    if (canon) {
+        p = buf;
+        const char *w;
+        const uint8_t *a;
+        while (ok && p < valid_end && tc_next(d, mi, &p, valid_end, depth, &r, &w, &a) > 0) {
+            ok = tc_print_rec(d, mi, &r, depth);
+            if (d->o->failed) ok = false;
+        }
+    } else {
+        ok = tc_print_slow(d, mi, buf, valid_end, depth, &err_at, &err_what, &err_num);
+    }
+    if (ok && err_what) {
+        tc_fail(d, err_at, mi, err_num, err_what);
+        ok = false;
+    }
+    return ok;
+}
+
+/* ---- Entry points --------------------------------------------------------- */
+
+void tracec_decode_options_init(tracec_decode_options *opts) {
+    const tracec_decode_options init = TRACEC_DECODE_OPTIONS_INIT;
+    *opts = init;
+}
+
+tracec_status_t tracec_decode_text(tracec_pool *pool, const void *data, size_t size,
+                                   const tracec_decode_options *opts, tracec_write_fn write,
+                                   void *write_ctx, tracec_error *err) {
+    tracec_decode_options o;
+    if (opts)
+        o = *opts;
+    else
+        tracec_decode_options_init(&o);
+    if (!o.type_name) o.type_name = TRACEC_DEFAULT_TYPE;
+    if (!o.file_name) o.file_name = "<input>";
+    if (o.max_depth <= 0) o.max_depth = 100;
+    if (err) err->msg[0] = 0;
+    if (!pool || (!data && size) || !write) {
+        tc_set_error(err, "tracec_decode_text: invalid argument");
+        return TRACEC_STATUS_INVALID_ARGUMENT;
+    }
+    if (o.extension_descriptors)
+        (void)tracec_load_extension_descriptors(pool, data, size, o.type_name, NULL, NULL);
+    const tracec_msgdef *m = tracec_pool_find_message(pool, o.type_name);
+    if (!m) {
+        tc_set_error(err, "unknown message type '%s'", o.type_name);
+        return TRACEC_STATUS_INVALID_ARGUMENT;
+    }
+    tc_out out;
+    tc_out_init(&out, write, write_ctx);
+    tc_dec d;
+    memset(&d, 0, sizeof d);
+    d.o = &out;
+    d.input = data;
+    d.input_size = size;
+    d.file_name = o.file_name;
+    d.max_depth = o.max_depth;
+    d.err = err;
+    d.status = TRACEC_STATUS_SUCCESS;
+    d.s = tc_schema_new(pool);
+    tc_msg *mi = d.s ? tc_schema_msg(d.s, m) : NULL;
+    if (!mi) {
+        tc_oom(&d);
+    } else {
+        static const uint8_t empty[1];
+        tc_print_msg(&d, mi, size ? data : empty, size, 0);
+    }
+    tc_out_flush(&out);
+    if (out.failed && d.status == TRACEC_STATUS_SUCCESS) {
+        d.status = TRACEC_STATUS_IO_ERROR;
+        tc_set_error(err, "%s: cannot write the text output", o.file_name);
+    }
+    tc_out_free(&out);
+    for (int i = 0; i < d.nscratch; i++) {
+        free(d.scratch[i].recs);
+        free(d.scratch[i].order);
+    }
+    free(d.scratch);
+    tc_schema_free(d.s);
+    return d.status;
+}
+
+tracec_status_t tracec_decode_text_bytes(tracec_pool *pool, const void *data, size_t size,
+                                         const tracec_decode_options *opts, tracec_bytes *out,
+                                         tracec_error *err) {
+    return tracec_decode_text(pool, data, size, opts, tc_write_bytes, out, err);
+}

@@ -1,0 +1,207 @@
+/*
+ * textout.c - buffered text output with protoc's formatting of numbers and
+ * strings.
+ *
+ * protoc (3.21) prints doubles with "%.15g", or "%.17g" when that does not
+ * read back to the same value; floats with "%.6g" / "%.9g"; "inf", "-inf"
+ * and "nan" as such.  Strings and bytes are C-escaped: \n \r \t \" \' \\,
+ * and every other byte outside 0x20..0x7e as a 3-digit octal escape.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "internal.h"
+
+#define TC_OUT_CHUNK (1u << 16)
+
+/* Aborting on out-of-memory here would be rude: a failed allocation marks
+ * the output failed and keeps a small static scratch area to write into. */
+static char tc_out_scratch[TC_OUT_CHUNK];
+
+void tc_out_init(tc_out *o, tracec_write_fn write, void *ctx) {
+    o->buf = NULL;
+    o->len = o->cap = 0;
+    o->write = write;
+    o->ctx = ctx;
+    o->failed = false;
+}
+
+bool tc_out_flush(tc_out *o) {
+    if (o->len && !o->failed) {
+        if (!o->write(o->ctx, o->buf, o->len)) o->failed = true;
+    }
+    o->len = 0;
+    return !o->failed;
+}
+
+void tc_out_free(tc_out *o) {
+    if (o->buf != tc_out_scratch) free(o->buf);
+    o->buf = NULL;
+    o->len = o->cap = 0;
+}
+
+void tc_out_reserve_slow(tc_out *o, size_t n) {
+    if (o->buf == tc_out_scratch) {
+        o->len = 0;
+        if (n <= sizeof tc_out_scratch) return;
+        o->buf = NULL;
+        o->cap = 0;
+    }
+    if (o->len) tc_out_flush(o);
+    if (o->cap >= n && o->buf) return;
+    size_t cap = n > TC_OUT_CHUNK ? n : TC_OUT_CHUNK;
+    char *nb = realloc(o->buf, cap);
+    if (!nb) {
+        free(o->buf);
+        o->failed = true;
+        o->buf = tc_out_scratch;
+        o->cap = sizeof tc_out_scratch;
+        o->len = 0;
+        if (n > o->cap) abort(); /* cannot happen: callers reserve small amounts */
+        return;
+    }
+    o->buf = nb;
+    o->cap = cap;
+}
+
+static const char tc_spaces[] =
+    "                                                                "
+    "                                                                ";
+
+void tc_out_indent(tc_out *o, int level) {
+    size_t n = (size_t)level * 2;
+    while (n) {
+        size_t k = n < sizeof tc_spaces - 1 ? n : sizeof tc_spaces - 1;
+        tc_out_put(o, tc_spaces, k);
+        n -= k;
+    }
+}
+
+void tc_out_u64(tc_out *o, uint64_t v) {
+    char tmp[24];
+    char *e = tmp + sizeof tmp, *p = e;
+    do {
+        *--p = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    tc_out_put(o, p, (size_t)(e - p));
+}
+
+void tc_out_i64(tc_out *o, int64_t v) {
+    if (v < 0) {
+        tc_out_putc(o, '-');
+        tc_out_u64(o, (uint64_t)0 - (uint64_t)v);
+    } else {
+        tc_out_u64(o, (uint64_t)v);
+    }
+}
+
+int tc_format_double(char *buf, size_t cap, double v) {
+    if (isnan(v)) return snprintf(buf, cap, "nan");
+    if (isinf(v)) return snprintf(buf, cap, v < 0 ? "-inf" : "inf");
+    int n = snprintf(buf, cap, "%.15g", v);
+    if (strtod(buf, NULL) != v) n = snprintf(buf, cap, "%.17g", v);
+    return n;
+}
+
+void tc_out_double(tc_out *o, double v) {
+    char tmp[40];
+    int n = tc_format_double(tmp, sizeof tmp, v);
+    tc_out_put(o, tmp, (size_t)n);
+}
+
+void tc_out_float(tc_out *o, float v) {
+    char tmp[40];
+    int n;
+    if (isnan(v)) {
+        n = snprintf(tmp, sizeof tmp, "nan");
+    } else if (isinf(v)) {
+        n = snprintf(tmp, sizeof tmp, v < 0 ? "-inf" : "inf");
+    } else {
+        n = snprintf(tmp, sizeof tmp, "%.6g", (double)v);
+        if (strtof(tmp, NULL) != v) n = snprintf(tmp, sizeof tmp, "%.9g", (double)v);
+    }
+    tc_out_put(o, tmp, (size_t)n);
+}
+
+void tc_out_hex(tc_out *o, uint64_t v, int digits) {
+    static const char hex[] = "0123456789abcdef";
+    char *p = tc_out_reserve(o, (size_t)digits + 2);
+    p[0] = '0';
+    p[1] = 'x';
+    for (int i = digits - 1; i >= 0; i--) {
+        p[2 + i] = hex[v & 15];
+        v >>= 4;
+    }
+    o->len += (size_t)digits + 2;
+}
+
+/* 0: printed as is; 1: needs an escape. */
+static const uint8_t tc_needs_escape[256] = {
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1,
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+};
+
+void tc_out_escaped(tc_out *o, const uint8_t *s, size_t n) {
+    size_t i = 0;
+    while (i < n) {
+        size_t j = i;
+        while (j < n && !tc_needs_escape[s[j]]) j++;
+        if (j > i) tc_out_put(o, s + i, j - i);
+        if (j == n) break;
+        uint8_t c = s[j];
+        char *p = tc_out_reserve(o, 4);
+        switch (c) {
+        case '\n': p[0] = '\\'; p[1] = 'n'; o->len += 2; break;
+        case '\r': p[0] = '\\'; p[1] = 'r'; o->len += 2; break;
+        case '\t': p[0] = '\\'; p[1] = 't'; o->len += 2; break;
+        case '"': p[0] = '\\'; p[1] = '"'; o->len += 2; break;
+        case '\'': p[0] = '\\'; p[1] = '\''; o->len += 2; break;
+        case '\\': p[0] = '\\'; p[1] = '\\'; o->len += 2; break;
+        default:
+            p[0] = '\\';
+            p[1] = (char)('0' + (c >> 6));
+            p[2] = (char)('0' + ((c >> 3) & 7));
+            p[3] = (char)('0' + (c & 7));
+            o->len += 4;
+        }
+        i = j + 1;
+    }
+}
+
+bool tc_bytes_append(tracec_bytes *b, const void *data, size_t n) {
+    if (n == 0) return true;
+    if (b->cap - b->size < n) {
+        size_t cap = b->cap ? b->cap : 256;
+        while (cap - b->size < n) {
+            if (cap > SIZE_MAX / 2) return false;
+            cap *= 2;
+        }
+        uint8_t *nd = realloc(b->data, cap);
+        if (!nd) return false;
+        b->data = nd;
+        b->cap = cap;
+    }
+    memcpy(b->data + b->size, data, n);
+    b->size += n;
+    return true;
+}
+
+bool tc_write_bytes(void *ctx, const void *data, size_t size) {
+    return tc_bytes_append((tracec_bytes *)ctx, data, size);
+}
+
+bool tracec_write_bytes(void *bytes, const void *data, size_t size) {
+    return tc_bytes_append((tracec_bytes *)bytes, data, size);
+}
+
+bool tracec_write_file(void *file, const void *data, size_t size) {
+    return fwrite(data, 1, size, (FILE *)file) == size;
+}

@@ -1,0 +1,189 @@
+/*
+ * wire.c - bounds-checked reading of the protobuf wire format, gunzip, and
+ * error formatting.  Every function here treats its input as hostile.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <zlib.h>
+
+#include "internal.h"
+
+int tc_read_varint_slow(const uint8_t **pp, const uint8_t *end, uint64_t *v) {
+    const uint8_t *p = *pp;
+    uint64_t r = 0;
+    for (int i = 0; i < 10; i++) {
+        if (p >= end) return TC_VARINT_TRUNCATED;
+        uint8_t b = *p++;
+        r |= (uint64_t)(b & 0x7f) << (7 * i);
+        if (b < 0x80) {
+            *v = r;
+            *pp = p;
+            return TC_VARINT_OK;
+        }
+    }
+    return TC_VARINT_TOO_LONG;
+}
+
+int tc_wire_type_of(tracec_field_type type) {
+    switch (type) {
+    case TRACEC_TYPE_DOUBLE:
+    case TRACEC_TYPE_FIXED64:
+    case TRACEC_TYPE_SFIXED64:
+        return TC_WT_FIXED64;
+    case TRACEC_TYPE_FLOAT:
+    case TRACEC_TYPE_FIXED32:
+    case TRACEC_TYPE_SFIXED32:
+        return TC_WT_FIXED32;
+    case TRACEC_TYPE_STRING:
+    case TRACEC_TYPE_BYTES:
+    case TRACEC_TYPE_MESSAGE:
+        return TC_WT_LEN;
+    case TRACEC_TYPE_GROUP:
+        return TC_WT_SGROUP;
+    default:
+        return TC_WT_VARINT;
+    }
+}
+
+const char *tc_skip_value(const uint8_t **pp, const uint8_t *end, uint32_t number, int wt,
+                          int depth_left, const uint8_t **group_end_tag) {
+    const uint8_t *p = *pp;
+    uint64_t v;
+    switch (wt) {
+    case TC_WT_VARINT: {
+        int r = tc_read_varint(&p, end, &v);
+        if (r == TC_VARINT_TRUNCATED) return "truncated varint";
+        if (r == TC_VARINT_TOO_LONG) return "varint longer than 10 bytes";
+        break;
+    }
+    case TC_WT_FIXED64:
+        if ((size_t)(end - p) < 8) return "truncated fixed64 value";
+        p += 8;
+        break;
+    case TC_WT_FIXED32:
+        if ((size_t)(end - p) < 4) return "truncated fixed32 value";
+        p += 4;
+        break;
+    case TC_WT_LEN: {
+        int r = tc_read_varint(&p, end, &v);
+        if (r == TC_VARINT_TRUNCATED) return "truncated length";
+        if (r == TC_VARINT_TOO_LONG) return "length varint longer than 10 bytes";
+        if (v > (uint64_t)(end - p)) return "length runs past the end of the enclosing message";
+        p += v;
+        break;
+    }
+    case TC_WT_SGROUP: {
+        if (depth_left <= 0) return "groups nested deeper than the limit";
+        for (;;) {
+            const uint8_t *tag_at = p;
+            uint64_t tag;
+            int r = tc_read_varint(&p, end, &tag);
+            if (r == TC_VARINT_TRUNCATED) {
+                *pp = tag_at;
+                return "group not terminated by its end-group tag";
+            }
+            if (r == TC_VARINT_TOO_LONG || tag > UINT32_MAX) {
+                *pp = tag_at;
+                return "invalid tag";
+            }
+            uint32_t n = (uint32_t)(tag >> 3);
+            int w = (int)(tag & 7);
+            if (n == 0) {
+                *pp = tag_at;
+                return "invalid field number 0";
+            }
+            if (w == TC_WT_EGROUP) {
+                if (n != number) {
+                    *pp = tag_at;
+                    return "end-group tag does not match its start-group tag";
+                }
+                if (group_end_tag) *group_end_tag = tag_at;
+                break;
+            }
+            if (w > TC_WT_FIXED32) {
+                *pp = tag_at;
+                return "invalid wire type";
+            }
+            const char *e = tc_skip_value(&p, end, n, w, depth_left - 1, NULL);
+            if (e) {
+                *pp = p;
+                return e;
+            }
+        }
+        break;
+    }
+    case TC_WT_EGROUP:
+        return "unexpected end-group tag";
+    default:
+        return "invalid wire type";
+    }
+    *pp = p;
+    return NULL;
+}
+
+const char *tc_gunzip(const uint8_t *in, size_t size, size_t limit, uint8_t **out, size_t *out_size) {
+    z_stream z;
+    memset(&z, 0, sizeof z);
+    if (inflateInit2(&z, 15 + 32) != Z_OK) return "zlib initialisation failed";
+    size_t cap = size * 4 + 256, len = 0;
+    if (cap > limit) cap = limit;
+    uint8_t *buf = malloc(cap ? cap : 1);
+    if (!buf) {
+        inflateEnd(&z);
+        return "out of memory";
+    }
+    z.next_in = (Bytef *)(uintptr_t)in;
+    const char *errmsg = NULL;
+    size_t in_left = size;
+    for (;;) {
+        if (len == cap) {
+            if (cap >= limit) {
+                errmsg = "gzip data inflates beyond the size limit";
+                break;
+            }
+            size_t ncap = cap * 2 > limit ? limit : cap * 2;
+            uint8_t *nb = realloc(buf, ncap);
+            if (!nb) {
+                errmsg = "out of memory";
+                break;
+            }
+            buf = nb;
+            cap = ncap;
+        }
+        uInt chunk_in = in_left > 0x40000000u ? 0x40000000u : (uInt)in_left;
+        size_t room = cap - len;
+        uInt chunk_out = room > 0x40000000u ? 0x40000000u : (uInt)room;
+        z.avail_in = chunk_in;
+        z.next_out = buf + len;
+        z.avail_out = chunk_out;
+        int r = inflate(&z, Z_NO_FLUSH);
+        in_left -= chunk_in - z.avail_in;
+        len += chunk_out - z.avail_out;
+        if (r == Z_STREAM_END) break;
+        if (r == Z_BUF_ERROR && in_left == 0 && z.avail_in == 0) {
+            errmsg = "truncated gzip data";
+            break;
+        }
+        if (r != Z_OK && r != Z_BUF_ERROR) {
+            errmsg = "invalid gzip data";
+            break;
+        }
+    }
+    inflateEnd(&z);
+    if (errmsg) {
+        free(buf);
+        return errmsg;
+    }
+    *out = buf;
+    *out_size = len;
+    return NULL;
+}
+
+void tc_set_error(tracec_error *err, const char *fmt, ...) {
+    if (!err) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+    va_end(ap);
+}
