@@ -94,13 +94,25 @@ static const char *arena_strcat(tracec_pool *p, const char *a, const char *b) {
 
 /* ---- Hash table ------------------------------------------------------------ */
 
+/* A word-at-a-time hash (names are hashed on the parser's hot path). */
 uint32_t tracec_i_hash(const char *s, size_t len) {
-    uint32_t h = 2166136261u;
-    for (size_t i = 0; i < len; i++) {
-        h ^= (unsigned char)s[i];
-        h *= 16777619u;
+    uint64_t h = 0x9E3779B97F4A7C15ull ^ len;
+    while (len >= 8) {
+        uint64_t w;
+        memcpy(&w, s, 8);
+        h = (h ^ w) * 0xFF51AFD7ED558CCDull;
+        h ^= h >> 29;
+        s += 8;
+        len -= 8;
     }
-    return h;
+    if (len) {
+        uint64_t w = 0;
+        memcpy(&w, s, len);
+        h = (h ^ w) * 0xFF51AFD7ED558CCDull;
+        h ^= h >> 29;
+    }
+    h *= 0xC4CEB9FE1A85EC53ull;
+    return (uint32_t)(h ^ (h >> 32));
 }
 
 void *tracec_i_htab_get_h(const tracec_i_htab *t, const char *key, size_t len, uint32_t h) {

@@ -464,7 +464,9 @@ bool tp_ext_field(tp_ctx *P) {
         const tracec_fielddef *val = tracec_msgdef_field_by_number(F->msg, 2);
         if (url == NULL || val == NULL)
             return tp_error(P, at, "google.protobuf.Any lacks type_url or value");
-        if (test_set(P, F, url->index) | test_set(P, F, val->index))
+        bool had_url = test_set(P, F, url->index);
+        bool had_value = test_set(P, F, val->index);
+        if (had_url || had_value)
             return tp_error(P, at, "this google.protobuf.Any already has a value");
         P->cur_any = m;
         return true;

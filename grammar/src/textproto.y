@@ -49,14 +49,17 @@ fields
     | fields field
     ;
 
+/* Flattened (no fvalue/sep nonterminals): fewer reductions per field. */
 field
-    : fname fvalue sep
-    ;
-
-sep
-    : %empty
-    | ','
-    | ';'
+    : fname ':' value
+    | fname ':' value ','
+    | fname ':' value ';'
+    | fname msgval
+    | fname msgval ','
+    | fname msgval ';'
+    | fname list_nc
+    | fname list_nc ','
+    | fname list_nc ';'
     ;
 
 fname
@@ -79,10 +82,8 @@ dotted_more
     | dotted_more '.' T_IDENT       { CHECK(tp_name_append(P, '.', &$3)); }
     ;
 
-fvalue
-    : ':' value
-    | msgval
-    | '[' { CHECK(tp_list_begin(P, $1.p, false)); } list_body ']' { tp_list_end(P); }
+list_nc
+    : '[' { CHECK(tp_list_begin(P, $1.p, false)); } list_body ']' { tp_list_end(P); }
     ;
 
 value

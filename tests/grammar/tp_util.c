@@ -35,8 +35,9 @@ int tp_protoc(const char *mode, const char *proto, const void *in, size_t in_len
     close(fo);
     close(fe);
     char cmd[4096];
-    snprintf(cmd, sizeof cmd, "%s %s -I%s -I%s %s < %s > %s 2> %s", TRACEC_PROTOC, mode,
-             TP_PROTO_DIR, TRACEC_PROTOBUF_INCLUDE, proto, in_path, out_path, err_path);
+    snprintf(cmd, sizeof cmd, "%s %s -I%s -I%s/protos -I%s %s < %s > %s 2> %s", TRACEC_PROTOC, mode,
+             TP_PROTO_DIR, TRACEC_SOURCE_DIR, TRACEC_PROTOBUF_INCLUDE, proto, in_path, out_path,
+             err_path);
     int rc = system(cmd);
     rc = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
     *out = slurp(rc == 0 ? out_path : err_path, out_len);

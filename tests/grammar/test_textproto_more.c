@@ -1,0 +1,198 @@
+/*
+ * test_textproto_more.c - round trips of a corpus through protoc, nesting
+ * limits, the output contract (append; nothing on error), error layout.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tp_util.h"
+
+static char *read_all(const char *path, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    cr_assert(f, "%s", path);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *b = malloc((size_t)n + 1);
+    cr_assert_eq(fread(b, 1, (size_t)n, f), (size_t)n);
+    b[n] = '\0';
+    fclose(f);
+    *len = (size_t)n;
+    return b;
+}
+
+static tracec_pool *full_pool(void) {
+    tracec_pool *p = tracec_pool_new();
+    tracec_error err;
+    cr_assert_eq(tracec_pool_add_set_file(p, TP_SET, &err), TRACEC_STATUS_SUCCESS, "%s", err.msg);
+    cr_assert_eq(tracec_pool_add_builtin_schema(p, &err), TRACEC_STATUS_SUCCESS, "%s", err.msg);
+    return p;
+}
+
+/* encode, then protoc --decode  ==  protoc --encode, then protoc --decode */
+static void round_trip(const char *name) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/tests/grammar/corpus/%s", TRACEC_SOURCE_DIR, name);
+    size_t len;
+    char *text = read_all(path, &len);
+    char type[256];
+    cr_assert_eq(sscanf(text, "# proto-message: %255s", type), 1, "%s has no proto-message header", name);
+    const char *proto = strncmp(type, "tp3.", 4) == 0   ? "tp3.proto"
+                        : strncmp(type, "tp.", 3) == 0 ? "tp2.proto"
+                                                       : "perfetto/trace/trace.proto";
+    tracec_pool *pool = full_pool();
+    tracec_bytes out = TRACEC_BYTES_INIT;
+    tracec_error err;
+    tracec_text_options opts = TRACEC_TEXT_OPTIONS_INIT;
+    opts.file_name = name;
+    cr_assert_eq(tracec_text_encode(pool, type, text, len, &opts, &out, &err), TRACEC_STATUS_SUCCESS,
+                 "%s", err.msg);
+    char mode[300], *pbin, *d1, *d2;
+    size_t pl, l1, l2;
+    snprintf(mode, sizeof mode, "--encode=%s", type);
+    cr_assert_eq(tp_protoc(mode, proto, text, len, &pbin, &pl), 0, "protoc --encode: %s", pbin);
+    snprintf(mode, sizeof mode, "--decode=%s", type);
+    cr_assert_eq(tp_protoc(mode, proto, out.data, out.size, &d1, &l1), 0, "protoc --decode: %s", d1);
+    cr_assert_eq(tp_protoc(mode, proto, pbin, pl, &d2, &l2), 0);
+    cr_assert(l1 == l2 && memcmp(d1, d2, l1) == 0, "%s: decoded differently:\n%s\n---- protoc:\n%s", name,
+              d1, d2);
+    free(pbin);
+    free(d1);
+    free(d2);
+    free(text);
+    tracec_bytes_free(&out);
+    tracec_pool_free(pool);
+}
+
+Test(roundtrip, all_types) { round_trip("all_types.txtpb"); }
+Test(roundtrip, proto3) { round_trip("proto3.txtpb"); }
+Test(roundtrip, trace) { round_trip("trace.txtpb"); }
+
+static char *nested(int levels) {
+    char *s = malloc((size_t)levels * 12 + 16);
+    size_t n = 0;
+    for (int i = 0; i < levels; i++) n += (size_t)sprintf(s + n, "recursive {");
+    n += (size_t)sprintf(s + n, "f_int32: 1");
+    for (int i = 0; i < levels; i++) s[n++] = '}';
+    s[n] = '\0';
+    return s;
+}
+
+static tracec_status_t enc(const char *text, size_t len, int max_depth, tracec_bytes *out,
+                           tracec_error *err) {
+    tracec_text_options opts = TRACEC_TEXT_OPTIONS_INIT;
+    opts.file_name = "t";
+    opts.max_depth = max_depth;
+    return tracec_text_encode(tp_test_pool(), "tp.All", text, len, &opts, out, err);
+}
+
+Test(limits, default_depth_100) {
+    tracec_bytes out = TRACEC_BYTES_INIT;
+    tracec_error err;
+    char *ok = nested(100);
+    cr_assert_eq(enc(ok, strlen(ok), 0, &out, &err), TRACEC_STATUS_SUCCESS, "%s", err.msg);
+    char *bad = nested(101);
+    out.size = 0;
+    cr_assert_eq(enc(bad, strlen(bad), 0, &out, &err), TRACEC_STATUS_CORRUPT_DATA);
+    cr_assert(strstr(err.msg, "t:1:1111: messages nested deeper than the limit of 100"), "%s", err.msg);
+    free(ok);
+    free(bad);
+    tracec_bytes_free(&out);
+}
+
+Test(limits, configurable_depth) {
+    tracec_bytes out = TRACEC_BYTES_INIT;
+    tracec_error err;
+    char *s = nested(6);
+    cr_assert_eq(enc(s, strlen(s), 5, &out, &err), TRACEC_STATUS_CORRUPT_DATA);
+    cr_assert(strstr(err.msg, "limit of 5"), "%s", err.msg);
+    cr_assert_eq(enc(s, strlen(s), 6, &out, &err), TRACEC_STATUS_SUCCESS, "%s", err.msg);
+    free(s);
+    tracec_bytes_free(&out);
+}
+
+/* No recursion anywhere: very deep input is an error or works, never a crash. */
+Test(limits, very_deep) {
+    tracec_bytes out = TRACEC_BYTES_INIT;
+    tracec_error err;
+    char *s = nested(50000);
+    cr_assert_eq(enc(s, strlen(s), 0, &out, &err), TRACEC_STATUS_CORRUPT_DATA);
+    cr_assert_eq(enc(s, strlen(s), 1000000, &out, &err), TRACEC_STATUS_SUCCESS, "%s", err.msg);
+    free(s);
+    tracec_bytes_free(&out);
+}
+
+Test(output, appends_and_nothing_on_error) {
+    tracec_bytes out = TRACEC_BYTES_INIT;
+    tracec_error err;
+    cr_assert_eq(enc("f_int32: 1", 10, 0, &out, &err), TRACEC_STATUS_SUCCESS);
+    cr_assert_eq(enc("f_int32: 2", 10, 0, &out, &err), TRACEC_STATUS_SUCCESS);
+    cr_assert_eq(out.size, 4);
+    cr_assert_eq(memcmp(out.data, "\x28\x01\x28\x02", 4), 0);
+    cr_assert_eq(enc("child { a: 1 } f_int32: x", 25, 0, &out, &err), TRACEC_STATUS_CORRUPT_DATA);
+    cr_assert_eq(out.size, 4);
+    tracec_bytes_free(&out);
+    cr_assert_null(out.data);
+}
+
+Test(output, length_prefix_widening) {
+    /* A nested body of 200 bytes needs a two-byte length. */
+    char text[400];
+    snprintf(text, sizeof text, "child { s: \"%0198d\" }", 0);
+    tracec_bytes out = TRACEC_BYTES_INIT;
+    tracec_error err;
+    cr_assert_eq(enc(text, strlen(text), 0, &out, &err), TRACEC_STATUS_SUCCESS, "%s", err.msg);
+    /* child (19): tag 9a 01, length 201 = c9 01; s (2): tag 12, length 198 = c6 01 */
+    cr_assert_eq(out.size, 2 + 2 + 1 + 2 + 198);
+    cr_assert_eq(memcmp(out.data, "\x9a\x01\xc9\x01\x12\xc6\x01", 7), 0, "%s", tp_hex(out.data, 8));
+    tracec_bytes_free(&out);
+}
+
+Test(api, arguments) {
+    tracec_bytes out = TRACEC_BYTES_INIT;
+    tracec_error err;
+    cr_assert_eq(tracec_text_encode(tp_test_pool(), "tp.Nope", "", 0, NULL, &out, &err),
+                 TRACEC_STATUS_INVALID_ARGUMENT);
+    cr_assert(strstr(err.msg, "tp.Nope"));
+    cr_assert_eq(tracec_text_encode(NULL, "tp.All", "", 0, NULL, &out, &err), TRACEC_STATUS_INVALID_ARGUMENT);
+    cr_assert_eq(tracec_text_encode(tp_test_pool(), "tp.All", NULL, 0, NULL, &out, &err),
+                 TRACEC_STATUS_SUCCESS);
+    cr_assert_eq(out.size, 0);
+    /* Not NUL-terminated: only `len` bytes are read. */
+    cr_assert_eq(tracec_text_encode(tp_test_pool(), "tp.All", "f_int32: 12345", 11, NULL, &out, &err),
+                 TRACEC_STATUS_SUCCESS);
+    cr_assert_eq(out.size, 2);
+    cr_assert_eq(out.data[1], 12);
+    /* NULL err is allowed. */
+    cr_assert_eq(tracec_text_encode(tp_test_pool(), "tp.All", "x", 1, NULL, &out, NULL),
+                 TRACEC_STATUS_CORRUPT_DATA);
+    tracec_bytes_free(&out);
+}
+
+Test(errors, layout) {
+    tracec_bytes out = TRACEC_BYTES_INIT;
+    tracec_error err;
+    const char *text = "f_int32: 1\n  child { a: \"x\" }\n";
+    cr_assert_eq(enc(text, strlen(text), 0, &out, &err), TRACEC_STATUS_CORRUPT_DATA);
+    cr_assert_str_eq(err.msg,
+                     "t:2:14: field \"a\" (int32) expects an integer, found a string\n"
+                     "   child { a: \"x\" }\n"
+                     "              ^");
+    /* An embedded NUL byte is a stray character, shown as '?'. */
+    cr_assert_eq(enc("f_int32: 1\0", 11, 0, &out, &err), TRACEC_STATUS_CORRUPT_DATA);
+    cr_assert(strstr(err.msg, "t:1:11: unexpected character\n f_int32: 1?\n           ^"), "%s", err.msg);
+    /* Long lines are cut around the column. */
+    char *line = malloc(8000);
+    size_t n = 0;
+    for (int i = 0; i < 400; i++) n += (size_t)sprintf(line + n, "r_int32: %d ", i);
+    n += (size_t)sprintf(line + n, "bogus: 1");
+    cr_assert_eq(enc(line, n, 0, &out, &err), TRACEC_STATUS_CORRUPT_DATA);
+    cr_assert(strstr(err.msg, "unknown field \"bogus\""), "%s", err.msg);
+    cr_assert(strstr(err.msg, "\n ...r_int32:") || strstr(err.msg, "\n ..."), "%s", err.msg);
+    cr_assert_lt(strlen(err.msg), 400);
+    free(line);
+    tracec_bytes_free(&out);
+}
