@@ -18,18 +18,20 @@
 enum { kSequenceId = 1, kTrackUuid = 0x1234 };
 
 static void write_descriptor_packet(tracec_trace_file *f) {
+    tracec_writer w; /* the packet's writer: a local, so it stays in registers */
     perfetto_protos_TracePacket pkt;
-    tracec_trace_file_begin_packet(f, &pkt.msg);
+    tracec_trace_file_begin_packet(f, &w, &pkt.msg);
     perfetto_protos_TracePacket_set_trusted_packet_sequence_id(&pkt, kSequenceId);
     my_events_write_extension_descriptor(&pkt);
-    tracec_trace_file_end_packet(f, &pkt.msg);
+    tracec_trace_file_end_packet(f, &w, &pkt.msg);
 }
 
 static void write_track(tracec_trace_file *f) {
+    tracec_writer w; /* the packet's writer: a local, so it stays in registers */
     perfetto_protos_TracePacket pkt;
     perfetto_protos_TrackDescriptor track;
     perfetto_protos_ThreadDescriptor thread;
-    tracec_trace_file_begin_packet(f, &pkt.msg);
+    tracec_trace_file_begin_packet(f, &w, &pkt.msg);
     perfetto_protos_TracePacket_set_trusted_packet_sequence_id(&pkt, kSequenceId);
     perfetto_protos_TracePacket_begin_track_descriptor(&pkt, &track);
     perfetto_protos_TrackDescriptor_set_uuid(&track, kTrackUuid);
@@ -40,15 +42,16 @@ static void write_track(tracec_trace_file *f) {
     perfetto_protos_ThreadDescriptor_set_cstr_thread_name(&thread, "main");
     perfetto_protos_TrackDescriptor_end_thread(&track, &thread);
     perfetto_protos_TracePacket_end_track_descriptor(&pkt, &track);
-    tracec_trace_file_end_packet(f, &pkt.msg);
+    tracec_trace_file_end_packet(f, &w, &pkt.msg);
 }
 
 static void write_slice(tracec_trace_file *f, uint64_t ts, perfetto_protos_TrackEvent_Type type,
                         const char *name) {
+    tracec_writer w; /* the packet's writer: a local, so it stays in registers */
     perfetto_protos_TracePacket pkt;
     perfetto_protos_TrackEvent ev;
     perfetto_protos_DebugAnnotation arg;
-    tracec_trace_file_begin_packet(f, &pkt.msg);
+    tracec_trace_file_begin_packet(f, &w, &pkt.msg);
     perfetto_protos_TracePacket_set_timestamp(&pkt, ts);
     perfetto_protos_TracePacket_set_trusted_packet_sequence_id(&pkt, kSequenceId);
     perfetto_protos_TracePacket_begin_track_event(&pkt, &ev);
@@ -67,15 +70,16 @@ static void write_slice(tracec_trace_file *f, uint64_t ts, perfetto_protos_Track
         perfetto_protos_TrackEvent_end_debug_annotations(&ev, &arg);
     }
     perfetto_protos_TracePacket_end_track_event(&pkt, &ev);
-    tracec_trace_file_end_packet(f, &pkt.msg);
+    tracec_trace_file_end_packet(f, &w, &pkt.msg);
 }
 
 static void write_my_event(tracec_trace_file *f, uint64_t ts) {
     static const uint32_t retries[] = {10, 20, 40};
+    tracec_writer w; /* the packet's writer: a local, so it stays in registers */
     perfetto_protos_TracePacket pkt;
     my_app_MyEvent ev; /* a TrackEvent writer with the custom fields */
     my_app_RequestInfo req;
-    tracec_trace_file_begin_packet(f, &pkt.msg);
+    tracec_trace_file_begin_packet(f, &w, &pkt.msg);
     perfetto_protos_TracePacket_set_timestamp(&pkt, ts);
     perfetto_protos_TracePacket_set_trusted_packet_sequence_id(&pkt, kSequenceId);
     perfetto_protos_TracePacket_begin_track_event_as_my_app_MyEvent(&pkt, &ev);
@@ -92,7 +96,7 @@ static void write_my_event(tracec_trace_file *f, uint64_t ts) {
     for (size_t i = 0; i < sizeof retries / sizeof retries[0]; i++)
         my_app_MyEvent_set_retry_delays_ms(&ev, retries[i]);
     perfetto_protos_TracePacket_end_track_event_as_my_app_MyEvent(&pkt, &ev);
-    tracec_trace_file_end_packet(f, &pkt.msg);
+    tracec_trace_file_end_packet(f, &w, &pkt.msg);
 }
 
 int main(int argc, char **argv) {

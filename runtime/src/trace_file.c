@@ -3,13 +3,16 @@
  *
  * Memory layout of the staging buffer:
  *
- *     buf              w.base            w.ptr           w.end
- *      |  accepted       |  open packet    |   free        |
- *      |  packets        |  (0x0A, len4,   |               |
- *      |  not yet written|   body so far)  |               |
+ *     buf             buf + used        w.ptr            buf + cap
+ *      |  accepted      |  open packet    |   free          |
+ *      |  packets, not  |  (0x0A, len4,   |                 |
+ *      |  written yet   |   body so far)  |                 |
  *
- * grow() first writes the accepted packets out (file traces), moves the
- * open packet to the front, then doubles the buffer if that is not enough.
+ * A packet is written through a caller-owned tracec_writer whose window is
+ * [buf + used, buf + cap).  grow() first writes the accepted packets out
+ * (file traces), moves the open packet to the front, then doubles the
+ * buffer if that is not enough.  commit() accepts the packet (used moves
+ * past it) or drops it (used stays).
  */
 #define _POSIX_C_SOURCE 200809L
 #include "tracec/trace_file.h"
@@ -24,10 +27,10 @@
 #define TRACEC_I_FILE_FLUSH_AT (256u * 1024u)
 
 struct tracec_trace_file {
-    tracec_writer w;
     uint8_t *buf;
     size_t cap;
-    int fd; /* -1 for memory traces */
+    size_t used; /* accepted bytes in buf, not yet written */
+    int fd;      /* -1 for memory traces */
     bool in_packet;
     uint64_t packets;
     uint64_t dropped;
@@ -47,49 +50,81 @@ static tracec_status_t write_all(int fd, const uint8_t *p, size_t n) {
     return TRACEC_STATUS_SUCCESS;
 }
 
-/* Writes the accepted packets [buf, upto) out and moves [upto, w.ptr) to the front. */
-static tracec_status_t drain(tracec_trace_file *f, uint8_t *upto) {
-    if (f->fd < 0 || upto == f->buf) return TRACEC_STATUS_SUCCESS;
-    tracec_status_t s = write_all(f->fd, f->buf, (size_t)(upto - f->buf));
+/* Writes the accepted bytes out (file traces only). */
+static tracec_status_t drain(tracec_trace_file *f) {
+    if (f->fd < 0 || f->used == 0) return TRACEC_STATUS_SUCCESS;
+    if (f->io_status != TRACEC_STATUS_SUCCESS) return f->io_status;
+    tracec_status_t s = write_all(f->fd, f->buf, f->used);
     if (s != TRACEC_STATUS_SUCCESS) {
         f->io_status = s;
         return s;
     }
-    size_t keep = (size_t)(f->w.ptr - upto);
-    size_t base_off = (size_t)(f->w.base - upto);
-    memmove(f->buf, upto, keep);
-    f->w.base = f->buf + base_off;
-    f->w.ptr = f->buf + keep;
+    f->used = 0;
     return TRACEC_STATUS_SUCCESS;
 }
 
-static bool file_grow(tracec_writer *w, size_t need) {
+uint8_t *tracec_i_trace_file_window(tracec_trace_file *f, uint8_t **end) {
+    if (f == NULL) {
+        *end = NULL;
+        return NULL;
+    }
+    if (f->in_packet) f->dropped++; /* the previous packet was never ended */
+    f->in_packet = true;
+    *end = f->buf + f->cap;
+    return f->buf + f->used;
+}
+
+bool tracec_i_trace_file_grow(tracec_writer *w, size_t need) {
     tracec_trace_file *f = (tracec_trace_file *)w->sink;
-    if (drain(f, w->base) != TRACEC_STATUS_SUCCESS) {
-        tracec_writer_fail(w, TRACEC_STATUS_IO_ERROR);
+    size_t open = (size_t)(w->ptr - w->base);
+    if (w->base != f->buf + f->used) {
+        tracec_writer_fail(w, TRACEC_STATUS_BAD_STATE);
         return false;
     }
-    size_t used = (size_t)(w->ptr - f->buf);
-    if (f->cap - used >= need) return true;
+    if (f->fd >= 0 && f->used > 0) {
+        if (drain(f) != TRACEC_STATUS_SUCCESS) {
+            tracec_writer_fail(w, TRACEC_STATUS_IO_ERROR);
+            return false;
+        }
+        memmove(f->buf, w->base, open);
+    }
     size_t cap = f->cap;
-    while (cap - used < need) {
+    while (cap - f->used - open < need) {
         if (cap > SIZE_MAX / 2) {
             tracec_writer_fail(w, TRACEC_STATUS_OUT_OF_MEMORY);
             return false;
         }
         cap *= 2;
     }
-    uint8_t *nb = (uint8_t *)realloc(f->buf, cap);
-    if (nb == NULL) {
-        tracec_writer_fail(w, TRACEC_STATUS_OUT_OF_MEMORY);
-        return false;
+    if (cap != f->cap) {
+        uint8_t *nb = (uint8_t *)realloc(f->buf, cap);
+        if (nb == NULL) {
+            tracec_writer_fail(w, TRACEC_STATUS_OUT_OF_MEMORY);
+            return false;
+        }
+        f->buf = nb;
+        f->cap = cap;
     }
-    w->base = nb + (w->base - f->buf);
-    w->ptr = nb + used;
-    w->end = nb + cap;
-    f->buf = nb;
-    f->cap = cap;
+    w->base = f->buf + f->used;
+    w->ptr = w->base + open;
+    w->end = f->buf + f->cap;
     return true;
+}
+
+tracec_status_t tracec_i_trace_file_commit(tracec_trace_file *f, uint8_t *base, uint8_t *ptr,
+                                           tracec_status_t status) {
+    if (f == NULL) return TRACEC_STATUS_INVALID_ARGUMENT;
+    if (!f->in_packet) return TRACEC_STATUS_BAD_STATE;
+    f->in_packet = false;
+    if (status == TRACEC_STATUS_SUCCESS && base != f->buf + f->used) status = TRACEC_STATUS_BAD_STATE;
+    if (status != TRACEC_STATUS_SUCCESS) {
+        f->dropped++; /* dropped whole; what was accepted before stays */
+        return status;
+    }
+    f->used = (size_t)(ptr - f->buf);
+    f->packets++;
+    if (f->used >= TRACEC_I_FILE_FLUSH_AT) return drain(f);
+    return TRACEC_STATUS_SUCCESS;
 }
 
 static tracec_status_t open_common(int fd, tracec_trace_file **out) {
@@ -102,9 +137,6 @@ static tracec_status_t open_common(int fd, tracec_trace_file **out) {
     }
     f->cap = TRACEC_I_FILE_INITIAL;
     f->fd = fd;
-    tracec_writer_init_array(&f->w, f->buf, f->cap);
-    f->w.grow = file_grow;
-    f->w.sink = f;
     *out = f;
     return TRACEC_STATUS_SUCCESS;
 }
@@ -123,70 +155,29 @@ tracec_status_t tracec_trace_file_open_memory(tracec_trace_file **out) {
     return open_common(-1, out);
 }
 
-void tracec_trace_file_begin_packet(tracec_trace_file *f, tracec_msg *packet) {
-    tracec_writer *w = &f->w;
-    w->base = w->ptr;
-    w->status = TRACEC_STATUS_SUCCESS;
-    w->top = TRACEC_I_ROOT;
-    f->in_packet = true;
-    tracec_msg root;
-    root.w = w;
-    root.size_off = TRACEC_I_ROOT;
-    root.parent = TRACEC_I_ROOT;
-    tracec_msg_begin_nested(&root, TRACEC_TAG(1, TRACEC_WIRE_LEN), packet);
-}
-
-tracec_status_t tracec_trace_file_end_packet(tracec_trace_file *f, tracec_msg *packet) {
-    tracec_writer *w = &f->w;
-    if (!f->in_packet || packet->w != w) return TRACEC_STATUS_BAD_STATE;
-    f->in_packet = false;
-    tracec_msg root;
-    root.w = w;
-    root.size_off = TRACEC_I_ROOT;
-    root.parent = TRACEC_I_ROOT;
-    tracec_msg_end_nested(&root, packet);
-    if (w->status == TRACEC_STATUS_SUCCESS && w->top != TRACEC_I_ROOT)
-        tracec_writer_fail(w, TRACEC_STATUS_NESTING_MISMATCH);
-    tracec_status_t s = w->status;
-    if (s != TRACEC_STATUS_SUCCESS) {
-        /* Drop the whole packet; what was accepted before stays. */
-        w->ptr = w->base;
-        w->status = TRACEC_STATUS_SUCCESS;
-        f->dropped++;
-        return s;
-    }
-    f->packets++;
-    w->base = w->ptr;
-    if (f->fd >= 0 && (size_t)(w->ptr - f->buf) >= TRACEC_I_FILE_FLUSH_AT) {
-        tracec_status_t ds = drain(f, w->ptr);
-        if (ds != TRACEC_STATUS_SUCCESS) return ds;
-    }
-    return TRACEC_STATUS_SUCCESS;
-}
-
 tracec_status_t tracec_trace_file_append_raw(tracec_trace_file *f, const void *data, size_t size) {
     if (f == NULL || (data == NULL && size > 0)) return TRACEC_STATUS_INVALID_ARGUMENT;
     if (f->in_packet) return TRACEC_STATUS_BAD_STATE;
-    tracec_writer *w = &f->w;
-    w->base = w->ptr;
-    w->status = TRACEC_STATUS_SUCCESS;
-    if (!tracec_writer_reserve(w, size)) {
-        tracec_status_t s = w->status;
-        w->status = TRACEC_STATUS_SUCCESS;
-        return s;
+    if (f->cap - f->used < size) {
+        tracec_status_t s = drain(f);
+        if (s != TRACEC_STATUS_SUCCESS) return s;
+        if (f->cap - f->used < size) {
+            size_t cap = f->cap;
+            while (cap - f->used < size) cap *= 2;
+            uint8_t *nb = (uint8_t *)realloc(f->buf, cap);
+            if (nb == NULL) return TRACEC_STATUS_OUT_OF_MEMORY;
+            f->buf = nb;
+            f->cap = cap;
+        }
     }
-    if (size) memcpy(w->ptr, data, size);
-    w->ptr += size;
-    w->base = w->ptr;
+    if (size) memcpy(f->buf + f->used, data, size);
+    f->used += size;
     return TRACEC_STATUS_SUCCESS;
 }
 
 tracec_status_t tracec_trace_file_flush(tracec_trace_file *f) {
     if (f == NULL) return TRACEC_STATUS_INVALID_ARGUMENT;
-    if (f->io_status != TRACEC_STATUS_SUCCESS) return f->io_status;
-    if (f->fd < 0) return TRACEC_STATUS_SUCCESS;
-    uint8_t *upto = f->in_packet ? f->w.base : f->w.ptr;
-    return drain(f, upto);
+    return drain(f);
 }
 
 const uint8_t *tracec_trace_file_data(const tracec_trace_file *f, size_t *size) {
@@ -194,8 +185,7 @@ const uint8_t *tracec_trace_file_data(const tracec_trace_file *f, size_t *size) 
         if (size) *size = 0;
         return NULL;
     }
-    const uint8_t *upto = f->in_packet ? f->w.base : f->w.ptr;
-    if (size) *size = (size_t)(upto - f->buf);
+    if (size) *size = f->used;
     return f->buf;
 }
 
@@ -207,9 +197,7 @@ tracec_status_t tracec_trace_file_close(tracec_trace_file *f) {
     if (f == NULL) return TRACEC_STATUS_SUCCESS;
     tracec_status_t s = TRACEC_STATUS_SUCCESS;
     if (f->fd >= 0) {
-        f->in_packet = false; /* an unfinished packet is not written */
-        f->w.ptr = f->w.base;
-        s = tracec_trace_file_flush(f);
+        s = drain(f); /* an unfinished packet is not written */
         if (close(f->fd) != 0 && s == TRACEC_STATUS_SUCCESS) s = TRACEC_STATUS_IO_ERROR;
     }
     free(f->buf);

@@ -11,36 +11,6 @@ bool tracec_writer_slowpath(tracec_writer *w, size_t need) {
     return false;
 }
 
-void tracec_writer_fail(tracec_writer *w, tracec_status_t status) {
-    if (w->status == TRACEC_STATUS_SUCCESS) w->status = status;
-}
-
-void tracec_writer_init_array(tracec_writer *w, void *mem, size_t size) {
-    w->base = (uint8_t *)mem;
-    w->ptr = w->base;
-    w->end = w->base + size;
-    w->grow = NULL;
-    w->sink = NULL;
-    w->status = TRACEC_STATUS_SUCCESS;
-    w->top = TRACEC_I_ROOT;
-}
-
-void tracec_writer_begin_root(tracec_writer *w, tracec_msg *root) {
-    root->w = w;
-    root->size_off = TRACEC_I_ROOT;
-    root->parent = w->top;
-    w->top = TRACEC_I_ROOT;
-}
-
-tracec_status_t tracec_writer_end_root(tracec_writer *w, tracec_msg *root) {
-    if (root->w != w) {
-        tracec_writer_fail(w, TRACEC_STATUS_INVALID_ARGUMENT);
-    } else if (w->status == TRACEC_STATUS_SUCCESS && w->top != TRACEC_I_ROOT) {
-        tracec_writer_fail(w, TRACEC_STATUS_NESTING_MISMATCH);
-    }
-    return w->status;
-}
-
 /*
  * Packed fields: the exact payload size is computed first, so the length is
  * written once, minimal, in front of the values.

@@ -86,8 +86,9 @@ Test(writer, status_strings) {
 }
 
 static void write_packet(tracec_trace_file *f, uint64_t value, size_t pad) {
+    tracec_writer w;
     tracec_msg pkt;
-    tracec_trace_file_begin_packet(f, &pkt);
+    tracec_trace_file_begin_packet(f, &w, &pkt);
     tracec_msg_put_varint(&pkt, TRACEC_TAG(8, TRACEC_WIRE_VARINT), value);
     if (pad) {
         char *junk = malloc(pad);
@@ -95,18 +96,19 @@ static void write_packet(tracec_trace_file *f, uint64_t value, size_t pad) {
         tracec_msg_put_bytes(&pkt, TRACEC_TAG(36, TRACEC_WIRE_LEN), junk, pad);
         free(junk);
     }
-    cr_assert_eq(tracec_trace_file_end_packet(f, &pkt), TRACEC_STATUS_SUCCESS);
+    cr_assert_eq(tracec_trace_file_end_packet(f, &w, &pkt), TRACEC_STATUS_SUCCESS);
 }
 
 Test(trace_file, failed_packet_is_dropped_and_earlier_ones_kept) {
     tracec_trace_file *f;
     cr_assert_eq(tracec_trace_file_open_memory(&f), TRACEC_STATUS_SUCCESS);
     write_packet(f, 1, 0);
+    tracec_writer w;
     tracec_msg pkt, child;
-    tracec_trace_file_begin_packet(f, &pkt);
+    tracec_trace_file_begin_packet(f, &w, &pkt);
     tracec_msg_put_varint(&pkt, TRACEC_TAG(8, TRACEC_WIRE_VARINT), 2);
     tracec_msg_begin_nested(&pkt, TRACEC_TAG(11, TRACEC_WIRE_LEN), &child); /* never ended */
-    cr_assert_eq(tracec_trace_file_end_packet(f, &pkt), TRACEC_STATUS_NESTING_MISMATCH);
+    cr_assert_eq(tracec_trace_file_end_packet(f, &w, &pkt), TRACEC_STATUS_NESTING_MISMATCH);
     write_packet(f, 3, 0);
     size_t size;
     const uint8_t *data = tracec_trace_file_data(f, &size);
@@ -171,9 +173,13 @@ Test(trace_file, bad_calls) {
     cr_assert_eq(tracec_trace_file_open("/nonexistent-dir/x.pftrace", &f), TRACEC_STATUS_IO_ERROR);
     cr_assert_eq(tracec_trace_file_open_memory(NULL), TRACEC_STATUS_INVALID_ARGUMENT);
     cr_assert_eq(tracec_trace_file_open_memory(&f), TRACEC_STATUS_SUCCESS);
+    tracec_writer w;
     tracec_msg pkt;
-    pkt.w = NULL;
-    cr_assert_eq(tracec_trace_file_end_packet(f, &pkt), TRACEC_STATUS_BAD_STATE);
+    memset(&w, 0, sizeof w);
+    memset(&pkt, 0, sizeof pkt);
+    pkt.w = &w;
+    /* Ending a packet that was never begun. */
+    cr_assert_eq(tracec_trace_file_end_packet(f, &w, &pkt), TRACEC_STATUS_BAD_STATE);
     cr_assert_eq(tracec_trace_file_close(f), TRACEC_STATUS_SUCCESS);
     cr_assert_eq(tracec_trace_file_close(NULL), TRACEC_STATUS_SUCCESS);
 }

@@ -6,13 +6,19 @@
  *
  *     tracec_trace_file *f;
  *     if (tracec_trace_file_open("out.pftrace", &f) != TRACEC_STATUS_SUCCESS) ...
+ *
+ *     tracec_writer w;                      // the packet's writer, on your stack
  *     perfetto_protos_TracePacket pkt;
- *     tracec_trace_file_begin_packet(f, &pkt.msg);
+ *     tracec_trace_file_begin_packet(f, &w, &pkt.msg);
  *     perfetto_protos_TracePacket_set_timestamp(&pkt, 42);
  *     ...
- *     tracec_status_t s = tracec_trace_file_end_packet(f, &pkt.msg);
+ *     tracec_status_t s = tracec_trace_file_end_packet(f, &w, &pkt.msg);
  *     ...
  *     tracec_trace_file_close(f);
+ *
+ * Keep the writer a local variable of the function that writes the packet:
+ * the compiler then holds its write pointer in a register and each field
+ * costs a bounds check and its stores.
  *
  * The file writer keeps whole packets in memory and writes them out in
  * large blocks; a packet that fails (a nesting error, a message too large,
@@ -46,15 +52,49 @@ tracec_status_t tracec_trace_file_open(const char *path, tracec_trace_file **out
  */
 tracec_status_t tracec_trace_file_open_memory(tracec_trace_file **out);
 
-/* Starts a TracePacket; `packet` is the `msg` member of a generated TracePacket writer. */
-void tracec_trace_file_begin_packet(tracec_trace_file *f, tracec_msg *packet);
+/* ---- internals the inline packet functions call (do not use directly) ---- */
+uint8_t *tracec_i_trace_file_window(tracec_trace_file *f, uint8_t **end);
+bool tracec_i_trace_file_grow(tracec_writer *w, size_t need);
+tracec_status_t tracec_i_trace_file_commit(tracec_trace_file *f, uint8_t *base, uint8_t *ptr,
+                                           tracec_status_t status);
 
 /*
- * Finishes the packet begun last.  SUCCESS if it was accepted; otherwise the
- * packet was dropped (counted in tracec_trace_file_dropped) and the status
- * says why.
+ * Starts a TracePacket written through `w` (caller-owned, uninitialised)
+ * into `packet`, the `msg` member of a generated TracePacket writer.
  */
-tracec_status_t tracec_trace_file_end_packet(tracec_trace_file *f, tracec_msg *packet);
+static inline void tracec_trace_file_begin_packet(tracec_trace_file *f, tracec_writer *w,
+                                                  tracec_msg *packet) {
+    uint8_t *end;
+    uint8_t *p = tracec_i_trace_file_window(f, &end);
+    tracec_msg root;
+    w->base = p;
+    w->ptr = p;
+    w->end = end;
+    w->grow = tracec_i_trace_file_grow;
+    w->sink = f;
+    w->status = p ? TRACEC_STATUS_SUCCESS : TRACEC_STATUS_CLOSED;
+    w->top = TRACEC_I_ROOT;
+    tracec_writer_begin_root(w, &root);
+    tracec_msg_begin_nested(&root, TRACEC_TAG(1, TRACEC_WIRE_LEN), packet);
+}
+
+/*
+ * Finishes the packet begun last on `w`.  SUCCESS if it was accepted;
+ * otherwise the packet was dropped (counted in tracec_trace_file_dropped)
+ * and the status says why.
+ */
+static inline tracec_status_t tracec_trace_file_end_packet(tracec_trace_file *f, tracec_writer *w,
+                                                          tracec_msg *packet) {
+    tracec_msg root;
+    root.w = w;
+    root.size_off = TRACEC_I_ROOT;
+    root.parent = TRACEC_I_ROOT;
+    if (packet->w != w)
+        tracec_writer_fail(w, TRACEC_STATUS_INVALID_ARGUMENT);
+    else
+        tracec_msg_end_nested(&root, packet);
+    return tracec_i_trace_file_commit(f, w->base, w->ptr, tracec_writer_end_root(w, &root));
+}
 
 /* Appends `size` bytes that are already whole Trace records (0x0A, length, packet). */
 tracec_status_t tracec_trace_file_append_raw(tracec_trace_file *f, const void *data, size_t size);

@@ -130,28 +130,53 @@ typedef struct tracec_msg {
 #define TRACEC_I_GROUP (UINT32_MAX - 1u)
 #define TRACEC_I_FAILED (UINT32_MAX - 2u)
 
-/* ---- Out-of-line part (runtime/src/writer.c) ---------------------------- */
+/* ---- Setting up a writer ------------------------------------------------- */
 
-/* Grows or fails; true when `need` bytes are now free. */
+/*
+ * Grows or fails; true when `need` bytes are now free.  Out of line (and
+ * only ever called on a copy of the writer, see tracec_writer_reserve).
+ */
 bool tracec_writer_slowpath(tracec_writer *w, size_t need) TRACEC_I_WARN_UNUSED;
 
 /* Records `status` as the writer's error unless one is already recorded. */
-void tracec_writer_fail(tracec_writer *w, tracec_status_t status);
+static inline void tracec_writer_fail(tracec_writer *w, tracec_status_t status) {
+    if (w->status == TRACEC_STATUS_SUCCESS) w->status = status;
+}
 
 /*
  * Points `w` at the caller's array [mem, mem + size).  No grow: when it is
- * full the writer fails with TRACEC_STATUS_BUFFER_FULL.
+ * full the writer fails with TRACEC_STATUS_BUFFER_FULL.  For speed, keep `w`
+ * a local variable of the function that writes the message.
  */
-void tracec_writer_init_array(tracec_writer *w, void *mem, size_t size);
+static inline void tracec_writer_init_array(tracec_writer *w, void *mem, size_t size) {
+    w->base = (uint8_t *)mem;
+    w->ptr = w->base;
+    w->end = w->base + size;
+    w->grow = NULL;
+    w->sink = NULL;
+    w->status = TRACEC_STATUS_SUCCESS;
+    w->top = TRACEC_I_ROOT;
+}
 
 /* Starts a root message (one with no length of its own) at w's current position. */
-void tracec_writer_begin_root(tracec_writer *w, tracec_msg *root);
+static inline void tracec_writer_begin_root(tracec_writer *w, tracec_msg *root) {
+    root->w = w;
+    root->size_off = TRACEC_I_ROOT;
+    root->parent = w->top;
+    w->top = TRACEC_I_ROOT;
+}
 
 /*
  * Checks that every message opened on `w` since `root` began was ended.
  * Returns w->status (TRACEC_STATUS_NESTING_MISMATCH if not).
  */
-tracec_status_t tracec_writer_end_root(tracec_writer *w, tracec_msg *root);
+static inline tracec_status_t tracec_writer_end_root(tracec_writer *w, tracec_msg *root) {
+    if (root->w != w)
+        tracec_writer_fail(w, TRACEC_STATUS_INVALID_ARGUMENT);
+    else if (w->top != TRACEC_I_ROOT)
+        tracec_writer_fail(w, TRACEC_STATUS_NESTING_MISMATCH);
+    return w->status;
+}
 
 /* Bytes written since the root began (valid while the writer is healthy). */
 static inline size_t tracec_writer_size(const tracec_writer *w) {
@@ -245,17 +270,44 @@ static inline size_t tracec_varint_size(uint64_t v) {
 
 /* The 4-byte redundant varint form of `len` (len <= TRACEC_MAX_NESTED_SIZE). */
 static inline TRACEC_I_ALWAYS_INLINE void tracec_put_size4(uint8_t *p, uint32_t len) {
+#if TRACEC_I_LITTLE_ENDIAN
+    /* One 32-bit store: 7 bits per byte, continuation bits on the first three. */
+    uint32_t v = (len & 0x7fu) | ((len << 1) & 0x7f00u) | ((len << 2) & 0x7f0000u) |
+                 ((len << 3) & 0x7f000000u) | 0x00808080u;
+    memcpy(p, &v, 4);
+#else
     p[0] = (uint8_t)(len | 0x80u);
     p[1] = (uint8_t)((len >> 7) | 0x80u);
     p[2] = (uint8_t)((len >> 14) | 0x80u);
     p[3] = (uint8_t)(len >> 21);
+#endif
 }
 
 /* ---- Checked writes on a message ---------------------------------------- */
 
+/*
+ * The slow path works on a copy of the writer: `w` itself is never passed
+ * out of line, so when it lives on the caller's stack the compiler keeps
+ * ptr and end in registers across setters (a byte store could otherwise
+ * alias them, forcing a reload after every field).
+ */
+static inline TRACEC_I_ALWAYS_INLINE bool tracec_i_reserve_slow(tracec_writer *w, size_t n) {
+    tracec_writer tmp;
+    bool ok;
+    if (w->status != TRACEC_STATUS_SUCCESS) return false;
+    tmp = *w;
+    ok = tracec_writer_slowpath(&tmp, n);
+    w->ptr = tmp.ptr;
+    w->end = tmp.end;
+    w->base = tmp.base;
+    w->status = tmp.status;
+    return ok;
+}
+
 /* True when `n` bytes are free (growing if needed); false if the writer failed. */
 static inline TRACEC_I_ALWAYS_INLINE bool tracec_writer_reserve(tracec_writer *w, size_t n) {
-    return TRACEC_I_LIKELY((size_t)(w->end - w->ptr) >= n) || tracec_writer_slowpath(w, n);
+    if (TRACEC_I_LIKELY((uintptr_t)w->ptr + n <= (uintptr_t)w->end)) return true;
+    return tracec_i_reserve_slow(w, n);
 }
 
 static inline TRACEC_I_ALWAYS_INLINE void tracec_msg_put_varint(tracec_msg *m, uint32_t tag, uint64_t v) {
