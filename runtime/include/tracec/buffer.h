@@ -1,0 +1,232 @@
+/*
+ * tracec/buffer.h - trace buffers: rocprofiler-sdk's buffered services with
+ * Fuchsia's buffering modes.  docs/buffers.md explains the model, the memory
+ * layout, the no-split rule and the thread-safety contract in full.
+ *
+ *     tracec_context_id_t ctx;    tracec_create_context(&ctx);
+ *     tracec_buffer_id_t buf;
+ *     tracec_create_buffer(ctx, 64 * 1024, 48 * 1024, TRACEC_BUFFER_POLICY_LOSSLESS,
+ *                          on_records, user_data, &buf);          // STREAMING
+ *     tracec_start_context(ctx);
+ *     tracec_buffer_emit(buf, TRACEC_BUFFER_CATEGORY_USER, 7, &rec, sizeof rec);
+ *     tracec_flush_buffer(buf);                                   // delivered on return
+ *     tracec_stop_context(ctx);
+ *
+ * Sizes and watermarks count payload bytes: a record is charged its payload
+ * size rounded up to 8 (payloads are 8-byte aligned), so the seed's example
+ * holds exactly: a 4096-byte buffer with a 48-byte watermark takes six
+ * 8-byte records before its callback runs, and every 64-byte record triggers
+ * a delivery.  TracePackets written through a tracec_buffer_writer are
+ * charged by the chunk (see docs/buffers.md).
+ *
+ * Mode and policy:
+ *
+ *   mode       policy         a record that does not fit        delivered
+ *   STREAMING  LOSSLESS       switch halves; wait if the other   half switch, watermark,
+ *                             half is still being delivered      flush, stop, exit
+ *   STREAMING  DISCARD        dropped and counted until a flush  same
+ *   ONESHOT    (DISCARD)      dropped and counted; first kept    flush, stop, exit
+ *   CIRCULAR   (overwrite)    oldest non-durable overwritten     flush, stop, exit
+ *
+ * Statuses of an emit: SUCCESS (accepted; it will be delivered exactly
+ * once), BUFFER_FULL or WOULD_DEADLOCK (dropped AND counted in drop_count),
+ * CLOSED (context not started / stopped / finalized; not counted),
+ * RECORD_TOO_LARGE (can never fit; not counted), INVALID_ARGUMENT,
+ * BUFFER_NOT_FOUND.
+ */
+#ifndef TRACEC_BUFFER_H
+#define TRACEC_BUFFER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tracec/context.h"
+#include "tracec/service.h"
+#include "tracec/status.h"
+#include "tracec/writer.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TRACEC_MAX_BUFFERS 1024u          /* buffers created per process lifetime */
+#define TRACEC_MAX_CALLBACK_THREADS 64u
+#define TRACEC_MAX_BUFFER_SIZE (1ull << 30) /* payload bytes per half */
+
+typedef struct tracec_callback_thread_t {
+    uint64_t handle;
+} tracec_callback_thread_t;
+
+typedef enum tracec_buffer_policy_t {
+    TRACEC_BUFFER_POLICY_NONE = 0, /* only for ONESHOT / CIRCULAR, whose policy is implied */
+    TRACEC_BUFFER_POLICY_DISCARD = 1,
+    TRACEC_BUFFER_POLICY_LOSSLESS = 2,
+    TRACEC_BUFFER_POLICY_LAST
+} tracec_buffer_policy_t;
+
+/* Fuchsia's BufferingMode, same values. */
+typedef enum tracec_buffering_mode_t {
+    TRACEC_BUFFERING_MODE_DEFAULT = 0, /* STREAMING */
+    TRACEC_BUFFERING_MODE_ONESHOT = 1,
+    TRACEC_BUFFERING_MODE_CIRCULAR = 2,
+    TRACEC_BUFFERING_MODE_STREAMING = 3,
+    TRACEC_BUFFERING_MODE_LAST
+} tracec_buffering_mode_t;
+
+/* One delivered record.  `payload` points into the buffer and is valid only
+   during the callback; it is 8-byte aligned. */
+typedef struct tracec_record_header_t {
+    uint32_t category; /* tracec_buffer_category_t or the application's own */
+    uint32_t kind;     /* tracec_buffer_tracing_kind_t when category is TRACING */
+    void *payload;
+    size_t size; /* payload bytes */
+} tracec_record_header_t;
+
+/*
+ * Delivery callback: `num_headers` records, oldest first (a delivery of many
+ * records may arrive in several calls).  `drop_count` is the number of
+ * records lost (dropped or overwritten) since the buffer was created.
+ * Runs on the buffer's callback thread, never on a producer.
+ */
+typedef void (*tracec_buffer_tracing_cb_t)(tracec_context_id_t context, tracec_buffer_id_t buffer_id,
+                                           tracec_record_header_t **headers, size_t num_headers,
+                                           void *data, uint64_t drop_count);
+
+/* Full configuration; tracec_create_buffer() is STREAMING with durable_size 0. */
+typedef struct tracec_buffer_config_t {
+    tracec_buffering_mode_t mode;
+    tracec_buffer_policy_t policy;
+    size_t size;         /* payload bytes per half, rounded up to the page size; > 0 */
+    size_t watermark;    /* 0..size; STREAMING only (ignored otherwise) */
+    size_t durable_size; /* ONESHOT/CIRCULAR durable part; 0 = size/16 (at least a page) */
+    tracec_buffer_tracing_cb_t callback; /* required */
+    void *callback_data;
+} tracec_buffer_config_t;
+
+#define TRACEC_BUFFER_CONFIG_INIT \
+    {TRACEC_BUFFERING_MODE_STREAMING, TRACEC_BUFFER_POLICY_LOSSLESS, 0, 0, 0, NULL, NULL}
+
+/*
+ * rocprofiler's signature.  size is rounded up to sysconf(_SC_PAGESIZE).
+ * INVALID_ARGUMENT: size 0, watermark > size, NULL callback or id, bad
+ * policy.  CONTEXT_NOT_FOUND, LIMIT_EXCEEDED (size > 1 GiB, too many
+ * buffers), OUT_OF_MEMORY, BAD_STATE after finalize.
+ */
+tracec_status_t tracec_create_buffer(tracec_context_id_t context, size_t size, size_t watermark,
+                                     tracec_buffer_policy_t policy, tracec_buffer_tracing_cb_t callback,
+                                     void *callback_data, tracec_buffer_id_t *buffer_id);
+
+/* As above with a mode; UNSUPPORTED for ONESHOT/CIRCULAR with LOSSLESS. */
+tracec_status_t tracec_create_buffer_with_config(tracec_context_id_t context,
+                                                 const tracec_buffer_config_t *config,
+                                                 tracec_buffer_id_t *buffer_id);
+
+/*
+ * Delivers what is left, then frees the buffer.  Later calls with the id
+ * return BUFFER_NOT_FOUND; no callback runs after this returns.
+ * WOULD_DEADLOCK from the buffer's own callback thread.
+ */
+tracec_status_t tracec_destroy_buffer(tracec_buffer_id_t buffer_id);
+
+/*
+ * Delivers everything emitted (and every packet ended) before the call and
+ * returns after the callback has returned.  WOULD_DEADLOCK (nothing done)
+ * when called from any callback thread: use the async form there.
+ */
+tracec_status_t tracec_flush_buffer(tracec_buffer_id_t buffer_id);
+
+/* Requests a delivery and returns at once. */
+tracec_status_t tracec_flush_buffer_async(tracec_buffer_id_t buffer_id);
+
+/* A new dedicated callback thread.  LIMIT_EXCEEDED, BAD_STATE after finalize. */
+tracec_status_t tracec_create_callback_thread(tracec_callback_thread_t *cb_thread_id);
+
+/*
+ * Delivers `buffer_id` on `cb_thread_id` from now on (waits for a delivery
+ * in progress on the old thread).  BUFFER_NOT_FOUND, THREAD_NOT_FOUND.
+ */
+tracec_status_t tracec_assign_callback_thread(tracec_buffer_id_t buffer_id,
+                                              tracec_callback_thread_t cb_thread_id);
+
+/*
+ * Appends one record (copied).  Thread-safe, lock-free unless the record
+ * does not fit.  See the top of this file for the statuses; size 0 or
+ * payload NULL is INVALID_ARGUMENT.
+ */
+tracec_status_t tracec_buffer_emit(tracec_buffer_id_t buffer_id, uint32_t category, uint32_t kind,
+                                   const void *payload, size_t size);
+
+/* Counters, cumulative since creation. */
+typedef struct tracec_buffer_stats_t {
+    uint64_t accepted;           /* records accepted by tracec_buffer_emit */
+    uint64_t dropped;            /* refused for lack of space (BUFFER_FULL, WOULD_DEADLOCK) */
+    uint64_t overwritten;        /* CIRCULAR: undelivered records overwritten by wrap-around */
+    uint64_t delivered;          /* records handed to the callback */
+    uint64_t deliveries;         /* callback invocations */
+    uint64_t watermark_requests; /* watermark crossings that requested a delivery */
+    uint64_t half_switches;      /* STREAMING half switches / CIRCULAR wraps */
+} tracec_buffer_stats_t;
+
+tracec_status_t tracec_query_buffer_stats(tracec_buffer_id_t buffer_id, tracec_buffer_stats_t *stats);
+
+/* The buffer's interning epoch: it changes whenever durable contents are
+   cleared (CLEAR_ENTIRE, fork child).  Cache interned indices with it. */
+tracec_status_t tracec_buffer_epoch(tracec_buffer_id_t buffer_id, uint64_t *epoch);
+
+/* ---- Writing TracePackets directly into a buffer ------------------------ */
+
+/*
+ * A per-thread writer for one buffer (caller-owned storage; never share one
+ * between threads, never move it while initialized).  Packets are written
+ * straight into the buffer: the writer holds a chunk of the active half,
+ * reserved with one atomic operation, and fills it without locks.
+ *
+ *     tracec_buffer_writer bw;
+ *     tracec_buffer_writer_init(&bw, buf, 0);
+ *     perfetto_protos_TracePacket pkt;            // or a raw tracec_msg
+ *     tracec_buffer_begin_packet(&bw, TRACEC_BUFFER_CATEGORY_TRACING,
+ *                                TRACEC_BUFFER_TRACING_TRACK_EVENT, &pkt.msg);
+ *     ... setters ...
+ *     tracec_status_t s = tracec_buffer_end_packet(&bw, &pkt.msg);
+ *     ...
+ *     tracec_buffer_writer_release(&bw);          // before freeing `bw`
+ *
+ * Each delivered payload is one `Trace.packet` record: 0x0A, a 4-byte
+ * length, the TracePacket bytes, so payloads concatenate into a .pftrace.
+ * A packet is never split: when it outgrows its chunk, grow() moves the
+ * partial packet to a new chunk (see docs/buffers.md).
+ */
+typedef struct tracec_buffer_writer {
+    tracec_writer w;         /* the window the setters write into */
+    uint64_t i_private[16];  /* the runtime's per-writer state */
+} tracec_buffer_writer;
+
+/*
+ * `reserve`: room guaranteed before each packet begins (0 = 256 bytes).
+ * Packets up to `reserve` bytes never need a second chunk, which is what
+ * makes them lossless in LOSSLESS mode; a bigger packet that finds no room
+ * when it outgrows its chunk is dropped and counted.
+ * BUFFER_NOT_FOUND, RECORD_TOO_LARGE (reserve larger than a chunk), INVALID_ARGUMENT.
+ */
+tracec_status_t tracec_buffer_writer_init(tracec_buffer_writer *bw, tracec_buffer_id_t buffer_id,
+                                          size_t reserve);
+
+/* Opens `packet` (the `msg` of a generated TracePacket writer, or a raw tracec_msg). */
+void tracec_buffer_begin_packet(tracec_buffer_writer *bw, uint32_t category, uint32_t kind,
+                                tracec_msg *packet);
+
+/*
+ * Ends the packet.  SUCCESS: accepted.  BUFFER_FULL / WOULD_DEADLOCK:
+ * dropped and counted.  CLOSED, RECORD_TOO_LARGE, MESSAGE_TOO_LARGE,
+ * NESTING_MISMATCH, BAD_STATE (no packet open): dropped, not counted.
+ */
+tracec_status_t tracec_buffer_end_packet(tracec_buffer_writer *bw, tracec_msg *packet);
+
+/* Gives the writer's chunk back (its unused tail becomes padding) and unregisters it. */
+void tracec_buffer_writer_release(tracec_buffer_writer *bw);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TRACEC_BUFFER_H */

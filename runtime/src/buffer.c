@@ -1,0 +1,1103 @@
+/*
+ * buffer.c - trace buffers: reservation, the packet writer sink, half
+ * switching, wrap-around and delivery.  docs/buffers.md describes the model;
+ * buffer_internal.h the memory layout.
+ *
+ * Who may touch what:
+ *   - half.state / half.published: atomics, any thread.
+ *   - half.phase, gen, cursors, pinned, the writer list, flush tickets:
+ *     under b->mu.
+ *   - A writer's chunk fields (blk, body, body_end, half): written only by
+ *     the writer under b->mu, read by the writer without it and by
+ *     deliverers under b->mu (half: atomically, also without it).
+ *   - Chunk handover: the writer sets busy (seq_cst) then checks stolen; a
+ *     deliverer sets stolen (seq_cst, under mu) then waits for busy == 0.
+ *     Either the writer sees stolen and leaves the chunk, or the deliverer
+ *     sees busy and waits for the packet to end.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "buffer_internal.h"
+
+_Static_assert(sizeof(tracec_i_wstate) <= sizeof(((tracec_buffer_writer *)0)->i_private),
+               "tracec_buffer_writer is too small for the runtime's writer state");
+
+#define WS(bw) ((tracec_i_wstate *)(void *)(bw)->i_private)
+
+enum { RETRY = -1 };
+
+/* ---- small helpers ------------------------------------------------------ */
+
+static void spin_pause(unsigned *n) {
+    if (++*n > 64u) sched_yield();
+}
+
+tracec_i_buffer *tracec_i_buffer_get(uint64_t handle) {
+    if (handle == 0 || handle > TRACEC_MAX_BUFFERS) return NULL;
+    tracec_i_buffer *b = atomic_load_explicit(&tracec_i_buffers[handle - 1], memory_order_acquire);
+    if (b == NULL || atomic_load_explicit(&b->destroyed, memory_order_acquire)) return NULL;
+    return b;
+}
+
+static bool is_durable(const tracec_i_buffer *b, uint32_t category, uint32_t kind) {
+    return b->mode != TRACEC_BUFFERING_MODE_STREAMING && category == TRACEC_BUFFER_CATEGORY_TRACING &&
+           tracec_i_kind_durable(kind);
+}
+
+static void request(tracec_i_buffer *b, uint32_t flag) {
+    uint32_t old = atomic_fetch_or_explicit(&b->pending, flag, memory_order_acq_rel);
+    if (old == 0) tracec_i_kick(b);
+}
+
+static void watermark_check(tracec_i_buffer *b, uint64_t before, uint64_t after) {
+    if (b->mode != TRACEC_BUFFERING_MODE_STREAMING) return;
+    bool cross = before < b->watermark ? after >= b->watermark : b->watermark == 0;
+    if (cross) {
+        atomic_fetch_add_explicit(&b->wm_requests, 1, memory_order_relaxed);
+        request(b, TRACEC_I_REQ_WATERMARK);
+    }
+}
+
+/*
+ * Reserves a block of `body` bytes in half `hf` (or, with min_body != 0, as
+ * much as is left down to min_body).  Returns the block, or NULL with
+ * *sealed telling why.
+ */
+static tracec_i_blk *try_reserve(tracec_i_buffer *b, tracec_i_half *hf, uint32_t body, uint32_t min_body,
+                                 uint64_t *old, bool *sealed) {
+    uint64_t s = atomic_load_explicit(&hf->state, memory_order_relaxed);
+    for (;;) {
+        if (s & TRACEC_I_SEALED) {
+            *sealed = true;
+            return NULL;
+        }
+        uint64_t avail = (uint64_t)b->size - TRACEC_I_CHARGED(s);
+        uint32_t take = body;
+        if (take > avail) {
+            if (min_body == 0 || avail < min_body) {
+                *sealed = false;
+                return NULL;
+            }
+            take = (uint32_t)(avail & ~(uint64_t)7);
+        }
+        if (atomic_compare_exchange_weak_explicit(&hf->state, &s, s + TRACEC_I_ONE_BLOCK + take,
+                                                  memory_order_acquire, memory_order_relaxed)) {
+            *old = s;
+            tracec_i_blk *blk =
+                (tracec_i_blk *)(void *)(hf->mem + TRACEC_I_CHARGED(s) + (size_t)TRACEC_I_HDR * TRACEC_I_BLOCKS(s));
+            blk->body = take;
+            return blk;
+        }
+    }
+}
+
+static void publish(tracec_i_half *hf) {
+    atomic_fetch_add_explicit(&hf->published, 1, memory_order_release);
+}
+
+/* Waits until every block reserved in a sealed half has its header written. */
+static uint64_t wait_published(tracec_i_half *hf) {
+    uint64_t s = atomic_load_explicit(&hf->state, memory_order_acquire);
+    unsigned n = 0;
+    while (atomic_load_explicit(&hf->published, memory_order_acquire) < TRACEC_I_BLOCKS(s)) spin_pause(&n);
+    return s;
+}
+
+/* Sets `stolen` on every writer whose chunk lives in half h.  Under mu. */
+static void steal_half(tracec_i_buffer *b, int h) {
+    for (tracec_i_wstate *ws = b->writers; ws; ws = ws->next)
+        if (ws->blk != NULL && atomic_load_explicit(&ws->half, memory_order_relaxed) == h)
+            atomic_store_explicit(&ws->stolen, 1, memory_order_seq_cst);
+}
+
+/*
+ * Waits (without mu; b->stealing > 0 keeps the list alive) until no writer
+ * whose chunk is in half h has a packet open.  `self` is skipped.
+ */
+static void wait_writers(tracec_i_wstate *list, int h, const tracec_i_wstate *self) {
+    for (tracec_i_wstate *ws = list; ws; ws = ws->next) {
+        if (ws == self) continue;
+        unsigned n = 0;
+        while (atomic_load_explicit(&ws->half, memory_order_acquire) == h &&
+               atomic_load_explicit(&ws->busy, memory_order_seq_cst) != 0)
+            spin_pause(&n);
+    }
+}
+
+static void reset_half(tracec_i_half *hf, bool unseal) {
+    hf->gen++;
+    hf->cur_blk = 0;
+    hf->cur_off = 0;
+    atomic_store_explicit(&hf->published, 0, memory_order_relaxed);
+    atomic_store_explicit(&hf->state, unseal ? 0 : TRACEC_I_SEALED, memory_order_release);
+}
+
+/* Number of records in blocks [from, to) starting at byte `off`. */
+static uint64_t count_records(const tracec_i_half *hf, uint32_t from, uint32_t to, size_t off) {
+    uint64_t n = 0;
+    for (uint32_t i = from; i < to; i++) {
+        tracec_i_blk *blk = (tracec_i_blk *)(void *)(hf->mem + off);
+        if (blk->size == TRACEC_I_CHUNK_MARK) {
+            uint32_t used = __atomic_load_n(&blk->category, __ATOMIC_ACQUIRE);
+            uint8_t *p = (uint8_t *)(blk + 1), *e = p + used;
+            while (p < e) {
+                n++;
+                p += TRACEC_I_HDR + ((tracec_i_blk *)(void *)p)->body;
+            }
+        } else {
+            n++;
+        }
+        off += TRACEC_I_HDR + blk->body;
+    }
+    return n;
+}
+
+/* ---- STREAMING switch, CIRCULAR wrap (under mu) ------------------------- */
+
+static void do_switch(tracec_i_buffer *b, int x) {
+    int y = 1 - x;
+    tracec_i_half *X = &b->half[x], *Y = &b->half[y];
+    Y->phase = TRACEC_I_ACTIVE;
+    reset_half(Y, true);
+    atomic_store_explicit(&b->active, (uint32_t)y, memory_order_release);
+    atomic_fetch_or_explicit(&X->state, TRACEC_I_SEALED, memory_order_acq_rel);
+    X->phase = TRACEC_I_FULL;
+    steal_half(b, x);
+    atomic_fetch_add_explicit(&b->switches, 1, memory_order_relaxed);
+    pthread_cond_broadcast(&b->cv);
+}
+
+/* Overwrites the other half.  Called and returns with mu held; drops it while waiting. */
+static void do_wrap(tracec_i_buffer *b, int x, const tracec_i_wstate *self) {
+    int y = 1 - x;
+    tracec_i_half *X = &b->half[x], *Y = &b->half[y];
+    Y->phase = TRACEC_I_WRAPPING;
+    steal_half(b, y);
+    b->stealing++;
+    tracec_i_wstate *list = b->writers;
+    uint32_t from = Y->cur_blk;
+    size_t off = Y->cur_off;
+    pthread_mutex_unlock(&b->mu);
+    uint64_t s = wait_published(Y);
+    wait_writers(list, y, self);
+    uint64_t lost = count_records(Y, from, TRACEC_I_BLOCKS(s), off);
+    pthread_mutex_lock(&b->mu);
+    atomic_fetch_add_explicit(&b->overwritten, lost, memory_order_relaxed);
+    Y->phase = TRACEC_I_ACTIVE;
+    reset_half(Y, true);
+    atomic_store_explicit(&b->active, (uint32_t)y, memory_order_release);
+    atomic_fetch_or_explicit(&X->state, TRACEC_I_SEALED, memory_order_acq_rel);
+    X->phase = TRACEC_I_FULL;
+    steal_half(b, x);
+    b->stealing--;
+    atomic_fetch_add_explicit(&b->switches, 1, memory_order_relaxed);
+    pthread_cond_broadcast(&b->cv);
+}
+
+static tracec_status_t drop(tracec_i_buffer *b, tracec_status_t why) {
+    atomic_fetch_add_explicit(&b->dropped, 1, memory_order_relaxed);
+    return why;
+}
+
+/*
+ * Decides what to do when half h could not take `body` bytes.  Called with
+ * mu held.  Returns RETRY (try again), or a final status (a drop is counted
+ * here).  `ws` is the writer calling from grow() (it must never wait: it
+ * holds a packet open), NULL for emits and packet begins.
+ */
+static int make_room(tracec_i_buffer *b, int h, uint32_t body, const tracec_i_wstate *ws, bool in_grow) {
+    bool can_wait = !in_grow && tracec_i_current_thread == NULL;
+    tracec_status_t no_wait = tracec_i_current_thread != NULL ? TRACEC_STATUS_WOULD_DEADLOCK
+                                                              : TRACEC_STATUS_BUFFER_FULL;
+    if (!atomic_load_explicit(&b->accepting, memory_order_acquire)) return TRACEC_STATUS_CLOSED;
+    int x = (int)atomic_load_explicit(&b->active, memory_order_acquire);
+    if (x != h) return RETRY;
+    tracec_i_half *X = &b->half[x];
+    uint64_t s = atomic_load_explicit(&X->state, memory_order_acquire);
+    if (s & TRACEC_I_SEALED) {
+        /* A delivery is capturing the active half (ONESHOT, CIRCULAR). */
+        if (!can_wait) return drop(b, no_wait);
+        pthread_cond_wait(&b->cv, &b->mu);
+        return RETRY;
+    }
+    if ((uint64_t)TRACEC_I_CHARGED(s) + body <= b->size) return RETRY;
+    int y = 1 - x;
+    tracec_i_half *Y = &b->half[y];
+    switch (b->mode) {
+        case TRACEC_BUFFERING_MODE_STREAMING:
+            if (b->policy == TRACEC_BUFFER_POLICY_DISCARD) return drop(b, TRACEC_STATUS_BUFFER_FULL);
+            if (Y->phase == TRACEC_I_FREE) {
+                do_switch(b, x);
+                request(b, TRACEC_I_REQ_FULL);
+                return RETRY;
+            }
+            if (!can_wait) return drop(b, no_wait);
+            request(b, TRACEC_I_REQ_FULL);
+            pthread_cond_wait(&b->cv, &b->mu);
+            return RETRY;
+        case TRACEC_BUFFERING_MODE_CIRCULAR:
+            if (Y->pinned) return drop(b, TRACEC_STATUS_BUFFER_FULL);
+            if (Y->phase == TRACEC_I_WRAPPING) {
+                if (!can_wait) return drop(b, no_wait);
+                pthread_cond_wait(&b->cv, &b->mu);
+                return RETRY;
+            }
+            if (ws != NULL && ws->blk != NULL && atomic_load_explicit(&ws->half, memory_order_relaxed) == y)
+                return drop(b, TRACEC_STATUS_BUFFER_FULL);
+            do_wrap(b, x, ws);
+            return RETRY;
+        default: /* ONESHOT */
+            return drop(b, TRACEC_STATUS_BUFFER_FULL);
+    }
+}
+
+/* ---- emit ---------------------------------------------------------------- */
+
+static tracec_status_t durable_emit(tracec_i_buffer *b, uint32_t category, uint32_t kind, const void *payload,
+                                    size_t size) {
+    size_t body = TRACEC_I_ALIGN8(size);
+    if (body + TRACEC_I_HDR > b->durable_cap) return TRACEC_STATUS_RECORD_TOO_LARGE;
+    pthread_mutex_lock(&b->dmu);
+    if (!atomic_load_explicit(&b->accepting, memory_order_acquire)) {
+        pthread_mutex_unlock(&b->dmu);
+        return TRACEC_STATUS_CLOSED;
+    }
+    size_t off = atomic_load_explicit(&b->doff, memory_order_relaxed);
+    if (off + TRACEC_I_HDR + body > b->durable_cap) {
+        pthread_mutex_unlock(&b->dmu);
+        return drop(b, TRACEC_STATUS_BUFFER_FULL);
+    }
+    tracec_i_blk *blk = (tracec_i_blk *)(void *)(b->dmem + off);
+    blk->body = (uint32_t)body;
+    blk->size = (uint32_t)size;
+    blk->category = category;
+    blk->kind = kind;
+    memcpy(blk + 1, payload, size);
+    atomic_store_explicit(&b->doff, off + TRACEC_I_HDR + body, memory_order_release);
+    pthread_mutex_unlock(&b->dmu);
+    atomic_fetch_add_explicit(&b->accepted, 1, memory_order_relaxed);
+    return TRACEC_STATUS_SUCCESS;
+}
+
+tracec_status_t tracec_buffer_emit(tracec_buffer_id_t buffer_id, uint32_t category, uint32_t kind,
+                                   const void *payload, size_t size) {
+    tracec_i_buffer *b = tracec_i_buffer_get(buffer_id.handle);
+    if (b == NULL) return TRACEC_STATUS_BUFFER_NOT_FOUND;
+    if (payload == NULL || size == 0) return TRACEC_STATUS_INVALID_ARGUMENT;
+    if (size > b->size) return TRACEC_STATUS_RECORD_TOO_LARGE;
+    if (is_durable(b, category, kind)) return durable_emit(b, category, kind, payload, size);
+    uint32_t body = (uint32_t)TRACEC_I_ALIGN8(size);
+    if (body > b->size) return TRACEC_STATUS_RECORD_TOO_LARGE;
+    if (!atomic_load_explicit(&b->accepting, memory_order_acquire)) return TRACEC_STATUS_CLOSED;
+    for (;;) {
+        int h = (int)atomic_load_explicit(&b->active, memory_order_acquire);
+        tracec_i_half *hf = &b->half[h];
+        uint64_t old;
+        bool sealed;
+        tracec_i_blk *blk = try_reserve(b, hf, body, 0, &old, &sealed);
+        if (blk != NULL) {
+            blk->size = (uint32_t)size;
+            blk->category = category;
+            blk->kind = kind;
+            memcpy(blk + 1, payload, size);
+            publish(hf);
+            atomic_fetch_add_explicit(&b->accepted, 1, memory_order_relaxed);
+            watermark_check(b, TRACEC_I_CHARGED(old), (uint64_t)TRACEC_I_CHARGED(old) + body);
+            return TRACEC_STATUS_SUCCESS;
+        }
+        pthread_mutex_lock(&b->mu);
+        int r = make_room(b, h, body, NULL, false);
+        pthread_mutex_unlock(&b->mu);
+        if (r != RETRY) return (tracec_status_t)r;
+    }
+}
+
+/* ---- the packet writer ---------------------------------------------------- */
+
+/*
+ * Gives `ws` a new chunk with at least `min_body` bytes.  Called with mu
+ * held.  In grow(), the partial packet [base, base + partial) is copied into
+ * it before the writer's fields change, so a deliverer that sees the new
+ * half also sees the copy done.
+ */
+static tracec_status_t acquire_chunk(tracec_i_buffer *b, tracec_i_wstate *ws, uint32_t min_body, bool in_grow,
+                                     const uint8_t *partial_src, size_t partial) {
+    for (;;) {
+        if (!atomic_load_explicit(&b->accepting, memory_order_acquire)) return TRACEC_STATUS_CLOSED;
+        int h = (int)atomic_load_explicit(&b->active, memory_order_acquire);
+        tracec_i_half *hf = &b->half[h];
+        uint32_t want = (uint32_t)b->chunk > min_body ? (uint32_t)b->chunk : min_body;
+        uint64_t old;
+        bool sealed;
+        tracec_i_blk *blk = try_reserve(b, hf, want, min_body, &old, &sealed);
+        if (blk != NULL) {
+            blk->size = TRACEC_I_CHUNK_MARK;
+            __atomic_store_n(&blk->category, 0u, __ATOMIC_RELAXED);
+            blk->kind = 0;
+            uint8_t *body = (uint8_t *)(blk + 1);
+            if (partial) memcpy(body, partial_src, partial);
+            publish(hf);
+            ws->blk = blk;
+            ws->body = body;
+            ws->body_end = body + blk->body;
+            ws->used = 0;
+            atomic_store_explicit(&ws->stolen, 0, memory_order_relaxed);
+            atomic_store_explicit(&ws->busy, 1, memory_order_seq_cst);
+            atomic_store_explicit(&ws->half, h, memory_order_release);
+            watermark_check(b, TRACEC_I_CHARGED(old), (uint64_t)TRACEC_I_CHARGED(old) + blk->body);
+            return TRACEC_STATUS_SUCCESS;
+        }
+        int r = make_room(b, h, min_body, ws, in_grow);
+        if (r != RETRY) return (tracec_status_t)r;
+    }
+}
+
+static bool buffer_grow(tracec_writer *w, size_t need);
+
+static void writer_fail_window(tracec_buffer_writer *bw, tracec_status_t st) {
+    static uint8_t nowhere[8];
+    tracec_writer *w = &bw->w;
+    w->base = w->ptr = w->end = nowhere;
+    w->status = st;
+    w->top = TRACEC_I_ROOT;
+}
+
+tracec_status_t tracec_buffer_writer_init(tracec_buffer_writer *bw, tracec_buffer_id_t buffer_id, size_t reserve) {
+    if (bw == NULL) return TRACEC_STATUS_INVALID_ARGUMENT;
+    memset(bw, 0, sizeof *bw);
+    tracec_i_wstate *ws = WS(bw);
+    atomic_init(&ws->half, -1);
+    writer_fail_window(bw, TRACEC_STATUS_BAD_STATE);
+    tracec_i_buffer *b = tracec_i_buffer_get(buffer_id.handle);
+    if (b == NULL) return TRACEC_STATUS_BUFFER_NOT_FOUND;
+    if (reserve == 0) reserve = TRACEC_I_DEFAULT_RESERVE;
+    reserve = TRACEC_I_ALIGN8(reserve) + TRACEC_I_HDR + 8u;
+    if (reserve > b->chunk) return TRACEC_STATUS_RECORD_TOO_LARGE;
+    ws->reserve = (uint32_t)reserve;
+    ws->handle = buffer_id.handle;
+    bw->w.grow = buffer_grow;
+    bw->w.sink = bw;
+    pthread_mutex_lock(&b->mu);
+    ws->b = b;
+    ws->next = b->writers;
+    b->writers = ws;
+    pthread_mutex_unlock(&b->mu);
+    return TRACEC_STATUS_SUCCESS;
+}
+
+void tracec_buffer_writer_release(tracec_buffer_writer *bw) {
+    if (bw == NULL) return;
+    tracec_i_wstate *ws = WS(bw);
+    tracec_i_buffer *b = ws->b;
+    if (b == NULL) return;
+    if (ws->in_packet == 2) pthread_mutex_unlock(&b->dmu);
+    ws->in_packet = 0;
+    atomic_store_explicit(&ws->busy, 0, memory_order_release);
+    pthread_mutex_lock(&b->mu);
+    while (b->stealing > 0) pthread_cond_wait(&b->cv, &b->mu);
+    for (tracec_i_wstate **pp = &b->writers; *pp; pp = &(*pp)->next) {
+        if (*pp == ws) {
+            *pp = ws->next;
+            break;
+        }
+    }
+    ws->blk = NULL;
+    ws->b = NULL;
+    pthread_mutex_unlock(&b->mu);
+    writer_fail_window(bw, TRACEC_STATUS_BAD_STATE);
+}
+
+static void open_root_packet(tracec_writer *w, tracec_msg *packet) {
+    w->status = TRACEC_STATUS_SUCCESS;
+    w->top = TRACEC_I_ROOT;
+    tracec_msg root;
+    root.w = w;
+    root.size_off = TRACEC_I_ROOT;
+    root.parent = TRACEC_I_ROOT;
+    tracec_msg_begin_nested(&root, TRACEC_TAG(1, TRACEC_WIRE_LEN), packet);
+}
+
+static void begin_failed(tracec_buffer_writer *bw, tracec_msg *packet, tracec_status_t st) {
+    writer_fail_window(bw, st);
+    WS(bw)->in_packet = 3;
+    packet->w = &bw->w;
+    packet->size_off = TRACEC_I_FAILED;
+    packet->parent = TRACEC_I_ROOT;
+}
+
+void tracec_buffer_begin_packet(tracec_buffer_writer *bw, uint32_t category, uint32_t kind, tracec_msg *packet) {
+    tracec_i_wstate *ws = WS(bw);
+    tracec_writer *w = &bw->w;
+    if (ws->in_packet == 1 || ws->in_packet == 2) {
+        /* The open packet is abandoned. */
+        if (ws->in_packet == 2) pthread_mutex_unlock(&ws->b->dmu);
+        else atomic_store_explicit(&ws->busy, 0, memory_order_release);
+        ws->in_packet = 0;
+        begin_failed(bw, packet, TRACEC_STATUS_BAD_STATE);
+        return;
+    }
+    tracec_i_buffer *b = ws->b;
+    if (b == NULL || atomic_load_explicit(&b->destroyed, memory_order_acquire)) {
+        begin_failed(bw, packet, TRACEC_STATUS_BUFFER_NOT_FOUND);
+        return;
+    }
+    if (!atomic_load_explicit(&b->accepting, memory_order_relaxed)) {
+        begin_failed(bw, packet, TRACEC_STATUS_CLOSED);
+        return;
+    }
+    ws->category = category;
+    ws->kind = kind;
+    if (is_durable(b, category, kind)) {
+        pthread_mutex_lock(&b->dmu);
+        if (!atomic_load_explicit(&b->accepting, memory_order_acquire)) {
+            pthread_mutex_unlock(&b->dmu);
+            begin_failed(bw, packet, TRACEC_STATUS_CLOSED);
+            return;
+        }
+        size_t off = atomic_load_explicit(&b->doff, memory_order_relaxed);
+        w->base = b->dmem + off;
+        w->ptr = w->base + TRACEC_I_HDR;
+        w->end = b->dmem + b->durable_cap;
+        if (w->ptr > w->end) w->ptr = w->end;
+        ws->in_packet = 2;
+        open_root_packet(w, packet);
+        return;
+    }
+    bool fresh = ws->blk == NULL || atomic_load_explicit(&ws->stolen, memory_order_relaxed) ||
+                 (size_t)(ws->body_end - (ws->body + ws->used)) < ws->reserve;
+    if (!fresh) {
+        atomic_store_explicit(&ws->busy, 1, memory_order_seq_cst);
+        if (atomic_load_explicit(&ws->stolen, memory_order_seq_cst)) {
+            atomic_store_explicit(&ws->busy, 0, memory_order_release);
+            fresh = true;
+        }
+    }
+    if (fresh) {
+        pthread_mutex_lock(&b->mu);
+        tracec_status_t st = acquire_chunk(b, ws, ws->reserve, false, NULL, 0);
+        pthread_mutex_unlock(&b->mu);
+        if (st != TRACEC_STATUS_SUCCESS) {
+            begin_failed(bw, packet, st);
+            return;
+        }
+    }
+    w->base = ws->body + ws->used;
+    w->ptr = w->base + TRACEC_I_HDR;
+    w->end = ws->body_end;
+    ws->in_packet = 1;
+    open_root_packet(w, packet);
+}
+
+/*
+ * grow(): the packet outgrew its chunk.  Moves [base, ptr) to a new chunk
+ * (never waiting: the packet is open) or fails the packet.
+ */
+static bool buffer_grow(tracec_writer *w, size_t need) {
+    tracec_buffer_writer *bw = (tracec_buffer_writer *)w->sink;
+    tracec_i_wstate *ws = WS(bw);
+    tracec_i_buffer *b = ws->b;
+    size_t partial = (size_t)(w->ptr - w->base);
+    size_t total = TRACEC_I_ALIGN8(partial + need);
+    if (ws->in_packet == 2) {
+        tracec_writer_fail(w, total > b->durable_cap ? TRACEC_STATUS_RECORD_TOO_LARGE : TRACEC_STATUS_BUFFER_FULL);
+        return false;
+    }
+    if (ws->in_packet != 1) return false;
+    if (total > b->size) {
+        tracec_writer_fail(w, TRACEC_STATUS_RECORD_TOO_LARGE);
+        return false;
+    }
+    pthread_mutex_lock(&b->mu);
+    tracec_status_t st = acquire_chunk(b, ws, (uint32_t)total, true, w->base, partial);
+    pthread_mutex_unlock(&b->mu);
+    if (st != TRACEC_STATUS_SUCCESS) {
+        tracec_writer_fail(w, st);
+        return false;
+    }
+    w->base = ws->body;
+    w->ptr = ws->body + partial;
+    w->end = ws->body_end;
+    return true;
+}
+
+tracec_status_t tracec_buffer_end_packet(tracec_buffer_writer *bw, tracec_msg *packet) {
+    if (bw == NULL || packet == NULL) return TRACEC_STATUS_INVALID_ARGUMENT;
+    tracec_i_wstate *ws = WS(bw);
+    tracec_writer *w = &bw->w;
+    if (packet->w != w || ws->in_packet == 0) return TRACEC_STATUS_BAD_STATE;
+    if (ws->in_packet == 3) {
+        ws->in_packet = 0;
+        return w->status;
+    }
+    tracec_i_buffer *b = ws->b;
+    tracec_msg root;
+    root.w = w;
+    root.size_off = TRACEC_I_ROOT;
+    root.parent = TRACEC_I_ROOT;
+    tracec_msg_end_nested(&root, packet);
+    if (w->status == TRACEC_STATUS_SUCCESS && w->top != TRACEC_I_ROOT)
+        tracec_writer_fail(w, TRACEC_STATUS_NESTING_MISMATCH);
+    tracec_status_t st = w->status;
+    int kind_of_packet = (int)ws->in_packet;
+    ws->in_packet = 0;
+    if (st != TRACEC_STATUS_SUCCESS) {
+        if (kind_of_packet == 2) pthread_mutex_unlock(&b->dmu);
+        else atomic_store_explicit(&ws->busy, 0, memory_order_release);
+        /* grow() counted nothing; a packet refused for room is a counted drop. */
+        if (st == TRACEC_STATUS_BUFFER_FULL || st == TRACEC_STATUS_WOULD_DEADLOCK) drop(b, st);
+        w->ptr = w->base;
+        return st;
+    }
+    tracec_i_blk *rec = (tracec_i_blk *)(void *)w->base;
+    size_t payload = (size_t)(w->ptr - w->base) - TRACEC_I_HDR;
+    rec->body = (uint32_t)TRACEC_I_ALIGN8(payload);
+    rec->size = (uint32_t)payload;
+    rec->category = ws->category;
+    rec->kind = ws->kind;
+    uint8_t *next = w->base + TRACEC_I_HDR + rec->body;
+    if (kind_of_packet == 2) {
+        atomic_store_explicit(&b->doff, (size_t)(next - b->dmem), memory_order_release);
+        pthread_mutex_unlock(&b->dmu);
+        atomic_fetch_add_explicit(&b->accepted, 1, memory_order_relaxed);
+    } else {
+        ws->used = (uint32_t)(next - ws->body);
+        __atomic_store_n(&ws->blk->category, ws->used, __ATOMIC_RELAXED);
+        atomic_store_explicit(&ws->busy, 0, memory_order_release);
+    }
+    w->base = w->ptr = next;
+    return TRACEC_STATUS_SUCCESS;
+}
+
+/* ---- delivery ------------------------------------------------------------ */
+
+typedef struct dctx {
+    tracec_i_buffer *b;
+    tracec_i_thread *t;
+    size_t n;
+} dctx;
+
+static void dflush(dctx *d) {
+    if (d->n == 0) return;
+    tracec_i_buffer *b = d->b;
+    uint64_t drops = atomic_load_explicit(&b->dropped, memory_order_relaxed) +
+                     atomic_load_explicit(&b->overwritten, memory_order_relaxed);
+    tracec_context_id_t ctx = {b->ctx_handle};
+    tracec_buffer_id_t id = {b->handle};
+    b->callback(ctx, id, d->t->ptrs, d->n, b->callback_data, drops);
+    atomic_fetch_add_explicit(&b->delivered, d->n, memory_order_relaxed);
+    atomic_fetch_add_explicit(&b->deliveries, 1, memory_order_relaxed);
+    d->n = 0;
+}
+
+static void dput(dctx *d, const tracec_i_blk *rec) {
+    tracec_record_header_t *h = &d->t->hdrs[d->n];
+    h->category = rec->category;
+    h->kind = rec->kind;
+    h->payload = (void *)(rec + 1);
+    h->size = rec->size;
+    d->t->ptrs[d->n] = h;
+    if (++d->n == TRACEC_I_BATCH) dflush(d);
+}
+
+static void deliver_blocks(dctx *d, uint8_t *mem, uint32_t from, uint32_t to, size_t off) {
+    for (uint32_t i = from; i < to; i++) {
+        tracec_i_blk *blk = (tracec_i_blk *)(void *)(mem + off);
+        if (blk->size == TRACEC_I_CHUNK_MARK) {
+            uint32_t used = __atomic_load_n(&blk->category, __ATOMIC_ACQUIRE);
+            uint8_t *p = (uint8_t *)(blk + 1), *e = p + used;
+            while (p < e) {
+                tracec_i_blk *rec = (tracec_i_blk *)(void *)p;
+                dput(d, rec);
+                p += TRACEC_I_HDR + rec->body;
+            }
+        } else {
+            dput(d, blk);
+        }
+        off += TRACEC_I_HDR + blk->body;
+    }
+}
+
+static size_t blocks_end(const tracec_i_half *hf, uint32_t from, uint32_t to, size_t off) {
+    for (uint32_t i = from; i < to; i++) off += TRACEC_I_HDR + ((tracec_i_blk *)(void *)(hf->mem + off))->body;
+    return off;
+}
+
+static void deliver_durable(dctx *d, size_t from, size_t to) {
+    tracec_i_buffer *b = d->b;
+    while (from < to) {
+        tracec_i_blk *rec = (tracec_i_blk *)(void *)(b->dmem + from);
+        dput(d, rec);
+        from += TRACEC_I_HDR + rec->body;
+    }
+}
+
+/* STREAMING: delivers the sealed half f and frees it.  Called and returns with mu held. */
+static void deliver_streaming_half(dctx *d, int f) {
+    tracec_i_buffer *b = d->b;
+    tracec_i_half *F = &b->half[f];
+    b->stealing++;
+    tracec_i_wstate *list = b->writers;
+    pthread_mutex_unlock(&b->mu);
+    uint64_t s = wait_published(F);
+    wait_writers(list, f, NULL);
+    deliver_blocks(d, F->mem, 0, TRACEC_I_BLOCKS(s), 0);
+    dflush(d);
+    pthread_mutex_lock(&b->mu);
+    b->stealing--;
+    F->phase = TRACEC_I_FREE;
+    reset_half(F, false);
+    pthread_cond_broadcast(&b->cv);
+}
+
+static void deliver_streaming(dctx *d, uint32_t flags) {
+    tracec_i_buffer *b = d->b;
+    bool switched = false;
+    for (;;) {
+        int x = (int)atomic_load_explicit(&b->active, memory_order_acquire);
+        int y = 1 - x;
+        if (b->half[y].phase == TRACEC_I_FULL) {
+            deliver_streaming_half(d, y);
+            continue;
+        }
+        if (b->half[x].phase == TRACEC_I_FULL) { /* sealed by a stop */
+            deliver_streaming_half(d, x);
+            continue;
+        }
+        if (switched) break;
+        switched = true;
+        tracec_i_half *X = &b->half[x];
+        uint64_t s = atomic_load_explicit(&X->state, memory_order_acquire);
+        bool accepting = atomic_load_explicit(&b->accepting, memory_order_acquire);
+        if (X->phase != TRACEC_I_ACTIVE) break;
+        if (!accepting) {
+            /* Stopped: seal the active half without opening the other. */
+            atomic_fetch_or_explicit(&X->state, TRACEC_I_SEALED, memory_order_acq_rel);
+            steal_half(b, x);
+            X->phase = TRACEC_I_FULL;
+            continue;
+        }
+        if (flags == 0 || TRACEC_I_BLOCKS(s) == 0) break;
+        do_switch(b, x);
+    }
+}
+
+/* ONESHOT / CIRCULAR: delivers what is new since the last delivery.  mu held. */
+static void deliver_snapshot(dctx *d) {
+    tracec_i_buffer *b = d->b;
+    while (b->half[0].phase == TRACEC_I_WRAPPING || b->half[1].phase == TRACEC_I_WRAPPING)
+        pthread_cond_wait(&b->cv, &b->mu);
+    int x = (int)atomic_load_explicit(&b->active, memory_order_acquire);
+    int y = 1 - x;
+    tracec_i_half *X = &b->half[x], *Y = &b->half[y];
+    bool circ = b->mode == TRACEC_BUFFERING_MODE_CIRCULAR;
+    uint64_t sx = atomic_fetch_or_explicit(&X->state, TRACEC_I_SEALED, memory_order_acq_rel);
+    steal_half(b, x);
+    X->pinned++;
+    if (circ) Y->pinned++;
+    b->stealing++;
+    tracec_i_wstate *list = b->writers;
+    uint32_t xfrom = X->cur_blk, yfrom = Y->cur_blk;
+    size_t xoff = X->cur_off, yoff = Y->cur_off;
+    pthread_mutex_unlock(&b->mu);
+
+    wait_published(X);
+    wait_writers(list, x, NULL);
+    uint64_t sy = 0;
+    if (circ) {
+        sy = wait_published(Y);
+        wait_writers(list, y, NULL);
+    }
+    size_t dto = atomic_load_explicit(&b->doff, memory_order_acquire);
+    size_t dfrom = b->dcur;
+    b->dcur = dto;
+    uint32_t xto = TRACEC_I_BLOCKS(sx), yto = TRACEC_I_BLOCKS(sy);
+    size_t xend = blocks_end(X, xfrom, xto, xoff);
+    size_t yend = circ ? blocks_end(Y, yfrom, yto, yoff) : 0;
+
+    pthread_mutex_lock(&b->mu);
+    X->cur_blk = xto;
+    X->cur_off = xend;
+    if (circ) {
+        Y->cur_blk = yto;
+        Y->cur_off = yend;
+    }
+    if (atomic_load_explicit(&b->accepting, memory_order_acquire) && !(sx & TRACEC_I_SEALED))
+        atomic_store_explicit(&X->state, sx, memory_order_release); /* unseal: nothing changed while sealed */
+    b->stealing--; /* the callbacks below may release writers */
+    pthread_cond_broadcast(&b->cv);
+    pthread_mutex_unlock(&b->mu);
+
+    deliver_durable(d, dfrom, dto);
+    if (circ) deliver_blocks(d, Y->mem, yfrom, yto, yoff);
+    deliver_blocks(d, X->mem, xfrom, xto, xoff);
+    dflush(d);
+
+    pthread_mutex_lock(&b->mu);
+    X->pinned--;
+    if (circ) Y->pinned--;
+    pthread_cond_broadcast(&b->cv);
+}
+
+void tracec_i_deliver_pass(tracec_i_buffer *b) {
+    tracec_i_thread *t = tracec_i_current_thread;
+    if (t == NULL) return;
+    pthread_mutex_lock(&b->mu);
+    if (b->delivering || b->half[0].mem == NULL) {
+        pthread_mutex_unlock(&b->mu);
+        return;
+    }
+    b->delivering = 1;
+    uint32_t flags = atomic_exchange_explicit(&b->pending, 0, memory_order_acq_rel);
+    uint64_t ticket = b->flush_req;
+    dctx d = {b, t, 0};
+    if (b->mode == TRACEC_BUFFERING_MODE_STREAMING) {
+        deliver_streaming(&d, flags);
+    } else if (flags & TRACEC_I_REQ_FLUSH) {
+        deliver_snapshot(&d);
+    }
+    if (b->flush_done < ticket) b->flush_done = ticket;
+    b->delivering = 0;
+    pthread_cond_broadcast(&b->cv);
+    bool again = atomic_load_explicit(&b->pending, memory_order_acquire) != 0;
+    pthread_mutex_unlock(&b->mu);
+    if (again) tracec_i_kick(b);
+}
+
+/* ---- flush, stop, start --------------------------------------------------- */
+
+/* Requests a full delivery; returns the ticket to wait for.  Not under mu. */
+static uint64_t flush_request(tracec_i_buffer *b) {
+    pthread_mutex_lock(&b->mu);
+    uint64_t ticket = ++b->flush_req;
+    pthread_mutex_unlock(&b->mu);
+    atomic_fetch_or_explicit(&b->pending, TRACEC_I_REQ_FLUSH, memory_order_acq_rel);
+    tracec_i_kick(b);
+    return ticket;
+}
+
+static void flush_wait(tracec_i_buffer *b, uint64_t ticket) {
+    pthread_mutex_lock(&b->mu);
+    while (b->flush_done < ticket && !atomic_load_explicit(&tracec_i_finalized, memory_order_acquire))
+        pthread_cond_wait(&b->cv, &b->mu);
+    pthread_mutex_unlock(&b->mu);
+}
+
+tracec_status_t tracec_flush_buffer(tracec_buffer_id_t buffer_id) {
+    tracec_i_buffer *b = tracec_i_buffer_get(buffer_id.handle);
+    if (b == NULL) return TRACEC_STATUS_BUFFER_NOT_FOUND;
+    if (tracec_i_current_thread != NULL) return TRACEC_STATUS_WOULD_DEADLOCK;
+    if (atomic_load_explicit(&tracec_i_finalized, memory_order_acquire)) return TRACEC_STATUS_CLOSED;
+    flush_wait(b, flush_request(b));
+    return TRACEC_STATUS_SUCCESS;
+}
+
+tracec_status_t tracec_flush_buffer_async(tracec_buffer_id_t buffer_id) {
+    tracec_i_buffer *b = tracec_i_buffer_get(buffer_id.handle);
+    if (b == NULL) return TRACEC_STATUS_BUFFER_NOT_FOUND;
+    if (atomic_load_explicit(&tracec_i_finalized, memory_order_acquire)) return TRACEC_STATUS_CLOSED;
+    (void)flush_request(b);
+    return TRACEC_STATUS_SUCCESS;
+}
+
+void tracec_i_buffer_stop(tracec_i_buffer *b) {
+    atomic_store_explicit(&b->accepting, 0, memory_order_seq_cst);
+    uint64_t ticket = flush_request(b);
+    if (tracec_i_current_thread == NULL) flush_wait(b, ticket);
+}
+
+void tracec_i_buffer_start(tracec_i_buffer *b, tracec_buffer_disposition_t disposition) {
+    pthread_mutex_lock(&b->dmu);
+    pthread_mutex_lock(&b->mu);
+    while (b->delivering || b->stealing) pthread_cond_wait(&b->cv, &b->mu);
+    if (atomic_load_explicit(&b->accepting, memory_order_acquire) ||
+        atomic_load_explicit(&b->destroyed, memory_order_acquire)) {
+        pthread_mutex_unlock(&b->mu);
+        pthread_mutex_unlock(&b->dmu);
+        return;
+    }
+    steal_half(b, 0);
+    steal_half(b, 1);
+    if (disposition == TRACEC_BUFFER_DISPOSITION_CLEAR_ENTIRE) {
+        atomic_store_explicit(&b->doff, 0, memory_order_relaxed);
+        b->dcur = 0;
+        atomic_fetch_add_explicit(&b->epoch, 1, memory_order_relaxed);
+    }
+    bool clear = disposition == TRACEC_BUFFER_DISPOSITION_CLEAR_ENTIRE ||
+                 disposition == TRACEC_BUFFER_DISPOSITION_CLEAR_NONDURABLE;
+    int x = (int)atomic_load_explicit(&b->active, memory_order_relaxed);
+    tracec_i_half *X = &b->half[x];
+    if (b->mode == TRACEC_BUFFERING_MODE_STREAMING) {
+        /* stop delivered and freed both halves */
+        X->phase = TRACEC_I_ACTIVE;
+        reset_half(X, true);
+    } else if (clear) {
+        for (int i = 0; i < 2; i++) {
+            if (b->half[i].mem == NULL) continue;
+            b->half[i].phase = TRACEC_I_FREE;
+            reset_half(&b->half[i], false);
+        }
+        atomic_store_explicit(&b->active, 0, memory_order_release);
+        b->half[0].phase = TRACEC_I_ACTIVE;
+        atomic_store_explicit(&b->half[0].state, 0, memory_order_release);
+    } else {
+        uint64_t s = atomic_load_explicit(&X->state, memory_order_relaxed);
+        X->phase = TRACEC_I_ACTIVE;
+        atomic_store_explicit(&X->state, s & ~TRACEC_I_SEALED, memory_order_release);
+    }
+    atomic_store_explicit(&b->accepting, 1, memory_order_seq_cst);
+    pthread_mutex_unlock(&b->mu);
+    pthread_mutex_unlock(&b->dmu);
+}
+
+/* ---- creation, destruction, queries ---------------------------------------- */
+
+static size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
+
+tracec_status_t tracec_create_buffer_with_config(tracec_context_id_t context, const tracec_buffer_config_t *cfg,
+                                                 tracec_buffer_id_t *buffer_id) {
+    if (cfg == NULL || buffer_id == NULL) return TRACEC_STATUS_INVALID_ARGUMENT;
+    tracec_i_runtime_init();
+    if (atomic_load_explicit(&tracec_i_finalized, memory_order_acquire)) return TRACEC_STATUS_BAD_STATE;
+    int mode = cfg->mode == TRACEC_BUFFERING_MODE_DEFAULT ? TRACEC_BUFFERING_MODE_STREAMING : (int)cfg->mode;
+    if (mode < TRACEC_BUFFERING_MODE_ONESHOT || mode >= TRACEC_BUFFERING_MODE_LAST)
+        return TRACEC_STATUS_INVALID_ARGUMENT;
+    if ((int)cfg->policy < 0 || cfg->policy >= TRACEC_BUFFER_POLICY_LAST) return TRACEC_STATUS_INVALID_ARGUMENT;
+    if (mode == TRACEC_BUFFERING_MODE_STREAMING && cfg->policy == TRACEC_BUFFER_POLICY_NONE)
+        return TRACEC_STATUS_INVALID_ARGUMENT;
+    if (mode != TRACEC_BUFFERING_MODE_STREAMING && cfg->policy == TRACEC_BUFFER_POLICY_LOSSLESS)
+        return TRACEC_STATUS_UNSUPPORTED;
+    if (cfg->size == 0 || cfg->callback == NULL || cfg->watermark > cfg->size) return TRACEC_STATUS_INVALID_ARGUMENT;
+    if (cfg->size > TRACEC_MAX_BUFFER_SIZE || cfg->durable_size > TRACEC_MAX_BUFFER_SIZE)
+        return TRACEC_STATUS_LIMIT_EXCEEDED;
+    if (!tracec_i_context_exists(context.handle)) return TRACEC_STATUS_CONTEXT_NOT_FOUND;
+
+    long pg = sysconf(_SC_PAGESIZE);
+    size_t page = pg > 0 ? (size_t)pg : 4096u;
+    tracec_i_buffer *b = (tracec_i_buffer *)calloc(1, sizeof *b);
+    if (b == NULL) return TRACEC_STATUS_OUT_OF_MEMORY;
+    b->mode = mode;
+    b->policy = mode == TRACEC_BUFFERING_MODE_STREAMING ? (int)cfg->policy : TRACEC_BUFFER_POLICY_DISCARD;
+    b->size = round_up(cfg->size, page);
+    b->watermark = cfg->watermark;
+    /* Every block is charged at least 8 bytes, so headers need at most 2x the payload. */
+    b->phys = b->size * 3u;
+    size_t chunk = b->size / 8u;
+    if (chunk > 16384u) chunk = 16384u;
+    if (chunk < 512u) chunk = 512u;
+    if (chunk > b->size) chunk = b->size;
+    b->chunk = chunk & ~(size_t)7;
+    b->callback = cfg->callback;
+    b->callback_data = cfg->callback_data;
+    b->ctx_handle = context.handle;
+    int halves = mode == TRACEC_BUFFERING_MODE_ONESHOT ? 1 : 2;
+    bool ok = true;
+    for (int i = 0; i < halves; i++) {
+        b->half[i].mem = (uint8_t *)aligned_alloc(64, round_up(b->phys, 64));
+        ok = ok && b->half[i].mem != NULL;
+    }
+    if (mode != TRACEC_BUFFERING_MODE_STREAMING) {
+        size_t dsz = cfg->durable_size ? cfg->durable_size : b->size / 16u;
+        if (dsz < page) dsz = page;
+        b->durable_cap = round_up(dsz, page);
+        b->dmem = (uint8_t *)aligned_alloc(64, b->durable_cap);
+        ok = ok && b->dmem != NULL;
+    }
+    if (!ok) {
+        free(b->half[0].mem);
+        free(b->half[1].mem);
+        free(b->dmem);
+        free(b);
+        return TRACEC_STATUS_OUT_OF_MEMORY;
+    }
+    for (int i = 0; i < 2; i++) atomic_init(&b->half[i].state, TRACEC_I_SEALED);
+    b->half[0].phase = TRACEC_I_FREE;
+    pthread_mutex_init(&b->mu, NULL);
+    pthread_mutex_init(&b->dmu, NULL);
+    pthread_cond_init(&b->cv, NULL);
+    atomic_init(&b->thread, tracec_i_default_thread());
+
+    pthread_mutex_lock(&tracec_i_global_mu);
+    size_t slot = TRACEC_MAX_BUFFERS;
+    for (size_t i = 0; i < TRACEC_MAX_BUFFERS; i++) {
+        if (atomic_load_explicit(&tracec_i_buffers[i], memory_order_relaxed) == NULL) {
+            slot = i;
+            break;
+        }
+    }
+    int started = tracec_i_context_started(context.handle);
+    if (slot == TRACEC_MAX_BUFFERS || started < 0) {
+        pthread_mutex_unlock(&tracec_i_global_mu);
+        free(b->half[0].mem);
+        free(b->half[1].mem);
+        free(b->dmem);
+        pthread_mutex_destroy(&b->mu);
+        pthread_mutex_destroy(&b->dmu);
+        pthread_cond_destroy(&b->cv);
+        free(b);
+        return slot == TRACEC_MAX_BUFFERS ? TRACEC_STATUS_LIMIT_EXCEEDED : TRACEC_STATUS_CONTEXT_NOT_FOUND;
+    }
+    b->handle = slot + 1;
+    if (started > 0) {
+        b->half[0].phase = TRACEC_I_ACTIVE;
+        atomic_store_explicit(&b->half[0].state, 0, memory_order_relaxed);
+        atomic_store_explicit(&b->accepting, 1, memory_order_relaxed);
+    }
+    atomic_store_explicit(&tracec_i_buffers[slot], b, memory_order_release);
+    pthread_mutex_unlock(&tracec_i_global_mu);
+    buffer_id->handle = b->handle;
+    return TRACEC_STATUS_SUCCESS;
+}
+
+tracec_status_t tracec_create_buffer(tracec_context_id_t context, size_t size, size_t watermark,
+                                     tracec_buffer_policy_t policy, tracec_buffer_tracing_cb_t callback,
+                                     void *callback_data, tracec_buffer_id_t *buffer_id) {
+    tracec_buffer_config_t cfg = TRACEC_BUFFER_CONFIG_INIT;
+    cfg.mode = TRACEC_BUFFERING_MODE_STREAMING;
+    cfg.policy = policy;
+    cfg.size = size;
+    cfg.watermark = watermark;
+    cfg.callback = callback;
+    cfg.callback_data = callback_data;
+    if (policy == TRACEC_BUFFER_POLICY_NONE) return TRACEC_STATUS_INVALID_ARGUMENT;
+    return tracec_create_buffer_with_config(context, &cfg, buffer_id);
+}
+
+tracec_status_t tracec_destroy_buffer(tracec_buffer_id_t buffer_id) {
+    tracec_i_buffer *b = tracec_i_buffer_get(buffer_id.handle);
+    if (b == NULL) return TRACEC_STATUS_BUFFER_NOT_FOUND;
+    if (tracec_i_current_thread != NULL) return TRACEC_STATUS_WOULD_DEADLOCK;
+    if (atomic_exchange_explicit(&b->destroyed, 1, memory_order_acq_rel)) return TRACEC_STATUS_BUFFER_NOT_FOUND;
+    /* Deliver what is left while the buffer still looks alive to its thread. */
+    atomic_store_explicit(&b->accepting, 0, memory_order_seq_cst);
+    if (!atomic_load_explicit(&tracec_i_finalized, memory_order_acquire)) flush_wait(b, flush_request(b));
+    tracec_i_context_forget_buffer(b->ctx_handle, b->handle);
+    pthread_mutex_lock(&b->dmu);
+    pthread_mutex_lock(&b->mu);
+    while (b->delivering || b->stealing) pthread_cond_wait(&b->cv, &b->mu);
+    steal_half(b, 0);
+    steal_half(b, 1);
+    for (int i = 0; i < 2; i++) atomic_fetch_or_explicit(&b->half[i].state, TRACEC_I_SEALED, memory_order_acq_rel);
+    b->stealing++;
+    tracec_i_wstate *list = b->writers;
+    pthread_mutex_unlock(&b->mu);
+    for (int i = 0; i < 2; i++) {
+        if (b->half[i].mem == NULL) continue;
+        wait_published(&b->half[i]);
+        wait_writers(list, i, NULL);
+    }
+    pthread_mutex_lock(&b->mu);
+    b->stealing--;
+    for (int i = 0; i < 2; i++) {
+        free(b->half[i].mem);
+        b->half[i].mem = NULL;
+    }
+    free(b->dmem);
+    b->dmem = NULL;
+    b->durable_cap = 0;
+    pthread_cond_broadcast(&b->cv);
+    pthread_mutex_unlock(&b->mu);
+    pthread_mutex_unlock(&b->dmu);
+    return TRACEC_STATUS_SUCCESS;
+}
+
+tracec_status_t tracec_assign_callback_thread(tracec_buffer_id_t buffer_id, tracec_callback_thread_t cb_thread_id) {
+    tracec_i_buffer *b = tracec_i_buffer_get(buffer_id.handle);
+    if (b == NULL) return TRACEC_STATUS_BUFFER_NOT_FOUND;
+    if (cb_thread_id.handle == 0 || cb_thread_id.handle > TRACEC_MAX_CALLBACK_THREADS)
+        return TRACEC_STATUS_THREAD_NOT_FOUND;
+    tracec_i_thread *t = atomic_load_explicit(&tracec_i_threads[cb_thread_id.handle - 1], memory_order_acquire);
+    if (t == NULL) return TRACEC_STATUS_THREAD_NOT_FOUND;
+    pthread_mutex_lock(&b->mu);
+    if (tracec_i_current_thread == NULL)
+        while (b->delivering) pthread_cond_wait(&b->cv, &b->mu);
+    atomic_store_explicit(&b->thread, t, memory_order_release);
+    pthread_mutex_unlock(&b->mu);
+    if (atomic_load_explicit(&b->pending, memory_order_acquire)) tracec_i_kick(b);
+    return TRACEC_STATUS_SUCCESS;
+}
+
+tracec_status_t tracec_query_buffer_stats(tracec_buffer_id_t buffer_id, tracec_buffer_stats_t *st) {
+    tracec_i_buffer *b = tracec_i_buffer_get(buffer_id.handle);
+    if (b == NULL) return TRACEC_STATUS_BUFFER_NOT_FOUND;
+    if (st == NULL) return TRACEC_STATUS_INVALID_ARGUMENT;
+    st->accepted = atomic_load(&b->accepted);
+    st->dropped = atomic_load(&b->dropped);
+    st->overwritten = atomic_load(&b->overwritten);
+    st->delivered = atomic_load(&b->delivered);
+    st->deliveries = atomic_load(&b->deliveries);
+    st->watermark_requests = atomic_load(&b->wm_requests);
+    st->half_switches = atomic_load(&b->switches);
+    return TRACEC_STATUS_SUCCESS;
+}
+
+tracec_status_t tracec_buffer_epoch(tracec_buffer_id_t buffer_id, uint64_t *epoch) {
+    tracec_i_buffer *b = tracec_i_buffer_get(buffer_id.handle);
+    if (b == NULL) return TRACEC_STATUS_BUFFER_NOT_FOUND;
+    if (epoch == NULL) return TRACEC_STATUS_INVALID_ARGUMENT;
+    *epoch = atomic_load_explicit(&b->epoch, memory_order_relaxed);
+    return TRACEC_STATUS_SUCCESS;
+}
+
+/* ---- fork ------------------------------------------------------------------ */
+
+void tracec_i_buffers_fork_prepare(void) {
+    for (size_t i = 0; i < TRACEC_MAX_BUFFERS; i++) {
+        tracec_i_buffer *b = atomic_load_explicit(&tracec_i_buffers[i], memory_order_acquire);
+        if (b == NULL) continue;
+        pthread_mutex_lock(&b->mu);
+    }
+}
+
+void tracec_i_buffers_fork_parent(void) {
+    for (size_t i = TRACEC_MAX_BUFFERS; i-- > 0;) {
+        tracec_i_buffer *b = atomic_load_explicit(&tracec_i_buffers[i], memory_order_acquire);
+        if (b == NULL) continue;
+        pthread_mutex_unlock(&b->mu);
+    }
+}
+
+/* The child starts with empty buffers: it must never deliver the parent's records. */
+void tracec_i_buffers_fork_child(void) {
+    for (size_t i = 0; i < TRACEC_MAX_BUFFERS; i++) {
+        tracec_i_buffer *b = atomic_load_explicit(&tracec_i_buffers[i], memory_order_acquire);
+        if (b == NULL) continue;
+        pthread_mutex_unlock(&b->mu);
+        pthread_mutex_init(&b->mu, NULL);
+        pthread_mutex_init(&b->dmu, NULL);
+        pthread_cond_init(&b->cv, NULL);
+        if (b->half[0].mem == NULL) continue;
+        for (tracec_i_wstate *ws = b->writers; ws; ws = ws->next) {
+            atomic_store(&ws->stolen, 1);
+            atomic_store(&ws->busy, 0);
+        }
+        b->delivering = 0;
+        b->stealing = 0;
+        b->flush_req = b->flush_done = 0;
+        atomic_store(&b->pending, 0);
+        for (int h = 0; h < 2; h++) {
+            b->half[h].phase = TRACEC_I_FREE;
+            b->half[h].pinned = 0;
+            reset_half(&b->half[h], false);
+        }
+        atomic_store(&b->active, 0);
+        atomic_store(&b->doff, 0);
+        b->dcur = 0;
+        atomic_fetch_add(&b->epoch, 1);
+        atomic_store(&b->accepted, 0);
+        atomic_store(&b->dropped, 0);
+        atomic_store(&b->overwritten, 0);
+        atomic_store(&b->delivered, 0);
+        atomic_store(&b->deliveries, 0);
+        atomic_store(&b->wm_requests, 0);
+        atomic_store(&b->switches, 0);
+        if (atomic_load(&b->accepting)) {
+            b->half[0].phase = TRACEC_I_ACTIVE;
+            atomic_store(&b->half[0].state, 0);
+        }
+    }
+}

@@ -1,0 +1,171 @@
+/*
+ * buffer_internal.h - the state shared by context.c, buffer.c,
+ * buffer_thread.c and service.c.  Not installed.
+ *
+ * Memory of one half (docs/buffers.md has the long version):
+ *
+ *   mem                                                   mem + phys
+ *    | blk | payload..pad | blk | chunk body .......... | blk | ...     |
+ *    `-16-'                `-16-' rec|payload|rec|.. tail
+ *
+ *   - A block is a 16-byte header and a body whose length is a multiple of 8.
+ *     RECORD block: one record, body = payload rounded up to 8.
+ *     CHUNK block: a writer's chunk; body = records (16-byte header each,
+ *     payload rounded up to 8) up to `used`, then an unused tail.
+ *   - The half's state word is SEALED(bit 63) | blocks(bits 32..62) |
+ *     charged bytes (bits 0..31).  A producer reserves a block with one CAS;
+ *     its offset is charged + 16 * blocks.  `published` counts blocks whose
+ *     header is written; a sealed half is complete when published == blocks.
+ *   - A half is unsealed only while it is the active half of a running
+ *     buffer, so a successful CAS always lands in the live generation.
+ */
+#ifndef TRACEC_BUFFER_INTERNAL_H
+#define TRACEC_BUFFER_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tracec/buffer.h"
+#include "tracec/context.h"
+#include "tracec/service.h"
+
+#define TRACEC_I_SEALED (1ull << 63)
+#define TRACEC_I_CHARGED(s) ((uint32_t)((s) & 0xffffffffull))
+#define TRACEC_I_BLOCKS(s) ((uint32_t)(((s) >> 32) & 0x7fffffffull))
+#define TRACEC_I_ONE_BLOCK (1ull << 32)
+#define TRACEC_I_HDR 16u
+#define TRACEC_I_CHUNK_MARK 0xffffffffu
+#define TRACEC_I_ALIGN8(n) (((n) + 7u) & ~(size_t)7u)
+#define TRACEC_I_BATCH 1024u
+#define TRACEC_I_DEFAULT_RESERVE 256u
+
+/* Header of a block, and of a record inside a chunk. */
+typedef struct tracec_i_blk {
+    uint32_t body;     /* bytes after the header (multiple of 8) */
+    uint32_t size;     /* payload bytes, or TRACEC_I_CHUNK_MARK */
+    uint32_t category; /* chunk: bytes of committed records (atomic) */
+    uint32_t kind;
+} tracec_i_blk;
+
+enum { TRACEC_I_FREE = 0, TRACEC_I_ACTIVE, TRACEC_I_FULL, TRACEC_I_WRAPPING };
+
+typedef struct tracec_i_half {
+    _Atomic uint64_t state;
+    _Atomic uint32_t published;
+    uint8_t *mem;
+    /* under the buffer mutex: */
+    int phase;
+    uint64_t gen;
+    uint32_t cur_blk;  /* blocks already delivered (ONESHOT/CIRCULAR) */
+    size_t cur_off;    /* their bytes */
+    int pinned;        /* a delivery is reading it */
+} tracec_i_half;
+
+struct tracec_i_thread;
+struct tracec_i_wstate;
+
+enum { TRACEC_I_REQ_WATERMARK = 1, TRACEC_I_REQ_FLUSH = 2, TRACEC_I_REQ_FULL = 4 };
+
+typedef struct tracec_i_buffer {
+    uint64_t handle;
+    uint64_t ctx_handle;
+    int mode, policy;
+    size_t size, watermark, phys, durable_cap, chunk;
+    tracec_buffer_tracing_cb_t callback;
+    void *callback_data;
+
+    _Atomic int accepting;   /* the context is started and the buffer alive */
+    _Atomic int destroyed;
+    _Atomic uint32_t active; /* index of the active half */
+    tracec_i_half half[2];
+
+    /* Durable part (ONESHOT, CIRCULAR): bump-only, written under dmu. */
+    pthread_mutex_t dmu;
+    uint8_t *dmem;
+    _Atomic size_t doff; /* committed bytes */
+    size_t dcur;         /* delivered bytes (deliverer only) */
+
+    pthread_mutex_t mu; /* slow paths, delivery bookkeeping */
+    pthread_cond_t cv;  /* space freed, delivery done, steal done */
+    _Atomic uint32_t pending;
+    uint64_t flush_req, flush_done;
+    int delivering;
+    int stealing;
+    struct tracec_i_wstate *writers;
+    _Atomic(struct tracec_i_thread *) thread;
+
+    _Atomic uint64_t accepted, dropped, overwritten, delivered, deliveries, wm_requests, switches;
+    _Atomic uint64_t epoch;
+} tracec_i_buffer;
+
+/* The runtime's view of a tracec_buffer_writer's private words. */
+typedef struct tracec_i_wstate {
+    tracec_i_buffer *b;
+    uint64_t handle;
+    tracec_i_blk *blk; /* current chunk block, NULL if none */
+    uint8_t *body;     /* its body */
+    uint8_t *body_end;
+    _Atomic int half;  /* half of the chunk, -1 if none */
+    uint32_t used;     /* committed bytes of the chunk body (writer's copy) */
+    _Atomic uint32_t busy;   /* a packet is open in the chunk */
+    _Atomic uint32_t stolen; /* the chunk was taken by a delivery or reset */
+    uint32_t category, kind;
+    uint32_t in_packet; /* 1 normal, 2 durable (holds dmu) */
+    uint32_t reserve;
+    int steal_wait;     /* the deliverer waits for this writer (under mu) */
+    struct tracec_i_wstate *next;
+} tracec_i_wstate;
+
+typedef struct tracec_i_thread {
+    uint64_t handle;
+    pthread_t tid;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int running; /* the OS thread exists */
+    int stop;
+    uint64_t kick;
+    tracec_record_header_t hdrs[TRACEC_I_BATCH];
+    tracec_record_header_t *ptrs[TRACEC_I_BATCH];
+} tracec_i_thread;
+
+/* ---- context.c: global state --------------------------------------------- */
+extern pthread_mutex_t tracec_i_global_mu;
+extern _Atomic(tracec_i_buffer *) tracec_i_buffers[TRACEC_MAX_BUFFERS];
+extern _Atomic(tracec_i_thread *) tracec_i_threads[TRACEC_MAX_CALLBACK_THREADS];
+extern _Atomic int tracec_i_finalized;
+void tracec_i_runtime_init(void); /* atexit + atfork, once */
+/* 1 started, 0 stopped, -1 unknown context.  Caller holds tracec_i_global_mu. */
+int tracec_i_context_started(uint64_t ctx_handle);
+bool tracec_i_context_exists(uint64_t ctx_handle);
+void tracec_i_context_forget_buffer(uint64_t ctx_handle, uint64_t buffer_handle);
+
+/* ---- buffer.c ------------------------------------------------------------ */
+tracec_i_buffer *tracec_i_buffer_get(uint64_t handle); /* live buffer or NULL */
+void tracec_i_buffer_start(tracec_i_buffer *b, tracec_buffer_disposition_t disposition);
+/* Stops accepting and delivers everything (sync unless on a callback thread). */
+void tracec_i_buffer_stop(tracec_i_buffer *b);
+void tracec_i_deliver_pass(tracec_i_buffer *b);
+void tracec_i_buffer_destroy_locked(tracec_i_buffer *b);
+void tracec_i_buffers_fork_prepare(void);
+void tracec_i_buffers_fork_parent(void);
+void tracec_i_buffers_fork_child(void);
+
+/* ---- buffer_thread.c ----------------------------------------------------- */
+extern _Thread_local tracec_i_thread *tracec_i_current_thread;
+/* The default thread (started on first use). NULL after finalize. */
+tracec_i_thread *tracec_i_default_thread(void);
+/* Wakes (starting if needed) the thread that delivers `b`. */
+void tracec_i_kick(tracec_i_buffer *b);
+void tracec_i_threads_stop_all(void);
+void tracec_i_threads_fork_prepare(void);
+void tracec_i_threads_fork_parent(void);
+void tracec_i_threads_fork_child(void);
+
+/* ---- service.c ----------------------------------------------------------- */
+bool tracec_i_kind_durable(uint32_t kind);
+void tracec_i_services_forget_context(uint64_t ctx_handle);
+
+#endif /* TRACEC_BUFFER_INTERNAL_H */

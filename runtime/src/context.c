@@ -1,0 +1,363 @@
+/*
+ * context.c - contexts, the initialize/start/stop/terminate lifecycle,
+ * categories, tracec_finalize() (also at exit) and the fork handlers.
+ *
+ * Context state lives in a static table guarded by tracec_i_global_mu; a
+ * handle is (generation << 8) | (slot + 1), so a destroyed context's id
+ * never names a new one.  Lifecycle calls are serialised by life_mu, which
+ * is held while stop waits for deliveries; callback threads only try it.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <stdlib.h>
+#include <string.h>
+
+#include "buffer_internal.h"
+
+pthread_mutex_t tracec_i_global_mu = PTHREAD_MUTEX_INITIALIZER;
+_Atomic(tracec_i_buffer *) tracec_i_buffers[TRACEC_MAX_BUFFERS];
+_Atomic(tracec_i_thread *) tracec_i_threads[TRACEC_MAX_CALLBACK_THREADS];
+_Atomic int tracec_i_finalized;
+
+static pthread_mutex_t life_mu = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic int finalizing;
+
+#define NAME_CAP (TRACEC_MAX_CATEGORY_NAME_LENGTH + 1u)
+
+typedef struct ctx {
+    uint64_t handle; /* 0: free slot */
+    uint32_t gen;
+    int initialized, started;
+    char name[TRACEC_MAX_PROVIDER_NAME_LENGTH + 1u];
+    size_t ncats, nextra;
+    char cats[TRACEC_MAX_NUM_CATEGORIES][NAME_CAP];
+    char extra[TRACEC_MAX_NUM_CATEGORIES][NAME_CAP];
+    tracec_category_t *registered;
+} ctx;
+
+static ctx g_ctx[TRACEC_MAX_CONTEXTS];
+
+/* ---- runtime init: atexit, atfork ----------------------------------------- */
+
+static void at_exit(void) { (void)tracec_finalize(); }
+
+static void fork_prepare(void) {
+    pthread_mutex_lock(&tracec_i_global_mu);
+    tracec_i_buffers_fork_prepare();
+    tracec_i_threads_fork_prepare();
+}
+
+static void fork_parent(void) {
+    tracec_i_threads_fork_parent();
+    tracec_i_buffers_fork_parent();
+    pthread_mutex_unlock(&tracec_i_global_mu);
+}
+
+static void fork_child(void) {
+    tracec_i_threads_fork_child();
+    tracec_i_buffers_fork_child();
+    pthread_mutex_unlock(&tracec_i_global_mu);
+    pthread_mutex_init(&tracec_i_global_mu, NULL);
+    pthread_mutex_init(&life_mu, NULL);
+}
+
+static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+
+static void runtime_init_once(void) {
+    atexit(at_exit);
+    pthread_atfork(fork_prepare, fork_parent, fork_child);
+}
+
+void tracec_i_runtime_init(void) { pthread_once(&init_once, runtime_init_once); }
+
+/* ---- lookup ------------------------------------------------------------------ */
+
+/* The live context with this handle, or NULL.  Under global_mu. */
+static ctx *find(uint64_t handle) {
+    uint64_t slot = handle & 0xffu;
+    if (slot == 0 || slot > TRACEC_MAX_CONTEXTS) return NULL;
+    ctx *c = &g_ctx[slot - 1];
+    return c->handle == handle ? c : NULL;
+}
+
+bool tracec_i_context_exists(uint64_t h) {
+    pthread_mutex_lock(&tracec_i_global_mu);
+    bool ok = find(h) != NULL;
+    pthread_mutex_unlock(&tracec_i_global_mu);
+    return ok;
+}
+
+int tracec_i_context_started(uint64_t h) {
+    ctx *c = find(h);
+    return c == NULL ? -1 : c->started;
+}
+
+void tracec_i_context_forget_buffer(uint64_t ctx_handle, uint64_t buffer_handle) {
+    (void)ctx_handle;
+    (void)buffer_handle;
+}
+
+/* Live buffers of context h, into out[] (TRACEC_MAX_BUFFERS entries). */
+static size_t buffers_of(uint64_t h, tracec_i_buffer **out) {
+    size_t n = 0;
+    for (size_t i = 0; i < TRACEC_MAX_BUFFERS; i++) {
+        tracec_i_buffer *b = atomic_load_explicit(&tracec_i_buffers[i], memory_order_acquire);
+        if (b != NULL && b->ctx_handle == h && !atomic_load_explicit(&b->destroyed, memory_order_acquire))
+            out[n++] = b;
+    }
+    return n;
+}
+
+/* ---- categories ---------------------------------------------------------------- */
+
+static bool enabled_in(const ctx *c, const char *name) {
+    if (!c->started) return false;
+    if (c->ncats + c->nextra == 0) return true;
+    for (size_t i = 0; i < c->ncats; i++)
+        if (strcmp(c->cats[i], name) == 0) return true;
+    for (size_t i = 0; i < c->nextra; i++)
+        if (strcmp(c->extra[i], name) == 0) return true;
+    return false;
+}
+
+static void refresh_categories(ctx *c) {
+    for (tracec_category_t *k = c->registered; k; k = k->i_next)
+        __atomic_store_n(&k->enabled, enabled_in(c, k->name) ? 1u : 0u, __ATOMIC_RELAXED);
+}
+
+static tracec_status_t check_names(const char *const *names, size_t n, size_t max_n) {
+    if (n > max_n) return TRACEC_STATUS_LIMIT_EXCEEDED;
+    if (n > 0 && names == NULL) return TRACEC_STATUS_INVALID_ARGUMENT;
+    for (size_t i = 0; i < n; i++) {
+        if (names[i] == NULL || names[i][0] == '\0') return TRACEC_STATUS_INVALID_ARGUMENT;
+        if (strnlen(names[i], NAME_CAP) > TRACEC_MAX_CATEGORY_NAME_LENGTH) return TRACEC_STATUS_LIMIT_EXCEEDED;
+    }
+    return TRACEC_STATUS_SUCCESS;
+}
+
+tracec_status_t tracec_register_category(tracec_context_id_t context_id, tracec_category_t *category) {
+    if (category == NULL || category->name == NULL || category->name[0] == '\0')
+        return TRACEC_STATUS_INVALID_ARGUMENT;
+    if (strnlen(category->name, NAME_CAP) > TRACEC_MAX_CATEGORY_NAME_LENGTH) return TRACEC_STATUS_LIMIT_EXCEEDED;
+    pthread_mutex_lock(&tracec_i_global_mu);
+    ctx *c = find(context_id.handle);
+    tracec_status_t st = TRACEC_STATUS_SUCCESS;
+    if (c == NULL) {
+        st = TRACEC_STATUS_CONTEXT_NOT_FOUND;
+    } else if (category->i_context != 0) {
+        st = category->i_context == c->handle ? TRACEC_STATUS_SUCCESS : TRACEC_STATUS_INVALID_ARGUMENT;
+    } else {
+        category->i_context = c->handle;
+        category->i_next = c->registered;
+        c->registered = category;
+        __atomic_store_n(&category->enabled, enabled_in(c, category->name) ? 1u : 0u, __ATOMIC_RELAXED);
+    }
+    pthread_mutex_unlock(&tracec_i_global_mu);
+    return st;
+}
+
+tracec_status_t tracec_context_category_enabled(tracec_context_id_t context_id, const char *category,
+                                                bool *enabled) {
+    if (category == NULL || enabled == NULL) return TRACEC_STATUS_INVALID_ARGUMENT;
+    pthread_mutex_lock(&tracec_i_global_mu);
+    ctx *c = find(context_id.handle);
+    if (c != NULL) *enabled = enabled_in(c, category);
+    pthread_mutex_unlock(&tracec_i_global_mu);
+    return c == NULL ? TRACEC_STATUS_CONTEXT_NOT_FOUND : TRACEC_STATUS_SUCCESS;
+}
+
+/* ---- lifecycle ------------------------------------------------------------------- */
+
+tracec_status_t tracec_create_context(tracec_context_id_t *context_id) {
+    if (context_id == NULL) return TRACEC_STATUS_INVALID_ARGUMENT;
+    tracec_i_runtime_init();
+    if (atomic_load_explicit(&tracec_i_finalized, memory_order_acquire)) return TRACEC_STATUS_BAD_STATE;
+    pthread_mutex_lock(&tracec_i_global_mu);
+    for (size_t i = 0; i < TRACEC_MAX_CONTEXTS; i++) {
+        ctx *c = &g_ctx[i];
+        if (c->handle != 0) continue;
+        uint32_t gen = c->gen + 1u;
+        memset(c, 0, sizeof *c);
+        c->gen = gen;
+        c->handle = ((uint64_t)gen << 8) | (uint64_t)(i + 1);
+        context_id->handle = c->handle;
+        pthread_mutex_unlock(&tracec_i_global_mu);
+        return TRACEC_STATUS_SUCCESS;
+    }
+    pthread_mutex_unlock(&tracec_i_global_mu);
+    return TRACEC_STATUS_LIMIT_EXCEEDED;
+}
+
+tracec_status_t tracec_initialize_context(tracec_context_id_t context_id, const tracec_provider_config_t *config) {
+    if (config == NULL) return TRACEC_STATUS_INVALID_ARGUMENT;
+    if (config->name != NULL && strnlen(config->name, TRACEC_MAX_PROVIDER_NAME_LENGTH + 1u) >
+                                    TRACEC_MAX_PROVIDER_NAME_LENGTH)
+        return TRACEC_STATUS_LIMIT_EXCEEDED;
+    tracec_status_t st = check_names(config->categories, config->num_categories, TRACEC_MAX_NUM_CATEGORIES);
+    if (st != TRACEC_STATUS_SUCCESS) return st;
+    pthread_mutex_lock(&tracec_i_global_mu);
+    ctx *c = find(context_id.handle);
+    if (c == NULL) {
+        st = TRACEC_STATUS_CONTEXT_NOT_FOUND;
+    } else if (!c->initialized) {
+        c->initialized = 1;
+        strcpy(c->name, config->name ? config->name : "");
+        c->ncats = config->num_categories;
+        for (size_t i = 0; i < c->ncats; i++) strcpy(c->cats[i], config->categories[i]);
+        refresh_categories(c);
+    }
+    pthread_mutex_unlock(&tracec_i_global_mu);
+    return st;
+}
+
+/* Locks life_mu; a callback thread only tries (it may be what the holder waits for). */
+static bool life_lock(void) {
+    if (tracec_i_current_thread == NULL) {
+        pthread_mutex_lock(&life_mu);
+        return true;
+    }
+    return pthread_mutex_trylock(&life_mu) == 0;
+}
+
+tracec_status_t tracec_start_context_with_options(tracec_context_id_t context_id,
+                                                  const tracec_start_options_t *options) {
+    tracec_start_options_t def = TRACEC_START_OPTIONS_INIT;
+    if (options == NULL) options = &def;
+    tracec_buffer_disposition_t disp = options->disposition;
+    if (disp == TRACEC_BUFFER_DISPOSITION_NONE) disp = TRACEC_BUFFER_DISPOSITION_RETAIN;
+    if ((int)disp < 0 || disp >= TRACEC_BUFFER_DISPOSITION_LAST) return TRACEC_STATUS_INVALID_ARGUMENT;
+    tracec_status_t st = check_names(options->additional_categories, options->num_additional_categories,
+                                     TRACEC_MAX_NUM_CATEGORIES);
+    if (st != TRACEC_STATUS_SUCCESS) return st;
+    if (atomic_load_explicit(&tracec_i_finalized, memory_order_acquire)) return TRACEC_STATUS_BAD_STATE;
+    if (!life_lock()) return TRACEC_STATUS_WOULD_DEADLOCK;
+    pthread_mutex_lock(&tracec_i_global_mu);
+    ctx *c = find(context_id.handle);
+    if (c == NULL || c->started) {
+        pthread_mutex_unlock(&tracec_i_global_mu);
+        pthread_mutex_unlock(&life_mu);
+        return c == NULL ? TRACEC_STATUS_CONTEXT_NOT_FOUND : TRACEC_STATUS_SUCCESS;
+    }
+    if (c->ncats + options->num_additional_categories > TRACEC_MAX_NUM_CATEGORIES) {
+        pthread_mutex_unlock(&tracec_i_global_mu);
+        pthread_mutex_unlock(&life_mu);
+        return TRACEC_STATUS_LIMIT_EXCEEDED;
+    }
+    c->initialized = 1;
+    c->nextra = options->num_additional_categories;
+    for (size_t i = 0; i < c->nextra; i++) strcpy(c->extra[i], options->additional_categories[i]);
+    c->started = 1;
+    refresh_categories(c);
+    static tracec_i_buffer *list[TRACEC_MAX_BUFFERS]; /* under life_mu */
+    size_t n = buffers_of(c->handle, list);
+    pthread_mutex_unlock(&tracec_i_global_mu);
+    for (size_t i = 0; i < n; i++) tracec_i_buffer_start(list[i], disp);
+    pthread_mutex_unlock(&life_mu);
+    return TRACEC_STATUS_SUCCESS;
+}
+
+tracec_status_t tracec_start_context(tracec_context_id_t context_id) {
+    return tracec_start_context_with_options(context_id, NULL);
+}
+
+/* Stops c's buffers.  Under life_mu. */
+static tracec_status_t stop_locked(uint64_t handle) {
+    static tracec_i_buffer *list[TRACEC_MAX_BUFFERS]; /* under life_mu */
+    pthread_mutex_lock(&tracec_i_global_mu);
+    ctx *c = find(handle);
+    if (c == NULL || !c->started) {
+        pthread_mutex_unlock(&tracec_i_global_mu);
+        return c == NULL ? TRACEC_STATUS_CONTEXT_NOT_FOUND : TRACEC_STATUS_SUCCESS;
+    }
+    c->started = 0;
+    c->nextra = 0;
+    refresh_categories(c);
+    size_t n = buffers_of(handle, list);
+    pthread_mutex_unlock(&tracec_i_global_mu);
+    for (size_t i = 0; i < n; i++) tracec_i_buffer_stop(list[i]);
+    return TRACEC_STATUS_SUCCESS;
+}
+
+tracec_status_t tracec_stop_context(tracec_context_id_t context_id) {
+    if (!life_lock()) return TRACEC_STATUS_WOULD_DEADLOCK;
+    tracec_status_t st = stop_locked(context_id.handle);
+    pthread_mutex_unlock(&life_mu);
+    return st;
+}
+
+tracec_status_t tracec_terminate_context(tracec_context_id_t context_id) {
+    if (!life_lock()) return TRACEC_STATUS_WOULD_DEADLOCK;
+    tracec_status_t st = stop_locked(context_id.handle);
+    if (st == TRACEC_STATUS_SUCCESS) {
+        pthread_mutex_lock(&tracec_i_global_mu);
+        ctx *c = find(context_id.handle);
+        if (c != NULL) {
+            c->initialized = 0;
+            c->ncats = 0;
+            c->name[0] = '\0';
+            refresh_categories(c);
+        }
+        pthread_mutex_unlock(&tracec_i_global_mu);
+    }
+    pthread_mutex_unlock(&life_mu);
+    return st;
+}
+
+tracec_status_t tracec_destroy_context(tracec_context_id_t context_id) {
+    if (tracec_i_current_thread != NULL) return TRACEC_STATUS_WOULD_DEADLOCK;
+    tracec_status_t st = tracec_terminate_context(context_id);
+    if (st != TRACEC_STATUS_SUCCESS) return st;
+    static tracec_i_buffer *list[TRACEC_MAX_BUFFERS];
+    pthread_mutex_lock(&life_mu);
+    pthread_mutex_lock(&tracec_i_global_mu);
+    size_t n = buffers_of(context_id.handle, list);
+    pthread_mutex_unlock(&tracec_i_global_mu);
+    for (size_t i = 0; i < n; i++) (void)tracec_destroy_buffer((tracec_buffer_id_t){list[i]->handle});
+    tracec_i_services_forget_context(context_id.handle);
+    pthread_mutex_lock(&tracec_i_global_mu);
+    ctx *c = find(context_id.handle);
+    if (c != NULL) {
+        for (tracec_category_t *k = c->registered; k; k = k->i_next) k->i_context = 0;
+        c->registered = NULL;
+        c->handle = 0;
+    }
+    pthread_mutex_unlock(&tracec_i_global_mu);
+    pthread_mutex_unlock(&life_mu);
+    return TRACEC_STATUS_SUCCESS;
+}
+
+tracec_status_t tracec_context_is_active(tracec_context_id_t context_id, int *active) {
+    if (active == NULL) return TRACEC_STATUS_INVALID_ARGUMENT;
+    pthread_mutex_lock(&tracec_i_global_mu);
+    ctx *c = find(context_id.handle);
+    if (c != NULL) *active = c->started;
+    pthread_mutex_unlock(&tracec_i_global_mu);
+    return c == NULL ? TRACEC_STATUS_CONTEXT_NOT_FOUND : TRACEC_STATUS_SUCCESS;
+}
+
+tracec_status_t tracec_finalize(void) {
+    if (tracec_i_current_thread != NULL) return TRACEC_STATUS_WOULD_DEADLOCK;
+    if (atomic_exchange_explicit(&finalizing, 1, memory_order_acq_rel)) return TRACEC_STATUS_SUCCESS;
+    pthread_mutex_lock(&life_mu);
+    for (size_t i = 0; i < TRACEC_MAX_CONTEXTS; i++) {
+        pthread_mutex_lock(&tracec_i_global_mu);
+        uint64_t h = g_ctx[i].handle;
+        pthread_mutex_unlock(&tracec_i_global_mu);
+        if (h != 0) (void)stop_locked(h);
+    }
+    /* Buffers of stopped contexts may still hold flush requests: deliver them. */
+    for (size_t i = 0; i < TRACEC_MAX_BUFFERS; i++) {
+        tracec_i_buffer *b = atomic_load_explicit(&tracec_i_buffers[i], memory_order_acquire);
+        if (b != NULL && !atomic_load_explicit(&b->destroyed, memory_order_acquire)) tracec_i_buffer_stop(b);
+    }
+    atomic_store_explicit(&tracec_i_finalized, 1, memory_order_release);
+    tracec_i_threads_stop_all();
+    for (size_t i = 0; i < TRACEC_MAX_BUFFERS; i++) {
+        tracec_i_buffer *b = atomic_load_explicit(&tracec_i_buffers[i], memory_order_acquire);
+        if (b == NULL) continue;
+        pthread_mutex_lock(&b->mu);
+        pthread_cond_broadcast(&b->cv);
+        pthread_mutex_unlock(&b->mu);
+    }
+    pthread_mutex_unlock(&life_mu);
+    return TRACEC_STATUS_SUCCESS;
+}

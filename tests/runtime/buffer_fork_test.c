@@ -1,0 +1,2 @@
+#include "buffer_test_util.h"
+Test(buffer_fork, placeholder) {}

@@ -1,0 +1,370 @@
+/*
+ * buffer_modes_test.c - Fuchsia's buffering modes and dispositions: ONESHOT
+ * keeps exactly the first records; CIRCULAR keeps the durable part and
+ * every reference resolves after many wraps; the three start dispositions;
+ * several start/stop runs in one session.
+ */
+#include "buffer_test_util.h"
+
+static tracec_buffer_id_t make(tracec_context_id_t ctx, tracec_buffering_mode_t mode, size_t size, size_t durable,
+                               collector *c) {
+    tracec_buffer_config_t cfg = TRACEC_BUFFER_CONFIG_INIT;
+    cfg.mode = mode;
+    cfg.policy = TRACEC_BUFFER_POLICY_NONE;
+    cfg.size = size;
+    cfg.watermark = 0;
+    cfg.durable_size = durable;
+    cfg.callback = collect_cb;
+    cfg.callback_data = c;
+    tracec_buffer_id_t b;
+    OK(tracec_create_buffer_with_config(ctx, &cfg, &b));
+    return b;
+}
+
+/* An interned string: durable record {id, name}. */
+typedef struct interned {
+    uint64_t id;
+    char name[16];
+} interned;
+
+/* An event referencing an interned id. */
+typedef struct event {
+    uint64_t seq;
+    uint64_t name_id;
+    uint64_t epoch;
+} event;
+
+Test(buffer_modes, oneshot_keeps_exactly_the_first_records, .timeout = 30) {
+    tracec_context_id_t ctx;
+    OK(tracec_create_context(&ctx));
+    OK(tracec_start_context(ctx));
+    collector c;
+    collector_init(&c);
+    tracec_buffer_id_t b = make(ctx, TRACEC_BUFFERING_MODE_ONESHOT, 4096, 0, &c);
+    long page = sysconf(_SC_PAGESIZE);
+    size_t cap = (size_t)page / 8u;
+    uint64_t accepted = 0, refused = 0;
+    for (uint64_t i = 0; i < cap + 300; i++) {
+        tracec_status_t s = tracec_buffer_emit(b, TRACEC_BUFFER_CATEGORY_USER, 1, &i, 8);
+        if (s == TRACEC_STATUS_SUCCESS) {
+            cr_assert_eq(refused, 0, "once full, ONESHOT never accepts again");
+            accepted++;
+        } else {
+            cr_assert_eq(s, TRACEC_STATUS_BUFFER_FULL);
+            refused++;
+        }
+    }
+    cr_assert_eq(accepted, cap);
+    cr_assert_eq(refused, 300);
+    OK(tracec_flush_buffer(b));
+    cr_assert_eq(collector_count(&c), cap);
+    for (size_t i = 0; i < cap; i++) {
+        uint64_t v;
+        memcpy(&v, c.recs[i].data, 8);
+        cr_assert_eq(v, i, "kept record %zu is the %zu-th produced", i, i);
+    }
+    cr_assert_eq(c.last_drop, 300);
+    /* A second flush delivers nothing new; the space stays used. */
+    OK(tracec_flush_buffer(b));
+    cr_assert_eq(collector_count(&c), cap);
+    uint64_t x = 1;
+    cr_assert_eq(tracec_buffer_emit(b, 1, 1, &x, 8), TRACEC_STATUS_BUFFER_FULL);
+    OK(tracec_stop_context(ctx));
+    cr_assert_eq(collector_count(&c), cap);
+}
+
+Test(buffer_modes, oneshot_packets_keep_the_first, .timeout = 30) {
+    tracec_context_id_t ctx;
+    OK(tracec_create_context(&ctx));
+    OK(tracec_start_context(ctx));
+    collector c;
+    collector_init(&c);
+    tracec_buffer_id_t b = make(ctx, TRACEC_BUFFERING_MODE_ONESHOT, 8192, 0, &c);
+    tracec_buffer_writer bw;
+    OK(tracec_buffer_writer_init(&bw, b, 64));
+    uint64_t accepted = 0, first_refused = 0;
+    for (uint64_t i = 0; i < 2000; i++) {
+        tracec_msg pkt;
+        tracec_buffer_begin_packet(&bw, TRACEC_BUFFER_CATEGORY_USER, 1, &pkt);
+        tracec_msg_put_varint(&pkt, TRACEC_TAG(8, TRACEC_WIRE_VARINT), i);
+        tracec_status_t s = tracec_buffer_end_packet(&bw, &pkt);
+        if (s == TRACEC_STATUS_SUCCESS) {
+            cr_assert_eq(first_refused, 0);
+            accepted++;
+        } else {
+            cr_assert_eq(s, TRACEC_STATUS_BUFFER_FULL);
+            if (!first_refused) first_refused = i;
+        }
+    }
+    cr_assert_gt(accepted, 100);
+    tracec_buffer_stats_t st;
+    OK(tracec_query_buffer_stats(b, &st));
+    cr_assert_eq(st.dropped, 2000 - accepted);
+    OK(tracec_flush_buffer(b));
+    cr_assert_eq(collector_count(&c), accepted);
+    for (size_t i = 0; i < accepted; i++) {
+        /* 0x0A, 4-byte length, then field 8 varint i */
+        const uint8_t *p = c.recs[i].data;
+        cr_assert_eq(p[0], 0x0A);
+        cr_assert_eq(p[5], 0x40);
+        uint64_t v = 0;
+        int sh = 0;
+        const uint8_t *q = p + 6;
+        do {
+            v |= (uint64_t)(*q & 0x7f) << sh;
+            sh += 7;
+        } while (*q++ & 0x80);
+        cr_assert_eq(v, i);
+    }
+    tracec_buffer_writer_release(&bw);
+}
+
+/*
+ * CIRCULAR: intern 16 names in the durable part, then write many events
+ * referencing them so the non-durable part wraps many times.  The kept
+ * events are the newest ones, contiguous, every reference resolves, and
+ * kept + overwritten = produced.
+ */
+static void circular_run(bool packets) {
+    tracec_context_id_t ctx;
+    OK(tracec_create_context(&ctx));
+    OK(tracec_start_context(ctx));
+    collector c;
+    collector_init(&c);
+    tracec_buffer_id_t b = make(ctx, TRACEC_BUFFERING_MODE_CIRCULAR, 4096, 4096, &c);
+    for (uint64_t i = 0; i < 16; i++) {
+        interned in = {i, {0}};
+        snprintf(in.name, sizeof in.name, "name%llu", (unsigned long long)i);
+        OK(tracec_buffer_emit(b, TRACEC_BUFFER_CATEGORY_TRACING, TRACEC_BUFFER_TRACING_INTERNED_DATA, &in, sizeof in));
+    }
+    const uint64_t produced = 20000;
+    tracec_buffer_writer bw;
+    OK(tracec_buffer_writer_init(&bw, b, 64));
+    for (uint64_t i = 0; i < produced; i++) {
+        event e = {i, i % 16, 0};
+        if (packets) {
+            tracec_msg pkt;
+            tracec_buffer_begin_packet(&bw, TRACEC_BUFFER_CATEGORY_TRACING, TRACEC_BUFFER_TRACING_TRACK_EVENT, &pkt);
+            tracec_msg_put_bytes(&pkt, TRACEC_TAG(900, TRACEC_WIRE_LEN), &e, sizeof e);
+            OK(tracec_buffer_end_packet(&bw, &pkt));
+        } else {
+            OK(tracec_buffer_emit(b, TRACEC_BUFFER_CATEGORY_TRACING, TRACEC_BUFFER_TRACING_TRACK_EVENT, &e, sizeof e));
+        }
+    }
+    OK(tracec_flush_buffer(b));
+    tracec_buffer_stats_t st;
+    OK(tracec_query_buffer_stats(b, &st));
+    cr_assert_gt(st.half_switches, 10, "the buffer wrapped many times (%llu)", (unsigned long long)st.half_switches);
+    size_t n = collector_count(&c);
+    bool names[16] = {false};
+    size_t events = 0;
+    uint64_t prev = 0;
+    for (size_t i = 0; i < n; i++) {
+        delivered_rec *r = &c.recs[i];
+        if (r->kind == TRACEC_BUFFER_TRACING_INTERNED_DATA) {
+            cr_assert_eq(events, 0, "durable records come first");
+            interned in;
+            memcpy(&in, r->data, sizeof in);
+            names[in.id] = true;
+            continue;
+        }
+        event e;
+        if (packets) {
+            /* 0x0A, 4-byte length, 2-byte tag of field 900, 1-byte length, the event */
+            cr_assert_eq(r->size, 5 + 2 + 1 + sizeof e);
+            memcpy(&e, r->data + 8, sizeof e);
+        } else {
+            memcpy(&e, r->data, sizeof e);
+        }
+        cr_assert(names[e.name_id], "event %llu references an interned name that is kept",
+                  (unsigned long long)e.seq);
+        if (events > 0) cr_assert_eq(e.seq, prev + 1, "kept events are contiguous");
+        prev = e.seq;
+        events++;
+    }
+    for (int i = 0; i < 16; i++) cr_assert(names[i], "durable record %d survived the wraps", i);
+    cr_assert_eq(prev, produced - 1, "the newest event is kept");
+    cr_assert_eq(events + st.overwritten, produced, "kept %zu + overwritten %llu = produced", events,
+                 (unsigned long long)st.overwritten);
+    cr_assert_eq(st.dropped, 0);
+    tracec_buffer_writer_release(&bw);
+}
+
+Test(buffer_modes, circular_keeps_durable_and_references_resolve, .timeout = 30) { circular_run(false); }
+
+Test(buffer_modes, circular_packets_keep_durable_and_references_resolve, .timeout = 30) { circular_run(true); }
+
+/* A durable packet written through the writer goes to the durable part. */
+Test(buffer_modes, durable_packets, .timeout = 30) {
+    tracec_context_id_t ctx;
+    OK(tracec_create_context(&ctx));
+    OK(tracec_start_context(ctx));
+    collector c;
+    collector_init(&c);
+    tracec_buffer_id_t b = make(ctx, TRACEC_BUFFERING_MODE_CIRCULAR, 4096, 4096, &c);
+    tracec_buffer_writer bw;
+    OK(tracec_buffer_writer_init(&bw, b, 64));
+    tracec_msg pkt;
+    tracec_buffer_begin_packet(&bw, TRACEC_BUFFER_CATEGORY_TRACING, TRACEC_BUFFER_TRACING_INTERNED_DATA, &pkt);
+    tracec_msg_put_cstr(&pkt, TRACEC_TAG(12, TRACEC_WIRE_LEN), "interned-name");
+    OK(tracec_buffer_end_packet(&bw, &pkt));
+    for (uint64_t i = 0; i < 5000; i++) {
+        tracec_buffer_begin_packet(&bw, TRACEC_BUFFER_CATEGORY_TRACING, TRACEC_BUFFER_TRACING_TRACK_EVENT, &pkt);
+        tracec_msg_put_varint(&pkt, TRACEC_TAG(8, TRACEC_WIRE_VARINT), i);
+        OK(tracec_buffer_end_packet(&bw, &pkt));
+    }
+    OK(tracec_flush_buffer(b));
+    cr_assert_gt(collector_count(&c), 1);
+    cr_assert_eq(c.recs[0].kind, TRACEC_BUFFER_TRACING_INTERNED_DATA);
+    cr_assert_eq(memcmp(c.recs[0].data + 7, "interned-name", 13), 0);
+    tracec_buffer_writer_release(&bw);
+}
+
+/* ---- dispositions -------------------------------------------------------------- */
+
+static size_t fill(tracec_buffer_id_t b, uint64_t base) {
+    size_t n = 0;
+    for (uint64_t i = base;; i++) {
+        tracec_status_t s = tracec_buffer_emit(b, TRACEC_BUFFER_CATEGORY_USER, 1, &i, 8);
+        if (s != TRACEC_STATUS_SUCCESS) {
+            cr_assert_eq(s, TRACEC_STATUS_BUFFER_FULL);
+            return n;
+        }
+        n++;
+    }
+}
+
+static size_t fill_durable(tracec_buffer_id_t b) {
+    size_t n = 0;
+    for (uint64_t i = 10000;; i++) {
+        tracec_status_t s =
+            tracec_buffer_emit(b, TRACEC_BUFFER_CATEGORY_TRACING, TRACEC_BUFFER_TRACING_INTERNED_DATA, &i, 8);
+        if (s != TRACEC_STATUS_SUCCESS) return n;
+        n++;
+    }
+}
+
+Test(buffer_modes, dispositions_oneshot, .timeout = 30) {
+    tracec_context_id_t ctx;
+    OK(tracec_create_context(&ctx));
+    OK(tracec_start_context(ctx));
+    collector c;
+    collector_init(&c);
+    tracec_buffer_id_t b = make(ctx, TRACEC_BUFFERING_MODE_ONESHOT, 4096, 4096, &c);
+    long page = sysconf(_SC_PAGESIZE);
+    size_t cap = (size_t)page / 8u;
+    size_t dcap = (size_t)page / 24u; /* 16-byte header + 8-byte payload */
+    uint64_t epoch0, epoch;
+    OK(tracec_buffer_epoch(b, &epoch0));
+
+    /* Run 1: one durable record, three events. */
+    uint64_t d = 99;
+    OK(tracec_buffer_emit(b, TRACEC_BUFFER_CATEGORY_TRACING, TRACEC_BUFFER_TRACING_INTERNED_DATA, &d, 8));
+    for (uint64_t i = 0; i < 3; i++) OK(tracec_buffer_emit(b, 1, 1, &i, 8));
+    OK(tracec_stop_context(ctx));
+    cr_assert_eq(collector_count(&c), 4, "stop delivers");
+
+    /* RETAIN: old records stay (not re-delivered); new ones go after them. */
+    tracec_start_options_t so = {TRACEC_BUFFER_DISPOSITION_RETAIN, NULL, 0};
+    OK(tracec_start_context_with_options(ctx, &so));
+    cr_assert_eq(fill(b, 100), cap - 3, "RETAIN keeps the old records' space");
+    OK(tracec_stop_context(ctx));
+    cr_assert_eq(collector_count(&c), 4 + cap - 3, "old and new delivered, each once");
+    OK(tracec_buffer_epoch(b, &epoch));
+    cr_assert_eq(epoch, epoch0);
+
+    /* CLEAR_NONDURABLE: events cleared, the durable record and its epoch stay. */
+    so.disposition = TRACEC_BUFFER_DISPOSITION_CLEAR_NONDURABLE;
+    OK(tracec_start_context_with_options(ctx, &so));
+    OK(tracec_buffer_epoch(b, &epoch));
+    cr_assert_eq(epoch, epoch0, "cached interned indices stay valid");
+    cr_assert_eq(fill(b, 1000), cap);
+    cr_assert_eq(fill_durable(b), dcap - 1, "the durable part still holds run 1's record");
+    OK(tracec_stop_context(ctx));
+    size_t before = collector_count(&c);
+    cr_assert_eq(before, 4 + cap - 3 + cap + dcap - 1);
+    for (size_t i = 4 + cap - 3; i < before; i++) {
+        uint64_t v;
+        memcpy(&v, c.recs[i].data, 8);
+        cr_assert_neq(v, 99, "no stale durable record re-delivered");
+    }
+
+    /* CLEAR_ENTIRE: everything cleared, the epoch changes. */
+    so.disposition = TRACEC_BUFFER_DISPOSITION_CLEAR_ENTIRE;
+    OK(tracec_start_context_with_options(ctx, &so));
+    OK(tracec_buffer_epoch(b, &epoch));
+    cr_assert_neq(epoch, epoch0, "interned indices are stale after CLEAR_ENTIRE");
+    cr_assert_eq(fill_durable(b), dcap, "the durable part is empty");
+    cr_assert_eq(fill(b, 5000), cap);
+    OK(tracec_flush_buffer(b));
+    cr_assert_eq(collector_count(&c), before + dcap + cap, "only the new run's records");
+    OK(tracec_terminate_context(ctx));
+}
+
+/* Interning with an epoch: after CLEAR_ENTIRE the producer notices and
+   re-interns, so every reference resolves in what is delivered. */
+Test(buffer_modes, clear_entire_leaves_no_stale_index, .timeout = 30) {
+    tracec_context_id_t ctx;
+    OK(tracec_create_context(&ctx));
+    OK(tracec_start_context(ctx));
+    collector c;
+    collector_init(&c);
+    tracec_buffer_id_t b = make(ctx, TRACEC_BUFFERING_MODE_CIRCULAR, 4096, 4096, &c);
+    uint64_t cached_epoch = UINT64_MAX;
+    for (int run = 0; run < 3; run++) {
+        for (uint64_t i = 0; i < 3000; i++) {
+            uint64_t ep;
+            OK(tracec_buffer_epoch(b, &ep));
+            if (ep != cached_epoch) {
+                interned in = {7, "seven"};
+                OK(tracec_buffer_emit(b, TRACEC_BUFFER_CATEGORY_TRACING, TRACEC_BUFFER_TRACING_INTERNED_DATA, &in,
+                                      sizeof in));
+                cached_epoch = ep;
+            }
+            event e = {i, 7, ep};
+            OK(tracec_buffer_emit(b, TRACEC_BUFFER_CATEGORY_USER, 1, &e, sizeof e));
+        }
+        OK(tracec_stop_context(ctx));
+        /* Every delivery of this run must contain the interned record before its events. */
+        size_t n = collector_count(&c);
+        bool seen = false;
+        for (size_t i = 0; i < n; i++) {
+            if (c.recs[i].category == TRACEC_BUFFER_CATEGORY_TRACING) seen = true;
+            else cr_assert(seen, "event before its interned name (run %d)", run);
+        }
+        collector_free(&c);
+        tracec_start_options_t so = {TRACEC_BUFFER_DISPOSITION_CLEAR_ENTIRE, NULL, 0};
+        OK(tracec_start_context_with_options(ctx, &so));
+    }
+}
+
+Test(buffer_modes, streaming_runs_deliver_old_and_new, .timeout = 30) {
+    tracec_context_id_t ctx;
+    OK(tracec_create_context(&ctx));
+    OK(tracec_start_context(ctx));
+    collector c;
+    collector_init(&c);
+    tracec_buffer_id_t b;
+    OK(tracec_create_buffer(ctx, 4096, 4096, TRACEC_BUFFER_POLICY_LOSSLESS, collect_cb, &c, &b));
+    uint64_t epoch0, epoch;
+    OK(tracec_buffer_epoch(b, &epoch0));
+    for (uint64_t run = 0; run < 5; run++) {
+        for (uint64_t i = 0; i < 3; i++) {
+            uint64_t v = run * 10 + i;
+            OK(tracec_buffer_emit(b, 1, 1, &v, 8));
+        }
+        OK(tracec_stop_context(ctx));
+        cr_assert_eq(collector_count(&c), (run + 1) * 3);
+        tracec_start_options_t so = {run % 2 ? TRACEC_BUFFER_DISPOSITION_RETAIN
+                                             : TRACEC_BUFFER_DISPOSITION_CLEAR_NONDURABLE,
+                                     NULL, 0};
+        OK(tracec_start_context_with_options(ctx, &so));
+    }
+    OK(tracec_buffer_epoch(b, &epoch));
+    cr_assert_eq(epoch, epoch0);
+    for (uint64_t i = 0; i < 15; i++) {
+        uint64_t v;
+        memcpy(&v, c.recs[i].data, 8);
+        cr_assert_eq(v, (i / 3) * 10 + i % 3);
+    }
+}

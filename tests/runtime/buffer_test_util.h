@@ -1,0 +1,220 @@
+/*
+ * buffer_test_util.h - shared helpers of the buffer tests: a collector that
+ * copies every delivered record, records that carry (thread, sequence,
+ * checksum), a gate that holds a callback thread, and bounded waits (a
+ * hang guard, never a speed assertion).
+ */
+#ifndef TRACEC_TEST_BUFFER_UTIL_H
+#define TRACEC_TEST_BUFFER_UTIL_H
+
+#define _DEFAULT_SOURCE 1
+#include <criterion/criterion.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tracec/buffer.h"
+
+#define ST(x) tracec_status_str(x)
+#define OK(call) cr_assert_eq((call), TRACEC_STATUS_SUCCESS, "%s: %s", #call, ST(call))
+
+/* A record as the tests emit it. */
+typedef struct trec {
+    uint32_t thread;
+    uint32_t len; /* total payload bytes */
+    uint64_t seq;
+    uint64_t sum; /* checksum of thread, seq and the filler */
+} trec;
+
+static inline uint64_t trec_sum(uint32_t thread, uint64_t seq, size_t len) {
+    return (seq * 0x9E3779B97F4A7C15ull) ^ ((uint64_t)thread << 32) ^ (uint64_t)len;
+}
+
+/* Fills `buf` (len >= sizeof(trec)) with a self-checking record. */
+static inline void trec_make(uint8_t *buf, size_t len, uint32_t thread, uint64_t seq) {
+    trec r = {thread, (uint32_t)len, seq, trec_sum(thread, seq, len)};
+    memcpy(buf, &r, sizeof r);
+    for (size_t i = sizeof r; i < len; i++) buf[i] = (uint8_t)(seq + i + thread);
+}
+
+/* True when the record is whole and consistent. */
+static inline bool trec_check(const void *p, size_t len, trec *out) {
+    if (len < sizeof(trec)) return false;
+    trec r;
+    memcpy(&r, p, sizeof r);
+    if (r.len != len || r.sum != trec_sum(r.thread, r.seq, len)) return false;
+    const uint8_t *b = (const uint8_t *)p;
+    for (size_t i = sizeof r; i < len; i++)
+        if (b[i] != (uint8_t)(r.seq + i + r.thread)) return false;
+    *out = r;
+    return true;
+}
+
+typedef struct delivered_rec {
+    uint32_t category, kind;
+    size_t size;
+    uint8_t *data;
+} delivered_rec;
+
+typedef struct collector {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    delivered_rec *recs;
+    size_t n, cap;
+    uint64_t calls;
+    uint64_t last_drop;
+    size_t first_call_n;
+    /* checks done inside the callback */
+    pthread_t cb_thread;
+    int cb_thread_set;
+    int wrong_thread;   /* a callback ran on another thread than the first one */
+    int on_producer;    /* a callback ran on a thread marked as producer */
+    atomic_int in_cb;
+    int concurrent;     /* two callbacks of one buffer overlapped */
+    unsigned slow_us;   /* sleep in each callback */
+    int keep;           /* copy payloads */
+    int after_destroy;  /* set by a test once destroy returned */
+    int called_after_destroy;
+    /* a hook run inside the callback */
+    void (*hook)(struct collector *c, tracec_buffer_id_t id, tracec_record_header_t **h, size_t n);
+    void *hook_data;
+} collector;
+
+static _Thread_local int tls_is_producer;
+
+static inline void collector_init(collector *c) {
+    memset(c, 0, sizeof *c);
+    pthread_mutex_init(&c->mu, NULL);
+    pthread_cond_init(&c->cv, NULL);
+    c->keep = 1;
+}
+
+static inline void collector_free(collector *c) {
+    for (size_t i = 0; i < c->n; i++) free(c->recs[i].data);
+    free(c->recs);
+    c->recs = NULL;
+    c->n = c->cap = 0;
+}
+
+static void collect_cb(tracec_context_id_t ctx, tracec_buffer_id_t id, tracec_record_header_t **h, size_t n,
+                       void *data, uint64_t drop_count) {
+    (void)ctx;
+    collector *c = (collector *)data;
+    if (atomic_fetch_add(&c->in_cb, 1) != 0) c->concurrent = 1;
+    if (tls_is_producer) c->on_producer = 1;
+    if (c->slow_us) usleep(c->slow_us);
+    if (c->hook) c->hook(c, id, h, n);
+    pthread_mutex_lock(&c->mu);
+    if (c->after_destroy) c->called_after_destroy = 1;
+    if (!c->cb_thread_set) {
+        c->cb_thread = pthread_self();
+        c->cb_thread_set = 1;
+    } else if (!pthread_equal(c->cb_thread, pthread_self())) {
+        c->wrong_thread = 1;
+    }
+    if (c->calls == 0) c->first_call_n = n;
+    c->calls++;
+    c->last_drop = drop_count;
+    if (c->n + n > c->cap) {
+        size_t cap = c->cap ? c->cap * 2 : 1024;
+        while (cap < c->n + n) cap *= 2;
+        c->recs = (delivered_rec *)realloc(c->recs, cap * sizeof *c->recs);
+        c->cap = cap;
+    }
+    for (size_t i = 0; i < n; i++) {
+        delivered_rec *r = &c->recs[c->n++];
+        r->category = h[i]->category;
+        r->kind = h[i]->kind;
+        r->size = h[i]->size;
+        r->data = NULL;
+        if (c->keep) {
+            r->data = (uint8_t *)malloc(h[i]->size);
+            memcpy(r->data, h[i]->payload, h[i]->size);
+        }
+    }
+    pthread_cond_broadcast(&c->cv);
+    pthread_mutex_unlock(&c->mu);
+    atomic_fetch_sub(&c->in_cb, 1);
+}
+
+static inline size_t collector_count(collector *c) {
+    pthread_mutex_lock(&c->mu);
+    size_t n = c->n;
+    pthread_mutex_unlock(&c->mu);
+    return n;
+}
+
+/* Waits until at least `n` records arrived (false after 20 s: a hang guard). */
+static inline bool collector_wait(collector *c, size_t n) {
+    struct timespec dl;
+    clock_gettime(CLOCK_REALTIME, &dl);
+    dl.tv_sec += 20;
+    pthread_mutex_lock(&c->mu);
+    int rc = 0;
+    while (c->n < n && rc == 0) rc = pthread_cond_timedwait(&c->cv, &c->mu, &dl);
+    bool ok = c->n >= n;
+    pthread_mutex_unlock(&c->mu);
+    return ok;
+}
+
+/* A gate: a callback that blocks its thread until the test opens it. */
+typedef struct gate {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int entered, open;
+} gate;
+
+static inline void gate_init(gate *g) {
+    pthread_mutex_init(&g->mu, NULL);
+    pthread_cond_init(&g->cv, NULL);
+    g->entered = g->open = 0;
+}
+
+static void gate_cb(tracec_context_id_t ctx, tracec_buffer_id_t id, tracec_record_header_t **h, size_t n,
+                    void *data, uint64_t drop_count) {
+    (void)ctx, (void)id, (void)h, (void)n, (void)drop_count;
+    gate *g = (gate *)data;
+    pthread_mutex_lock(&g->mu);
+    g->entered = 1;
+    pthread_cond_broadcast(&g->cv);
+    while (!g->open) pthread_cond_wait(&g->cv, &g->mu);
+    pthread_mutex_unlock(&g->mu);
+}
+
+static inline void gate_wait_entered(gate *g) {
+    pthread_mutex_lock(&g->mu);
+    while (!g->entered) pthread_cond_wait(&g->cv, &g->mu);
+    pthread_mutex_unlock(&g->mu);
+}
+
+static inline void gate_open(gate *g) {
+    pthread_mutex_lock(&g->mu);
+    g->open = 1;
+    pthread_cond_broadcast(&g->cv);
+    pthread_mutex_unlock(&g->mu);
+}
+
+/*
+ * Blocks callback thread `thr` inside a gate callback: a helper buffer on
+ * `thr` is emitted into and flushed asynchronously; returns once the
+ * thread is inside the gate.
+ */
+static inline void gate_block_thread(tracec_context_id_t ctx, tracec_callback_thread_t thr, gate *g) {
+    tracec_buffer_id_t gb;
+    OK(tracec_create_buffer(ctx, 4096, 4096, TRACEC_BUFFER_POLICY_LOSSLESS, gate_cb, g, &gb));
+    OK(tracec_assign_callback_thread(gb, thr));
+    uint64_t v = 1;
+    int active = 0;
+    OK(tracec_context_is_active(ctx, &active));
+    cr_assert(active, "gate needs a started context");
+    OK(tracec_buffer_emit(gb, TRACEC_BUFFER_CATEGORY_USER, 0, &v, sizeof v));
+    OK(tracec_flush_buffer_async(gb));
+    gate_wait_entered(g);
+}
+
+#endif

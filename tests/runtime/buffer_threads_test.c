@@ -1,0 +1,3 @@
+/* placeholder, filled below */
+#include "buffer_test_util.h"
+Test(buffer_threads, placeholder) {}
