@@ -107,7 +107,8 @@ static const char *const k_reserved[] = {
     "ptrdiff_t", "public", "register", "reinterpret_cast", "restrict", "return", "short",
     "signed", "size", "size_t", "sizeof", "static", "static_assert", "static_cast", "stderr",
     "stdin", "stdout", "strlen", "struct", "switch", "template", "this", "thread_local",
-    "throw", "true", "try", "typedef", "typeid", "typename", "uint16_t", "uint32_t",
+    "throw", "tracec_file_descriptor", "tracec_msg", "tracec_status_t", "tracec_trace_file",
+    "tracec_writer", "tracec_writer_grow_fn", "true", "try", "typedef", "typeid", "typename", "uint16_t", "uint32_t",
     "uint64_t", "uint8_t", "uintmax_t", "uintptr_t", "union", "unsigned", "using", "value",
     "values", "virtual", "void", "volatile", "wchar_t", "while", "xor", "xor_eq",
 };
@@ -117,7 +118,6 @@ static int cmp_str(const void *a, const void *b) {
 }
 
 bool tc_is_reserved(const char *id) {
-    if (strncmp(id, "tracec_", 7) == 0 || strncmp(id, "TRACEC_", 7) == 0) return true;
     return bsearch(&id, k_reserved, sizeof k_reserved / sizeof k_reserved[0], sizeof k_reserved[0],
                    cmp_str) != NULL;
 }

@@ -73,7 +73,7 @@ char *tc_guard(const char *prefix, const char *proto_path);
  * True when `id` cannot be used as a generated C identifier as it is: a C11
  * or C++17 keyword, a standard macro or typedef a generated header sees
  * (NULL, bool, uint32_t, ...), a parameter name of the generated setters, or
- * a name in the runtime's tracec_/TRACEC_ namespace.
+ * a type name of the runtime (tracec_msg, ...).
  */
 bool tc_is_reserved(const char *id);
 /* Files that belong to the Perfetto schema libtracec ships (perfetto/, google/protobuf/). */
