@@ -155,6 +155,7 @@ static int tc_it_next(tc_args *a, tc_it *it) {
         it->p += 4;
         return 1;
     case TC_WT_LEN:
+        at = it->p;
         if (tc_read_varint(&it->p, it->end, &it->v) != TC_VARINT_OK ||
             it->v > (uint64_t)(it->end - it->p)) {
             tc_args_fail(a, at, "length runs past the end of the enclosing message");

@@ -311,21 +311,18 @@ static bool tc_print_packed(tc_dec *d, tc_msg *mi, const tc_rec *r, int indent) 
 static bool tc_print_sub(tc_dec *d, tc_msg *mi, const tc_rec *r, const uint8_t *body, size_t len,
                          int depth) {
     tc_field *f = r->f;
-    tc_print_name(d, f, depth);
-    tc_out_put(d->o, " {\n", 3);
-    bool ok;
     if (depth + 1 > d->max_depth) {
         tc_fail(d, r->at, mi, r->number, "messages nested deeper than the limit");
-        ok = false;
-    } else {
-        tc_msg *sub = tc_field_sub(d->s, f);
-        if (!sub) {
-            tc_oom(d);
-            ok = false;
-        } else {
-            ok = tc_print_msg(d, sub, body, len, depth + 1);
-        }
+        return false;
     }
+    tc_msg *sub = tc_field_sub(d->s, f);
+    if (!sub) {
+        tc_oom(d);
+        return false;
+    }
+    tc_print_name(d, f, depth);
+    tc_out_put(d->o, " {\n", 3);
+    bool ok = tc_print_msg(d, sub, body, len, depth + 1);
     tc_out_indent(d->o, depth);
     tc_out_put(d->o, "}\n", 2);
     return ok;
