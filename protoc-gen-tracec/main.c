@@ -11,6 +11,7 @@
  * Options (comma-separated, --tracec_opt=a=b,c=d):
  *   include_style=quote|angle   #include "x.tracec.h" (default) or <x.tracec.h>
  *   include_prefix=DIR/         prepended to the paths of included generated headers
+ *                               (not to the Perfetto schema's, which libtracec ships)
  *   guard_prefix=PFX_           prepended to include guards
  *   name_prefix=pfx_            prepended to every C name from files outside the Perfetto schema
  *   descriptors=none|file|deps  what the embedded FileDescriptorSet holds (default deps)
@@ -32,6 +33,7 @@ static const char k_usage[] =
     "Options (comma-separated):\n"
     "  include_style=quote|angle   how generated headers include each other (default quote)\n"
     "  include_prefix=DIR/         prefix for the paths of included generated headers\n"
+    "                              (not the Perfetto schema's: libtracec ships those)\n"
     "  guard_prefix=PREFIX_        prefix for include guards\n"
     "  name_prefix=prefix_         prefix for every C name (types, enum values, setters,\n"
     "                              descriptor symbols) of files outside the Perfetto schema\n"
