@@ -504,7 +504,12 @@ static bool buffer_grow(tracec_writer *w, size_t need) {
     size_t partial = (size_t)(w->ptr - w->base);
     size_t total = TRACEC_I_ALIGN8(partial + need);
     if (ws->in_packet == 2) {
-        tracec_writer_fail(w, total > b->durable_cap ? TRACEC_STATUS_RECORD_TOO_LARGE : TRACEC_STATUS_BUFFER_FULL);
+        if (total + TRACEC_I_HDR > b->durable_cap) {
+            tracec_writer_fail(w, TRACEC_STATUS_RECORD_TOO_LARGE);
+        } else {
+            tracec_writer_fail(w, TRACEC_STATUS_BUFFER_FULL);
+            drop(b, TRACEC_STATUS_BUFFER_FULL);
+        }
         return false;
     }
     if (ws->in_packet != 1) return false;
@@ -548,8 +553,7 @@ tracec_status_t tracec_buffer_end_packet(tracec_buffer_writer *bw, tracec_msg *p
     if (st != TRACEC_STATUS_SUCCESS) {
         if (kind_of_packet == 2) pthread_mutex_unlock(&b->dmu);
         else atomic_store_explicit(&ws->busy, 0, memory_order_release);
-        /* grow() counted nothing; a packet refused for room is a counted drop. */
-        if (st == TRACEC_STATUS_BUFFER_FULL || st == TRACEC_STATUS_WOULD_DEADLOCK) drop(b, st);
+        /* A packet refused for room was counted where it was refused (make_room, grow). */
         w->ptr = w->base;
         return st;
     }
@@ -645,10 +649,13 @@ static void deliver_streaming_half(dctx *d, int f) {
     pthread_mutex_unlock(&b->mu);
     uint64_t s = wait_published(F);
     wait_writers(list, f, NULL);
+    pthread_mutex_lock(&b->mu);
+    b->stealing--; /* the callbacks may release writers */
+    pthread_cond_broadcast(&b->cv);
+    pthread_mutex_unlock(&b->mu);
     deliver_blocks(d, F->mem, 0, TRACEC_I_BLOCKS(s), 0);
     dflush(d);
     pthread_mutex_lock(&b->mu);
-    b->stealing--;
     F->phase = TRACEC_I_FREE;
     reset_half(F, false);
     pthread_cond_broadcast(&b->cv);

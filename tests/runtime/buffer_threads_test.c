@@ -1,3 +1,505 @@
-/* placeholder, filled below */
+/*
+ * buffer_threads_test.c - the guarantees that need threads: LOSSLESS
+ * exactly-once under N producers and a slow callback (emits and packets),
+ * DISCARD accounting, no torn records, flush(wait) completeness, callbacks
+ * only on their assigned thread, emit/flush inside a callback, the
+ * streaming handshake, and shutdown racing with producers.
+ */
 #include "buffer_test_util.h"
-Test(buffer_threads, placeholder) {}
+
+#define NPROD 4
+
+typedef struct prod {
+    tracec_buffer_id_t b;
+    uint32_t id;
+    uint64_t count;      /* records to produce (0: until CLOSED) */
+    int packets;         /* write through a tracec_buffer_writer */
+    size_t max_len;      /* payload sizes cycle in [sizeof(trec), max_len] */
+    uint64_t accepted, full, closed, other;
+    _Atomic uint64_t last_ok; /* seq + 1 of the last accepted record */
+} prod;
+
+/* A packet carrying a trec in field 900 (bytes). */
+static tracec_status_t put_packet(tracec_buffer_writer *bw, const uint8_t *rec, size_t len) {
+    tracec_msg pkt;
+    tracec_buffer_begin_packet(bw, TRACEC_BUFFER_CATEGORY_USER, 9, &pkt);
+    tracec_msg_put_varint(&pkt, TRACEC_TAG(8, TRACEC_WIRE_VARINT), 12345);
+    tracec_msg_put_bytes(&pkt, TRACEC_TAG(900, TRACEC_WIRE_LEN), rec, len);
+    return tracec_buffer_end_packet(bw, &pkt);
+}
+
+/* The trec inside a delivered packet, or inside a plain record. */
+static bool unwrap(const delivered_rec *r, const uint8_t **p, size_t *len) {
+    if (r->kind != 9) {
+        *p = r->data;
+        *len = r->size;
+        return true;
+    }
+    const uint8_t *d = r->data, *e = r->data + r->size;
+    if (r->size < 5 || d[0] != 0x0A) return false;
+    uint32_t plen = (uint32_t)(d[1] & 0x7f) | (uint32_t)(d[2] & 0x7f) << 7 | (uint32_t)(d[3] & 0x7f) << 14 |
+                    (uint32_t)d[4] << 21;
+    if (plen != r->size - 5) return false;
+    d += 5;
+    if (d + 4 > e || d[0] != 0x40) return false; /* field 8 varint 12345 = 0xB9 0x60 */
+    d += 3;
+    if (d + 3 > e || d[0] != 0xA2 || d[1] != 0x38) return false; /* tag of field 900, LEN */
+    d += 2;
+    uint64_t n = 0;
+    int sh = 0;
+    while (d < e && (*d & 0x80)) n |= (uint64_t)(*d++ & 0x7f) << sh, sh += 7;
+    if (d >= e) return false;
+    n |= (uint64_t)*d++ << sh;
+    if (d + n != e) return false;
+    *p = d;
+    *len = (size_t)n;
+    return true;
+}
+
+static void *producer(void *arg) {
+    prod *p = (prod *)arg;
+    tls_is_producer = 1;
+    uint8_t buf[4096];
+    tracec_buffer_writer bw;
+    if (p->packets) cr_assert_eq(tracec_buffer_writer_init(&bw, p->b, 0), TRACEC_STATUS_SUCCESS);
+    size_t span = p->max_len - sizeof(trec) + 1;
+    for (uint64_t seq = 0; p->count == 0 || seq < p->count; seq++) {
+        size_t len = sizeof(trec) + (size_t)((seq * 7 + p->id) % span);
+        trec_make(buf, len, p->id, seq);
+        tracec_status_t s = p->packets ? put_packet(&bw, buf, len)
+                                       : tracec_buffer_emit(p->b, TRACEC_BUFFER_CATEGORY_USER, 1, buf, len);
+        if (s == TRACEC_STATUS_SUCCESS) {
+            p->accepted++;
+            atomic_store(&p->last_ok, seq + 1);
+        } else if (s == TRACEC_STATUS_BUFFER_FULL) {
+            p->full++;
+        } else if (s == TRACEC_STATUS_CLOSED || s == TRACEC_STATUS_BUFFER_NOT_FOUND) {
+            p->closed++;
+            if (p->count == 0) break;
+        } else {
+            p->other++;
+        }
+    }
+    if (p->packets) tracec_buffer_writer_release(&bw);
+    return NULL;
+}
+
+static void run_producers(prod *ps, int n) {
+    pthread_t t[NPROD * 2];
+    for (int i = 0; i < n; i++) pthread_create(&t[i], NULL, producer, &ps[i]);
+    for (int i = 0; i < n; i++) pthread_join(t[i], NULL);
+}
+
+/* Checks every delivered record; fills per-thread counts; asserts per-thread order. */
+static void verify(collector *c, prod *ps, int n, bool exactly_once) {
+    uint64_t next[NPROD * 2] = {0}, got[NPROD * 2] = {0};
+    for (size_t i = 0; i < c->n; i++) {
+        const uint8_t *p;
+        size_t len;
+        cr_assert(unwrap(&c->recs[i], &p, &len), "record %zu: packet framing", i);
+        trec r;
+        cr_assert(trec_check(p, len, &r), "record %zu is torn or corrupt", i);
+        cr_assert_lt(r.thread, (uint32_t)n);
+        if (exactly_once)
+            cr_assert_eq(r.seq, next[r.thread], "thread %u: got seq %llu, expected %llu", r.thread,
+                         (unsigned long long)r.seq, (unsigned long long)next[r.thread]);
+        else
+            cr_assert_geq(r.seq, next[r.thread], "thread %u: seq went back (duplicate or reordering)", r.thread);
+        next[r.thread] = r.seq + 1;
+        got[r.thread]++;
+    }
+    for (int i = 0; i < n; i++)
+        cr_assert_eq(got[i], ps[i].accepted, "thread %d: delivered %llu, accepted %llu", i,
+                     (unsigned long long)got[i], (unsigned long long)ps[i].accepted);
+}
+
+static void lossless_run(int packets) {
+    tracec_context_id_t ctx;
+    OK(tracec_create_context(&ctx));
+    OK(tracec_start_context(ctx));
+    collector c;
+    collector_init(&c);
+    c.slow_us = 300;
+    tracec_buffer_id_t b;
+    OK(tracec_create_buffer(ctx, 16384, 8192, TRACEC_BUFFER_POLICY_LOSSLESS, collect_cb, &c, &b));
+    prod ps[NPROD];
+    memset(ps, 0, sizeof ps);
+    for (int i = 0; i < NPROD; i++) {
+        ps[i].b = b;
+        ps[i].id = (uint32_t)i;
+        ps[i].count = 15000;
+        ps[i].packets = packets;
+        ps[i].max_len = packets ? 200 : 120;
+    }
+    run_producers(ps, NPROD);
+    OK(tracec_flush_buffer(b));
+    tracec_buffer_stats_t st;
+    OK(tracec_query_buffer_stats(b, &st));
+    cr_assert_eq(st.dropped, 0);
+    for (int i = 0; i < NPROD; i++) {
+        cr_assert_eq(ps[i].accepted, ps[i].count, "LOSSLESS accepted everything");
+        cr_assert_eq(ps[i].full + ps[i].other + ps[i].closed, 0);
+    }
+    cr_assert_eq(c.last_drop, 0);
+    cr_assert_eq(c.concurrent, 0);
+    cr_assert_eq(c.on_producer, 0, "callbacks never run on a producer");
+    verify(&c, ps, NPROD, true);
+    cr_assert_gt(st.half_switches, 5, "halves switched under load");
+    collector_free(&c);
+    (void)tracec_finalize(); /* deliveries end before the collectors go */
+}
+
+Test(buffer_threads, lossless_exactly_once_emit, .timeout = 60) { lossless_run(0); }
+
+Test(buffer_threads, lossless_exactly_once_packets, .timeout = 60) { lossless_run(1); }
+
+/* DISCARD: delivered + dropped = produced, exactly; each emit's status says
+   whether it was counted.  Big packets exercise grow() moving a partial packet. */
+static void discard_run(int packets, size_t max_len) {
+    tracec_context_id_t ctx;
+    OK(tracec_create_context(&ctx));
+    OK(tracec_start_context(ctx));
+    collector c;
+    collector_init(&c);
+    c.slow_us = 2000;
+    tracec_buffer_id_t b;
+    OK(tracec_create_buffer(ctx, 16384, 12288, TRACEC_BUFFER_POLICY_DISCARD, collect_cb, &c, &b));
+    prod ps[NPROD];
+    memset(ps, 0, sizeof ps);
+    for (int i = 0; i < NPROD; i++) {
+        ps[i].b = b;
+        ps[i].id = (uint32_t)i;
+        ps[i].count = 20000;
+        ps[i].packets = packets;
+        ps[i].max_len = max_len;
+    }
+    run_producers(ps, NPROD);
+    OK(tracec_flush_buffer(b));
+    tracec_buffer_stats_t st;
+    OK(tracec_query_buffer_stats(b, &st));
+    uint64_t full = 0, acc = 0;
+    for (int i = 0; i < NPROD; i++) {
+        cr_assert_eq(ps[i].accepted + ps[i].full, ps[i].count);
+        cr_assert_eq(ps[i].other + ps[i].closed, 0);
+        full += ps[i].full;
+        acc += ps[i].accepted;
+    }
+    cr_assert_gt(full, 0, "a slow callback makes DISCARD drop");
+    cr_assert_eq(st.dropped, full, "dropped (%llu) = refused emits (%llu)", (unsigned long long)st.dropped,
+                 (unsigned long long)full);
+    cr_assert_eq(c.n + st.dropped, (uint64_t)NPROD * 20000, "delivered + dropped = produced");
+    cr_assert_eq(c.n, acc);
+    cr_assert_eq(c.last_drop, st.dropped);
+    cr_assert_eq(c.concurrent, 0);
+    verify(&c, ps, NPROD, false);
+    collector_free(&c);
+    (void)tracec_finalize(); /* deliveries end before the collectors go */
+}
+
+Test(buffer_threads, discard_accounting_emit, .timeout = 60) { discard_run(0, 100); }
+
+Test(buffer_threads, discard_accounting_packets_with_grow, .timeout = 60) { discard_run(1, 1500); }
+
+/* ---- flush(wait) completeness ------------------------------------------------ */
+
+typedef struct maxseen {
+    pthread_mutex_t mu;
+    uint64_t upto[NPROD]; /* seq + 1 of the highest record delivered per thread */
+} maxseen;
+
+static void track_hook(collector *c, tracec_buffer_id_t id, tracec_record_header_t **h, size_t n) {
+    (void)id;
+    maxseen *m = (maxseen *)c->hook_data;
+    pthread_mutex_lock(&m->mu);
+    for (size_t i = 0; i < n; i++) {
+        trec r;
+        if (trec_check(h[i]->payload, h[i]->size, &r) && r.seq + 1 > m->upto[r.thread]) m->upto[r.thread] = r.seq + 1;
+    }
+    pthread_mutex_unlock(&m->mu);
+}
+
+Test(buffer_threads, flush_wait_delivers_everything_emitted_before, .timeout = 60) {
+    tracec_context_id_t ctx;
+    OK(tracec_create_context(&ctx));
+    OK(tracec_start_context(ctx));
+    collector c;
+    collector_init(&c);
+    c.keep = 0;
+    maxseen m;
+    memset(&m, 0, sizeof m);
+    pthread_mutex_init(&m.mu, NULL);
+    c.hook = track_hook;
+    c.hook_data = &m;
+    tracec_buffer_id_t b;
+    OK(tracec_create_buffer(ctx, 65536, 65536, TRACEC_BUFFER_POLICY_LOSSLESS, collect_cb, &c, &b));
+    prod ps[2];
+    memset(ps, 0, sizeof ps);
+    pthread_t t[2];
+    for (int i = 0; i < 2; i++) {
+        ps[i].b = b;
+        ps[i].id = (uint32_t)i;
+        ps[i].count = 40000;
+        ps[i].packets = 0;
+        ps[i].max_len = 64;
+        pthread_create(&t[i], NULL, producer, &ps[i]);
+    }
+    for (int round = 0; round < 50; round++) {
+        uint64_t before[2] = {atomic_load(&ps[0].last_ok), atomic_load(&ps[1].last_ok)};
+        OK(tracec_flush_buffer(b));
+        pthread_mutex_lock(&m.mu);
+        for (int i = 0; i < 2; i++)
+            cr_assert_geq(m.upto[i], before[i], "round %d thread %d: %llu accepted before the flush, %llu delivered",
+                          round, i, (unsigned long long)before[i], (unsigned long long)m.upto[i]);
+        pthread_mutex_unlock(&m.mu);
+    }
+    for (int i = 0; i < 2; i++) pthread_join(t[i], NULL);
+    (void)tracec_finalize(); /* deliveries end before the collectors go */
+}
+
+/* ---- callback threads --------------------------------------------------------- */
+
+Test(buffer_threads, callbacks_run_only_on_their_assigned_thread, .timeout = 60) {
+    tracec_context_id_t ctx;
+    OK(tracec_create_context(&ctx));
+    OK(tracec_start_context(ctx));
+    tracec_callback_thread_t t1, t2;
+    OK(tracec_create_callback_thread(&t1));
+    OK(tracec_create_callback_thread(&t2));
+    cr_assert_neq(t1.handle, 0);
+    cr_assert_neq(t1.handle, t2.handle);
+    collector c[3];
+    tracec_buffer_id_t b[3];
+    for (int i = 0; i < 3; i++) {
+        collector_init(&c[i]);
+        c[i].keep = 0;
+        OK(tracec_create_buffer(ctx, 8192, 1024, TRACEC_BUFFER_POLICY_LOSSLESS, collect_cb, &c[i], &b[i]));
+    }
+    OK(tracec_assign_callback_thread(b[1], t1));
+    OK(tracec_assign_callback_thread(b[2], t2));
+    prod ps[3];
+    memset(ps, 0, sizeof ps);
+    for (int i = 0; i < 3; i++) {
+        ps[i].b = b[i];
+        ps[i].id = 0;
+        ps[i].count = 5000;
+        ps[i].packets = i == 2;
+        ps[i].max_len = 64;
+    }
+    run_producers(ps, 3);
+    for (int i = 0; i < 3; i++) {
+        OK(tracec_flush_buffer(b[i]));
+        cr_assert_eq(c[i].n, 5000);
+        cr_assert_eq(c[i].wrong_thread, 0, "buffer %d: every callback on one thread", i);
+        cr_assert_eq(c[i].on_producer, 0);
+        cr_assert(!pthread_equal(c[i].cb_thread, pthread_self()));
+    }
+    cr_assert(!pthread_equal(c[0].cb_thread, c[1].cb_thread));
+    cr_assert(!pthread_equal(c[1].cb_thread, c[2].cb_thread));
+    cr_assert(!pthread_equal(c[0].cb_thread, c[2].cb_thread));
+    (void)tracec_finalize(); /* deliveries end before the collectors go */
+}
+
+/* ---- re-entrancy: emit and flush from inside a callback ------------------------ */
+
+typedef struct reenter {
+    atomic_int ran;
+    uint64_t ok, refused, other;
+    tracec_status_t flush_sync, flush_async, destroy, emit_full_status;
+    tracec_buffer_id_t other_buf;
+    tracec_status_t emit_other;
+} reenter;
+
+static void reenter_hook(collector *c, tracec_buffer_id_t id, tracec_record_header_t **h, size_t n) {
+    (void)h, (void)n;
+    reenter *r = (reenter *)c->hook_data;
+    if (atomic_exchange(&r->ran, 1)) return;
+    /* Fill the buffer from its own callback: must never block. */
+    uint64_t v[4] = {0};
+    for (int i = 0; i < 5000; i++) {
+        tracec_status_t s = tracec_buffer_emit(id, TRACEC_BUFFER_CATEGORY_USER, 77, v, sizeof v);
+        if (s == TRACEC_STATUS_SUCCESS) r->ok++;
+        else if (s == TRACEC_STATUS_WOULD_DEADLOCK) r->refused++;
+        else r->other++;
+    }
+    r->flush_sync = tracec_flush_buffer(id);
+    r->flush_async = tracec_flush_buffer_async(id);
+    r->destroy = tracec_destroy_buffer(id);
+    r->emit_other = tracec_buffer_emit(r->other_buf, 1, 1, v, 8);
+    tracec_buffer_writer bw;
+    if (tracec_buffer_writer_init(&bw, id, 0) == TRACEC_STATUS_SUCCESS) {
+        tracec_msg pkt;
+        tracec_buffer_begin_packet(&bw, 1, 1, &pkt);
+        tracec_msg_put_varint(&pkt, TRACEC_TAG(8, TRACEC_WIRE_VARINT), 1);
+        r->emit_full_status = tracec_buffer_end_packet(&bw, &pkt);
+        tracec_buffer_writer_release(&bw);
+    }
+}
+
+Test(buffer_threads, emit_and_flush_inside_callback_never_deadlock, .timeout = 60) {
+    tracec_context_id_t ctx;
+    OK(tracec_create_context(&ctx));
+    OK(tracec_start_context(ctx));
+    collector c, c2;
+    collector_init(&c);
+    collector_init(&c2);
+    reenter r;
+    memset(&r, 0, sizeof r);
+    c.hook = reenter_hook;
+    c.hook_data = &r;
+    tracec_buffer_id_t b;
+    OK(tracec_create_buffer(ctx, 4096, 4096, TRACEC_BUFFER_POLICY_LOSSLESS, collect_cb, &c, &b));
+    OK(tracec_create_buffer(ctx, 4096, 4096, TRACEC_BUFFER_POLICY_LOSSLESS, collect_cb, &c2, &r.other_buf));
+    uint64_t v = 1;
+    OK(tracec_buffer_emit(b, 1, 1, &v, 8));
+    OK(tracec_flush_buffer(b));
+    cr_assert_eq(atomic_load(&r.ran), 1);
+    cr_assert_gt(r.ok, 0, "a callback can emit into free space");
+    cr_assert_gt(r.refused, 0, "with no space it is refused, not blocked");
+    cr_assert_eq(r.other, 0);
+    cr_assert_eq(r.flush_sync, TRACEC_STATUS_WOULD_DEADLOCK);
+    cr_assert_eq(r.flush_async, TRACEC_STATUS_SUCCESS);
+    cr_assert_eq(r.destroy, TRACEC_STATUS_WOULD_DEADLOCK);
+    cr_assert_eq(r.emit_other, TRACEC_STATUS_SUCCESS);
+    cr_assert_eq(r.emit_full_status, TRACEC_STATUS_WOULD_DEADLOCK);
+    tracec_buffer_stats_t st;
+    OK(tracec_query_buffer_stats(b, &st));
+    cr_assert_eq(st.dropped, r.refused + 1, "each refusal was counted");
+    OK(tracec_flush_buffer(b));
+    cr_assert_eq(collector_count(&c), 1 + r.ok, "what the callback emitted is delivered");
+    (void)tracec_finalize(); /* deliveries end before the collectors go */
+}
+
+/* ---- the streaming handshake --------------------------------------------------- */
+
+typedef struct handshake {
+    atomic_int changed;
+} handshake;
+
+static uint64_t digest(tracec_record_header_t **h, size_t n) {
+    uint64_t d = 1469598103934665603ull;
+    for (size_t i = 0; i < n; i++) {
+        const uint8_t *p = (const uint8_t *)h[i]->payload;
+        for (size_t k = 0; k < h[i]->size; k++) d = (d ^ p[k]) * 1099511628211ull;
+    }
+    return d;
+}
+
+static void handshake_hook(collector *c, tracec_buffer_id_t id, tracec_record_header_t **h, size_t n) {
+    (void)id;
+    handshake *hs = (handshake *)c->hook_data;
+    uint64_t before = digest(h, n);
+    usleep(1000); /* producers keep writing meanwhile */
+    if (digest(h, n) != before) atomic_store(&hs->changed, 1);
+}
+
+Test(buffer_threads, streaming_half_is_stable_while_delivered, .timeout = 60) {
+    for (int policy = TRACEC_BUFFER_POLICY_DISCARD; policy <= TRACEC_BUFFER_POLICY_LOSSLESS; policy++) {
+        tracec_context_id_t ctx;
+        OK(tracec_create_context(&ctx));
+        OK(tracec_start_context(ctx));
+        collector c;
+        collector_init(&c);
+        c.keep = 0;
+        handshake hs;
+        atomic_init(&hs.changed, 0);
+        c.hook = handshake_hook;
+        c.hook_data = &hs;
+        tracec_buffer_id_t b;
+        OK(tracec_create_buffer(ctx, 8192, 4096, (tracec_buffer_policy_t)policy, collect_cb, &c, &b));
+        prod ps[2];
+        memset(ps, 0, sizeof ps);
+        for (int i = 0; i < 2; i++) {
+            ps[i].b = b;
+            ps[i].id = (uint32_t)i;
+            ps[i].count = 20000;
+            ps[i].packets = i;
+            ps[i].max_len = 100;
+        }
+        run_producers(ps, 2);
+        OK(tracec_flush_buffer(b));
+        cr_assert_eq(atomic_load(&hs.changed), 0, "a half changed between save request and saved reply");
+        cr_assert_eq(c.concurrent, 0, "one outstanding save at a time");
+        tracec_buffer_stats_t st;
+        OK(tracec_query_buffer_stats(b, &st));
+        if (policy == TRACEC_BUFFER_POLICY_DISCARD) {
+            cr_assert_gt(st.dropped, 0, "both halves full: records dropped and counted");
+            cr_assert_eq(c.n + st.dropped, 40000u);
+        } else {
+            cr_assert_eq(st.dropped, 0);
+            cr_assert_eq(c.n, 40000u);
+        }
+    }
+    (void)tracec_finalize(); /* deliveries end before the collectors go */
+}
+
+/* ---- shutdown ------------------------------------------------------------------ */
+
+Test(buffer_threads, finalize_racing_with_producers_loses_no_accepted_record, .timeout = 60) {
+    tracec_context_id_t ctx;
+    OK(tracec_create_context(&ctx));
+    OK(tracec_start_context(ctx));
+    collector c;
+    collector_init(&c);
+    c.slow_us = 200;
+    tracec_buffer_id_t b;
+    OK(tracec_create_buffer(ctx, 8192, 8192, TRACEC_BUFFER_POLICY_LOSSLESS, collect_cb, &c, &b));
+    prod ps[NPROD];
+    memset(ps, 0, sizeof ps);
+    pthread_t t[NPROD];
+    for (int i = 0; i < NPROD; i++) {
+        ps[i].b = b;
+        ps[i].id = (uint32_t)i;
+        ps[i].count = 0; /* until CLOSED */
+        ps[i].packets = i % 2;
+        ps[i].max_len = 80;
+        pthread_create(&t[i], NULL, producer, &ps[i]);
+    }
+    /* Let them run until each has some records accepted. */
+    for (int i = 0; i < NPROD; i++)
+        while (atomic_load(&ps[i].last_ok) < 500) sched_yield();
+    OK(tracec_finalize());
+    for (int i = 0; i < NPROD; i++) pthread_join(t[i], NULL);
+    for (int i = 0; i < NPROD; i++) {
+        cr_assert_eq(ps[i].closed, 1, "each producer saw CLOSED");
+        cr_assert_eq(ps[i].full + ps[i].other, 0);
+    }
+    verify(&c, ps, NPROD, true);
+    uint64_t v = 1;
+    cr_assert_eq(tracec_buffer_emit(b, 1, 1, &v, 8), TRACEC_STATUS_CLOSED);
+    cr_assert_eq(tracec_flush_buffer(b), TRACEC_STATUS_CLOSED);
+    OK(tracec_finalize()); /* idempotent */
+    tracec_context_id_t c2;
+    cr_assert_eq(tracec_create_context(&c2), TRACEC_STATUS_BAD_STATE);
+    (void)tracec_finalize(); /* deliveries end before the collectors go */
+}
+
+Test(buffer_threads, destroy_racing_with_producers, .timeout = 60) {
+    tracec_context_id_t ctx;
+    OK(tracec_create_context(&ctx));
+    OK(tracec_start_context(ctx));
+    collector c;
+    collector_init(&c);
+    tracec_buffer_id_t b;
+    OK(tracec_create_buffer(ctx, 8192, 4096, TRACEC_BUFFER_POLICY_LOSSLESS, collect_cb, &c, &b));
+    prod ps[2];
+    memset(ps, 0, sizeof ps);
+    pthread_t t[2];
+    for (int i = 0; i < 2; i++) {
+        ps[i].b = b;
+        ps[i].id = (uint32_t)i;
+        ps[i].count = 0;
+        ps[i].packets = i;
+        ps[i].max_len = 64;
+        pthread_create(&t[i], NULL, producer, &ps[i]);
+    }
+    for (int i = 0; i < 2; i++)
+        while (atomic_load(&ps[i].last_ok) < 300) sched_yield();
+    OK(tracec_destroy_buffer(b));
+    pthread_mutex_lock(&c.mu);
+    c.after_destroy = 1;
+    pthread_mutex_unlock(&c.mu);
+    for (int i = 0; i < 2; i++) pthread_join(t[i], NULL);
+    cr_assert_eq(c.called_after_destroy, 0, "no callback after destroy returned");
+    verify(&c, ps, 2, true);
+    (void)tracec_finalize(); /* deliveries end before the collectors go */
+}
