@@ -591,6 +591,7 @@ bool tp_finish(tp_ctx *P) {
 /* ---- Strings ---------------------------------------------------------- */
 
 static bool scratch_put(tp_ctx *P, const char *s, size_t n) {
+    if (n == 0) return true;
     if (P->scratch_len + n > P->scratch_cap) {
         size_t cap = P->scratch_cap ? P->scratch_cap * 2 : 256;
         while (cap < P->scratch_len + n) cap *= 2;
@@ -807,7 +808,7 @@ bool tp_value_string(tp_ctx *P) {
     }
     if (!begin_value(P, f) || !reserve(P, 10 + P->str_len)) return false;
     put_varint(P, P->str_len);
-    memcpy(P->out->data + P->out->size, P->str_p, P->str_len);
+    if (P->str_len) memcpy(P->out->data + P->out->size, P->str_p, P->str_len);
     P->out->size += P->str_len;
     return true;
 }

@@ -209,3 +209,25 @@ Test(descpool, lazy_resolution_and_precedence) {
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     cr_assert_eq(system(cmd), 0);
 }
+
+#include "tracec/registry.h"
+
+Test(descpool, registry) {
+    FILE *f = fopen(TP_SET, "rb");
+    cr_assert(f);
+    static uint8_t buf[1 << 16];
+    size_t n = fread(buf, 1, sizeof buf, f);
+    fclose(f);
+    static tracec_file_descriptor d;
+    d.file_name = "tp2.proto";
+    d.package = "tp";
+    d.set = buf;
+    d.set_size = n;
+    tracec_registry_add(&d);
+    tracec_pool *p = tracec_pool_new();
+    tracec_error err = {{0}};
+    cr_assert_eq(tracec_pool_add_registry(p, &err), TRACEC_STATUS_SUCCESS, "%s", err.msg);
+    cr_assert(tracec_pool_find_message(p, "tp.All"));
+    cr_assert(tracec_pool_find_extension(p, "tp.ext_int"));
+    tracec_pool_free(p);
+}
