@@ -275,7 +275,7 @@ void tc_gen_enum(tc_ctx *ctx, tc_printer *p, const tc_type *t) {
         free(name);
     }
     tc_outdent(p);
-    tc_emit(p, "} $E$;\n", "E", t->c_name, NULL);
+    tc_emit(p, "} $E$$tattr$;\n", "E", t->c_name, "tattr", t->deprecated ? " TRACEC_I_DEPRECATED" : "", NULL);
 }
 
 void tc_gen_struct(tc_ctx *ctx, tc_printer *p, const tc_type *t) {
@@ -285,9 +285,10 @@ void tc_gen_struct(tc_ctx *ctx, tc_printer *p, const tc_type *t) {
             "\n/* Writer of message $full$$dep$. */\n"
             "typedef struct $attr$$W$ {\n"
             "    tracec_msg msg;\n"
-            "} $W$;\n",
+            "} $W$$tattr$;\n",
             "full", t->full_name, "W", t->c_name, "dep", t->deprecated ? " [deprecated]" : "", "attr",
-            t->deprecated ? "TRACEC_I_DEPRECATED " : "", NULL);
+            t->deprecated ? "TRACEC_I_DEPRECATED " : "", "tattr", t->deprecated ? " TRACEC_I_DEPRECATED" : "",
+            NULL);
 }
 
 void tc_gen_message_functions(tc_ctx *ctx, tc_printer *p, const tc_type *t) {
