@@ -52,7 +52,8 @@ fi
 
 if [ "$fuzz_seconds" != 0 ] && command -v clang >/dev/null; then
   step "fuzz targets (${fuzz_seconds}s each)"
-  if CC=clang CXX=clang++ configure_build "$root/build-fuzz" -DTRACEC_BUILD_FUZZ=ON -DTRACEC_BUILD_TESTS=OFF; then
+  if CC=clang CXX=clang++ configure_build "$root/build-fuzz" -DTRACEC_BUILD_FUZZ=ON -DTRACEC_BUILD_TESTS=OFF \
+       -DTRACEC_SANITIZE=address,undefined; then
     found=0
     while IFS= read -r fuzzer; do
       found=1
@@ -60,7 +61,7 @@ if [ "$fuzz_seconds" != 0 ] && command -v clang >/dev/null; then
       corpus="$root/fuzz/${name#fuzz_}/corpus"
       work=$(mktemp -d)
       echo "-- $name (seed corpus: $corpus)"
-      if ! "$fuzzer" -max_total_time="$fuzz_seconds" -timeout=10 -rss_limit_mb=2048 \
+      if ! "$fuzzer" -max_total_time="$fuzz_seconds" -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
            -print_final_stats=1 "$work" "$corpus" >"$work.log" 2>&1; then
         tail -n 40 "$work.log"; failed+=("$name")
       else
