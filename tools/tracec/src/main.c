@@ -60,6 +60,7 @@ static const char *const usage_schema =
     "  -I DIR            import directory for --proto (many allowed)\n"
     "  --proto FILE      a .proto file, compiled with protoc (many allowed)\n"
     "  --max-depth N     message nesting limit (default 100)\n"
+    "  --no-builtin      do not load the built-in schema\n"
     "  -h, --help        this help\n";
 
 static void print_usage(FILE *f, const char *cmd) {
