@@ -52,7 +52,7 @@ static const char *const usage_main =
     "Exit codes: 0 ok, 1 difference found (diff), 2 usage error, 3 invalid input.\n";
 
 static const char *const usage_schema =
-    "schema options (the built-in Perfetto-compatible schema is always loaded last):\n"
+    "schema options (the built-in Perfetto-compatible schema is loaded after -d and --proto):\n"
     "  --type T          root message type (default perfetto.protos.Trace)\n"
     "  -d, --descriptor_set_in SET.desc\n"
     "                    a FileDescriptorSet (protoc --include_imports --descriptor_set_out);\n"
