@@ -6,7 +6,8 @@
  * The message object is reused: each call sets every field again (repeated
  * fields are cleared and re-added, which reuses their storage), so after
  * the first packet nothing is allocated -- the peer's best case -- and then
- * SerializeToArray()s into the caller's buffer.
+ * SerializeToArray()s into the caller's buffer (which sizes the message
+ * once, then writes it).
  */
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
@@ -38,7 +39,7 @@ extern "C" BENCH_NOINLINE size_t bench_encode_libprotobuf(void *ctx, const bench
     ev->set_bench_counter(in->counter);
     ev->set_bench_label(in->label, in->label_len);
     if (!pkt->SerializeToArray(buf, static_cast<int>(cap))) return 0;
-    return pkt->ByteSizeLong();
+    return static_cast<size_t>(pkt->GetCachedSize()); // sized by SerializeToArray
 }
 
 extern "C" size_t bench_canonical(const uint8_t *data, size_t size, uint8_t *out, size_t cap,
