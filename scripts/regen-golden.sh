@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Regenerates the checked-in generated files of examples/ and test_extensions/
-# (examples/golden/, test_extensions/golden/) with protoc-gen-tracec.
+# Regenerates the checked-in generated files of examples/, test_extensions/ and
+# the every-field-kind test proto (examples/golden/, test_extensions/golden/,
+# tests/plugin/golden/) with protoc-gen-tracec.
 #
 #   scripts/regen-golden.sh                 build the plugin in $TRACEC_BUILD_DIR (default
 #                                           build/) and rewrite the golden files
@@ -48,4 +49,5 @@ gen() {
 # The options each CMakeLists.txt uses (none: the defaults).
 gen examples my_events.proto "$out/examples/golden"
 gen test_extensions test_extensions.proto "$out/test_extensions/golden"
-echo "regen-golden.sh: wrote $out/examples/golden and $out/test_extensions/golden"
+gen tests/plugin/protos all_types.proto "$out/tests/plugin/golden"
+echo "regen-golden.sh: wrote $out/examples/golden, $out/test_extensions/golden and $out/tests/plugin/golden"

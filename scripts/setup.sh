@@ -5,7 +5,7 @@ set -euo pipefail
 pkgs=(protobuf-compiler libprotobuf-dev libprotoc-dev libprotobuf-c-dev
       protobuf-c-compiler flex bison libcriterion-dev python3-protobuf
       zlib1g-dev cmake pkg-config gcc g++ clang make
-      nanopb libnanopb-dev libclang-rt-14-dev valgrind)
+      nanopb libnanopb-dev libclang-rt-14-dev valgrind gcc-multilib)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

@@ -9,7 +9,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 "$src/scripts/regen-golden.sh" --plugin "$plugin" --out "$tmp" >/dev/null || exit 1
 status=0
-for d in examples/golden test_extensions/golden; do
+for d in examples/golden test_extensions/golden tests/plugin/golden; do
   if ! diff -ru "$src/$d" "$tmp/$d"; then
     status=1
   fi
