@@ -11,7 +11,7 @@ build="$root/build"
 echo "==> building protoc-gen-tracec, libtracec and the example (in $build)"
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTRACEC_BUILD_TESTS=OFF >/dev/null
 cmake --build "$build" -j"$(nproc)" --target protoc-gen-tracec example >/dev/null
-cmake --build "$build" -j"$(nproc)" --target tracec_cmd >/dev/null 2>&1 || true
+cmake --build "$build" -j"$(nproc)" --target tracec_cli >/dev/null 2>&1 || true
 
 echo
 echo "==> generating writers: protoc --tracec_out=... examples/my_events.proto"
