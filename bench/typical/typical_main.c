@@ -14,10 +14,11 @@
  * --impls times only the named implementations (tracec, direct, protobuf-c,
  * libprotobuf, nanopb); the decode check always covers all five.
  *
- * Timing: R rounds (default 7); in each round every implementation runs
- * its own loop of N packets (default: calibrated to ~150 ms per loop), in
+ * Timing: R rounds (default 15); in each round every implementation runs
+ * its own loop of N packets (default: calibrated to ~40 ms per loop), in
  * turn, so a noisy moment hurts them all alike.  Reported: the median over
- * the rounds (and the minimum).  Each loop calls the noinline encoder with
+ * the rounds (and the minimum); ratios are the median over the rounds of
+ * the ratio within a round.  Each loop calls the noinline encoder with
  * the same input (the timestamp advances per packet), into one reusable
  * buffer, with a compiler barrier on the buffer after every packet.  Time
  * is the thread's CPU time (CLOCK_THREAD_CPUTIME_ID), so time spent
@@ -311,10 +312,23 @@ static int callgrind_child(const char *name, const char *count) {
     return 0;
 }
 
+/*
+ * a's time over b's, as the median over the rounds of the ratio within each
+ * round: the implementations of one round ran back to back, so a slow
+ * moment of the machine cancels out.
+ */
+static double ratio(const impl *a, const impl *b, int runs) {
+    double r[kMaxRuns];
+    if (a->off || b->off) return 0;
+    for (int i = 0; i < runs; i++) r[i] = a->ns[i] / b->ns[i];
+    qsort(r, (size_t)runs, sizeof(double), cmp_double);
+    return runs % 2 ? r[runs / 2] : (r[runs / 2 - 1] + r[runs / 2]) / 2;
+}
+
 static const char *target_word(bool met) { return met ? "MET" : "NOT MET"; }
 
 int main(int argc, char **argv) {
-    int runs = 7;
+    int runs = 15;
     uint64_t iterations = 0;
     bool callgrind = true;
     const char *e;
@@ -362,7 +376,7 @@ int main(int argc, char **argv) {
     for (int i = 0; i < kMaxImpls; i++) {
         impl *im = &g_impls[i];
         if (im->off) continue;
-        im->iterations = iterations ? iterations : calibrate(im, &in, buf, 150.0);
+        im->iterations = iterations ? iterations : calibrate(im, &in, buf, 40.0);
     }
     for (int r = 0; r < runs; r++) {
         for (int i = 0; i < kMaxImpls; i++) {
@@ -400,12 +414,13 @@ int main(int argc, char **argv) {
         char instr[32] = "-";
         if (im->instructions >= 0) snprintf(instr, sizeof instr, "%.0f", im->instructions);
         printf("%-12s %6zu %12.2f %9.2f %12s %9" PRIu64 " %9.2fx %10.2fx\n", im->name, im->bytes,
-               im->median, im->min, instr, im->iterations, im->median / dir->median,
-               im->median / tc->median);
+               im->median, im->min, instr, im->iterations, ratio(im, dir, runs),
+               ratio(im, tc, runs));
     }
-    printf("(median of %d rounds; 'vs' columns: this impl's ns/packet divided by that one's)\n",
+    printf("(ns: median of %d rounds; 'vs': median over the rounds of this impl's ns/packet "
+           "divided by that one's in the same round)\n",
            runs);
-    double floor_ratio = tc->median / dir->median;
+    double floor_ratio = ratio(tc, dir, runs);
     if (!tc->off && !dir->off)
         printf("target: tracec within 1.5x of the direct floor (goal 1.3x): %.2fx  %s%s\n",
                floor_ratio, target_word(floor_ratio <= 1.5),
@@ -414,7 +429,7 @@ int main(int argc, char **argv) {
     for (size_t k = 0; k < sizeof peers / sizeof peers[0]; k++) {
         impl *p = find_impl(peers[k]);
         if (tc->off || p->off) continue;
-        double speedup = p->median / tc->median;
+        double speedup = ratio(p, tc, runs);
         if (k < 2)
             printf("target: tracec >= 5x faster than %s: %.1fx  %s\n", p->name, speedup,
                    target_word(speedup >= 5.0));
