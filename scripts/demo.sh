@@ -7,7 +7,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 "$root/scripts/setup.sh"
 
-build="$root/build"
+build="$root/build-demo"
 echo "==> building protoc-gen-tracec, libtracec and the example (in $build)"
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTRACEC_BUILD_TESTS=OFF >/dev/null
 cmake --build "$build" -j"$(nproc)" --target protoc-gen-tracec example >/dev/null

@@ -55,19 +55,19 @@ Test(install, layout) {
 }
 
 Test(install, user_program_builds_against_the_install) {
-    char cmd[4096];
+    char cmd[8192];
     snprintf(cmd, sizeof cmd,
              "set -e; P=%s; W=$(mktemp -d); cd $W; mkdir gen;"
              "protoc --plugin=protoc-gen-tracec=$P/bin/protoc-gen-tracec --tracec_out=gen"
              " -I $P/share/tracec/protos -I %s/examples my_events.proto;"
-             "cc -std=c11 -Wall -Wextra -Werror %s -I $P/include -I gen %s/examples/example.c"
-             " gen/my_events.tracec.c -L $P/lib -ltracec -lpthread -o app;"
+             "cc -std=c11 -Wall -Wextra -Werror %s -I $P/include -I gen -I %s/examples %s/examples/example.c"
+             " %s/examples/example_trace.c gen/my_events.tracec.c -L $P/lib -ltracec -lpthread -o app;"
              "./app out.pftrace >/dev/null;"
              "protoc --decode=perfetto.protos.Trace -I $P/share/tracec/protos -I %s/examples -I %s/scripts"
              " -I %s decode_demo.proto < out.pftrace 2>/dev/null | grep -F 'my_app.MyEvent.custom_string';"
              "cd /; rm -rf $W",
              g_prefix, TRACEC_SOURCE_DIR, TRACEC_SANITIZE_FLAGS, TRACEC_SOURCE_DIR, TRACEC_SOURCE_DIR,
-             TRACEC_SOURCE_DIR, TRACEC_PROTOBUF_INCLUDE);
+             TRACEC_SOURCE_DIR, TRACEC_SOURCE_DIR, TRACEC_SOURCE_DIR, TRACEC_PROTOBUF_INCLUDE);
     int st = -1;
     char *out = oracle_run(cmd, &st);
     cr_expect_eq(st, 0, "building against the install failed:\n%s", out);
