@@ -340,6 +340,32 @@ static inline TRACEC_I_ALWAYS_INLINE void tracec_msg_put_fixed64(tracec_msg *m, 
     w->ptr = tracec_put_fixed64(tracec_put_tag(w->ptr, tag), v);
 }
 
+/*
+ * Copies len bytes; short strings inline (two overlapping loads and stores,
+ * never reading or writing outside [src, src + len) / [dst, dst + len)),
+ * longer ones through memcpy.
+ */
+static inline TRACEC_I_ALWAYS_INLINE void tracec_i_copy(uint8_t *dst, const void *src, size_t len) {
+    const uint8_t *s = (const uint8_t *)src;
+    if (len >= 8 && len <= 16) {
+        uint64_t a, b;
+        memcpy(&a, s, 8);
+        memcpy(&b, s + len - 8, 8);
+        memcpy(dst, &a, 8);
+        memcpy(dst + len - 8, &b, 8);
+    } else if (len >= 4 && len < 8) {
+        uint32_t a, b;
+        memcpy(&a, s, 4);
+        memcpy(&b, s + len - 4, 4);
+        memcpy(dst, &a, 4);
+        memcpy(dst + len - 4, &b, 4);
+    } else if (len < 4) {
+        for (size_t i = 0; i < len; i++) dst[i] = s[i];
+    } else {
+        memcpy(dst, s, len);
+    }
+}
+
 /* A length-delimited field (string, bytes, or a pre-serialized message). */
 static inline void tracec_msg_put_bytes(tracec_msg *m, uint32_t tag, const void *data, size_t len) {
     tracec_writer *w = m->w;
@@ -349,7 +375,7 @@ static inline void tracec_msg_put_bytes(tracec_msg *m, uint32_t tag, const void 
     }
     if (!tracec_writer_reserve(w, TRACEC_MAX_TAG_SIZE + 5u + len)) return;
     uint8_t *p = tracec_put_varint32(tracec_put_tag(w->ptr, tag), (uint32_t)len);
-    if (len) memcpy(p, data, len);
+    tracec_i_copy(p, data, len);
     w->ptr = p + len;
 }
 
