@@ -7,7 +7,7 @@
  *                           OUTDIR/pf_trace.bin    (perfetto.protos.Trace)
  *                           OUTDIR/nopkg.bin       (NoPkg)
  *
- * bytes_check.py encodes each .txtpb with protoc --encode and compares the
+ * test_bytes.c (test_codegen_bytes) encodes each .txtpb with protoc --encode and compares the
  * bytes (after shrinking our 4-byte nested lengths to minimal varints) and
  * the protoc --decode text of both.  Fields are written in field-number
  * order, as protoc serializes them.

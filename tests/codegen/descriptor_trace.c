@@ -8,9 +8,12 @@
  *                         ExtensionDescriptor, then events that use every
  *                         extension of both files;
  *   OUTDIR/registry.pb    every FileDescriptorSet in the compile-time
- *                         registry, concatenated (= one merged set).
+ *                         registry, concatenated (= one merged set);
+ *   OUTDIR/registry.txt   the registry's file names, one a line.
  *
- * descriptors_check.py reads both back with python3-protobuf.
+ * test_descriptors.c (test_codegen_descriptors) checks them with protoc and
+ * python3-protobuf.  This is a plain program, not the Criterion test itself:
+ * --gc-sections would drop Criterion's test table along with unused code.
  */
 #include <stdio.h>
 #include <string.h>
@@ -91,15 +94,18 @@ static void test_extensions_event(tracec_trace_file *f) {
     tracec_trace_file_end_packet(f, &w, &pkt.msg);
 }
 
-static int dump_registry(const char *path) {
+static int dump_registry(const char *path, const char *names_path) {
     FILE *out = fopen(path, "wb");
-    if (out == NULL) {
-        perror(path);
+    FILE *names = fopen(names_path, "w");
+    if (out == NULL || names == NULL) {
+        perror(out == NULL ? path : names_path);
         return 1;
     }
-    for (const tracec_file_descriptor *d = tracec_registry_first(); d; d = tracec_registry_next(d))
+    for (const tracec_file_descriptor *d = tracec_registry_first(); d; d = tracec_registry_next(d)) {
         if (fwrite(d->set, 1, d->set_size, out) != d->set_size) return 1;
-    return fclose(out) == 0 ? 0 : 1;
+        fprintf(names, "%s\n", d->file_name);
+    }
+    return (fclose(out) == 0) & (fclose(names) == 0) ? 0 : 1;
 }
 
 int main(int argc, char **argv) {
@@ -122,6 +128,8 @@ int main(int argc, char **argv) {
         fprintf(stderr, "descriptor_trace: writing %s failed\n", path);
         return 1;
     }
+    char names[4096];
     snprintf(path, sizeof path, "%s/registry.pb", argv[1]);
-    return dump_registry(path);
+    snprintf(names, sizeof names, "%s/registry.txt", argv[1]);
+    return dump_registry(path, names);
 }

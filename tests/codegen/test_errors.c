@@ -1,0 +1,322 @@
+/*
+ * test_errors.c - every error path of protoc-gen-tracec, and the message the
+ * user sees for it.
+ *
+ * codegen_errors_protoc: errors a .proto file or an option can cause, through
+ *   protoc: it exits non-zero, prints exactly `--tracec_out: MESSAGE` and
+ *   writes no file.
+ * codegen_errors_request: errors protoc never lets through (unknown types, a
+ *   file_to_generate missing from the request, editions): hand-written
+ *   CodeGeneratorRequests, encoded by `protoc --encode`, sent to the plugin;
+ *   it exits 0 with a response (decoded by `protoc --decode`) whose `error`
+ *   is exactly the message and which holds no file.
+ * codegen_errors_cli: the plugin run by hand (bad stdin, unwritable stdout,
+ *   the command line).
+ */
+#define _GNU_SOURCE
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cg_util.h"
+
+TestSuite(codegen_errors_protoc, .init = cg_tmp_setup, .fini = cg_tmp_teardown);
+TestSuite(codegen_errors_request, .init = cg_tmp_setup, .fini = cg_tmp_teardown);
+TestSuite(codegen_errors_cli, .init = cg_tmp_setup, .fini = cg_tmp_teardown);
+
+/* ---- through protoc ------------------------------------------------------ */
+
+static size_t count_entries(const char *dir) {
+    DIR *d = opendir(dir);
+    cr_assert_not_null(d, "cannot open %s", dir);
+    size_t n = 0;
+    for (struct dirent *e; (e = readdir(d));) n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
+    closedir(d);
+    return n;
+}
+
+/*
+ * Writes `files` (NULL-terminated name, text pairs) to cg_tmp, runs protoc on
+ * `gen` with `opt` (may be "") and expects exit != 0, exactly
+ * "--tracec_out: <message>\n" and no file written.
+ */
+static void protoc_error(const char *const *files, const char *gen, const char *opt, const char *message) {
+    for (const char *const *f = files; *f; f += 2) {
+        char *p = cg_fmt("%s/%s", cg_tmp, f[0]);
+        char *text = cg_fmt("%s\n", f[1]);
+        cg_write_text(p, text);
+        free(text);
+        free(p);
+    }
+    int st = -1;
+    char *out = cg_run(&st, "cd '%s' && mkdir out && " CG_PROTOC_WITH_PLUGIN " --tracec_out=out -I. %s%s %s 2>&1",
+                       cg_tmp, *opt ? "--tracec_opt=" : "", opt, gen);
+    char *want = cg_fmt("--tracec_out: %s\n", message);
+    cr_expect_neq(st, 0, "protoc exited 0; it printed:\n%s", out);
+    cr_expect_str_eq(out, want, "protoc printed:\n  %s\nexpected:\n  %s", out, want);
+    char *outdir = cg_fmt("%s/out", cg_tmp);
+    size_t n = count_entries(outdir);
+    cr_expect_eq(n, 0, "%zu files written on error", n);
+    free(outdir);
+    free(want);
+    free(out);
+}
+
+#define A_PROTO "a.proto", "syntax = \"proto2\"; message A {}"
+#define KNOWN "(known: include_style, include_prefix, guard_prefix, name_prefix, descriptors)"
+
+Test(codegen_errors_protoc, unknown_option) {
+    const char *files[] = {A_PROTO, NULL};
+    protoc_error(files, "a.proto", "bogus=1", "--tracec_opt: unknown option 'bogus' " KNOWN);
+}
+
+Test(codegen_errors_protoc, option_without_a_value) {
+    const char *files[] = {A_PROTO, NULL};
+    protoc_error(files, "a.proto", "descriptors", "--tracec_opt: descriptors must be none, file or deps, not ''");
+}
+
+Test(codegen_errors_protoc, bad_include_style) {
+    const char *files[] = {A_PROTO, NULL};
+    protoc_error(files, "a.proto", "include_style=curly",
+                 "--tracec_opt: include_style must be quote or angle, not 'curly'");
+}
+
+Test(codegen_errors_protoc, bad_descriptors) {
+    const char *files[] = {A_PROTO, NULL};
+    protoc_error(files, "a.proto", "descriptors=all",
+                 "--tracec_opt: descriptors must be none, file or deps, not 'all'");
+}
+
+Test(codegen_errors_protoc, bad_name_prefix) {
+    const char *files[] = {A_PROTO, NULL};
+    protoc_error(files, "a.proto", "name_prefix=9x",
+                 "--tracec_opt: name_prefix must be the start of a C identifier ([A-Za-z_][A-Za-z0-9_]*), "
+                 "not '9x'");
+}
+
+Test(codegen_errors_protoc, one_bad_option_among_good_ones) {
+    const char *files[] = {A_PROTO, NULL};
+    protoc_error(files, "a.proto", "include_style=angle,guard_prefix=X_,nope",
+                 "--tracec_opt: unknown option 'nope' " KNOWN);
+}
+
+Test(codegen_errors_protoc, two_messages_with_one_c_name) {
+    const char *files[] = {"c.proto", "syntax = \"proto2\"; package p; message A { message B {} } message A_B {}",
+                           NULL};
+    protoc_error(files, "c.proto", "",
+                 "c.proto: the C name p_A_B of message p.A_B is also the C name of message p.A.B; rename one of "
+                 "them, or generate with --tracec_opt=name_prefix=...");
+}
+
+Test(codegen_errors_protoc, enum_value_and_message_with_one_c_name) {
+    const char *files[] = {"e.proto", "syntax = \"proto2\"; package p; enum E { A_B = 0; } message A { message B {} }",
+                           NULL};
+    protoc_error(files, "e.proto", "",
+                 "e.proto: the C name p_A_B of message p.A.B is also the C name of enum value p.E.A_B; rename one "
+                 "of them, or generate with --tracec_opt=name_prefix=...");
+}
+
+Test(codegen_errors_protoc, type_in_another_file_with_the_same_c_name) {
+    const char *files[] = {"x.proto", "syntax = \"proto2\"; package p.q; message R {}", "y.proto",
+                           "syntax = \"proto2\"; package p; import \"x.proto\"; message q_R { optional q.R r = 1; }",
+                           NULL};
+    protoc_error(files, "y.proto", "",
+                 "y.proto: the C name p_q_R of message p.q_R is also the C name of message p.q.R; rename one of "
+                 "them, or generate with --tracec_opt=name_prefix=...");
+}
+
+Test(codegen_errors_protoc, two_files_with_one_descriptor_symbol) {
+    const char *files[] = {"a-b.proto", "syntax = \"proto2\"; package one; message M {}", "a_b.proto",
+                           "syntax = \"proto2\"; package two; message M {}", NULL};
+    protoc_error(files, "a-b.proto a_b.proto", "",
+                 "a_b.proto: the C name tracec_fd_a_b_proto of the descriptor of a_b.proto is also the C name of "
+                 "the descriptor of a-b.proto; rename one of them, or generate with --tracec_opt=name_prefix=...");
+}
+
+/* ---- hand-written requests --------------------------------------------- */
+
+#define PLUGIN_PROTO "-I" TRACEC_PROTOBUF_INCLUDE " google/protobuf/compiler/plugin.proto"
+
+/* Encodes a CodeGeneratorRequest textproto with protoc into cg_tmp/req.bin. */
+static char *encode_request(const char *textproto) {
+    char *txt = cg_fmt("%s/req.txtpb", cg_tmp), *bin = cg_fmt("%s/req.bin", cg_tmp);
+    cg_write_text(txt, textproto);
+    int st = -1;
+    char *out = cg_run(&st, "'%s' --encode=google.protobuf.compiler.CodeGeneratorRequest " PLUGIN_PROTO
+                            " < '%s' 2>&1 > '%s'",
+                       TRACEC_PROTOC, txt, bin);
+    cr_assert_eq(st, 0, "protoc --encode of the request failed:\n%s\n%s", out, textproto);
+    free(out);
+    free(txt);
+    return bin;
+}
+
+/* `s` as a text-format string body (the escapes protoc --decode prints). */
+static char *text_escape(const char *s) {
+    char *out = malloc(strlen(s) * 2 + 1), *o = out;
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\'' || *s == '\\') *o++ = '\\';
+        *o++ = *s;
+    }
+    *o = '\0';
+    return out;
+}
+
+/*
+ * Sends the request to the plugin: it exits 0, and its response, decoded by
+ * protoc, has `error: "<message>"` and no file.
+ */
+static void request_error(const char *textproto, const char *message) {
+    char *req = encode_request(textproto);
+    char *resp = cg_fmt("%s/resp.bin", cg_tmp);
+    int st = -1;
+    char *err = cg_run(&st, "'%s' < '%s' 2>&1 > '%s'", CG_PLUGIN, req, resp);
+    cr_expect_eq(st, 0, "the plugin exited %d:\n%s", st, err);
+    cr_expect_str_eq(err, "", "the plugin printed to stderr:\n%s", err);
+    char *dec = cg_run(&st, "'%s' --decode=google.protobuf.compiler.CodeGeneratorResponse " PLUGIN_PROTO
+                            " < '%s' 2>&1",
+                       TRACEC_PROTOC, resp);
+    cr_assert_eq(st, 0, "the plugin's stdout is not a CodeGeneratorResponse:\n%s", dec);
+    char *esc = text_escape(message);
+    char *line = cg_fmt("error: \"%s\"\n", esc);
+    const char *got = strstr(dec, "error: ");
+    cr_expect(got == dec || (got && got[-1] == '\n'), "the response has no error; it is:\n%s", dec);
+    cr_expect(got && strncmp(got, line, strlen(line)) == 0, "response:\n%s\nexpected the line:\n%s", dec, line);
+    cr_expect(strstr(dec, "file {") == NULL, "the response holds files:\n%s", dec);
+    free(line);
+    free(esc);
+    free(dec);
+    free(err);
+    free(resp);
+    free(req);
+}
+
+Test(codegen_errors_request, file_to_generate_not_in_proto_file) {
+    request_error("file_to_generate: \"missing.proto\"\n"
+                  "proto_file { name: \"present.proto\" }\n",
+                  "missing.proto: not in the request's proto_file list");
+}
+
+Test(codegen_errors_request, unsupported_syntax) {
+    request_error("file_to_generate: \"ed.proto\"\n"
+                  "proto_file { name: \"ed.proto\" package: \"p\" syntax: \"editions\" message_type { name: \"M\" } }\n",
+                  "ed.proto: syntax \"editions\" is not supported: protoc-gen-tracec generates proto2 and proto3 "
+                  "files");
+}
+
+Test(codegen_errors_request, message_type_not_found) {
+    request_error("file_to_generate: \"t.proto\"\n"
+                  "proto_file { name: \"t.proto\" package: \"p\" syntax: \"proto2\"\n"
+                  "  message_type { name: \"M\" field { name: \"child\" number: 1 label: LABEL_OPTIONAL\n"
+                  "    type: TYPE_MESSAGE type_name: \".p.Missing\" } } }\n",
+                  "t.proto: field child: type .p.Missing not found in the request");
+}
+
+Test(codegen_errors_request, enum_type_not_found) {
+    request_error("file_to_generate: \"u.proto\"\n"
+                  "proto_file { name: \"u.proto\" package: \"p\" syntax: \"proto2\"\n"
+                  "  message_type { name: \"M\" field { name: \"kind\" number: 1 label: LABEL_OPTIONAL\n"
+                  "    type: TYPE_ENUM type_name: \".p.NoEnum\" } } }\n",
+                  "u.proto: field kind: enum .p.NoEnum not found in the request");
+}
+
+Test(codegen_errors_request, wrapper_extendee_not_found) {
+    request_error("file_to_generate: \"w.proto\"\n"
+                  "proto_file { name: \"w.proto\" package: \"p\" syntax: \"proto2\"\n"
+                  "  message_type { name: \"W\" extension { name: \"x\" number: 100 label: LABEL_OPTIONAL\n"
+                  "    type: TYPE_INT32 extendee: \".p.Nowhere\" } } }\n",
+                  "w.proto: wrapper p.W: extendee .p.Nowhere not found in the request");
+}
+
+Test(codegen_errors_request, file_scope_extendee_not_found) {
+    request_error("file_to_generate: \"v.proto\"\n"
+                  "proto_file { name: \"v.proto\" package: \"p\" syntax: \"proto2\"\n"
+                  "  extension { name: \"y\" number: 100 label: LABEL_OPTIONAL type: TYPE_INT32\n"
+                  "    extendee: \".p.Nowhere\" } }\n",
+                  "v.proto: extendee .p.Nowhere of extension y not found in the request");
+}
+
+/* ---- the plugin run by hand -------------------------------------------- */
+
+/* Runs the plugin with `redirs`; returns stderr (malloc'd), stdout in *out (may be NULL). */
+static char *run_plugin(const char *args, const char *redirs, int *st, char **out) {
+    char *errp = cg_fmt("%s/stderr", cg_tmp);
+    char *o = cg_run(st, "'%s' %s %s 2> '%s'", CG_PLUGIN, args, redirs, errp);
+    char *err = cg_read(errp, NULL);
+    cr_assert_not_null(err);
+    free(errp);
+    if (out)
+        *out = o;
+    else
+        free(o);
+    return err;
+}
+
+Test(codegen_errors_cli, stdin_that_is_not_a_request) {
+    char *in = cg_fmt("%s/garbage", cg_tmp);
+    cg_write(in, "\xff\xff\xff garbage", 11);
+    char *redir = cg_fmt("< '%s'", in);
+    int st = -1;
+    char *err = run_plugin("", redir, &st, NULL);
+    cr_expect_eq(st, 1, "exit %d, stderr:\n%s", st, err);
+    cr_expect(strstr(err, "protoc-gen-tracec: stdin is not a CodeGeneratorRequest (run me through protoc") != NULL,
+              "stderr:\n%s", err);
+    free(err);
+    free(redir);
+    free(in);
+}
+
+Test(codegen_errors_cli, stdin_that_cannot_be_read) {
+    int st = -1;
+    char *err = run_plugin("", "< /", &st, NULL);
+    cr_expect_eq(st, 1, "exit %d, stderr:\n%s", st, err);
+    cr_expect(strstr(err, "protoc-gen-tracec: cannot read the request from stdin") != NULL, "stderr:\n%s", err);
+    free(err);
+}
+
+Test(codegen_errors_cli, unknown_command_line_argument) {
+    int st = -1;
+    char *err = run_plugin("--bogus", "< /dev/null", &st, NULL);
+    cr_expect_eq(st, 2, "exit %d, stderr:\n%s", st, err);
+    cr_expect(strstr(err, "Run it through protoc") != NULL, "stderr:\n%s", err);
+    free(err);
+}
+
+Test(codegen_errors_cli, help_lists_every_option) {
+    int st = -1;
+    char *out = NULL;
+    char *err = run_plugin("--help", "< /dev/null", &st, &out);
+    cr_expect_eq(st, 0, "exit %d, stderr:\n%s", st, err);
+    static const char opts[][20] = {"include_style=", "include_prefix=", "guard_prefix=", "name_prefix=",
+                                    "descriptors="};
+    for (size_t i = 0; i < sizeof opts / sizeof opts[0]; i++)
+        cr_expect(strstr(out, opts[i]) != NULL, "--help does not mention %s; stdout:\n%s", opts[i], out);
+    free(out);
+    free(err);
+}
+
+Test(codegen_errors_cli, version) {
+    int st = -1;
+    char *out = NULL;
+    char *err = run_plugin("--version", "< /dev/null", &st, &out);
+    cr_expect_eq(st, 0, "exit %d, stderr:\n%s", st, err);
+    cr_expect(strncmp(out, "protoc-gen-tracec ", 18) == 0, "stdout:\n%s", out);
+    free(out);
+    free(err);
+}
+
+Test(codegen_errors_cli, stdout_that_cannot_be_written) {
+    if (access("/dev/full", W_OK) != 0) cg_skip_test("no writable /dev/full here");
+    char *req = encode_request("file_to_generate: \"ok.proto\"\nproto_file { name: \"ok.proto\" }\n");
+    char *redir = cg_fmt("< '%s' > /dev/full", req);
+    int st = -1;
+    char *err = run_plugin("", redir, &st, NULL);
+    cr_expect_eq(st, 1, "exit %d, stderr:\n%s", st, err);
+    cr_expect(strstr(err, "protoc-gen-tracec: cannot write the response to stdout") != NULL, "stderr:\n%s", err);
+    free(err);
+    free(redir);
+    free(req);
+}
