@@ -10,8 +10,8 @@
 #                                           source tree (the golden check test does this)
 #
 # Any change to protoc-gen-tracec comes with the golden files this rewrites, in
-# the same commit; the `codegen_golden` test fails (and prints the diff) when
-# they drift.
+# the same commit; the codegen_golden tests (tests/codegen/test_golden.c) fail,
+# printing the diff, when they drift.
 set -euo pipefail
 
 src=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
