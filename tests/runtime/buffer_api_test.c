@@ -91,7 +91,7 @@ Test(buffer_api, bad_calls_return_documented_statuses, .timeout = 30) {
     cr_assert_eq(tracec_create_buffer(ctx, 4096, 0, TRACEC_BUFFER_POLICY_LOSSLESS, nop_cb, NULL, &b),
                  TRACEC_STATUS_CONTEXT_NOT_FOUND);
     for (int i = 0; i < TRACEC_STATUS_LAST; i++) cr_assert_neq(tracec_status_str((tracec_status_t)i), NULL);
-    (void)tracec_finalize(); /* deliveries end before the collectors go */
+    test_end();
 }
 
 Test(buffer_api, emit_before_start_and_after_stop_is_closed, .timeout = 30) {
@@ -114,7 +114,7 @@ Test(buffer_api, emit_before_start_and_after_stop_is_closed, .timeout = 30) {
     OK(tracec_stop_context(ctx)); /* idempotent */
     OK(tracec_terminate_context(ctx));
     OK(tracec_terminate_context(ctx));
-    (void)tracec_finalize(); /* deliveries end before the collectors go */
+    test_end();
 }
 
 /* The seed: "a buffer of 4096 bytes with a watermark of 48 bytes takes six
@@ -145,7 +145,7 @@ Test(buffer_api, seed_watermark_example, .timeout = 30) {
     }
     cr_assert_eq(c.recs[6].size, 64);
     cr_assert_eq(c.recs[6].kind, 2);
-    (void)tracec_finalize(); /* deliveries end before the collectors go */
+    test_end();
 }
 
 /* Watermark 0 and watermark == size are both legal ("any value between zero and the size"). */
@@ -159,7 +159,7 @@ Test(buffer_api, watermark_bounds, .timeout = 30) {
     uint64_t v = 0;
     OK(tracec_buffer_emit(b0, 1, 1, &v, 8));
     cr_assert(collector_wait(&c, 1), "watermark 0 delivers every record");
-    (void)tracec_finalize(); /* deliveries end before the collectors go */
+    test_end();
 }
 
 /* Sizes are rounded up to the page; the seed's DISCARD example: a record
@@ -197,7 +197,7 @@ Test(buffer_api, seed_policy_example_discard, .timeout = 30) {
     OK(tracec_flush_buffer(b));
     cr_assert_eq(collector_count(&c), fits + 1);
     cr_assert_eq(c.last_drop, 2);
-    (void)tracec_finalize(); /* deliveries end before the collectors go */
+    test_end();
 }
 
 /* The seed's LOSSLESS example: a record that does not fit swaps halves; with
@@ -251,7 +251,7 @@ Test(buffer_api, seed_policy_example_lossless, .timeout = 30) {
     cr_assert_eq(st.dropped, 0);
     cr_assert_eq(c.last_drop, 0);
     for (size_t i = 0; i < 1025; i++) cr_assert_eq(c.recs[i].kind, i < 512 ? 1u : (i < 1024 ? 2u : 3u));
-    (void)tracec_finalize(); /* deliveries end before the collectors go */
+    test_end();
 }
 
 Test(buffer_api, oversize_records_are_errors_not_drops, .timeout = 30) {
@@ -289,7 +289,7 @@ Test(buffer_api, oversize_records_are_errors_not_drops, .timeout = 30) {
     cr_assert_eq(collector_count(&c), 2);
     cr_assert_eq(c.recs[1].size, 7, "0x0A, 4-byte length, field 8 = 5");
     free(big);
-    (void)tracec_finalize(); /* deliveries end before the collectors go */
+    test_end();
 }
 
 /* ---- the registry ---------------------------------------------------------- */
@@ -348,7 +348,7 @@ Test(buffer_api, kinds_and_operations, .timeout = 30) {
     OK(tracec_query_buffer_tracing_kind_operation_name(mine, 1, &name, &len));
     cr_assert_str_eq(name, "CLOSE");
     cr_assert_eq(tracec_iterate_buffer_tracing_kind_operations(4242, count_op, &no), TRACEC_STATUS_KIND_NOT_FOUND);
-    (void)tracec_finalize(); /* deliveries end before the collectors go */
+    test_end();
 }
 
 Test(buffer_api, configure_service, .timeout = 30) {
@@ -396,7 +396,7 @@ Test(buffer_api, configure_service, .timeout = 30) {
     cr_assert_eq(collector_count(&c), 1);
     cr_assert_eq(c.recs[0].category, TRACEC_BUFFER_CATEGORY_TRACING);
     cr_assert_eq(c.recs[0].kind, TRACEC_BUFFER_TRACING_TRACK_EVENT);
-    (void)tracec_finalize(); /* deliveries end before the collectors go */
+    test_end();
 }
 
 /* ---- lifecycle limits and categories ------------------------------------------ */
@@ -452,7 +452,7 @@ Test(buffer_api, provider_and_category_limits, .timeout = 30) {
     cr_assert(en, "additional categories are enabled for the run");
     OK(tracec_context_category_enabled(ctx, "cat99", &en));
     cr_assert(!en);
-    (void)tracec_finalize(); /* deliveries end before the collectors go */
+    test_end();
 }
 
 Test(buffer_api, categories_cheap_check_follows_lifecycle, .timeout = 30) {
@@ -489,5 +489,5 @@ Test(buffer_api, categories_cheap_check_follows_lifecycle, .timeout = 30) {
     tracec_context_id_t other;
     OK(tracec_create_context(&other));
     cr_assert_eq(tracec_register_category(other, &gfx), TRACEC_STATUS_INVALID_ARGUMENT);
-    (void)tracec_finalize(); /* deliveries end before the collectors go */
+    test_end();
 }

@@ -44,6 +44,8 @@ static void fork_run(int packets) {
     cr_assert_geq(pid, 0);
     if (pid == 0) {
         close(fds[0]);
+        pthread_mutex_init(&c.mu, NULL);
+        pthread_cond_init(&c.cv, NULL);
         /* Child: flush; then trace 5 records of its own through the same APIs. */
         int bad = tracec_flush_buffer(b) != TRACEC_STATUS_SUCCESS;
         size_t from_parent = collector_count(&c);
@@ -84,7 +86,7 @@ static void fork_run(int packets) {
     cr_assert_eq(collector_count(&c), 100);
     for (size_t i = 0; i < 100; i++) cr_assert_eq(c.recs[i].kind, 1);
     tracec_buffer_writer_release(&bw);
-    (void)tracec_finalize();
+    test_end();
 }
 
 Test(buffer_fork, child_never_redelivers_parent_records, .timeout = 60) { fork_run(0); }
@@ -121,6 +123,9 @@ Test(buffer_fork, fork_while_producing_and_delivering, .timeout = 60) {
     for (int k = 0; k < 20; k++) {
         pid_t pid = fork();
         if (pid == 0) {
+            /* The parent's callback thread may have held the collector's lock at fork. */
+            pthread_mutex_init(&c.mu, NULL);
+            pthread_cond_init(&c.cv, NULL);
             size_t before = collector_count(&c);
             uint64_t v = 7;
             int bad = tracec_buffer_emit(b, TRACEC_BUFFER_CATEGORY_USER, 3, &v, 8) != TRACEC_STATUS_SUCCESS;
@@ -137,7 +142,7 @@ Test(buffer_fork, fork_while_producing_and_delivering, .timeout = 60) {
     pthread_join(t, NULL);
     OK(tracec_flush_buffer(b));
     cr_assert_eq(collector_count(&c), a.ok, "parent: every accepted record delivered once");
-    (void)tracec_finalize();
+    test_end();
 }
 
 Test(buffer_fork, records_below_watermark_are_delivered_at_exit, .timeout = 60) {

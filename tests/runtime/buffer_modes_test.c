@@ -71,7 +71,7 @@ Test(buffer_modes, oneshot_keeps_exactly_the_first_records, .timeout = 30) {
     cr_assert_eq(tracec_buffer_emit(b, 1, 1, &x, 8), TRACEC_STATUS_BUFFER_FULL);
     OK(tracec_stop_context(ctx));
     cr_assert_eq(collector_count(&c), cap);
-    (void)tracec_finalize(); /* deliveries end before the collectors go */
+    test_end();
 }
 
 Test(buffer_modes, oneshot_packets_keep_the_first, .timeout = 30) {
@@ -118,7 +118,7 @@ Test(buffer_modes, oneshot_packets_keep_the_first, .timeout = 30) {
         cr_assert_eq(v, i);
     }
     tracec_buffer_writer_release(&bw);
-    (void)tracec_finalize(); /* deliveries end before the collectors go */
+    test_end();
 }
 
 /*
@@ -190,7 +190,7 @@ static void circular_run(bool packets) {
                  (unsigned long long)st.overwritten);
     cr_assert_eq(st.dropped, 0);
     tracec_buffer_writer_release(&bw);
-    (void)tracec_finalize(); /* deliveries end before the collectors go */
+    test_end();
 }
 
 Test(buffer_modes, circular_keeps_durable_and_references_resolve, .timeout = 30) { circular_run(false); }
@@ -221,7 +221,7 @@ Test(buffer_modes, durable_packets, .timeout = 30) {
     cr_assert_eq(c.recs[0].kind, TRACEC_BUFFER_TRACING_INTERNED_DATA);
     cr_assert_eq(memcmp(c.recs[0].data + 7, "interned-name", 13), 0);
     tracec_buffer_writer_release(&bw);
-    (void)tracec_finalize(); /* deliveries end before the collectors go */
+    test_end();
 }
 
 /* ---- dispositions -------------------------------------------------------------- */
@@ -303,7 +303,7 @@ Test(buffer_modes, dispositions_oneshot, .timeout = 30) {
     OK(tracec_flush_buffer(b));
     cr_assert_eq(collector_count(&c), before + dcap + cap, "only the new run's records");
     OK(tracec_terminate_context(ctx));
-    (void)tracec_finalize(); /* deliveries end before the collectors go */
+    test_end();
 }
 
 /* Interning with an epoch: after CLEAR_ENTIRE the producer notices and
@@ -341,7 +341,7 @@ Test(buffer_modes, clear_entire_leaves_no_stale_index, .timeout = 30) {
         tracec_start_options_t so = {TRACEC_BUFFER_DISPOSITION_CLEAR_ENTIRE, NULL, 0};
         OK(tracec_start_context_with_options(ctx, &so));
     }
-    (void)tracec_finalize(); /* deliveries end before the collectors go */
+    test_end();
 }
 
 Test(buffer_modes, streaming_runs_deliver_old_and_new, .timeout = 30) {
@@ -373,5 +373,5 @@ Test(buffer_modes, streaming_runs_deliver_old_and_new, .timeout = 30) {
         memcpy(&v, c.recs[i].data, 8);
         cr_assert_eq(v, (i / 3) * 10 + i % 3);
     }
-    (void)tracec_finalize(); /* deliveries end before the collectors go */
+    test_end();
 }

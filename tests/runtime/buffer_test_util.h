@@ -87,18 +87,42 @@ typedef struct collector {
 
 static _Thread_local int tls_is_producer;
 
+/* Live collectors, so test_end() can free what they hold. */
+static collector *g_collectors[64];
+
 static inline void collector_init(collector *c) {
     memset(c, 0, sizeof *c);
     pthread_mutex_init(&c->mu, NULL);
     pthread_cond_init(&c->cv, NULL);
     c->keep = 1;
+    for (int i = 0; i < 64; i++)
+        if (g_collectors[i] == NULL) {
+            g_collectors[i] = c;
+            break;
+        }
 }
 
+/* Frees the records (the collector can keep collecting afterwards). */
 static inline void collector_free(collector *c) {
+    pthread_mutex_lock(&c->mu);
     for (size_t i = 0; i < c->n; i++) free(c->recs[i].data);
     free(c->recs);
     c->recs = NULL;
     c->n = c->cap = 0;
+    pthread_mutex_unlock(&c->mu);
+}
+
+static inline void collector_forget(collector *c) {
+    collector_free(c);
+    for (int i = 0; i < 64; i++)
+        if (g_collectors[i] == c) g_collectors[i] = NULL;
+}
+
+/* End of a test: no delivery after this, then the collectors' records are freed. */
+static inline void test_end(void) {
+    (void)tracec_finalize();
+    for (int i = 0; i < 64; i++)
+        if (g_collectors[i] != NULL) collector_forget(g_collectors[i]);
 }
 
 static void collect_cb(tracec_context_id_t ctx, tracec_buffer_id_t id, tracec_record_header_t **h, size_t n,

@@ -146,7 +146,7 @@ static void lossless_run(int packets) {
     verify(&c, ps, NPROD, true);
     cr_assert_gt(st.half_switches, 5, "halves switched under load");
     collector_free(&c);
-    (void)tracec_finalize(); /* deliveries end before the collectors go */
+    test_end();
 }
 
 Test(buffer_threads, lossless_exactly_once_emit, .timeout = 60) { lossless_run(0); }
@@ -193,7 +193,7 @@ static void discard_run(int packets, size_t max_len) {
     cr_assert_eq(c.concurrent, 0);
     verify(&c, ps, NPROD, false);
     collector_free(&c);
-    (void)tracec_finalize(); /* deliveries end before the collectors go */
+    test_end();
 }
 
 Test(buffer_threads, discard_accounting_emit, .timeout = 60) { discard_run(0, 100); }
@@ -253,7 +253,7 @@ Test(buffer_threads, flush_wait_delivers_everything_emitted_before, .timeout = 6
         pthread_mutex_unlock(&m.mu);
     }
     for (int i = 0; i < 2; i++) pthread_join(t[i], NULL);
-    (void)tracec_finalize(); /* deliveries end before the collectors go */
+    test_end();
 }
 
 /* ---- callback threads --------------------------------------------------------- */
@@ -296,7 +296,7 @@ Test(buffer_threads, callbacks_run_only_on_their_assigned_thread, .timeout = 60)
     cr_assert(!pthread_equal(c[0].cb_thread, c[1].cb_thread));
     cr_assert(!pthread_equal(c[1].cb_thread, c[2].cb_thread));
     cr_assert(!pthread_equal(c[0].cb_thread, c[2].cb_thread));
-    (void)tracec_finalize(); /* deliveries end before the collectors go */
+    test_end();
 }
 
 /* ---- re-entrancy: emit and flush from inside a callback ------------------------ */
@@ -366,7 +366,7 @@ Test(buffer_threads, emit_and_flush_inside_callback_never_deadlock, .timeout = 6
     cr_assert_eq(st.dropped, r.refused + 1, "each refusal was counted");
     OK(tracec_flush_buffer(b));
     cr_assert_eq(collector_count(&c), 1 + r.ok, "what the callback emitted is delivered");
-    (void)tracec_finalize(); /* deliveries end before the collectors go */
+    test_end();
 }
 
 /* ---- the streaming handshake --------------------------------------------------- */
@@ -428,8 +428,10 @@ Test(buffer_threads, streaming_half_is_stable_while_delivered, .timeout = 60) {
             cr_assert_eq(st.dropped, 0);
             cr_assert_eq(c.n, 40000u);
         }
+        OK(tracec_destroy_context(ctx));
+        collector_forget(&c);
     }
-    (void)tracec_finalize(); /* deliveries end before the collectors go */
+    test_end();
 }
 
 /* ---- shutdown ------------------------------------------------------------------ */
@@ -470,7 +472,7 @@ Test(buffer_threads, finalize_racing_with_producers_loses_no_accepted_record, .t
     OK(tracec_finalize()); /* idempotent */
     tracec_context_id_t c2;
     cr_assert_eq(tracec_create_context(&c2), TRACEC_STATUS_BAD_STATE);
-    (void)tracec_finalize(); /* deliveries end before the collectors go */
+    test_end();
 }
 
 Test(buffer_threads, destroy_racing_with_producers, .timeout = 60) {
@@ -501,5 +503,5 @@ Test(buffer_threads, destroy_racing_with_producers, .timeout = 60) {
     for (int i = 0; i < 2; i++) pthread_join(t[i], NULL);
     cr_assert_eq(c.called_after_destroy, 0, "no callback after destroy returned");
     verify(&c, ps, 2, true);
-    (void)tracec_finalize(); /* deliveries end before the collectors go */
+    test_end();
 }

@@ -1,0 +1,58 @@
+/* The runner behind tsan_runner/criterion/criterion.h: one fork per test. */
+#define _DEFAULT_SOURCE 1
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "criterion/criterion.h"
+
+static mini_test tests[256];
+static int ntests;
+
+void mini_register(const char *suite, const char *name, void (*fn)(void)) {
+    if (ntests < 256) tests[ntests++] = (mini_test){suite, name, fn};
+}
+
+void mini_fail(const char *file, int line, const char *expr, const char *fmt, ...) {
+    fprintf(stderr, "[----] %s:%d: Assertion Failed: %s\n[----]   ", file, line, expr);
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\n");
+    fflush(stderr);
+    _exit(1);
+}
+
+int main(int argc, char **argv) {
+    const char *filter = NULL;
+    for (int i = 1; i < argc; i++)
+        if (strncmp(argv[i], "--filter=", 9) == 0) filter = argv[i] + 9;
+    int pass = 0, fail = 0, crash = 0, run = 0;
+    for (int i = 0; i < ntests; i++) {
+        if (filter && !strstr(tests[i].name, filter)) continue;
+        run++;
+        fflush(NULL);
+        pid_t pid = fork();
+        if (pid == 0) {
+            alarm(120);
+            tests[i].fn();
+            exit(0); /* runs atexit handlers, as a Criterion test process does */
+        }
+        int st = 0;
+        waitpid(pid, &st, 0);
+        if (WIFEXITED(st) && WEXITSTATUS(st) == 0) {
+            pass++;
+        } else if (WIFEXITED(st)) {
+            fail++;
+            fprintf(stderr, "[FAIL] %s::%s (exit %d)\n", tests[i].suite, tests[i].name, WEXITSTATUS(st));
+        } else {
+            crash++;
+            fprintf(stderr, "[FAIL] %s::%s: CRASH (signal %d)\n", tests[i].suite, tests[i].name,
+                    WIFSIGNALED(st) ? WTERMSIG(st) : -1);
+        }
+    }
+    fprintf(stderr, "[====] Synthesis: Tested: %d | Passing: %d | Failing: %d | Crashing: %d \n", run, pass, fail,
+            crash);
+    return fail + crash ? 1 : 0;
+}
