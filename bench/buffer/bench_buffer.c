@@ -39,10 +39,11 @@ static double now_s(void) {
 }
 
 static inline tracec_status_t write_packet(tracec_buffer_writer *bw, const bench_input *in) {
+    tracec_writer pw;
     perfetto_protos_TracePacket pkt;
     bench_BenchEvent ev;
     perfetto_protos_DebugAnnotation arg;
-    tracec_buffer_begin_packet(bw, TRACEC_BUFFER_CATEGORY_TRACING, TRACEC_BUFFER_TRACING_TRACK_EVENT, &pkt.msg);
+    tracec_buffer_begin_packet(bw, &pw, TRACEC_BUFFER_CATEGORY_TRACING, TRACEC_BUFFER_TRACING_TRACK_EVENT, &pkt.msg);
     perfetto_protos_TracePacket_set_timestamp(&pkt, in->timestamp);
     perfetto_protos_TracePacket_set_trusted_packet_sequence_id(&pkt, in->sequence_id);
     perfetto_protos_TracePacket_begin_track_event_as_bench_BenchEvent(&pkt, &ev);
@@ -57,7 +58,7 @@ static inline tracec_status_t write_packet(tracec_buffer_writer *bw, const bench
     bench_BenchEvent_set_bench_counter(&ev, in->counter);
     bench_BenchEvent_set_bench_label(&ev, in->label, in->label_len);
     perfetto_protos_TracePacket_end_track_event_as_bench_BenchEvent(&pkt, &ev);
-    return tracec_buffer_end_packet(bw, &pkt.msg);
+    return tracec_buffer_end_packet(bw, &pw, &pkt.msg);
 }
 
 /* Delivery: touch every record (sum of sizes and first bytes). */

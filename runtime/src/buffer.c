@@ -412,25 +412,18 @@ void tracec_buffer_writer_release(tracec_buffer_writer *bw) {
     writer_fail_window(bw, TRACEC_STATUS_BAD_STATE);
 }
 
-static void open_root_packet(tracec_writer *w, tracec_msg *packet) {
+/* A fresh packet window in bw->w: [base, base + header) is the record header. */
+static void open_window(tracec_writer *w) {
     w->status = TRACEC_STATUS_SUCCESS;
     w->top = TRACEC_I_ROOT;
-    tracec_msg root;
-    root.w = w;
-    root.size_off = TRACEC_I_ROOT;
-    root.parent = TRACEC_I_ROOT;
-    tracec_msg_begin_nested(&root, TRACEC_TAG(1, TRACEC_WIRE_LEN), packet);
 }
 
-static void begin_failed(tracec_buffer_writer *bw, tracec_msg *packet, tracec_status_t st) {
+static void begin_failed(tracec_buffer_writer *bw, tracec_status_t st) {
     writer_fail_window(bw, st);
     WS(bw)->in_packet = 3;
-    packet->w = &bw->w;
-    packet->size_off = TRACEC_I_FAILED;
-    packet->parent = TRACEC_I_ROOT;
 }
 
-void tracec_buffer_begin_packet(tracec_buffer_writer *bw, uint32_t category, uint32_t kind, tracec_msg *packet) {
+void tracec_i_buffer_begin(tracec_buffer_writer *bw, uint32_t category, uint32_t kind) {
     tracec_i_wstate *ws = WS(bw);
     tracec_writer *w = &bw->w;
     if (ws->in_packet == 1 || ws->in_packet == 2) {
@@ -438,16 +431,16 @@ void tracec_buffer_begin_packet(tracec_buffer_writer *bw, uint32_t category, uin
         if (ws->in_packet == 2) pthread_mutex_unlock(&ws->b->dmu);
         else atomic_store_explicit(&ws->busy, 0, memory_order_release);
         ws->in_packet = 0;
-        begin_failed(bw, packet, TRACEC_STATUS_BAD_STATE);
+        begin_failed(bw, TRACEC_STATUS_BAD_STATE);
         return;
     }
     tracec_i_buffer *b = ws->b;
     if (b == NULL || atomic_load_explicit(&b->destroyed, memory_order_acquire)) {
-        begin_failed(bw, packet, TRACEC_STATUS_BUFFER_NOT_FOUND);
+        begin_failed(bw, TRACEC_STATUS_BUFFER_NOT_FOUND);
         return;
     }
     if (!atomic_load_explicit(&b->accepting, memory_order_relaxed)) {
-        begin_failed(bw, packet, TRACEC_STATUS_CLOSED);
+        begin_failed(bw, TRACEC_STATUS_CLOSED);
         return;
     }
     ws->category = category;
@@ -456,7 +449,7 @@ void tracec_buffer_begin_packet(tracec_buffer_writer *bw, uint32_t category, uin
         pthread_mutex_lock(&b->dmu);
         if (!atomic_load_explicit(&b->accepting, memory_order_acquire)) {
             pthread_mutex_unlock(&b->dmu);
-            begin_failed(bw, packet, TRACEC_STATUS_CLOSED);
+            begin_failed(bw, TRACEC_STATUS_CLOSED);
             return;
         }
         size_t off = atomic_load_explicit(&b->doff, memory_order_relaxed);
@@ -465,7 +458,7 @@ void tracec_buffer_begin_packet(tracec_buffer_writer *bw, uint32_t category, uin
         w->end = b->dmem + b->durable_cap;
         if (w->ptr > w->end) w->ptr = w->end;
         ws->in_packet = 2;
-        open_root_packet(w, packet);
+        open_window(w);
         return;
     }
     bool fresh = ws->blk == NULL || atomic_load_explicit(&ws->stolen, memory_order_relaxed) ||
@@ -482,7 +475,7 @@ void tracec_buffer_begin_packet(tracec_buffer_writer *bw, uint32_t category, uin
         tracec_status_t st = acquire_chunk(b, ws, ws->reserve, false, NULL, 0);
         pthread_mutex_unlock(&b->mu);
         if (st != TRACEC_STATUS_SUCCESS) {
-            begin_failed(bw, packet, st);
+            begin_failed(bw, st);
             return;
         }
     }
@@ -490,7 +483,7 @@ void tracec_buffer_begin_packet(tracec_buffer_writer *bw, uint32_t category, uin
     w->ptr = w->base + TRACEC_I_HDR;
     w->end = ws->body_end;
     ws->in_packet = 1;
-    open_root_packet(w, packet);
+    open_window(w);
 }
 
 /*
@@ -530,23 +523,15 @@ static bool buffer_grow(tracec_writer *w, size_t need) {
     return true;
 }
 
-tracec_status_t tracec_buffer_end_packet(tracec_buffer_writer *bw, tracec_msg *packet) {
-    if (bw == NULL || packet == NULL) return TRACEC_STATUS_INVALID_ARGUMENT;
+tracec_status_t tracec_i_buffer_commit(tracec_buffer_writer *bw) {
     tracec_i_wstate *ws = WS(bw);
     tracec_writer *w = &bw->w;
-    if (packet->w != w || ws->in_packet == 0) return TRACEC_STATUS_BAD_STATE;
+    if (ws->in_packet == 0) return TRACEC_STATUS_BAD_STATE;
     if (ws->in_packet == 3) {
         ws->in_packet = 0;
         return w->status;
     }
     tracec_i_buffer *b = ws->b;
-    tracec_msg root;
-    root.w = w;
-    root.size_off = TRACEC_I_ROOT;
-    root.parent = TRACEC_I_ROOT;
-    tracec_msg_end_nested(&root, packet);
-    if (w->status == TRACEC_STATUS_SUCCESS && w->top != TRACEC_I_ROOT)
-        tracec_writer_fail(w, TRACEC_STATUS_NESTING_MISMATCH);
     tracec_status_t st = w->status;
     int kind_of_packet = (int)ws->in_packet;
     ws->in_packet = 0;

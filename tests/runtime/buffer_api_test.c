@@ -77,7 +77,7 @@ Test(buffer_api, bad_calls_return_documented_statuses, .timeout = 30) {
     cr_assert_eq(tracec_buffer_emit(b, 1, 1, &v, 0), TRACEC_STATUS_INVALID_ARGUMENT);
     cr_assert_eq(tracec_query_buffer_stats(b, NULL), TRACEC_STATUS_INVALID_ARGUMENT);
     cr_assert_eq(tracec_buffer_writer_init(&bw, b, 1u << 20), TRACEC_STATUS_RECORD_TOO_LARGE);
-    cr_assert_eq(tracec_buffer_end_packet(&bw, NULL), TRACEC_STATUS_INVALID_ARGUMENT);
+    cr_assert_eq(tracec_buffer_end_packet(&bw, NULL, NULL), TRACEC_STATUS_INVALID_ARGUMENT);
 
     /* Use after destroy. */
     OK(tracec_destroy_buffer(b));
@@ -272,18 +272,19 @@ Test(buffer_api, oversize_records_are_errors_not_drops, .timeout = 30) {
     /* A packet that can never fit fails with RECORD_TOO_LARGE. */
     tracec_buffer_writer bw;
     OK(tracec_buffer_writer_init(&bw, b, 0));
+    tracec_writer pw;
     tracec_msg pkt;
-    tracec_buffer_begin_packet(&bw, 1, 1, &pkt);
+    tracec_buffer_begin_packet(&bw, &pw, 1, 1, &pkt);
     tracec_msg_put_bytes(&pkt, TRACEC_TAG(900, TRACEC_WIRE_LEN), big, (size_t)page * 2);
-    tracec_status_t pst = tracec_buffer_end_packet(&bw, &pkt);
+    tracec_status_t pst = tracec_buffer_end_packet(&bw, &pw, &pkt);
     cr_assert_eq(pst, TRACEC_STATUS_RECORD_TOO_LARGE, "%s", ST(pst));
     OK(tracec_query_buffer_stats(b, &st));
     cr_assert_eq(st.dropped, 0);
     /* The writer still works afterwards. */
-    tracec_buffer_begin_packet(&bw, 1, 1, &pkt);
+    tracec_buffer_begin_packet(&bw, &pw, 1, 1, &pkt);
     tracec_msg_put_varint(&pkt, TRACEC_TAG(8, TRACEC_WIRE_VARINT), 5);
-    OK(tracec_buffer_end_packet(&bw, &pkt));
-    cr_assert_eq(tracec_buffer_end_packet(&bw, &pkt), TRACEC_STATUS_BAD_STATE, "no packet open");
+    OK(tracec_buffer_end_packet(&bw, &pw, &pkt));
+    cr_assert_eq(tracec_buffer_end_packet(&bw, &pw, &pkt), TRACEC_STATUS_BAD_STATE, "no packet open");
     tracec_buffer_writer_release(&bw);
     OK(tracec_flush_buffer(b));
     cr_assert_eq(collector_count(&c), 2);

@@ -29,9 +29,10 @@ int main(void) {
         if (tracec_buffer_emit(b, TRACEC_BUFFER_CATEGORY_USER, 1, &i, sizeof i) != TRACEC_STATUS_SUCCESS) return 1;
     static tracec_buffer_writer bw; /* never released: the exit handler must cope */
     if (tracec_buffer_writer_init(&bw, b, 0) != TRACEC_STATUS_SUCCESS) return 1;
+    tracec_writer pw;
     tracec_msg pkt;
-    tracec_buffer_begin_packet(&bw, TRACEC_BUFFER_CATEGORY_USER, 2, &pkt);
+    tracec_buffer_begin_packet(&bw, &pw, TRACEC_BUFFER_CATEGORY_USER, 2, &pkt);
     tracec_msg_put_varint(&pkt, TRACEC_TAG(8, TRACEC_WIRE_VARINT), 99);
-    if (tracec_buffer_end_packet(&bw, &pkt) != TRACEC_STATUS_SUCCESS) return 1;
+    if (tracec_buffer_end_packet(&bw, &pw, &pkt) != TRACEC_STATUS_SUCCESS) return 1;
     return 0; /* no flush, no stop */
 }

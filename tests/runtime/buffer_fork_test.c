@@ -30,10 +30,11 @@ static void fork_run(int packets) {
     for (uint64_t i = 0; i < 100; i++) {
         trec_make(rec, sizeof rec, 1, i);
         if (packets) {
+            tracec_writer pw;
             tracec_msg pkt;
-            tracec_buffer_begin_packet(&bw, TRACEC_BUFFER_CATEGORY_USER, 1, &pkt);
+            tracec_buffer_begin_packet(&bw, &pw, TRACEC_BUFFER_CATEGORY_USER, 1, &pkt);
             tracec_msg_put_bytes(&pkt, TRACEC_TAG(900, TRACEC_WIRE_LEN), rec, sizeof rec);
-            OK(tracec_buffer_end_packet(&bw, &pkt));
+            OK(tracec_buffer_end_packet(&bw, &pw, &pkt));
         } else {
             OK(tracec_buffer_emit(b, TRACEC_BUFFER_CATEGORY_USER, 1, rec, sizeof rec));
         }
@@ -52,10 +53,11 @@ static void fork_run(int packets) {
         for (uint64_t i = 0; i < 5; i++) {
             trec_make(rec, sizeof rec, 2, i);
             if (packets) {
+                tracec_writer pw;
                 tracec_msg pkt;
-                tracec_buffer_begin_packet(&bw, TRACEC_BUFFER_CATEGORY_USER, 2, &pkt);
+                tracec_buffer_begin_packet(&bw, &pw, TRACEC_BUFFER_CATEGORY_USER, 2, &pkt);
                 tracec_msg_put_bytes(&pkt, TRACEC_TAG(900, TRACEC_WIRE_LEN), rec, sizeof rec);
-                bad |= tracec_buffer_end_packet(&bw, &pkt) != TRACEC_STATUS_SUCCESS;
+                bad |= tracec_buffer_end_packet(&bw, &pw, &pkt) != TRACEC_STATUS_SUCCESS;
             } else {
                 bad |= tracec_buffer_emit(b, TRACEC_BUFFER_CATEGORY_USER, 2, rec, sizeof rec) != TRACEC_STATUS_SUCCESS;
             }

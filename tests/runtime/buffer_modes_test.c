@@ -85,10 +85,11 @@ Test(buffer_modes, oneshot_packets_keep_the_first, .timeout = 30) {
     OK(tracec_buffer_writer_init(&bw, b, 64));
     uint64_t accepted = 0, first_refused = 0;
     for (uint64_t i = 0; i < 2000; i++) {
+        tracec_writer pw;
         tracec_msg pkt;
-        tracec_buffer_begin_packet(&bw, TRACEC_BUFFER_CATEGORY_USER, 1, &pkt);
+        tracec_buffer_begin_packet(&bw, &pw, TRACEC_BUFFER_CATEGORY_USER, 1, &pkt);
         tracec_msg_put_varint(&pkt, TRACEC_TAG(8, TRACEC_WIRE_VARINT), i);
-        tracec_status_t s = tracec_buffer_end_packet(&bw, &pkt);
+        tracec_status_t s = tracec_buffer_end_packet(&bw, &pw, &pkt);
         if (s == TRACEC_STATUS_SUCCESS) {
             cr_assert_eq(first_refused, 0);
             accepted++;
@@ -145,10 +146,11 @@ static void circular_run(bool packets) {
     for (uint64_t i = 0; i < produced; i++) {
         event e = {i, i % 16, 0};
         if (packets) {
+            tracec_writer pw;
             tracec_msg pkt;
-            tracec_buffer_begin_packet(&bw, TRACEC_BUFFER_CATEGORY_TRACING, TRACEC_BUFFER_TRACING_TRACK_EVENT, &pkt);
+            tracec_buffer_begin_packet(&bw, &pw, TRACEC_BUFFER_CATEGORY_TRACING, TRACEC_BUFFER_TRACING_TRACK_EVENT, &pkt);
             tracec_msg_put_bytes(&pkt, TRACEC_TAG(900, TRACEC_WIRE_LEN), &e, sizeof e);
-            OK(tracec_buffer_end_packet(&bw, &pkt));
+            OK(tracec_buffer_end_packet(&bw, &pw, &pkt));
         } else {
             OK(tracec_buffer_emit(b, TRACEC_BUFFER_CATEGORY_TRACING, TRACEC_BUFFER_TRACING_TRACK_EVENT, &e, sizeof e));
         }
@@ -207,14 +209,15 @@ Test(buffer_modes, durable_packets, .timeout = 30) {
     tracec_buffer_id_t b = make(ctx, TRACEC_BUFFERING_MODE_CIRCULAR, 4096, 4096, &c);
     tracec_buffer_writer bw;
     OK(tracec_buffer_writer_init(&bw, b, 64));
+    tracec_writer pw;
     tracec_msg pkt;
-    tracec_buffer_begin_packet(&bw, TRACEC_BUFFER_CATEGORY_TRACING, TRACEC_BUFFER_TRACING_INTERNED_DATA, &pkt);
+    tracec_buffer_begin_packet(&bw, &pw, TRACEC_BUFFER_CATEGORY_TRACING, TRACEC_BUFFER_TRACING_INTERNED_DATA, &pkt);
     tracec_msg_put_cstr(&pkt, TRACEC_TAG(12, TRACEC_WIRE_LEN), "interned-name");
-    OK(tracec_buffer_end_packet(&bw, &pkt));
+    OK(tracec_buffer_end_packet(&bw, &pw, &pkt));
     for (uint64_t i = 0; i < 5000; i++) {
-        tracec_buffer_begin_packet(&bw, TRACEC_BUFFER_CATEGORY_TRACING, TRACEC_BUFFER_TRACING_TRACK_EVENT, &pkt);
+        tracec_buffer_begin_packet(&bw, &pw, TRACEC_BUFFER_CATEGORY_TRACING, TRACEC_BUFFER_TRACING_TRACK_EVENT, &pkt);
         tracec_msg_put_varint(&pkt, TRACEC_TAG(8, TRACEC_WIRE_VARINT), i);
-        OK(tracec_buffer_end_packet(&bw, &pkt));
+        OK(tracec_buffer_end_packet(&bw, &pw, &pkt));
     }
     OK(tracec_flush_buffer(b));
     cr_assert_gt(collector_count(&c), 1);

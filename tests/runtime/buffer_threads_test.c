@@ -21,11 +21,12 @@ typedef struct prod {
 
 /* A packet carrying a trec in field 900 (bytes). */
 static tracec_status_t put_packet(tracec_buffer_writer *bw, const uint8_t *rec, size_t len) {
+    tracec_writer pw;
     tracec_msg pkt;
-    tracec_buffer_begin_packet(bw, TRACEC_BUFFER_CATEGORY_USER, 9, &pkt);
+    tracec_buffer_begin_packet(bw, &pw, TRACEC_BUFFER_CATEGORY_USER, 9, &pkt);
     tracec_msg_put_varint(&pkt, TRACEC_TAG(8, TRACEC_WIRE_VARINT), 12345);
     tracec_msg_put_bytes(&pkt, TRACEC_TAG(900, TRACEC_WIRE_LEN), rec, len);
-    return tracec_buffer_end_packet(bw, &pkt);
+    return tracec_buffer_end_packet(bw, &pw, &pkt);
 }
 
 /* The trec inside a delivered packet, or inside a plain record. */
@@ -327,10 +328,11 @@ static void reenter_hook(collector *c, tracec_buffer_id_t id, tracec_record_head
     r->emit_other = tracec_buffer_emit(r->other_buf, 1, 1, v, 8);
     tracec_buffer_writer bw;
     if (tracec_buffer_writer_init(&bw, id, 0) == TRACEC_STATUS_SUCCESS) {
+        tracec_writer pw;
         tracec_msg pkt;
-        tracec_buffer_begin_packet(&bw, 1, 1, &pkt);
+        tracec_buffer_begin_packet(&bw, &pw, 1, 1, &pkt);
         tracec_msg_put_varint(&pkt, TRACEC_TAG(8, TRACEC_WIRE_VARINT), 1);
-        r->emit_full_status = tracec_buffer_end_packet(&bw, &pkt);
+        r->emit_full_status = tracec_buffer_end_packet(&bw, &pw, &pkt);
         tracec_buffer_writer_release(&bw);
     }
 }

@@ -181,13 +181,15 @@ tracec_status_t tracec_buffer_epoch(tracec_buffer_id_t buffer_id, uint64_t *epoc
  * straight into the buffer: the writer holds a chunk of the active half,
  * reserved with one atomic operation, and fills it without locks.
  *
- *     tracec_buffer_writer bw;
+ *     tracec_buffer_writer bw;                    // per thread, long-lived
  *     tracec_buffer_writer_init(&bw, buf, 0);
+ *     ...
+ *     tracec_writer w;                            // per packet, a local
  *     perfetto_protos_TracePacket pkt;            // or a raw tracec_msg
- *     tracec_buffer_begin_packet(&bw, TRACEC_BUFFER_CATEGORY_TRACING,
+ *     tracec_buffer_begin_packet(&bw, &w, TRACEC_BUFFER_CATEGORY_TRACING,
  *                                TRACEC_BUFFER_TRACING_TRACK_EVENT, &pkt.msg);
  *     ... setters ...
- *     tracec_status_t s = tracec_buffer_end_packet(&bw, &pkt.msg);
+ *     tracec_status_t s = tracec_buffer_end_packet(&bw, &w, &pkt.msg);
  *     ...
  *     tracec_buffer_writer_release(&bw);          // before freeing `bw`
  *
@@ -211,16 +213,54 @@ typedef struct tracec_buffer_writer {
 tracec_status_t tracec_buffer_writer_init(tracec_buffer_writer *bw, tracec_buffer_id_t buffer_id,
                                           size_t reserve);
 
-/* Opens `packet` (the `msg` of a generated TracePacket writer, or a raw tracec_msg). */
-void tracec_buffer_begin_packet(tracec_buffer_writer *bw, uint32_t category, uint32_t kind,
-                                tracec_msg *packet);
+/* ---- internals the inline packet functions call (do not use directly) ---- */
+void tracec_i_buffer_begin(tracec_buffer_writer *bw, uint32_t category, uint32_t kind);
+tracec_status_t tracec_i_buffer_commit(tracec_buffer_writer *bw);
+
+/*
+ * Opens `packet` (the `msg` of a generated TracePacket writer, or a raw
+ * tracec_msg), written through `w`: caller-owned, uninitialised, best a
+ * local variable of the function that writes the packet, so the compiler
+ * keeps its write pointer in a register.  The window is copied from `bw`
+ * here and back at tracec_buffer_end_packet.
+ */
+static inline void tracec_buffer_begin_packet(tracec_buffer_writer *bw, tracec_writer *w,
+                                              uint32_t category, uint32_t kind, tracec_msg *packet) {
+    tracec_msg root;
+    tracec_i_buffer_begin(bw, category, kind);
+    w->ptr = bw->w.ptr;
+    w->end = bw->w.end;
+    w->base = bw->w.base;
+    w->grow = bw->w.grow;
+    w->sink = bw->w.sink;
+    w->status = bw->w.status;
+    w->top = TRACEC_I_ROOT;
+    tracec_writer_begin_root(w, &root);
+    tracec_msg_begin_nested(&root, TRACEC_TAG(1, TRACEC_WIRE_LEN), packet);
+}
 
 /*
  * Ends the packet.  SUCCESS: accepted.  BUFFER_FULL / WOULD_DEADLOCK:
  * dropped and counted.  CLOSED, RECORD_TOO_LARGE, MESSAGE_TOO_LARGE,
- * NESTING_MISMATCH, BAD_STATE (no packet open): dropped, not counted.
+ * NESTING_MISMATCH, BAD_STATE (no packet open, or `packet` was not begun on
+ * `w`): dropped, not counted.  INVALID_ARGUMENT for NULL arguments.
  */
-tracec_status_t tracec_buffer_end_packet(tracec_buffer_writer *bw, tracec_msg *packet);
+static inline tracec_status_t tracec_buffer_end_packet(tracec_buffer_writer *bw, tracec_writer *w,
+                                                       tracec_msg *packet) {
+    tracec_msg root;
+    if (bw == NULL || w == NULL || packet == NULL) return TRACEC_STATUS_INVALID_ARGUMENT;
+    if (packet->w != w) return TRACEC_STATUS_BAD_STATE;
+    root.w = w;
+    root.size_off = TRACEC_I_ROOT;
+    root.parent = TRACEC_I_ROOT;
+    tracec_msg_end_nested(&root, packet);
+    bw->w.ptr = w->ptr;
+    bw->w.end = w->end;
+    bw->w.base = w->base;
+    bw->w.status = tracec_writer_end_root(w, &root);
+    bw->w.top = w->top;
+    return tracec_i_buffer_commit(bw);
+}
 
 /* Gives the writer's chunk back (its unused tail becomes padding) and unregisters it. */
 void tracec_buffer_writer_release(tracec_buffer_writer *bw);
