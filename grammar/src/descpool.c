@@ -236,6 +236,7 @@ static void fill_field(tracec_pool *p, tracec_fielddef *f, const Google__Protobu
     f->required = fp->has_label && fp->label == GOOGLE__PROTOBUF__FIELD_DESCRIPTOR_PROTO__LABEL__LABEL_REQUIRED;
     f->type_name = fp->type_name && fp->type_name[0] ? fp->type_name : NULL;
     f->proto3_optional = fp->has_proto3_optional && fp->proto3_optional;
+    f->proto3 = proto3;
     f->oneof_index = (fp->has_oneof_index && !f->proto3_optional) ? fp->oneof_index : -1;
     f->origin = origin;
     f->scope = scope ? scope : "";
@@ -808,6 +809,12 @@ const tracec_msgdef *tracec_fielddef_containing(const tracec_fielddef *f) {
 const tracec_msgdef *tracec_fielddef_message(const tracec_fielddef *f) { return f ? f->msg : NULL; }
 const tracec_enumdef *tracec_fielddef_enum(const tracec_fielddef *f) { return f ? f->enm : NULL; }
 const char *tracec_fielddef_scope(const tracec_fielddef *f) { return f ? f->scope : NULL; }
+
+bool tracec_fielddef_has_presence(const tracec_fielddef *f) {
+    if (f == NULL || f->repeated) return false;
+    if (!f->proto3 || f->is_extension || f->proto3_optional || f->oneof_index >= 0) return true;
+    return f->type == TRACEC_TYPE_MESSAGE || f->type == TRACEC_TYPE_GROUP;
+}
 
 /* ---- Enums ---------------------------------------------------------------- */
 

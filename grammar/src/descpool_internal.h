@@ -43,6 +43,7 @@ struct tracec_fielddef {
     bool packed;
     bool is_extension;
     bool proto3_optional;
+    bool proto3;                /* declared in a proto3 file */
     bool required;
     int oneof_index;            /* -1 if none (synthetic oneofs excluded) */
     uint32_t index;             /* position in its message's field list */

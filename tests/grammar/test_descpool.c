@@ -142,6 +142,54 @@ Test(descpool, proto_files_via_protoc) {
     tracec_pool_free(p);
 }
 
+static bool presence(const tracec_msgdef *m, const char *field) {
+    const tracec_fielddef *f = tracec_msgdef_field_by_name(m, field);
+    cr_assert(f, "%s", field);
+    return tracec_fielddef_has_presence(f);
+}
+
+Test(descpool, field_presence) {
+    tracec_pool *p = test_pool();
+    tracec_error err = {{0}};
+    const char *inc[] = {TP_PROTO_DIR};
+    const char *protos[] = {"tp3_presence.proto"};
+    cr_assert_eq(tracec_pool_add_proto_files(p, inc, 1, protos, 1, &err), TRACEC_STATUS_SUCCESS,
+                 "%s", err.msg);
+    /* proto2: everything singular, repeated fields never. */
+    const tracec_msgdef *all = tracec_pool_find_message(p, "tp.All");
+    cr_assert(presence(all, "f_int32"));
+    cr_assert(presence(all, "f_string"));
+    cr_assert(presence(all, "child"));
+    cr_assert(presence(all, "mygroup"));
+    cr_assert(presence(all, "o_int"));
+    cr_assert_not(presence(all, "r_int32"));
+    cr_assert_not(presence(all, "r_child"));
+    cr_assert_not(presence(all, "m_str_int"));
+    cr_assert(presence(tracec_pool_find_message(p, "tp.Req"), "x")); /* required */
+    cr_assert(tracec_fielddef_has_presence(tracec_pool_find_extension(p, "tp.ext_int")));
+    cr_assert_not(tracec_fielddef_has_presence(tracec_pool_find_extension(p, "tp.ext_packed")));
+    /* proto3: implicit presence for plain scalars only. */
+    const tracec_msgdef *m = tracec_pool_find_message(p, "tp3p.P");
+    cr_assert_not(presence(m, "implicit_int"));
+    cr_assert_not(presence(m, "implicit_str"));
+    cr_assert(presence(m, "opt_int"));
+    cr_assert(presence(m, "sub"));
+    cr_assert(presence(m, "o_int"));
+    cr_assert(presence(m, "o_str"));
+    cr_assert_not(presence(m, "rep"));
+    cr_assert_not(presence(m, "rep_sub"));
+    cr_assert_not(presence(m, "labels"));
+    /* A proto3 map entry's key and value have no presence either. */
+    const tracec_msgdef *entry = tracec_fielddef_message(tracec_msgdef_field_by_name(m, "labels"));
+    cr_assert_not(presence(entry, "key"));
+    cr_assert_not(presence(entry, "value"));
+    const tracec_msgdef *m3 = tracec_pool_find_message(p, "tp3.Msg");
+    cr_assert_not(presence(m3, "mode"));
+    cr_assert(presence(m3, "opt"));
+    cr_assert_not(tracec_fielddef_has_presence(NULL));
+    tracec_pool_free(p);
+}
+
 Test(descpool, corrupt_and_missing) {
     tracec_pool *p = tracec_pool_new();
     tracec_error err = {{0}};

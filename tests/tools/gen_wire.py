@@ -5,7 +5,8 @@ Writes messages that protoc must accept but that are rarely canonical:
 fields in random order, singular fields repeated, several members of a
 oneof, packed and unpacked repeated scalars, unknown enum values, wrong wire
 types, unknown fields (varint, fixed, length-delimited, groups) and strings
-with invalid UTF-8.  The test decodes each with `tracec decode` and with
+with invalid UTF-8 (in proto2 files only: protoc rejects it in proto3
+strings).  The test decodes each with `tracec decode` and with
 `protoc --decode` and requires the same text.
 
 usage: gen_wire.py DESCRIPTOR_SET TYPE SEED COUNT OUTDIR
@@ -45,20 +46,23 @@ class Schema:
         self.msgs = {}
         self.enums = {}
         self.exts = {}
+        self.proto3 = set()  # messages of proto3 files
         for fd in fds.file:
             pkg = "." + fd.package if fd.package else ""
             for m in fd.message_type:
-                self._add_msg(pkg, m)
+                self._add_msg(pkg, m, fd.syntax == "proto3")
             for e in fd.enum_type:
                 self.enums[pkg + "." + e.name] = [v.number for v in e.value]
             for x in fd.extension:
                 self.exts.setdefault(x.extendee, []).append(x)
 
-    def _add_msg(self, prefix, m):
+    def _add_msg(self, prefix, m, proto3):
         name = prefix + "." + m.name
         self.msgs[name] = m
+        if proto3:
+            self.proto3.add(name)
         for n in m.nested_type:
-            self._add_msg(name, n)
+            self._add_msg(name, n, proto3)
         for e in m.enum_type:
             self.enums[name + "." + e.name] = [v.number for v in e.value]
         for x in m.extension:
@@ -88,7 +92,9 @@ def scalar(rnd, f, schema):
     raise ValueError(t)
 
 
-def rand_bytes(rnd):
+def rand_bytes(rnd, utf8=False):
+    if utf8:
+        return rand_bytes(rnd).decode("utf-8", "ignore").encode()
     k = rnd.random()
     if k < 0.5:
         return bytes(rnd.choice(b"abcXYZ _-\"'\\\n\t") for _ in range(rnd.randint(0, 8)))
@@ -137,7 +143,7 @@ def gen_msg(rnd, schema, name, depth):
                 out.append(tag(f.number, 2) + varint(len(body)) + body)
             continue
         if f.type in (FD.TYPE_STRING, FD.TYPE_BYTES):
-            b = rand_bytes(rnd)
+            b = rand_bytes(rnd, f.type == FD.TYPE_STRING and name in schema.proto3)
             out.append(tag(f.number, 2) + varint(len(b)) + b)
             continue
         if rnd.random() < 0.05:  # wrong wire type: an unknown field for protoc

@@ -156,6 +156,14 @@ const tracec_msgdef *tracec_fielddef_message(const tracec_fielddef *f);
 const tracec_enumdef *tracec_fielddef_enum(const tracec_fielddef *f);
 /* For extensions: the scope they were declared in ("my_app.MyEvent" or the package). */
 const char *tracec_fielddef_scope(const tracec_fielddef *f);
+/*
+ * Whether the field tracks presence (has a "has" bit): true for proto2
+ * optional and required fields, message and group fields, oneof members,
+ * extensions and proto3 `optional` fields; false for proto3 scalars without
+ * `optional` (implicit presence: the default value is not distinguished from
+ * absence, and is not serialized or printed) and for repeated fields.
+ */
+bool tracec_fielddef_has_presence(const tracec_fielddef *f);
 
 /* ---- Enums -------------------------------------------------------------- */
 

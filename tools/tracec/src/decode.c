@@ -430,6 +430,47 @@ static void tc_print_unknown_set(tc_dec *d, const uint8_t *p, size_t len, int in
 
 /* ---- Printing fields ------------------------------------------------------ */
 
+/* Whether a plain value holds its type's default (what protoc's HasField tests for proto3 scalars). */
+static bool tc_is_default(const tc_field *f, const tc_rec *r) {
+    switch ((tracec_field_type)f->type) {
+    case TRACEC_TYPE_STRING:
+    case TRACEC_TYPE_BYTES:
+        return r->len == 0;
+    case TRACEC_TYPE_INT32:
+    case TRACEC_TYPE_UINT32:
+    case TRACEC_TYPE_SINT32:
+    case TRACEC_TYPE_ENUM:
+    case TRACEC_TYPE_FIXED32:
+    case TRACEC_TYPE_SFIXED32:
+    case TRACEC_TYPE_FLOAT: /* by bits: -0 is printed */
+        return (uint32_t)r->v == 0;
+    default: /* 64-bit types, double (by bits), bool (any non-zero varint is true) */
+        return r->v == 0;
+    }
+}
+
+/* Prints the default value of `f` (a map entry's missing key or value), as protoc does. */
+static void tc_print_default(tc_dec *d, const tc_field *f, int depth) {
+    tc_print_name(d, f, depth);
+    if (f->is_msg || f->type == TRACEC_TYPE_MESSAGE || f->type == TRACEC_TYPE_GROUP) {
+        tc_out_put(d->o, " {\n", 3);
+        tc_out_indent(d->o, depth);
+        tc_out_put(d->o, "}\n", 2);
+        return;
+    }
+    tc_out_put(d->o, ": ", 2);
+    if (f->type == TRACEC_TYPE_STRING || f->type == TRACEC_TYPE_BYTES) {
+        tc_out_put(d->o, "\"\"", 2);
+    } else {
+        uint64_t v = 0;
+        /* An enum's default is its first declared value (0 in proto3). */
+        if (f->type == TRACEC_TYPE_ENUM && f->en && tracec_enumdef_value_count(f->en->def))
+            v = (uint64_t)(int64_t)tracec_enumdef_value_number(f->en->def, 0);
+        tc_print_scalar(d, f, v);
+    }
+    tc_out_putc(d->o, '\n');
+}
+
 static bool tc_print_rec(tc_dec *d, tc_msg *mi, const tc_rec *r, int depth) {
     if (r->kind == REC_UNKNOWN) {
         tc_print_unknown(d, r->number, r->wt, r->v, r->data, r->len, depth, TC_UNKNOWN_BUDGET);
@@ -438,6 +479,7 @@ static bool tc_print_rec(tc_dec *d, tc_msg *mi, const tc_rec *r, int depth) {
     if (r->kind == REC_PACKED) return tc_print_packed(d, mi, r, depth);
     const tc_field *f = r->f;
     if (f->is_msg) return tc_print_sub(d, mi, r, r->data, r->len, depth);
+    if (f->implicit && tc_is_default(f, r)) return true; /* proto3: default == absent */
     tc_print_name(d, f, depth);
     tc_out_put(d->o, ": ", 2);
     if (f->type == TRACEC_TYPE_STRING || f->type == TRACEC_TYPE_BYTES) {
@@ -527,6 +569,115 @@ static bool tc_print_merged(tc_dec *d, tc_msg *mi, const tc_rec *recs, const siz
     bool ok = tc_print_sub(d, mi, fr, buf, total, depth);
     d->merged_off = saved;
     free(buf);
+    return ok;
+}
+
+/* ---- Maps ---------------------------------------------------------------- */
+
+/* A map entry's key, in a form that sorts as protoc sorts map keys. */
+typedef struct tc_mkey {
+    const uint8_t *s; /* string keys */
+    size_t len;
+    uint64_t u;       /* integer keys; signed ones biased so that unsigned order is numeric order */
+    size_t pos;       /* wire position among the entries (the sort is stable) */
+} tc_mkey;
+
+static int tc_mkey_cmp(const tc_mkey *a, const tc_mkey *b, bool str) {
+    if (str) {
+        size_t n = a->len < b->len ? a->len : b->len;
+        int c = n ? memcmp(a->s, b->s, n) : 0;
+        if (c) return c;
+        if (a->len != b->len) return a->len < b->len ? -1 : 1;
+    } else if (a->u != b->u) {
+        return a->u < b->u ? -1 : 1;
+    }
+    return a->pos < b->pos ? -1 : a->pos > b->pos;
+}
+
+static void tc_mkey_sort(tc_mkey *k, tc_mkey *tmp, size_t n, bool str) {
+    if (n < 2) return;
+    size_t h = n / 2;
+    tc_mkey_sort(k, tmp, h, str);
+    tc_mkey_sort(k + h, tmp, n - h, str);
+    size_t i = 0, j = h, o = 0;
+    while (i < h && j < n) tmp[o++] = tc_mkey_cmp(&k[j], &k[i], str) < 0 ? k[j++] : k[i++];
+    while (i < h) tmp[o++] = k[i++];
+    while (j < n) tmp[o++] = k[j++];
+    memcpy(k, tmp, n * sizeof *k);
+}
+
+static uint64_t tc_mkey_int(const tc_field *kf, uint64_t v) {
+    const uint64_t bias = (uint64_t)1 << 63;
+    switch ((tracec_field_type)kf->type) {
+    case TRACEC_TYPE_INT32:
+    case TRACEC_TYPE_SFIXED32:
+        return (uint64_t)(int64_t)(int32_t)(uint32_t)v ^ bias;
+    case TRACEC_TYPE_SINT32: {
+        uint32_t u = (uint32_t)v;
+        return (uint64_t)(int64_t)((int32_t)(u >> 1) ^ -(int32_t)(u & 1)) ^ bias;
+    }
+    case TRACEC_TYPE_INT64:
+    case TRACEC_TYPE_SFIXED64:
+        return v ^ bias;
+    case TRACEC_TYPE_SINT64:
+        return (uint64_t)((int64_t)(v >> 1) ^ -(int64_t)(v & 1)) ^ bias;
+    case TRACEC_TYPE_UINT32:
+    case TRACEC_TYPE_FIXED32:
+        return (uint32_t)v;
+    case TRACEC_TYPE_BOOL:
+        return v != 0;
+    default:
+        return v;
+    }
+}
+
+/*
+ * Prints the entries recs[order[0..n)] of a map field sorted by key, as
+ * protoc 3.21 does: a stable sort, so entries with equal keys (protoc keeps
+ * them all) stay in wire order; an entry without a key sorts as the default.
+ */
+static bool tc_print_map(tc_dec *d, tc_msg *mi, const tc_rec *recs, const size_t *order, size_t n,
+                         int depth) {
+    tc_field *f = recs[order[0]].f;
+    tc_msg *entry = tc_field_sub(d->s, f);
+    if (!entry) {
+        tc_oom(d);
+        return false;
+    }
+    tc_field *kf = tc_msg_field(d->s, entry, 1);
+    bool str = kf && (kf->type == TRACEC_TYPE_STRING || kf->type == TRACEC_TYPE_BYTES);
+    tc_mkey *keys = malloc(2 * n * sizeof *keys);
+    if (!keys) {
+        tc_oom(d);
+        return false;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const tc_rec *r = &recs[order[i]];
+        tc_mkey *k = &keys[i];
+        k->s = NULL;
+        k->len = 0;
+        k->u = kf && !str ? tc_mkey_int(kf, 0) : 0;
+        k->pos = i;
+        const uint8_t *p = r->data, *end = r->data + r->len;
+        tc_rec e;
+        const char *what;
+        const uint8_t *at;
+        /* The last key in the entry wins; a malformed entry keeps what came before (its error is
+         * reported when it is printed). */
+        while (kf && tc_next(d, entry, &p, end, depth + 1, &e, &what, &at) > 0) {
+            if (e.f != kf || e.kind != REC_VALUE) continue;
+            if (str) {
+                k->s = e.data;
+                k->len = e.len;
+            } else {
+                k->u = tc_mkey_int(kf, e.v);
+            }
+        }
+    }
+    tc_mkey_sort(keys, keys + n, n, str);
+    bool ok = true;
+    for (size_t i = 0; i < n && ok; i++) ok = tc_print_rec(d, mi, &recs[order[keys[i].pos]], depth);
+    free(keys);
     return ok;
 }
 
@@ -620,32 +771,45 @@ static bool tc_print_slow(tc_dec *d, tc_msg *mi, const uint8_t *buf, const uint8
         }
     }
 
+    /* Printing recurses, and deeper levels may move d->scratch: use `recs` and
+     * `order` (which stay put), not `sc`, from here on. */
+    const tc_rec *recs = sc->recs;
+    size_t next_default = 0; /* map entries: the next of key/value that may need its default */
     bool ok = true;
     for (size_t i = 0; i < nk && ok;) {
         size_t j = i + 1;
-        uint32_t num = sc->recs[order[i]].number;
-        while (j < nk && sc->recs[order[j]].number == num) j++;
-        const tc_field *f = sc->recs[order[i]].f;
+        uint32_t num = recs[order[i]].number;
+        while (j < nk && recs[order[j]].number == num) j++;
+        const tc_field *f = recs[order[i]].f;
+        if (mi->map_entry) {
+            for (; next_default < mi->nfields && mi->fields[next_default].number <= num; next_default++)
+                if (mi->fields[next_default].number < num) tc_print_default(d, &mi->fields[next_default], depth);
+        }
         if (f->repeated) {
-            for (size_t k = i; k < j && ok; k++) ok = tc_print_rec(d, mi, &sc->recs[order[k]], depth);
+            if (f->is_map && j - i > 1)
+                ok = tc_print_map(d, mi, recs, order + i, j - i, depth);
+            else
+                for (size_t k = i; k < j && ok; k++) ok = tc_print_rec(d, mi, &recs[order[k]], depth);
         } else {
             int oi = f->oneof >= 0 && (size_t)f->oneof < no ? f->oneof : -1;
             if (oi >= 0 && winner[oi] != num) {
                 /* cleared by a later member of its oneof */
             } else if (f->is_msg) {
-                ok = tc_print_merged(d, mi, sc->recs, order, i, j, oi >= 0 ? cutoff[oi] : 0,
+                ok = tc_print_merged(d, mi, recs, order, i, j, oi >= 0 ? cutoff[oi] : 0,
                                      oi >= 0 && has_cut[oi], depth);
             } else {
-                ok = tc_print_rec(d, mi, &sc->recs[order[j - 1]], depth);
+                ok = tc_print_rec(d, mi, &recs[order[j - 1]], depth);
             }
         }
         i = j;
     }
+    if (mi->map_entry && ok)
+        for (; next_default < mi->nfields; next_default++) tc_print_default(d, &mi->fields[next_default], depth);
     free(winner);
     free(cutoff);
     free(has_cut);
     for (size_t i = 0; i < n && ok; i++)
-        if (!sc->recs[i].f) ok = tc_print_rec(d, mi, &sc->recs[i], depth);
+        if (!recs[i].f) ok = tc_print_rec(d, mi, &recs[i], depth);
     return ok;
 }
 
@@ -671,7 +835,7 @@ static bool tc_print_msg(tc_dec *d, tc_msg *mi, const uint8_t *buf, size_t len, 
     uint32_t err_num = 0;
 
     /* 1. Scan. */
-    bool canon = true, seen_unknown = false;
+    bool canon = !mi->map_entry, seen_unknown = false;
     uint32_t last = 0;
     uint64_t oneofs = 0;
     tc_rec r;
@@ -690,7 +854,7 @@ static bool tc_print_msg(tc_dec *d, tc_msg *mi, const uint8_t *buf, size_t len, 
             seen_unknown = true;
             continue;
         }
-        if (seen_unknown || r.number < last || (r.number == last && !r.f->repeated)) {
+        if (seen_unknown || r.number < last || (r.number == last && (!r.f->repeated || r.f->is_map))) {
             canon = false;
             continue;
         }

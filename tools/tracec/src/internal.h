@@ -138,6 +138,8 @@ typedef struct tc_field {
     bool is_msg;   /* message or group */
     bool is_group;
     bool closed_enum; /* enum whose unknown values go to the unknown fields */
+    bool implicit;    /* proto3 scalar without presence: the default value is not printed */
+    bool is_map;      /* map field: entries print sorted by key */
     int oneof;        /* -1 if none */
     const char *pname; /* printed name: "name", "[full.ext]", or the group's type name */
     uint32_t pname_len;
@@ -156,6 +158,7 @@ typedef struct tc_msg {
     const tracec_msgdef *def;
     const char *full_name;
     bool proto3;
+    bool map_entry; /* key and value always print */
     size_t nfields;
     tc_field *fields;     /* sorted by number */
     uint32_t ndense;      /* dense[n] for n < ndense */

@@ -206,6 +206,9 @@ static bool tc_field_init(tc_schema *s, tc_field *f, const tracec_fielddef *def,
     f->oneof = f->is_ext ? -1 : tracec_fielddef_oneof_index(def);
     f->short_name = tracec_fielddef_name(def);
     f->sub = f->is_msg ? tracec_fielddef_message(def) : NULL;
+    /* protoc prints a map entry's key and value even when they hold the default. */
+    f->implicit = !tracec_fielddef_has_presence(def) && !f->repeated && !f->is_msg && !parent->map_entry;
+    f->is_map = f->repeated && f->sub && tracec_msgdef_is_map_entry(f->sub);
     if (f->type == TRACEC_TYPE_ENUM) {
         const tracec_enumdef *e = tracec_fielddef_enum(def);
         if (e) {
@@ -262,6 +265,7 @@ tc_msg *tc_schema_msg(tc_schema *s, const tracec_msgdef *m) {
     mi->def = m;
     mi->full_name = tracec_msgdef_full_name(m);
     mi->proto3 = tracec_msgdef_is_proto3(m);
+    mi->map_entry = tracec_msgdef_is_map_entry(m);
     mi->noneofs = tracec_msgdef_oneof_count(m);
     size_t n = tracec_msgdef_field_count(m);
     mi->fields = calloc(n ? n : 1, sizeof *mi->fields);
