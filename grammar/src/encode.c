@@ -798,7 +798,7 @@ bool tp_value_string(tp_ctx *P) {
     const tracec_fielddef *f = P->cur;
     if (f->type != TRACEC_TYPE_STRING && f->type != TRACEC_TYPE_BYTES)
         return type_mismatch(P, P->str_tok, "a string");
-    if (f->type == TRACEC_TYPE_STRING) {
+    if (f->type == TRACEC_TYPE_STRING && !P->allow_invalid_utf8) {
         size_t bad = utf8_check((const unsigned char *)P->str_p, P->str_len);
         if (bad != P->str_len)
             return tp_error(P, P->str_tok,
@@ -1078,6 +1078,7 @@ tracec_status_t tracec_text_encode(const tracec_pool *pool, const char *type_nam
     P->len = len;
     P->file_name = opts->file_name ? opts->file_name : "<input>";
     P->max_depth = opts->max_depth > 0 ? opts->max_depth : 100;
+    P->allow_invalid_utf8 = opts->allow_invalid_utf8;
     P->err = err;
     P->depth = -1;
 

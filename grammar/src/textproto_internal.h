@@ -46,6 +46,7 @@ typedef struct tp_ctx {
     size_t len;
     const char *file_name;
     int max_depth;
+    bool allow_invalid_utf8;
     tracec_error *err;
     bool failed;
 

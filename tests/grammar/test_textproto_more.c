@@ -151,6 +151,34 @@ Test(output, length_prefix_widening) {
     tracec_bytes_free(&out);
 }
 
+/* allow_invalid_utf8 (added last to the options): string bytes written as given, as protoc writes them. */
+Test(api, allow_invalid_utf8) {
+    static const char text[] = "f_string: \"a\\377\\303\" r_string: \"\\200\"";
+    tracec_bytes out = TRACEC_BYTES_INIT;
+    tracec_error err;
+    /* Initialisers written before the field existed are still valid C and keep the spec rule
+     * (only -Wmissing-field-initializers notices them). */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
+    tracec_text_options old = {"old", 100};
+#pragma GCC diagnostic pop
+    cr_assert_eq(tracec_text_encode(tp_test_pool(), "tp.All", text, strlen(text), &old, &out, &err),
+                 TRACEC_STATUS_CORRUPT_DATA);
+    cr_assert(strstr(err.msg, "old:1:11: string field \"f_string\" holds invalid UTF-8"), "%s", err.msg);
+    tracec_text_options o = TRACEC_TEXT_OPTIONS_INIT;
+    cr_assert_not(o.allow_invalid_utf8);
+    o.allow_invalid_utf8 = true;
+    cr_assert_eq(tracec_text_encode(tp_test_pool(), "tp.All", text, strlen(text), &o, &out, &err),
+                 TRACEC_STATUS_SUCCESS, "%s", err.msg);
+    char *want = NULL;
+    size_t want_len = 0;
+    cr_assert_eq(tp_protoc("--encode=tp.All", "tp2.proto", text, strlen(text), &want, &want_len), 0);
+    cr_assert(out.size == want_len && memcmp(out.data, want, want_len) == 0, "%s",
+              tp_hex(out.data, out.size));
+    free(want);
+    tracec_bytes_free(&out);
+}
+
 Test(api, arguments) {
     tracec_bytes out = TRACEC_BYTES_INIT;
     tracec_error err;

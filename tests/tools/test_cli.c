@@ -123,6 +123,37 @@ Test(cli, corrupt_input_prints_prefix_then_error_exit_3) {
     tt_buf_free(&err);
 }
 
+/* A trace with invalid UTF-8 in string fields: decode -> encode --allow-invalid-utf8 gives the bytes back. */
+Test(cli, invalid_utf8_round_trips_with_allow_invalid_utf8) {
+    /* track_event.name "\xff\xc3", debug annotation string value "a\x80", both protoc-accepted in proto2. */
+    static const char text[] =
+        "packet { track_event { name: \"\\377\\303\" debug_annotations { name: \"k\" string_value: \"a\\200\" } } }\n";
+    tt_buf bin = {0}, dec = {0}, out = {0}, err = {0}, want = {0};
+    cr_assert(tt_protoc_encode(dir, NULL, NULL, text, &bin));
+    put("bad.pftrace", bin.data, bin.size);
+    cr_assert_eq(run("decode bad.pftrace", NULL, 0, &dec, &err), 0, "%s", err.data);
+    cr_assert(tt_protoc_decode(dir, NULL, NULL, bin.data, bin.size, &want));
+    cr_assert_str_eq(dec.data, want.data);
+    cr_assert(strstr(dec.data, "name: \"\\377\\303\""), "%s", dec.data);
+    tt_buf_free(&err);
+    /* By default the spec rule holds: an error naming the field, exit 3. */
+    cr_assert_eq(run("encode", dec.data, dec.size, &out, &err), 3);
+    cr_assert(strstr(err.data, "holds invalid UTF-8"), "%s", err.data);
+    tt_buf_free(&out);
+    tt_buf_free(&err);
+    cr_assert_eq(run("encode --allow-invalid-utf8", dec.data, dec.size, &out, &err), 0, "%s", err.data);
+    cr_assert(out.size == bin.size && memcmp(out.data, bin.data, bin.size) == 0, "bytes changed");
+    tt_buf_free(&out);
+    tt_buf_free(&err);
+    /* The option is for encode only. */
+    cr_assert_eq(run("decode --allow-invalid-utf8 bad.pftrace", NULL, 0, &out, &err), 2);
+    tt_buf_free(&out);
+    tt_buf_free(&err);
+    tt_buf_free(&bin);
+    tt_buf_free(&dec);
+    tt_buf_free(&want);
+}
+
 Test(cli, diff_exit_codes) {
     tt_buf bin = {0}, out = {0}, err = {0};
     cr_assert(tt_protoc_encode(dir, NULL, NULL, sample, &bin));

@@ -16,6 +16,7 @@
 #ifndef TRACEC_TEXTPROTO_H
 #define TRACEC_TEXTPROTO_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -38,8 +39,14 @@ void tracec_bytes_free(tracec_bytes *b);
 typedef struct tracec_text_options {
     const char *file_name; /* used in error messages; "<stdin>" for standard input */
     int max_depth;         /* message nesting limit (default 100) */
+    /*
+     * Accept `string` values that are not valid UTF-8 (written as given, like
+     * `bytes`), so that any decoded trace re-encodes; the spec, and the
+     * default, reject them.  (Added last: older initialisers leave it false.)
+     */
+    bool allow_invalid_utf8;
 } tracec_text_options;
-#define TRACEC_TEXT_OPTIONS_INIT {"<input>", 100}
+#define TRACEC_TEXT_OPTIONS_INIT {"<input>", 100, false}
 
 /*
  * Parses `text` (`len` bytes, need not be NUL-terminated) as a message of

@@ -35,6 +35,7 @@ typedef struct cli {
     size_t n_pos;
     int max_depth;
     bool no_builtin;
+    bool allow_invalid_utf8;
 } cli;
 
 static const char *const usage_main =
@@ -72,7 +73,10 @@ static void print_usage(FILE *f, const char *cmd) {
         fputs("usage: tracec encode [--type T] [-d SET.desc ...] [-I DIR ... --proto FILE ...] [IN [OUT]]\n"
               "\nParses the textproto IN (default: standard input) and writes its binary\n"
               "encoding to OUT (default: standard output).  Errors give FILE:LINE:COLUMN\n"
-              "(1-based, columns in bytes).\n\n",
+              "(1-based, columns in bytes).\n\n"
+              "  --allow-invalid-utf8  accept string values that are not valid UTF-8 (as\n"
+              "                    `tracec decode` prints them: octal escapes), so that any\n"
+              "                    decoded trace re-encodes; by default they are an error\n\n",
               f);
     } else if (strcmp(cmd, "decode") == 0) {
         fputs("usage: tracec decode [--type T] [-d SET.desc ...] [-I DIR ... --proto FILE ...] [IN [OUT]]\n"
@@ -146,6 +150,10 @@ static int parse_args(cli *c, int argc, char **argv) {
         }
         if (strcmp(a, "--no-builtin") == 0) {
             c->no_builtin = true;
+            continue;
+        }
+        if (strcmp(a, "--allow-invalid-utf8") == 0 && strcmp(c->cmd, "encode") == 0) {
+            c->allow_invalid_utf8 = true;
             continue;
         }
         /* Options with a value: "--opt V", "--opt=V", "-dV", "-IV". */
@@ -302,6 +310,7 @@ static int cmd_encode(const cli *c, tracec_pool *pool) {
     tracec_text_options to = TRACEC_TEXT_OPTIONS_INIT;
     to.file_name = display_name(in);
     if (c->max_depth) to.max_depth = c->max_depth;
+    to.allow_invalid_utf8 = c->allow_invalid_utf8;
     tracec_bytes out = TRACEC_BYTES_INIT;
     tracec_error err;
     err.msg[0] = 0;
