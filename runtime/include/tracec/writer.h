@@ -310,16 +310,27 @@ static inline TRACEC_I_ALWAYS_INLINE bool tracec_writer_reserve(tracec_writer *w
     return tracec_i_reserve_slow(w, n);
 }
 
+/*
+ * The same for a small constant `n` (at most 64: a tag and a scalar): the
+ * check is `ptr <= end - n`, and `end - n` is the same for every setter of a
+ * packet, so the compiler keeps it in a register and each field costs one
+ * compare.  (end - n cannot wrap: no window ends below address 64.)
+ */
+static inline TRACEC_I_ALWAYS_INLINE bool tracec_writer_reserve_small(tracec_writer *w, size_t n) {
+    if (TRACEC_I_LIKELY((uintptr_t)w->ptr <= (uintptr_t)w->end - n)) return true;
+    return tracec_i_reserve_slow(w, n);
+}
+
 static inline TRACEC_I_ALWAYS_INLINE void tracec_msg_put_varint(tracec_msg *m, uint32_t tag, uint64_t v) {
     tracec_writer *w = m->w;
-    if (!tracec_writer_reserve(w, TRACEC_MAX_TAG_SIZE + TRACEC_MAX_VARINT_SIZE)) return;
+    if (!tracec_writer_reserve_small(w, TRACEC_MAX_TAG_SIZE + TRACEC_MAX_VARINT_SIZE)) return;
     w->ptr = tracec_put_varint64(tracec_put_tag(w->ptr, tag), v);
 }
 
 /* A 32-bit unsigned varint (uint32, bool, field-sized things): at most 5 bytes. */
 static inline TRACEC_I_ALWAYS_INLINE void tracec_msg_put_varint32(tracec_msg *m, uint32_t tag, uint32_t v) {
     tracec_writer *w = m->w;
-    if (!tracec_writer_reserve(w, TRACEC_MAX_TAG_SIZE + 5u)) return;
+    if (!tracec_writer_reserve_small(w, TRACEC_MAX_TAG_SIZE + 5u)) return;
     w->ptr = tracec_put_varint32(tracec_put_tag(w->ptr, tag), v);
 }
 
@@ -330,13 +341,13 @@ static inline TRACEC_I_ALWAYS_INLINE void tracec_msg_put_int32(tracec_msg *m, ui
 
 static inline TRACEC_I_ALWAYS_INLINE void tracec_msg_put_fixed32(tracec_msg *m, uint32_t tag, uint32_t v) {
     tracec_writer *w = m->w;
-    if (!tracec_writer_reserve(w, TRACEC_MAX_TAG_SIZE + 4u)) return;
+    if (!tracec_writer_reserve_small(w, TRACEC_MAX_TAG_SIZE + 4u)) return;
     w->ptr = tracec_put_fixed32(tracec_put_tag(w->ptr, tag), v);
 }
 
 static inline TRACEC_I_ALWAYS_INLINE void tracec_msg_put_fixed64(tracec_msg *m, uint32_t tag, uint64_t v) {
     tracec_writer *w = m->w;
-    if (!tracec_writer_reserve(w, TRACEC_MAX_TAG_SIZE + 8u)) return;
+    if (!tracec_writer_reserve_small(w, TRACEC_MAX_TAG_SIZE + 8u)) return;
     w->ptr = tracec_put_fixed64(tracec_put_tag(w->ptr, tag), v);
 }
 
@@ -388,7 +399,7 @@ static inline TRACEC_I_ALWAYS_INLINE void tracec_msg_begin_nested(tracec_msg *pa
     tracec_writer *w = parent->w;
     child->w = w;
     child->parent = w->top;
-    if (!tracec_writer_reserve(w, TRACEC_MAX_TAG_SIZE + TRACEC_NESTED_SIZE_BYTES)) {
+    if (!tracec_writer_reserve_small(w, TRACEC_MAX_TAG_SIZE + TRACEC_NESTED_SIZE_BYTES)) {
         child->size_off = TRACEC_I_FAILED;
         return;
     }
@@ -402,7 +413,7 @@ static inline TRACEC_I_ALWAYS_INLINE void tracec_msg_begin_nested(tracec_msg *pa
 static inline TRACEC_I_ALWAYS_INLINE void tracec_msg_end_nested(tracec_msg *parent, tracec_msg *child) {
     tracec_writer *w = child->w;
     (void)parent;
-    if (TRACEC_I_UNLIKELY(w->status != TRACEC_STATUS_SUCCESS)) return;
+    /* Also catches a child whose begin failed (size_off FAILED is never top). */
     if (TRACEC_I_UNLIKELY(w->top != child->size_off)) {
         tracec_writer_fail(w, TRACEC_STATUS_NESTING_MISMATCH);
         return;
@@ -423,14 +434,14 @@ static inline void tracec_msg_begin_group(tracec_msg *parent, uint32_t num, trac
     child->w = w;
     child->parent = w->top;
     child->size_off = TRACEC_I_GROUP;
-    if (!tracec_writer_reserve(w, TRACEC_MAX_TAG_SIZE)) return;
+    if (!tracec_writer_reserve_small(w, TRACEC_MAX_TAG_SIZE)) return;
     w->ptr = tracec_put_tag(w->ptr, TRACEC_TAG(num, TRACEC_WIRE_SGROUP));
 }
 
 static inline void tracec_msg_end_group(tracec_msg *parent, uint32_t num, tracec_msg *child) {
     tracec_writer *w = child->w;
     (void)parent;
-    if (!tracec_writer_reserve(w, TRACEC_MAX_TAG_SIZE)) return;
+    if (!tracec_writer_reserve_small(w, TRACEC_MAX_TAG_SIZE)) return;
     w->ptr = tracec_put_tag(w->ptr, TRACEC_TAG(num, TRACEC_WIRE_EGROUP));
 }
 
