@@ -106,8 +106,18 @@ uint32_t tracec_i_hash(const char *s, size_t len) {
         len -= 8;
     }
     if (len) {
-        uint64_t w = 0;
-        memcpy(&w, s, len);
+        /* The 1..7 tail bytes without a variable-length memcpy: two overlapping
+         * loads (the length is mixed in above, so equal keys alone collide). */
+        uint64_t w;
+        if (len >= 4) {
+            uint32_t a, b;
+            memcpy(&a, s, 4);
+            memcpy(&b, s + len - 4, 4);
+            w = (uint64_t)a | (uint64_t)b << 32;
+        } else {
+            w = (uint64_t)(unsigned char)s[0] | (uint64_t)(unsigned char)s[len / 2] << 8 |
+                (uint64_t)(unsigned char)s[len - 1] << 16;
+        }
         h = (h ^ w) * 0xFF51AFD7ED558CCDull;
         h ^= h >> 29;
     }

@@ -44,22 +44,24 @@ input
     : fields                        { CHECK(tp_finish(P)); }
     ;
 
+/* Flattened (no field/value/sep nonterminals): fewer reductions per field. */
 fields
     : %empty
-    | fields field
-    ;
-
-/* Flattened (no fvalue/sep nonterminals): fewer reductions per field. */
-field
-    : fname ':' value
-    | fname ':' value ','
-    | fname ':' value ';'
-    | fname msgval
-    | fname msgval ','
-    | fname msgval ';'
-    | fname list_nc
-    | fname list_nc ','
-    | fname list_nc ';'
+    | fields fname ':' scalar
+    | fields fname ':' scalar ','
+    | fields fname ':' scalar ';'
+    | fields fname ':' msgval
+    | fields fname ':' msgval ','
+    | fields fname ':' msgval ';'
+    | fields fname ':' list_c
+    | fields fname ':' list_c ','
+    | fields fname ':' list_c ';'
+    | fields fname msgval
+    | fields fname msgval ','
+    | fields fname msgval ';'
+    | fields fname list_nc
+    | fields fname list_nc ','
+    | fields fname list_nc ';'
     ;
 
 fname
@@ -86,10 +88,8 @@ list_nc
     : '[' { CHECK(tp_list_begin(P, $1.p, false)); } list_body ']' { tp_list_end(P); }
     ;
 
-value
-    : scalar
-    | msgval
-    | '[' { CHECK(tp_list_begin(P, $1.p, true)); } list_body ']' { tp_list_end(P); }
+list_c
+    : '[' { CHECK(tp_list_begin(P, $1.p, true)); } list_body ']' { tp_list_end(P); }
     ;
 
 list_body
