@@ -186,6 +186,11 @@ void tc_gen_field(tc_ctx *ctx, tc_printer *p, const tc_file_proto *file, const c
             free(what);
             return;
         }
+        if (child->kind != TC_MESSAGE) {
+            tc_error(ctx, file->name, "field %s: type %s is an enum, not a message", f->name, f->type_name);
+            free(what);
+            return;
+        }
         const char *C = child->c_name;
         const char *CM = tc_msg_member(child);
         if (f->type == T(MESSAGE)) {
@@ -230,6 +235,11 @@ void tc_gen_field(tc_ctx *ctx, tc_printer *p, const tc_file_proto *file, const c
             if (e == NULL) {
                 tc_error(ctx, file->name, "field %s: enum %s not found in the request", f->name,
                          f->type_name);
+                free(what);
+                return;
+            }
+            if (e->kind != TC_ENUM) {
+                tc_error(ctx, file->name, "field %s: type %s is a message, not an enum", f->name, f->type_name);
                 free(what);
                 return;
             }

@@ -101,11 +101,32 @@ static tc_type *new_type(const tc_ctx *ctx, tc_kind kind, const char *scope_full
     return t;
 }
 
+/* Two types with one full name: lookups would find either (protoc rejects it). */
+static bool defined_twice(tc_ctx *ctx, const tc_type *t) {
+    const tc_type *other = tc_index_find(ctx, t->full_name);
+    if (other == NULL) return false;
+    tc_error(ctx, t->file->name, "%s %s is defined twice (the other one is a%s in %s)",
+             t->kind == TC_ENUM ? "enum" : "message", t->full_name, other->kind == TC_ENUM ? "n enum" : " message",
+             other->file->name);
+    return true;
+}
+
+static void free_type(tc_type *t) {
+    free(t->full_name);
+    free(t->c_name);
+    free(t->scope_c);
+    free(t);
+}
+
 static void add_enum(tc_ctx *ctx, const char *scope, const tc_enum_proto *e,
                      const tc_file_proto *file) {
     tc_type *t = new_type(ctx, TC_ENUM, scope, e->name, file);
     t->enm = e;
     t->deprecated = e->options && e->options->has_deprecated && e->options->deprecated;
+    if (defined_twice(ctx, t)) {
+        free_type(t);
+        return;
+    }
     insert(&ctx->index, t);
 }
 
@@ -122,28 +143,27 @@ static void add_message(tc_ctx *ctx, const char *scope, const tc_msg_proto *m,
     t->is_wrapper = m->n_extension > 0 && m->n_field == 0 && m->n_extension_range == 0;
     for (size_t i = 1; t->is_wrapper && i < m->n_extension; i++)
         if (strcmp(m->extension[i]->extendee, m->extension[0]->extendee) != 0) t->is_wrapper = false;
+    if (defined_twice(ctx, t)) {
+        free_type(t);
+        return;
+    }
     insert(&ctx->index, t);
-    for (size_t i = 0; i < m->n_enum_type; i++) add_enum(ctx, t->full_name, m->enum_type[i], file);
-    for (size_t i = 0; i < m->n_nested_type; i++)
+    for (size_t i = 0; i < m->n_enum_type && ctx->error == NULL; i++)
+        add_enum(ctx, t->full_name, m->enum_type[i], file);
+    for (size_t i = 0; i < m->n_nested_type && ctx->error == NULL; i++)
         add_message(ctx, t->full_name, m->nested_type[i], file);
 }
 
 bool tc_index_build(tc_ctx *ctx) {
     for (size_t f = 0; f < ctx->req->n_proto_file; f++) {
         const tc_file_proto *file = ctx->req->proto_file[f];
-        const char *pkg = file->package ? file->package : "";
-        if (file->syntax && file->syntax[0] && strcmp(file->syntax, "proto2") != 0 &&
-            strcmp(file->syntax, "proto3") != 0) {
-            tc_error(ctx, file->name,
-                     "syntax \"%s\" is not supported: protoc-gen-tracec generates proto2 and proto3 files",
-                     file->syntax);
-            return false;
-        }
-        for (size_t i = 0; i < file->n_enum_type; i++)
+        const char *pkg = file->package ? file->package : ""; /* syntax: checked by tc_validate */
+        for (size_t i = 0; i < file->n_enum_type && ctx->error == NULL; i++)
             add_enum(ctx, pkg, file->enum_type[i], file);
-        for (size_t i = 0; i < file->n_message_type; i++)
+        for (size_t i = 0; i < file->n_message_type && ctx->error == NULL; i++)
             add_message(ctx, pkg, file->message_type[i], file);
     }
+    if (ctx->error) return false;
     /* Resolve the extendee of every wrapper. */
     for (size_t i = 0; i < ctx->index.cap; i++) {
         tc_type *t = ctx->index.slots[i];
@@ -179,11 +199,13 @@ void tc_index_free(tc_index *ix) {
 static void visit_msgs(tc_ctx *ctx, tc_printer *p, const char *scope, const tc_msg_proto *m,
                        tc_msg_visit_fn fn, bool enums) {
     char *full = scope[0] ? tc_strcat3(scope, ".", m->name) : tc_strdup(m->name);
+    /* tc_validate and tc_index_build make every lookup succeed, with the right kind. */
     const tc_type *t = tc_index_find(ctx, full);
-    if (!enums) fn(ctx, p, t);
+    if (!enums && t && t->kind == TC_MESSAGE) fn(ctx, p, t);
     for (size_t i = 0; enums && i < m->n_enum_type; i++) {
         char *en = tc_strcat3(full, ".", m->enum_type[i]->name);
-        fn(ctx, p, tc_index_find(ctx, en));
+        const tc_type *e = tc_index_find(ctx, en);
+        if (e && e->kind == TC_ENUM) fn(ctx, p, e);
         free(en);
     }
     for (size_t i = 0; i < m->n_nested_type; i++) visit_msgs(ctx, p, full, m->nested_type[i], fn, enums);
@@ -201,7 +223,8 @@ void tc_for_each_enum(tc_ctx *ctx, tc_printer *p, const tc_file_proto *file, tc_
     for (size_t i = 0; i < file->n_enum_type; i++) {
         char *en = pkg[0] ? tc_strcat3(pkg, ".", file->enum_type[i]->name)
                           : tc_strdup(file->enum_type[i]->name);
-        fn(ctx, p, tc_index_find(ctx, en));
+        const tc_type *e = tc_index_find(ctx, en);
+        if (e && e->kind == TC_ENUM) fn(ctx, p, e);
         free(en);
     }
     for (size_t i = 0; i < file->n_message_type; i++)

@@ -54,6 +54,34 @@ char *tc_sprintf(const char *fmt, ...) {
     return s;
 }
 
+char *tc_escape(const char *s) {
+    char *out = xmalloc(strlen(s) * 4 + 1), *o = out;
+    for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
+        if (*c < 0x20 || *c >= 0x7f || *c == '"' || *c == '\\')
+            o += sprintf(o, "\\%03o", *c);
+        else
+            *o++ = (char)*c;
+    }
+    *o = '\0';
+    return out;
+}
+
+bool tc_is_utf8(const char *s) {
+    for (const unsigned char *c = (const unsigned char *)s; *c;) {
+        size_t n = *c < 0x80 ? 0 : (*c & 0xe0) == 0xc0 ? 1 : (*c & 0xf0) == 0xe0 ? 2 : (*c & 0xf8) == 0xf0 ? 3 : 4;
+        if (n == 4 || (n == 1 && *c < 0xc2) || (n == 3 && *c > 0xf4)) return false;
+        uint32_t cp = n == 0 ? *c : n == 1 ? *c & 0x1fu : n == 2 ? *c & 0x0fu : *c & 0x07u;
+        for (size_t k = 1; k <= n; k++) {
+            if ((c[k] & 0xc0) != 0x80) return false;
+            cp = (cp << 6) | (c[k] & 0x3fu);
+        }
+        if ((n == 2 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) || (n == 3 && (cp < 0x10000 || cp > 0x10ffff)))
+            return false;
+        c += n + 1;
+    }
+    return true;
+}
+
 char *tc_c_name(const char *full_name) {
     if (full_name[0] == '.') full_name++;
     char *s = tc_strdup(full_name);

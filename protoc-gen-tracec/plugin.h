@@ -3,7 +3,9 @@
  *
  * All generator state lives in one tc_ctx passed down explicitly.  The
  * generator is split by concept:
- *   main.c           read the request, parse options, write the response
+ *   main.c           stdin to tc_run to stdout, --help and --version
+ *   run.c            one run in-process: parse options, validate, generate, respond
+ *   validate.c       the request's shape, checked before anything else reads it
  *   printer.c        a growable text buffer with $var$ templates and indentation
  *   names.c          every C name the generator emits is built here
  *   index.c          full proto name -> type, for messages and enums of all files
@@ -28,6 +30,16 @@ typedef Google__Protobuf__FieldDescriptorProto tc_field_proto;
 typedef Google__Protobuf__EnumDescriptorProto tc_enum_proto;
 
 #define TC_VERSION "0.1.0"
+
+/*
+ * One plugin run (run.c): decodes the serialized CodeGeneratorRequest `req`
+ * and stores the serialized CodeGeneratorResponse in *resp (malloc'd, the
+ * caller frees it) and its size in *resp_size.  Every problem of the request
+ * is reported through the response's `error`.  False (and *resp NULL) only
+ * when `req` is not a CodeGeneratorRequest at all.  Frees everything else it
+ * allocates; exits only when out of memory.
+ */
+bool tc_run(const uint8_t *req, size_t size, uint8_t **resp, size_t *resp_size);
 
 /* ---- printer.c ---------------------------------------------------------- */
 
@@ -61,6 +73,14 @@ char *tc_sprintf(const char *fmt, ...)
     __attribute__((format(printf, 1, 2)))
 #endif
     ;
+/*
+ * `s` for an error message (malloc'd): bytes outside printable ASCII, '"' and
+ * '\\' as octal escapes, as protoc prints strings ("\\377"), so the `error`
+ * of the response is valid UTF-8 whatever the request held.
+ */
+char *tc_escape(const char *s);
+/* True when `s` is valid UTF-8 (protoc's file names are). */
+bool tc_is_utf8(const char *s);
 /* "a.b.C" -> "a_b_C" (dots become underscores). */
 char *tc_c_name(const char *full_name);
 /* "dir/my-file.proto" -> "dir_my_file_proto" (a C identifier). */
@@ -162,6 +182,14 @@ void tc_error(tc_ctx *ctx, const char *file, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)))
 #endif
     ;
+
+/*
+ * Checks what protoc guarantees and the generator relies on (validate.c):
+ * names present and well-formed, types and labels known, field numbers in
+ * range, imports present, no type defined twice, ...  False (and ctx->error
+ * naming the file and the problem) on the first violation.
+ */
+bool tc_validate(tc_ctx *ctx);
 
 bool tc_index_build(tc_ctx *ctx);
 /*

@@ -239,6 +239,194 @@ Test(codegen_errors_request, file_scope_extendee_not_found) {
                   "v.proto: extendee .p.Nowhere of extension y not found in the request");
 }
 
+/*
+ * Requests the plugin fuzzer (fuzz/plugin) showed the generator crashing on,
+ * and their neighbours: shapes protoc never sends, each answered by an error
+ * that names the file and the problem (protoc-gen-tracec/validate.c).  The
+ * fuzzer's own inputs are replayed by test_codegen_fuzz_replay.c.
+ */
+#define MSG_A(field) \
+    "  message_type { name: \"M\" field { " field " } }\n"
+
+Test(codegen_errors_request, proto_file_without_name) {
+    request_error("file_to_generate: \"a.proto\"\nproto_file { package: \"p\" }\n",
+                  "proto_file #0 of the request has no name");
+}
+
+Test(codegen_errors_request, proto_file_name_with_a_quote) {
+    request_error("file_to_generate: \"a.proto\"\nproto_file { name: \"a\\\"b.proto\" }\n",
+                  "proto_file #0 of the request: \"a\\042b.proto\" is not a file name (empty, not UTF-8, or with a "
+                  "control character, quote, backslash or \"*/\")");
+}
+
+Test(codegen_errors_request, proto_file_listed_twice) {
+    request_error("file_to_generate: \"a.proto\"\nproto_file { name: \"a.proto\" }\nproto_file { name: \"a.proto\" }\n",
+                  "a.proto: in the request's proto_file list twice");
+}
+
+Test(codegen_errors_request, file_to_generate_listed_twice) {
+    request_error("file_to_generate: \"a.proto\"\nfile_to_generate: \"a.proto\"\nproto_file { name: \"a.proto\" }\n",
+                  "a.proto: in the request's file_to_generate list twice");
+}
+
+Test(codegen_errors_request, package_with_a_leading_dot) {
+    request_error("file_to_generate: \"d.proto\"\n"
+                  "proto_file { name: \"d.proto\" package: \".p\" enum_type { name: \"E\" value { name: \"A\" number: 0 } } }\n",
+                  "d.proto: package \".p\" is not a dotted name of identifiers");
+}
+
+Test(codegen_errors_request, message_without_name) {
+    request_error("file_to_generate: \"m.proto\"\n"
+                  "proto_file { name: \"m.proto\" package: \"p\" message_type { } }\n",
+                  "m.proto: message #0 in p has no name");
+}
+
+Test(codegen_errors_request, message_name_that_is_not_an_identifier) {
+    request_error("file_to_generate: \"m.proto\"\n"
+                  "proto_file { name: \"m.proto\" message_type { name: \"a.b\" } }\n",
+                  "m.proto: message #0 in the file: name \"a.b\" is not an identifier");
+}
+
+Test(codegen_errors_request, field_without_name) {
+    request_error("file_to_generate: \"f.proto\"\n"
+                  "proto_file { name: \"f.proto\" package: \"p\"\n"
+                  MSG_A("number: 1 label: LABEL_OPTIONAL type: TYPE_INT32") "}\n",
+                  "f.proto: field #0 in p.M has no name");
+}
+
+Test(codegen_errors_request, field_without_type) {
+    request_error("file_to_generate: \"f.proto\"\n"
+                  "proto_file { name: \"f.proto\" package: \"p\"\n"
+                  MSG_A("name: \"a\" number: 1 label: LABEL_OPTIONAL") "}\n",
+                  "f.proto: field p.M.a has no type");
+}
+
+Test(codegen_errors_request, message_field_without_type_name) {
+    request_error("file_to_generate: \"f.proto\"\n"
+                  "proto_file { name: \"f.proto\" package: \"p\"\n"
+                  MSG_A("name: \"a\" number: 1 label: LABEL_OPTIONAL type: TYPE_MESSAGE") "}\n",
+                  "f.proto: field p.M.a: a message field needs a type_name");
+}
+
+Test(codegen_errors_request, field_number_too_big) {
+    request_error("file_to_generate: \"f.proto\"\n"
+                  "proto_file { name: \"f.proto\" package: \"p\"\n"
+                  MSG_A("name: \"a\" number: 536870912 label: LABEL_OPTIONAL type: TYPE_INT32") "}\n",
+                  "f.proto: field p.M.a: number 536870912 is not a field number (1 to 536870911)");
+}
+
+Test(codegen_errors_request, field_without_number) {
+    request_error("file_to_generate: \"f.proto\"\n"
+                  "proto_file { name: \"f.proto\" package: \"p\"\n"
+                  MSG_A("name: \"a\" label: LABEL_OPTIONAL type: TYPE_INT32") "}\n",
+                  "f.proto: field p.M.a: number 0 is not a field number (1 to 536870911)");
+}
+
+Test(codegen_errors_request, oneof_index_out_of_range) {
+    request_error("file_to_generate: \"f.proto\"\n"
+                  "proto_file { name: \"f.proto\" package: \"p\"\n"
+                  MSG_A("name: \"a\" number: 1 label: LABEL_OPTIONAL type: TYPE_INT32 oneof_index: 3") "}\n",
+                  "f.proto: field p.M.a: oneof_index 3 is out of range (0 oneofs)");
+}
+
+Test(codegen_errors_request, two_fields_with_one_name) {
+    request_error("file_to_generate: \"f.proto\"\n"
+                  "proto_file { name: \"f.proto\" package: \"p\" message_type { name: \"M\"\n"
+                  "  field { name: \"a\" number: 1 label: LABEL_OPTIONAL type: TYPE_INT32 }\n"
+                  "  field { name: \"a\" number: 2 label: LABEL_OPTIONAL type: TYPE_INT32 } } }\n",
+                  "f.proto: message p.M: two fields are named a");
+}
+
+Test(codegen_errors_request, two_fields_with_one_number) {
+    request_error("file_to_generate: \"f.proto\"\n"
+                  "proto_file { name: \"f.proto\" package: \"p\" message_type { name: \"M\"\n"
+                  "  field { name: \"a\" number: 7 label: LABEL_OPTIONAL type: TYPE_INT32 }\n"
+                  "  field { name: \"b\" number: 7 label: LABEL_OPTIONAL type: TYPE_INT32 } } }\n",
+                  "f.proto: message p.M: fields a and b have one number, 7");
+}
+
+Test(codegen_errors_request, enum_without_values) {
+    request_error("file_to_generate: \"e.proto\"\n"
+                  "proto_file { name: \"e.proto\" package: \"p\" enum_type { name: \"E\" } }\n",
+                  "e.proto: enum p.E has no values");
+}
+
+Test(codegen_errors_request, enum_value_without_name) {
+    request_error("file_to_generate: \"e.proto\"\n"
+                  "proto_file { name: \"e.proto\" package: \"p\" enum_type { name: \"E\" value { number: 0 } } }\n",
+                  "e.proto: value #0 in p.E has no name");
+}
+
+Test(codegen_errors_request, wrapper_extension_without_extendee) {
+    request_error("file_to_generate: \"w.proto\"\n"
+                  "proto_file { name: \"w.proto\" package: \"p\"\n"
+                  "  message_type { name: \"W\" extension { name: \"x\" number: 100 label: LABEL_OPTIONAL\n"
+                  "    type: TYPE_INT32 } } }\n",
+                  "w.proto: extension p.W.x has no extendee");
+}
+
+Test(codegen_errors_request, file_scope_extension_without_name) {
+    request_error("file_to_generate: \"v.proto\"\n"
+                  "proto_file { name: \"v.proto\" package: \"p\" message_type { name: \"M\" extension_range { start: 1 end: 9 } }\n"
+                  "  extension { number: 1 label: LABEL_OPTIONAL type: TYPE_INT32 extendee: \".p.M\" } }\n",
+                  "v.proto: extension #0 in p has no name");
+}
+
+Test(codegen_errors_request, import_not_in_the_request) {
+    request_error("file_to_generate: \"i.proto\"\n"
+                  "proto_file { name: \"i.proto\" dependency: \"gone.proto\" }\n",
+                  "i.proto: import \"gone.proto\" is not in the request");
+}
+
+Test(codegen_errors_request, import_cycle) {
+    request_error("file_to_generate: \"a.proto\"\n"
+                  "proto_file { name: \"c.proto\" }\n"
+                  "proto_file { name: \"a.proto\" dependency: \"c.proto\" dependency: \"b.proto\" }\n"
+                  "proto_file { name: \"b.proto\" dependency: \"a.proto\" }\n",
+                  "a.proto: import cycle: a.proto -> b.proto -> a.proto");
+}
+
+Test(codegen_errors_request, message_defined_twice) {
+    request_error("file_to_generate: \"b.proto\"\n"
+                  "proto_file { name: \"a.proto\" package: \"p\" message_type { name: \"M\" } }\n"
+                  "proto_file { name: \"b.proto\" package: \"p\" message_type { name: \"M\" } }\n",
+                  "b.proto: message p.M is defined twice (the other one is a message in a.proto)");
+}
+
+Test(codegen_errors_request, message_and_enum_with_one_name) {
+    request_error("file_to_generate: \"x.proto\"\n"
+                  "proto_file { name: \"x.proto\" package: \"p\" message_type { name: \"X\" }\n"
+                  "  enum_type { name: \"X\" value { name: \"A\" number: 0 } } }\n",
+                  "x.proto: message p.X is defined twice (the other one is an enum in x.proto)");
+}
+
+Test(codegen_errors_request, message_field_of_an_enum_type) {
+    request_error("file_to_generate: \"k.proto\"\n"
+                  "proto_file { name: \"k.proto\" package: \"p\" enum_type { name: \"E\" value { name: \"A\" number: 0 } }\n"
+                  MSG_A("name: \"e\" number: 1 label: LABEL_OPTIONAL type: TYPE_MESSAGE type_name: \".p.E\"") "}\n",
+                  "k.proto: field e: type .p.E is an enum, not a message");
+}
+
+Test(codegen_errors_request, enum_field_of_a_message_type) {
+    request_error("file_to_generate: \"k.proto\"\n"
+                  "proto_file { name: \"k.proto\" package: \"p\"\n"
+                  MSG_A("name: \"m\" number: 1 label: LABEL_OPTIONAL type: TYPE_ENUM type_name: \".p.M\"") "}\n",
+                  "k.proto: field m: type .p.M is a message, not an enum");
+}
+
+Test(codegen_errors_request, include_prefix_with_a_quote) {
+    request_error("file_to_generate: \"a.proto\"\nparameter: \"include_prefix=a\\\"b/\"\n"
+                  "proto_file { name: \"a.proto\" }\n",
+                  "--tracec_opt: include_prefix must be a path without quotes, '<', '>', backslashes or control "
+                  "characters, not 'a\\042b/'");
+}
+
+Test(codegen_errors_protoc, bad_guard_prefix) {
+    const char *files[] = {A_PROTO, NULL};
+    protoc_error(files, "a.proto", "guard_prefix=X-",
+                 "--tracec_opt: guard_prefix must be the start of a C identifier ([A-Za-z_][A-Za-z0-9_]*), not 'X-'");
+}
+
 /* ---- the plugin run by hand -------------------------------------------- */
 
 /* Runs the plugin with `redirs`; returns stderr (malloc'd), stdout in *out (may be NULL). */
