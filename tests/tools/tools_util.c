@@ -36,6 +36,7 @@ bool tt_read_file(const char *path, tt_buf *out) {
     fclose(f);
     if (!buf) return false;
     buf[len] = 0;
+    free(out->data); /* a buffer may be reused for several reads */
     out->data = buf;
     out->size = len;
     return true;
