@@ -7,29 +7,100 @@
  *   - half.state / half.published: atomics, any thread.
  *   - half.phase, gen, cursors, pinned, the writer list, flush tickets:
  *     under b->mu.
- *   - A writer's chunk fields (blk, body, body_end, half): written only by
+ *   - A writer's chunk fields (blk, body, body_size, half): written only by
  *     the writer under b->mu, read by the writer without it and by
  *     deliverers under b->mu (half: atomically, also without it).
- *   - Chunk handover: the writer sets busy (seq_cst) then checks stolen; a
- *     deliverer sets stolen (seq_cst, under mu) then waits for busy == 0.
+ *   - Chunk handover (a Dekker pair): the writer sets busy then checks
+ *     stolen; a deliverer sets stolen (under mu) then waits for busy == 0.
  *     Either the writer sees stolen and leaves the chunk, or the deliverer
- *     sees busy and waits for the packet to end.
+ *     sees busy and waits for the packet to end.  The store-load order on
+ *     both sides is either symmetric (seq_cst store on the writer, per
+ *     packet) or asymmetric: the writer's store is plain (a compiler fence
+ *     only) and the deliverer, after setting stolen, runs
+ *     membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED), a full barrier on every
+ *     running thread of the process.  Asymmetric is used when membarrier
+ *     can be registered at the first buffer creation (and
+ *     TRACEC_BUFFER_MEMBARRIER is not "0"); a buffer keeps its choice.
  */
 #define _POSIX_C_SOURCE 200809L
+#define _DEFAULT_SOURCE 1 /* syscall() */
 #include <errno.h>
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#if defined(__linux__)
+#include <linux/membarrier.h>
+#include <sys/syscall.h>
+#endif
 
 #include "buffer_internal.h"
 
 _Static_assert(sizeof(tracec_i_wstate) <= sizeof(((tracec_buffer_writer *)0)->i_private),
                "tracec_buffer_writer is too small for the runtime's writer state");
+_Static_assert(sizeof(tracec_i_blk) == 16 && TRACEC_I_HDR == 16 && offsetof(tracec_i_blk, category) == 8,
+               "the inline end_packet writes the record header and the chunk's committed length by offset");
 
-#define WS(bw) ((tracec_i_wstate *)(void *)(bw)->i_private)
+#define WS(bw) (&(bw)->i_ws)
 
 enum { RETRY = -1 };
+
+/* ---- the asymmetric fence ------------------------------------------------ */
+
+static pthread_once_t g_membarrier_once = PTHREAD_ONCE_INIT;
+static int g_membarrier; /* 1: registered for MEMBARRIER_CMD_PRIVATE_EXPEDITED */
+
+static int membarrier_register(void) {
+#if defined(__linux__) && defined(__NR_membarrier)
+    long q = syscall(__NR_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
+    if (q < 0 || !(q & MEMBARRIER_CMD_PRIVATE_EXPEDITED) || !(q & MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED))
+        return 0;
+    return syscall(__NR_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
+#else
+    return 0;
+#endif
+}
+
+static void membarrier_init(void) {
+    const char *e = getenv("TRACEC_BUFFER_MEMBARRIER");
+    g_membarrier = (e != NULL && e[0] == '0') ? 0 : membarrier_register();
+}
+
+/*
+ * The heavy side of the asymmetric fence: after it returns, every store a
+ * running thread of this process made before it is visible, and every load
+ * such a thread makes after it sees the caller's earlier stores.  Cannot
+ * fail once registered (the only errors are "not registered" and "not
+ * supported"); if it ever did, continuing would break the handover, so stop.
+ */
+static void heavy_barrier(void) {
+#if defined(__linux__) && defined(__NR_membarrier)
+    if (syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0) return;
+    if (membarrier_register() && syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0) return;
+#endif
+    fputs("tracec: membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) failed after registration\n", stderr);
+    abort();
+}
+
+/* Test hook (buffer_internal.h). */
+int tracec_i_buffer_membarrier(int want) {
+    pthread_once(&g_membarrier_once, membarrier_init);
+    if (!want) g_membarrier = 0;
+    else if (!g_membarrier) g_membarrier = membarrier_register();
+    return g_membarrier;
+}
+
+/* The writer's side: announce a packet (busy = 1), then look at stolen.  True if stolen. */
+static bool announce(tracec_i_wstate *ws) {
+    if (ws->asym) {
+        __atomic_store_n(&ws->busy, 1u, __ATOMIC_RELAXED);
+        __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    } else {
+        __atomic_store_n(&ws->busy, 1u, __ATOMIC_SEQ_CST);
+    }
+    return __atomic_load_n(&ws->stolen, __ATOMIC_SEQ_CST) != 0;
+}
 
 /* ---- small helpers ------------------------------------------------------ */
 
@@ -108,11 +179,20 @@ static uint64_t wait_published(tracec_i_half *hf) {
     return s;
 }
 
-/* Sets `stolen` on every writer whose chunk lives in half h.  Under mu. */
+/*
+ * Sets `stolen` on every writer whose chunk lives in half h, then (asymmetric
+ * protocol) makes those stores and the writers' busy flags mutually visible
+ * before anyone reads busy.  Under mu.
+ */
 static void steal_half(tracec_i_buffer *b, int h) {
-    for (tracec_i_wstate *ws = b->writers; ws; ws = ws->next)
-        if (ws->blk != NULL && atomic_load_explicit(&ws->half, memory_order_relaxed) == h)
-            atomic_store_explicit(&ws->stolen, 1, memory_order_seq_cst);
+    bool any = false;
+    for (tracec_i_wstate *ws = b->writers; ws; ws = ws->next) {
+        if (ws->blk != NULL && __atomic_load_n(&ws->half, __ATOMIC_RELAXED) == h) {
+            __atomic_store_n(&ws->stolen, 1u, __ATOMIC_SEQ_CST);
+            any = true;
+        }
+    }
+    if (any && b->asym) heavy_barrier();
 }
 
 /*
@@ -123,8 +203,7 @@ static void wait_writers(tracec_i_wstate *list, int h, const tracec_i_wstate *se
     for (tracec_i_wstate *ws = list; ws; ws = ws->next) {
         if (ws == self) continue;
         unsigned n = 0;
-        while (atomic_load_explicit(&ws->half, memory_order_acquire) == h &&
-               atomic_load_explicit(&ws->busy, memory_order_seq_cst) != 0)
+        while (__atomic_load_n(&ws->half, __ATOMIC_ACQUIRE) == h && __atomic_load_n(&ws->busy, __ATOMIC_SEQ_CST) != 0)
             spin_pause(&n);
     }
 }
@@ -247,7 +326,7 @@ static int make_room(tracec_i_buffer *b, int h, uint32_t body, const tracec_i_ws
                 pthread_cond_wait(&b->cv, &b->mu);
                 return RETRY;
             }
-            if (ws != NULL && ws->blk != NULL && atomic_load_explicit(&ws->half, memory_order_relaxed) == y)
+            if (ws != NULL && ws->blk != NULL && __atomic_load_n(&ws->half, __ATOMIC_RELAXED) == y)
                 return drop(b, TRACEC_STATUS_BUFFER_FULL);
             do_wrap(b, x, ws);
             return RETRY;
@@ -344,11 +423,11 @@ static tracec_status_t acquire_chunk(tracec_i_buffer *b, tracec_i_wstate *ws, ui
             publish(hf);
             ws->blk = blk;
             ws->body = body;
-            ws->body_end = body + blk->body;
+            ws->body_size = blk->body;
             ws->used = 0;
-            atomic_store_explicit(&ws->stolen, 0, memory_order_relaxed);
-            atomic_store_explicit(&ws->busy, 1, memory_order_seq_cst);
-            atomic_store_explicit(&ws->half, h, memory_order_release);
+            __atomic_store_n(&ws->stolen, 0u, __ATOMIC_RELAXED);
+            __atomic_store_n(&ws->busy, 1u, __ATOMIC_SEQ_CST);
+            __atomic_store_n(&ws->half, h, __ATOMIC_RELEASE);
             watermark_check(b, TRACEC_I_CHARGED(old), (uint64_t)TRACEC_I_CHARGED(old) + blk->body);
             return TRACEC_STATUS_SUCCESS;
         }
@@ -371,7 +450,8 @@ tracec_status_t tracec_buffer_writer_init(tracec_buffer_writer *bw, tracec_buffe
     if (bw == NULL) return TRACEC_STATUS_INVALID_ARGUMENT;
     memset(bw, 0, sizeof *bw);
     tracec_i_wstate *ws = WS(bw);
-    atomic_init(&ws->half, -1);
+    ws->half = -1;
+    ws->reserve = UINT32_MAX; /* no chunk: the inline fast path is never taken */
     writer_fail_window(bw, TRACEC_STATUS_BAD_STATE);
     tracec_i_buffer *b = tracec_i_buffer_get(buffer_id.handle);
     if (b == NULL) return TRACEC_STATUS_BUFFER_NOT_FOUND;
@@ -380,6 +460,8 @@ tracec_status_t tracec_buffer_writer_init(tracec_buffer_writer *bw, tracec_buffe
     if (reserve > b->chunk) return TRACEC_STATUS_RECORD_TOO_LARGE;
     ws->reserve = (uint32_t)reserve;
     ws->handle = buffer_id.handle;
+    ws->streaming = b->mode == TRACEC_BUFFERING_MODE_STREAMING;
+    ws->asym = (uint8_t)b->asym;
     bw->w.grow = buffer_grow;
     bw->w.sink = bw;
     pthread_mutex_lock(&b->mu);
@@ -397,7 +479,7 @@ void tracec_buffer_writer_release(tracec_buffer_writer *bw) {
     if (b == NULL) return;
     if (ws->in_packet == 2) pthread_mutex_unlock(&b->dmu);
     ws->in_packet = 0;
-    atomic_store_explicit(&ws->busy, 0, memory_order_release);
+    __atomic_store_n(&ws->busy, 0u, __ATOMIC_RELEASE);
     pthread_mutex_lock(&b->mu);
     while (b->stealing > 0) pthread_cond_wait(&b->cv, &b->mu);
     for (tracec_i_wstate **pp = &b->writers; *pp; pp = &(*pp)->next) {
@@ -407,6 +489,9 @@ void tracec_buffer_writer_release(tracec_buffer_writer *bw) {
         }
     }
     ws->blk = NULL;
+    ws->body = NULL;
+    ws->body_size = 0;
+    ws->used = 0;
     ws->b = NULL;
     pthread_mutex_unlock(&b->mu);
     writer_fail_window(bw, TRACEC_STATUS_BAD_STATE);
@@ -429,7 +514,7 @@ void tracec_i_buffer_begin(tracec_buffer_writer *bw, uint32_t category, uint32_t
     if (ws->in_packet == 1 || ws->in_packet == 2) {
         /* The open packet is abandoned. */
         if (ws->in_packet == 2) pthread_mutex_unlock(&ws->b->dmu);
-        else atomic_store_explicit(&ws->busy, 0, memory_order_release);
+        else __atomic_store_n(&ws->busy, 0u, __ATOMIC_RELEASE);
         ws->in_packet = 0;
         begin_failed(bw, TRACEC_STATUS_BAD_STATE);
         return;
@@ -461,14 +546,11 @@ void tracec_i_buffer_begin(tracec_buffer_writer *bw, uint32_t category, uint32_t
         open_window(w);
         return;
     }
-    bool fresh = ws->blk == NULL || atomic_load_explicit(&ws->stolen, memory_order_relaxed) ||
-                 (size_t)(ws->body_end - (ws->body + ws->used)) < ws->reserve;
-    if (!fresh) {
-        atomic_store_explicit(&ws->busy, 1, memory_order_seq_cst);
-        if (atomic_load_explicit(&ws->stolen, memory_order_seq_cst)) {
-            atomic_store_explicit(&ws->busy, 0, memory_order_release);
-            fresh = true;
-        }
+    bool fresh = ws->blk == NULL || __atomic_load_n(&ws->stolen, __ATOMIC_RELAXED) ||
+                 ws->body_size - ws->used < ws->reserve;
+    if (!fresh && announce(ws)) {
+        __atomic_store_n(&ws->busy, 0u, __ATOMIC_RELEASE);
+        fresh = true;
     }
     if (fresh) {
         pthread_mutex_lock(&b->mu);
@@ -481,7 +563,7 @@ void tracec_i_buffer_begin(tracec_buffer_writer *bw, uint32_t category, uint32_t
     }
     w->base = ws->body + ws->used;
     w->ptr = w->base + TRACEC_I_HDR;
-    w->end = ws->body_end;
+    w->end = ws->body + ws->body_size;
     ws->in_packet = 1;
     open_window(w);
 }
@@ -519,7 +601,7 @@ static bool buffer_grow(tracec_writer *w, size_t need) {
     }
     w->base = ws->body;
     w->ptr = ws->body + partial;
-    w->end = ws->body_end;
+    w->end = ws->body + ws->body_size;
     return true;
 }
 
@@ -537,7 +619,7 @@ tracec_status_t tracec_i_buffer_commit(tracec_buffer_writer *bw) {
     ws->in_packet = 0;
     if (st != TRACEC_STATUS_SUCCESS) {
         if (kind_of_packet == 2) pthread_mutex_unlock(&b->dmu);
-        else atomic_store_explicit(&ws->busy, 0, memory_order_release);
+        else __atomic_store_n(&ws->busy, 0u, __ATOMIC_RELEASE);
         /* A packet refused for room was counted where it was refused (make_room, grow). */
         w->ptr = w->base;
         return st;
@@ -556,7 +638,7 @@ tracec_status_t tracec_i_buffer_commit(tracec_buffer_writer *bw) {
     } else {
         ws->used = (uint32_t)(next - ws->body);
         __atomic_store_n(&ws->blk->category, ws->used, __ATOMIC_RELAXED);
-        atomic_store_explicit(&ws->busy, 0, memory_order_release);
+        __atomic_store_n(&ws->busy, 0u, __ATOMIC_RELEASE);
     }
     w->base = w->ptr = next;
     return TRACEC_STATUS_SUCCESS;
@@ -870,8 +952,10 @@ tracec_status_t tracec_create_buffer_with_config(tracec_context_id_t context, co
 
     long pg = sysconf(_SC_PAGESIZE);
     size_t page = pg > 0 ? (size_t)pg : 4096u;
+    pthread_once(&g_membarrier_once, membarrier_init);
     tracec_i_buffer *b = (tracec_i_buffer *)calloc(1, sizeof *b);
     if (b == NULL) return TRACEC_STATUS_OUT_OF_MEMORY;
+    b->asym = g_membarrier;
     b->mode = mode;
     b->policy = mode == TRACEC_BUFFERING_MODE_STREAMING ? (int)cfg->policy : TRACEC_BUFFER_POLICY_DISCARD;
     b->size = round_up(cfg->size, page);
@@ -1055,6 +1139,16 @@ void tracec_i_buffers_fork_parent(void) {
 
 /* The child starts with empty buffers: it must never deliver the parent's records. */
 void tracec_i_buffers_fork_child(void) {
+    /* The registration belongs to the process: make sure the child has one, or fall back. */
+    if (g_membarrier && !membarrier_register()) {
+        g_membarrier = 0;
+        for (size_t i = 0; i < TRACEC_MAX_BUFFERS; i++) {
+            tracec_i_buffer *b = atomic_load_explicit(&tracec_i_buffers[i], memory_order_acquire);
+            if (b == NULL) continue;
+            b->asym = 0;
+            for (tracec_i_wstate *ws = b->writers; ws; ws = ws->next) ws->asym = 0;
+        }
+    }
     for (size_t i = 0; i < TRACEC_MAX_BUFFERS; i++) {
         tracec_i_buffer *b = atomic_load_explicit(&tracec_i_buffers[i], memory_order_acquire);
         if (b == NULL) continue;
@@ -1064,8 +1158,8 @@ void tracec_i_buffers_fork_child(void) {
         pthread_cond_init(&b->cv, NULL);
         if (b->half[0].mem == NULL) continue;
         for (tracec_i_wstate *ws = b->writers; ws; ws = ws->next) {
-            atomic_store(&ws->stolen, 1);
-            atomic_store(&ws->busy, 0);
+            __atomic_store_n(&ws->stolen, 1u, __ATOMIC_SEQ_CST);
+            __atomic_store_n(&ws->busy, 0u, __ATOMIC_SEQ_CST);
         }
         b->delivering = 0;
         b->stealing = 0;

@@ -65,7 +65,6 @@ typedef struct tracec_i_half {
 } tracec_i_half;
 
 struct tracec_i_thread;
-struct tracec_i_wstate;
 
 enum { TRACEC_I_REQ_WATERMARK = 1, TRACEC_I_REQ_FLUSH = 2, TRACEC_I_REQ_FULL = 4 };
 
@@ -76,6 +75,7 @@ typedef struct tracec_i_buffer {
     size_t size, watermark, phys, durable_cap, chunk;
     tracec_buffer_tracing_cb_t callback;
     void *callback_data;
+    int asym; /* chunk handover: asymmetric fence (membarrier) instead of a seq_cst store per packet */
 
     _Atomic int accepting;   /* the context is started and the buffer alive */
     _Atomic int destroyed;
@@ -101,23 +101,8 @@ typedef struct tracec_i_buffer {
     _Atomic uint64_t epoch;
 } tracec_i_buffer;
 
-/* The runtime's view of a tracec_buffer_writer's private words. */
-typedef struct tracec_i_wstate {
-    tracec_i_buffer *b;
-    uint64_t handle;
-    tracec_i_blk *blk; /* current chunk block, NULL if none */
-    uint8_t *body;     /* its body */
-    uint8_t *body_end;
-    _Atomic int half;  /* half of the chunk, -1 if none */
-    uint32_t used;     /* committed bytes of the chunk body (writer's copy) */
-    _Atomic uint32_t busy;   /* a packet is open in the chunk */
-    _Atomic uint32_t stolen; /* the chunk was taken by a delivery or reset */
-    uint32_t category, kind;
-    uint32_t in_packet; /* 1 normal, 2 durable (holds dmu) */
-    uint32_t reserve;
-    int steal_wait;     /* the deliverer waits for this writer (under mu) */
-    struct tracec_i_wstate *next;
-} tracec_i_wstate;
+/* A tracec_buffer_writer's state, tracec_i_wstate, is in tracec/buffer.h
+   (the inline begin/end use it). */
 
 typedef struct tracec_i_thread {
     uint64_t handle;
@@ -152,6 +137,13 @@ void tracec_i_buffer_destroy_locked(tracec_i_buffer *b);
 void tracec_i_buffers_fork_prepare(void);
 void tracec_i_buffers_fork_parent(void);
 void tracec_i_buffers_fork_child(void);
+/*
+ * Test hook: the chunk-handover protocol of buffers created from now on,
+ * 1 asymmetric (membarrier; only if it can be registered), 0 the seq_cst
+ * fallback.  Returns the protocol in effect.  Call it before creating
+ * buffers, from one thread.
+ */
+int tracec_i_buffer_membarrier(int want);
 
 /* ---- buffer_thread.c ----------------------------------------------------- */
 extern _Thread_local tracec_i_thread *tracec_i_current_thread;

@@ -352,6 +352,26 @@ Test(buffer_api, kinds_and_operations, .timeout = 30) {
     test_end();
 }
 
+/* The inline begin_packet decides "never durable" for the built-in kinds
+   from a constant mask; it must agree with the kind registry. */
+Test(buffer_api, inline_durable_mask_matches_the_kind_registry, .timeout = 30) {
+    tracec_i_wstate ws;
+    memset(&ws, 0, sizeof ws);
+    for (uint32_t k = 0; k < TRACEC_BUFFER_TRACING_LAST; k++) {
+        int durable = 0;
+        tracec_status_t s = tracec_query_buffer_tracing_kind_durable((tracec_buffer_tracing_kind_t)k, &durable);
+        if (s == TRACEC_STATUS_KIND_NOT_FOUND) durable = 0; /* NONE: never durable */
+        else OK(s);
+        cr_assert_eq(tracec_i_buffer_never_durable(&ws, TRACEC_BUFFER_CATEGORY_TRACING, k), !durable, "kind %u", k);
+        cr_assert(tracec_i_buffer_never_durable(&ws, TRACEC_BUFFER_CATEGORY_USER, k));
+    }
+    /* Kinds beyond the built-in ones are left to the out-of-line path. */
+    cr_assert(!tracec_i_buffer_never_durable(&ws, TRACEC_BUFFER_CATEGORY_TRACING, TRACEC_BUFFER_TRACING_LAST));
+    ws.streaming = 1;
+    cr_assert(tracec_i_buffer_never_durable(&ws, TRACEC_BUFFER_CATEGORY_TRACING, TRACEC_BUFFER_TRACING_INTERNED_DATA));
+    test_end();
+}
+
 Test(buffer_api, configure_service, .timeout = 30) {
     tracec_context_id_t ctx = started_ctx();
     tracec_context_id_t other = started_ctx();

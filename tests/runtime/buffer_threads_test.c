@@ -436,6 +436,85 @@ Test(buffer_threads, streaming_half_is_stable_while_delivered, .timeout = 60) {
     test_end();
 }
 
+/* ---- the chunk handover under fire ---------------------------------------------- */
+
+/* Runtime test hook (buffer.c): the handover protocol of buffers created next. */
+int tracec_i_buffer_membarrier(int want);
+
+typedef struct flusher {
+    tracec_buffer_id_t b;
+    atomic_int stop;
+    uint64_t flushes, failed; /* checked by the test's thread (Criterion asserts leak off it) */
+} flusher;
+
+static void *flusher_main(void *arg) {
+    flusher *f = (flusher *)arg;
+    while (!atomic_load(&f->stop)) {
+        tracec_status_t s = (f->flushes & 1) ? tracec_flush_buffer(f->b) : tracec_flush_buffer_async(f->b);
+        if (s != TRACEC_STATUS_SUCCESS) f->failed++;
+        f->flushes++;
+    }
+    return NULL;
+}
+
+/*
+ * The steal/commit race (writer: busy = 1, then look at stolen; delivery:
+ * stolen = 1, then wait for busy == 0), hammered: 4 producers write small
+ * packets through the inline fast path while the delivery steals their
+ * chunks again and again (a one-page buffer with watermark 0, so every chunk
+ * requests a delivery and every delivery switches halves, plus a thread
+ * flushing in a loop).  A lost race shows up as a packet written into a
+ * chunk already delivered or reset: lost, duplicated, or torn.  Every
+ * accepted packet must arrive exactly once, in order, whole.  Run with the
+ * asymmetric fence (membarrier) and with the seq_cst fallback.
+ */
+static void handover_hammer(int asym) {
+    int mode = tracec_i_buffer_membarrier(asym);
+    if (!asym) cr_assert_eq(mode, 0, "the seq_cst fallback can always be chosen");
+    tracec_context_id_t ctx;
+    OK(tracec_create_context(&ctx));
+    OK(tracec_start_context(ctx));
+    collector c;
+    collector_init(&c);
+    tracec_buffer_id_t b;
+    OK(tracec_create_buffer(ctx, 4096, 0, TRACEC_BUFFER_POLICY_LOSSLESS, collect_cb, &c, &b));
+    prod ps[NPROD];
+    memset(ps, 0, sizeof ps);
+    for (int i = 0; i < NPROD; i++) {
+        ps[i].b = b;
+        ps[i].id = (uint32_t)i;
+        ps[i].count = 20000;
+        ps[i].packets = 1;
+        ps[i].max_len = 64;
+    }
+    flusher f = {b, 0, 0, 0};
+    pthread_t ft;
+    pthread_create(&ft, NULL, flusher_main, &f);
+    run_producers(ps, NPROD);
+    atomic_store(&f.stop, 1);
+    pthread_join(ft, NULL);
+    cr_assert_eq(f.failed, 0, "every flush succeeded");
+    cr_assert_gt(f.flushes, 0);
+    OK(tracec_flush_buffer(b));
+    tracec_buffer_stats_t st;
+    OK(tracec_query_buffer_stats(b, &st));
+    cr_assert_eq(st.dropped, 0);
+    for (int i = 0; i < NPROD; i++) {
+        cr_assert_eq(ps[i].accepted, ps[i].count, "LOSSLESS accepted everything");
+        cr_assert_eq(ps[i].full + ps[i].other + ps[i].closed, 0);
+    }
+    verify(&c, ps, NPROD, true);
+    cr_assert_eq(st.delivered, (uint64_t)NPROD * 20000u);
+    cr_assert_gt(st.half_switches, 100, "chunks were stolen again and again (%llu switches)",
+                 (unsigned long long)st.half_switches);
+    collector_free(&c);
+    test_end();
+}
+
+Test(buffer_threads, handover_hammer_asymmetric_fence, .timeout = 60) { handover_hammer(1); }
+
+Test(buffer_threads, handover_hammer_seq_cst_fallback, .timeout = 60) { handover_hammer(0); }
+
 /* ---- shutdown ------------------------------------------------------------------ */
 
 Test(buffer_threads, finalize_racing_with_producers_loses_no_accepted_record, .timeout = 60) {

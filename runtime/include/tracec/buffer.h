@@ -198,9 +198,40 @@ tracec_status_t tracec_buffer_epoch(tracec_buffer_id_t buffer_id, uint64_t *epoc
  * A packet is never split: when it outgrows its chunk, grow() moves the
  * partial packet to a new chunk (see docs/buffers.md).
  */
+/*
+ * The runtime's per-writer state (internal: do not touch).  The first group
+ * of fields is what the inline begin/end read and write on the fast path;
+ * `busy`, `stolen` and `half` are shared with the delivery thread and are
+ * only accessed with __atomic builtins.  docs/buffers.md, "Chunk handover",
+ * describes the protocol.
+ */
+struct tracec_i_buffer;
+struct tracec_i_blk;
+typedef struct tracec_i_wstate {
+    uint8_t *body;      /* current chunk body, NULL if none */
+    uint32_t body_size; /* its bytes; 0 if none */
+    uint32_t used;      /* committed bytes of the chunk body (<= body_size) */
+    uint32_t reserve;   /* room a packet begins with: header + payload + slack */
+    uint32_t in_packet; /* 0 none, 1 in the chunk, 2 durable (holds dmu), 3 begin failed */
+    uint32_t category, kind;
+    uint32_t busy;      /* atomic: a packet is open in the chunk */
+    uint32_t stolen;    /* atomic: the chunk was taken by a delivery or reset */
+    uint8_t asym;       /* busy is published with a compiler fence; stealers run membarrier() */
+    uint8_t streaming;  /* the buffer has no durable part: every packet goes into the chunk */
+    /* out of line only: */
+    struct tracec_i_blk *blk; /* current chunk block, NULL if none */
+    int32_t half;             /* atomic: half of the chunk, -1 if none */
+    struct tracec_i_buffer *b;
+    uint64_t handle;
+    struct tracec_i_wstate *next;
+} tracec_i_wstate;
+
 typedef struct tracec_buffer_writer {
-    tracec_writer w;         /* the window the setters write into */
-    uint64_t i_private[16];  /* the runtime's per-writer state */
+    tracec_writer w; /* the window the out-of-line paths set up */
+    union {
+        uint64_t i_private[16];
+        tracec_i_wstate i_ws; /* the runtime's per-writer state */
+    };
 } tracec_buffer_writer;
 
 /*
@@ -218,15 +249,56 @@ void tracec_i_buffer_begin(tracec_buffer_writer *bw, uint32_t category, uint32_t
 tracec_status_t tracec_i_buffer_commit(tracec_buffer_writer *bw);
 
 /*
+ * True when a packet of (category, kind) can never be durable: STREAMING
+ * buffers have no durable part, and only category TRACING with a durable
+ * kind is (the built-in kinds 0..5 have fixed flags: 2, 3 and 4 are
+ * durable; any other kind is left to the out-of-line path).
+ */
+static inline TRACEC_I_ALWAYS_INLINE int tracec_i_buffer_never_durable(const tracec_i_wstate *ws, uint32_t category,
+                                                                       uint32_t kind) {
+    return ws->streaming || category != (uint32_t)TRACEC_BUFFER_CATEGORY_TRACING ||
+           (kind <= (uint32_t)TRACEC_BUFFER_TRACING_USER && ((0x23u >> kind) & 1u) != 0);
+}
+
+/*
  * Opens `packet` (the `msg` of a generated TracePacket writer, or a raw
  * tracec_msg), written through `w`: caller-owned, uninitialised, best a
  * local variable of the function that writes the packet, so the compiler
- * keeps its write pointer in a register.  The window is copied from `bw`
- * here and back at tracec_buffer_end_packet.
+ * keeps its write pointer in a register.
+ *
+ * Fast path (inline): the writer holds a chunk with `reserve` bytes left,
+ * no packet is open, the packet cannot be durable, and after announcing the
+ * packet (busy = 1) the chunk is found not stolen.  Otherwise the
+ * out-of-line path sets the window up in `bw->w` and it is copied here.
  */
 static inline void tracec_buffer_begin_packet(tracec_buffer_writer *bw, tracec_writer *w,
                                               uint32_t category, uint32_t kind, tracec_msg *packet) {
     tracec_msg root;
+    tracec_i_wstate *ws = &bw->i_ws;
+    if (TRACEC_I_LIKELY(ws->in_packet == 0 && ws->body_size - ws->used >= ws->reserve &&
+                        tracec_i_buffer_never_durable(ws, category, kind))) {
+        /* Dekker with the delivery: announce, then look (see docs/buffers.md). */
+        if (TRACEC_I_LIKELY(ws->asym)) {
+            __atomic_store_n(&ws->busy, 1u, __ATOMIC_RELAXED);
+            __atomic_signal_fence(__ATOMIC_SEQ_CST);
+        } else {
+            __atomic_store_n(&ws->busy, 1u, __ATOMIC_SEQ_CST);
+        }
+        if (TRACEC_I_LIKELY(__atomic_load_n(&ws->stolen, __ATOMIC_SEQ_CST) == 0)) {
+            uint8_t *base = ws->body + ws->used;
+            ws->in_packet = 1;
+            ws->category = category;
+            ws->kind = kind;
+            w->base = base;
+            w->ptr = base + 16; /* the record header, back-filled at the end */
+            w->end = ws->body + ws->body_size;
+            w->grow = bw->w.grow;
+            w->sink = bw;
+            w->status = TRACEC_STATUS_SUCCESS;
+            goto opened;
+        }
+        __atomic_store_n(&ws->busy, 0u, __ATOMIC_RELEASE);
+    }
     tracec_i_buffer_begin(bw, category, kind);
     w->ptr = bw->w.ptr;
     w->end = bw->w.end;
@@ -234,6 +306,7 @@ static inline void tracec_buffer_begin_packet(tracec_buffer_writer *bw, tracec_w
     w->grow = bw->w.grow;
     w->sink = bw->w.sink;
     w->status = bw->w.status;
+opened:
     w->top = TRACEC_I_ROOT;
     tracec_writer_begin_root(w, &root);
     tracec_msg_begin_nested(&root, TRACEC_TAG(1, TRACEC_WIRE_LEN), packet);
@@ -244,20 +317,46 @@ static inline void tracec_buffer_begin_packet(tracec_buffer_writer *bw, tracec_w
  * dropped and counted.  CLOSED, RECORD_TOO_LARGE, MESSAGE_TOO_LARGE,
  * NESTING_MISMATCH, BAD_STATE (no packet open, or `packet` was not begun on
  * `w`): dropped, not counted.  INVALID_ARGUMENT for NULL arguments.
+ *
+ * Fast path (inline): a healthy packet in the chunk gets its record header
+ * back-filled, the chunk's committed length is stored, and busy is cleared
+ * with a release store.
  */
 static inline tracec_status_t tracec_buffer_end_packet(tracec_buffer_writer *bw, tracec_writer *w,
                                                        tracec_msg *packet) {
     tracec_msg root;
+    tracec_status_t st;
+    tracec_i_wstate *ws;
     if (bw == NULL || w == NULL || packet == NULL) return TRACEC_STATUS_INVALID_ARGUMENT;
     if (packet->w != w) return TRACEC_STATUS_BAD_STATE;
     root.w = w;
     root.size_off = TRACEC_I_ROOT;
     root.parent = TRACEC_I_ROOT;
     tracec_msg_end_nested(&root, packet);
+    st = tracec_writer_end_root(w, &root);
+    ws = &bw->i_ws;
+    if (TRACEC_I_LIKELY(st == TRACEC_STATUS_SUCCESS && ws->in_packet == 1)) {
+        /* The record header: {body, size, category, kind}, as tracec_i_blk. */
+        uint32_t hdr[4];
+        uint32_t payload = (uint32_t)(w->ptr - w->base) - 16u;
+        uint32_t body = (payload + 7u) & ~7u;
+        uint8_t *next = w->base + 16u + body;
+        hdr[0] = body;
+        hdr[1] = payload;
+        hdr[2] = ws->category;
+        hdr[3] = ws->kind;
+        memcpy(w->base, hdr, sizeof hdr);
+        ws->used = (uint32_t)(next - ws->body);
+        ws->in_packet = 0;
+        /* chunk header's `category`: the committed length (relaxed; busy's release orders it) */
+        __atomic_store_n((uint32_t *)(void *)(ws->body - 8), ws->used, __ATOMIC_RELAXED);
+        __atomic_store_n(&ws->busy, 0u, __ATOMIC_RELEASE);
+        return TRACEC_STATUS_SUCCESS;
+    }
     bw->w.ptr = w->ptr;
     bw->w.end = w->end;
     bw->w.base = w->base;
-    bw->w.status = tracec_writer_end_root(w, &root);
+    bw->w.status = st;
     bw->w.top = w->top;
     return tracec_i_buffer_commit(bw);
 }
