@@ -52,6 +52,48 @@ Test(install, layout) {
     expect_file("include/perfetto/trace/track_event/track_event.tracec.h");
     expect_file("share/tracec/protos/perfetto/trace/track_event/track_event.proto");
     expect_file("share/tracec/protos/perfetto/trace/trace.proto");
+    expect_file("bin/tracec");
+    expect_file("lib/libtracec_text.a");
+    expect_file("lib/libtracec_decode.a");
+    expect_file("lib/libtracec_pb.a");
+    expect_file("include/tracec/testing.h");
+    expect_file("include/tracec/textproto.h");
+    expect_file("include/tracec/buffer.h");
+}
+
+/* The text tools from the install, linked exactly as the README says. */
+Test(install, text_tools_link_against_the_install) {
+    static const char prog[] =
+        "#include <stdio.h>\n"
+        "#include <string.h>\n"
+        "#include \"tracec/decode.h\"\n"
+        "#include \"tracec/textproto.h\"\n"
+        "int main(void) {\n"
+        "    tracec_error err;\n"
+        "    tracec_pool *pool = tracec_pool_new();\n"
+        "    if (tracec_pool_add_builtin_schema(pool, &err) != TRACEC_STATUS_SUCCESS) return 1;\n"
+        "    const char *text = \"packet { timestamp: 7 track_event { name: 'x' } }\";\n"
+        "    tracec_text_options o = TRACEC_TEXT_OPTIONS_INIT;\n"
+        "    tracec_bytes bin = TRACEC_BYTES_INIT, out = TRACEC_BYTES_INIT;\n"
+        "    if (tracec_text_encode(pool, \"perfetto.protos.Trace\", text, strlen(text), &o, &bin, &err)) return 2;\n"
+        "    if (tracec_decode_text_bytes(pool, bin.data, bin.size, NULL, &out, &err)) return 3;\n"
+        "    fwrite(out.data, 1, out.size, stdout);\n"
+        "    tracec_bytes_free(&bin); tracec_bytes_free(&out); tracec_pool_free(pool);\n"
+        "    return 0;\n"
+        "}\n";
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd,
+             "set -e; P=%s; W=$(mktemp -d); cd $W; cat > t.c <<'EOF'\n%sEOF\n"
+             "cc -std=c11 -Wall -Wextra -Werror %s -I $P/include t.c -L $P/lib"
+             " -ltracec_decode -ltracec_text -ltracec_pb -ltracec -lprotobuf-c -lz -lpthread -o t;"
+             "./t; cd /; rm -rf $W",
+             g_prefix, prog, TRACEC_SANITIZE_FLAGS);
+    int st = -1;
+    char *out = oracle_run(cmd, &st);
+    cr_expect_eq(st, 0, "building or running against the install failed:\n%s", out);
+    cr_expect(strstr(out, "packet {\n  timestamp: 7\n  track_event {\n    name: \"x\"\n  }\n}\n") != NULL,
+              "printed:\n%s", out);
+    free(out);
 }
 
 Test(install, user_program_builds_against_the_install) {

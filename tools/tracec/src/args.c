@@ -56,26 +56,26 @@ enum {
     NV_STRING = 8
 };
 
-typedef struct tc_span {
+typedef struct tracec_i_span {
     const uint8_t *p;
     size_t n;
-} tc_span;
+} tracec_i_span;
 
 /* iid -> string, open addressing; iid 0 marks an empty slot (iids start at 1). */
-typedef struct tc_intern {
+typedef struct tracec_i_intern {
     uint64_t *iids;
-    tc_span *vals;
+    tracec_i_span *vals;
     size_t cap, n;
-} tc_intern;
+} tracec_i_intern;
 
-typedef struct tc_seq {
+typedef struct tracec_i_seq {
     uint32_t id;
     bool used;
-    tc_intern names, strings;
-} tc_seq;
+    tracec_i_intern names, strings;
+} tracec_i_seq;
 
-typedef struct tc_args {
-    tc_schema *s;
+typedef struct tracec_i_args {
+    tracec_i_schema *s;
     const uint8_t *input;
     const char *file_name;
     int max_depth;
@@ -84,47 +84,47 @@ typedef struct tc_args {
     tracec_args_stats st;
     tracec_error *err;
     tracec_status_t status;
-    tc_seq *seqs;
+    tracec_i_seq *seqs;
     size_t nseqs, capseqs;
-    tc_seq *cur;
+    tracec_i_seq *cur;
     uint64_t event;
     char *key;
     size_t keylen, keycap;
     char *flat;
     size_t flatcap;
-    tc_msg *track_event;
-} tc_args;
+    tracec_i_msg *track_event;
+} tracec_i_args;
 
-static void tc_args_fail(tc_args *a, const uint8_t *at, const char *what) {
+static void tracec_i_args_fail(tracec_i_args *a, const uint8_t *at, const char *what) {
     if (a->status != TRACEC_STATUS_SUCCESS) return;
     a->status = TRACEC_STATUS_CORRUPT_DATA;
-    tc_set_error(a->err, "%s: byte offset %zu: %s", a->file_name, (size_t)(at - a->input), what);
+    tracec_i_set_error(a->err, "%s: byte offset %zu: %s", a->file_name, (size_t)(at - a->input), what);
 }
 
-static void tc_args_oom(tc_args *a) {
+static void tracec_i_args_oom(tracec_i_args *a) {
     if (a->status != TRACEC_STATUS_SUCCESS) return;
     a->status = TRACEC_STATUS_OUT_OF_MEMORY;
-    tc_set_error(a->err, "%s: out of memory", a->file_name);
+    tracec_i_set_error(a->err, "%s: out of memory", a->file_name);
 }
 
 /* ---- Field iteration ------------------------------------------------------ */
 
-typedef struct tc_it {
+typedef struct tracec_i_it {
     const uint8_t *p, *end;
     uint32_t number;
     int wt;
     uint64_t v;
     const uint8_t *data;
     size_t len;
-} tc_it;
+} tracec_i_it;
 
 /* 1: a field; 0: the end; -1: malformed (reported). */
-static int tc_it_next(tc_args *a, tc_it *it) {
+static int tracec_i_it_next(tracec_i_args *a, tracec_i_it *it) {
     if (it->p >= it->end) return 0;
     const uint8_t *at = it->p;
     uint64_t tag;
-    if (tc_read_varint(&it->p, it->end, &tag) != TC_VARINT_OK || tag > UINT32_MAX || (tag >> 3) == 0) {
-        tc_args_fail(a, at, "invalid tag");
+    if (tracec_i_read_varint(&it->p, it->end, &tag) != TC_VARINT_OK || tag > UINT32_MAX || (tag >> 3) == 0) {
+        tracec_i_args_fail(a, at, "invalid tag");
         return -1;
     }
     it->number = (uint32_t)(tag >> 3);
@@ -133,32 +133,32 @@ static int tc_it_next(tc_args *a, tc_it *it) {
     it->len = 0;
     switch (it->wt) {
     case TC_WT_VARINT:
-        if (tc_read_varint(&it->p, it->end, &it->v) != TC_VARINT_OK) {
-            tc_args_fail(a, it->p, "malformed varint");
+        if (tracec_i_read_varint(&it->p, it->end, &it->v) != TC_VARINT_OK) {
+            tracec_i_args_fail(a, it->p, "malformed varint");
             return -1;
         }
         return 1;
     case TC_WT_FIXED64:
         if (it->end - it->p < 8) {
-            tc_args_fail(a, it->p, "truncated fixed64 value");
+            tracec_i_args_fail(a, it->p, "truncated fixed64 value");
             return -1;
         }
-        it->v = tc_load64(it->p);
+        it->v = tracec_i_load64(it->p);
         it->p += 8;
         return 1;
     case TC_WT_FIXED32:
         if (it->end - it->p < 4) {
-            tc_args_fail(a, it->p, "truncated fixed32 value");
+            tracec_i_args_fail(a, it->p, "truncated fixed32 value");
             return -1;
         }
-        it->v = tc_load32(it->p);
+        it->v = tracec_i_load32(it->p);
         it->p += 4;
         return 1;
     case TC_WT_LEN:
         at = it->p;
-        if (tc_read_varint(&it->p, it->end, &it->v) != TC_VARINT_OK ||
+        if (tracec_i_read_varint(&it->p, it->end, &it->v) != TC_VARINT_OK ||
             it->v > (uint64_t)(it->end - it->p)) {
-            tc_args_fail(a, at, "length runs past the end of the enclosing message");
+            tracec_i_args_fail(a, at, "length runs past the end of the enclosing message");
             return -1;
         }
         it->data = it->p;
@@ -166,9 +166,9 @@ static int tc_it_next(tc_args *a, tc_it *it) {
         it->p += it->len;
         return 1;
     default: {
-        const char *e = tc_skip_value(&it->p, it->end, it->number, it->wt, a->max_depth, NULL);
+        const char *e = tracec_i_skip_value(&it->p, it->end, it->number, it->wt, a->max_depth, NULL);
         if (e) {
-            tc_args_fail(a, it->p, e);
+            tracec_i_args_fail(a, it->p, e);
             return -1;
         }
         return 1;
@@ -176,7 +176,7 @@ static int tc_it_next(tc_args *a, tc_it *it) {
     }
 }
 
-static void tc_it_init(tc_it *it, const uint8_t *p, size_t n) {
+static void tracec_i_it_init(tracec_i_it *it, const uint8_t *p, size_t n) {
     memset(it, 0, sizeof *it);
     it->p = p;
     it->end = p + n;
@@ -184,19 +184,19 @@ static void tc_it_init(tc_it *it, const uint8_t *p, size_t n) {
 
 /* ---- Interning ------------------------------------------------------------ */
 
-static size_t tc_hash64(uint64_t x) {
+static size_t tracec_i_hash64(uint64_t x) {
     x ^= x >> 31;
     x *= 0x7fb5d329728ea185ULL;
     x ^= x >> 27;
     return (size_t)x;
 }
 
-static bool tc_intern_put(tc_intern *t, uint64_t iid, tc_span v) {
+static bool tracec_i_intern_put(tracec_i_intern *t, uint64_t iid, tracec_i_span v) {
     if (iid == 0) return true;
     if ((t->n + 1) * 2 > t->cap) {
         size_t ncap = t->cap ? t->cap * 2 : 64;
         uint64_t *ni = calloc(ncap, sizeof *ni);
-        tc_span *nv = calloc(ncap, sizeof *nv);
+        tracec_i_span *nv = calloc(ncap, sizeof *nv);
         if (!ni || !nv) {
             free(ni);
             free(nv);
@@ -204,7 +204,7 @@ static bool tc_intern_put(tc_intern *t, uint64_t iid, tc_span v) {
         }
         for (size_t i = 0; i < t->cap; i++) {
             if (!t->iids[i]) continue;
-            size_t j = tc_hash64(t->iids[i]) & (ncap - 1);
+            size_t j = tracec_i_hash64(t->iids[i]) & (ncap - 1);
             while (ni[j]) j = (j + 1) & (ncap - 1);
             ni[j] = t->iids[i];
             nv[j] = t->vals[i];
@@ -215,7 +215,7 @@ static bool tc_intern_put(tc_intern *t, uint64_t iid, tc_span v) {
         t->vals = nv;
         t->cap = ncap;
     }
-    size_t mask = t->cap - 1, i = tc_hash64(iid) & mask;
+    size_t mask = t->cap - 1, i = tracec_i_hash64(iid) & mask;
     while (t->iids[i] && t->iids[i] != iid) i = (i + 1) & mask;
     if (!t->iids[i]) t->n++;
     t->iids[i] = iid;
@@ -223,50 +223,50 @@ static bool tc_intern_put(tc_intern *t, uint64_t iid, tc_span v) {
     return true;
 }
 
-static const tc_span *tc_intern_get(const tc_intern *t, uint64_t iid) {
+static const tracec_i_span *tracec_i_intern_get(const tracec_i_intern *t, uint64_t iid) {
     if (!t->cap || !iid) return NULL;
     size_t mask = t->cap - 1;
-    for (size_t i = tc_hash64(iid) & mask;; i = (i + 1) & mask) {
+    for (size_t i = tracec_i_hash64(iid) & mask;; i = (i + 1) & mask) {
         if (t->iids[i] == iid) return &t->vals[i];
         if (!t->iids[i]) return NULL;
     }
 }
 
-static void tc_intern_clear(tc_intern *t) {
+static void tracec_i_intern_clear(tracec_i_intern *t) {
     if (t->cap) memset(t->iids, 0, t->cap * sizeof *t->iids);
     t->n = 0;
 }
 
-static tc_seq *tc_seq_get(tc_args *a, uint32_t id) {
+static tracec_i_seq *tracec_i_seq_get(tracec_i_args *a, uint32_t id) {
     for (size_t i = 0; i < a->nseqs; i++)
         if (a->seqs[i].id == id) return &a->seqs[i];
     if (a->nseqs == a->capseqs) {
         size_t ncap = a->capseqs ? a->capseqs * 2 : 8;
-        tc_seq *ns = realloc(a->seqs, ncap * sizeof *ns);
+        tracec_i_seq *ns = realloc(a->seqs, ncap * sizeof *ns);
         if (!ns) return NULL;
         a->seqs = ns;
         a->capseqs = ncap;
     }
-    tc_seq *s = &a->seqs[a->nseqs++];
+    tracec_i_seq *s = &a->seqs[a->nseqs++];
     memset(s, 0, sizeof *s);
     s->id = id;
     return s;
 }
 
 /* Reads the (iid, string) pairs of a repeated interned entry: iid = 1, string = 2. */
-static bool tc_intern_entry(tc_args *a, tc_intern *t, const uint8_t *p, size_t n) {
-    tc_it it;
-    tc_it_init(&it, p, n);
+static bool tracec_i_intern_entry(tracec_i_args *a, tracec_i_intern *t, const uint8_t *p, size_t n) {
+    tracec_i_it it;
+    tracec_i_it_init(&it, p, n);
     uint64_t iid = 0;
-    tc_span v = {p, 0};
+    tracec_i_span v = {p, 0};
     int k;
-    while ((k = tc_it_next(a, &it)) > 0) {
+    while ((k = tracec_i_it_next(a, &it)) > 0) {
         if (it.number == 1 && it.wt == TC_WT_VARINT) iid = it.v;
-        if (it.number == 2 && it.wt == TC_WT_LEN) v = (tc_span){it.data, it.len};
+        if (it.number == 2 && it.wt == TC_WT_LEN) v = (tracec_i_span){it.data, it.len};
     }
     if (k < 0) return false;
-    if (!tc_intern_put(t, iid, v)) {
-        tc_args_oom(a);
+    if (!tracec_i_intern_put(t, iid, v)) {
+        tracec_i_args_oom(a);
         return false;
     }
     return true;
@@ -274,7 +274,7 @@ static bool tc_intern_entry(tc_args *a, tc_intern *t, const uint8_t *p, size_t n
 
 /* ---- Keys ------------------------------------------------------------------ */
 
-static bool tc_key_reserve(tc_args *a, size_t extra) {
+static bool tracec_i_key_reserve(tracec_i_args *a, size_t extra) {
     if (a->keycap - a->keylen > extra) return true;
     size_t ncap = a->keycap ? a->keycap : 256;
     while (ncap - a->keylen <= extra) ncap *= 2;
@@ -286,11 +286,11 @@ static bool tc_key_reserve(tc_args *a, size_t extra) {
 }
 
 /* Appends [sep] name to the key; returns the previous length (to restore). */
-static size_t tc_key_push(tc_args *a, const char *sep, const char *name, size_t n) {
+static size_t tracec_i_key_push(tracec_i_args *a, const char *sep, const char *name, size_t n) {
     size_t old = a->keylen;
     size_t sl = (sep && a->keylen) ? strlen(sep) : 0;
-    if (!tc_key_reserve(a, sl + n + 1)) {
-        tc_args_oom(a);
+    if (!tracec_i_key_reserve(a, sl + n + 1)) {
+        tracec_i_args_oom(a);
         return old;
     }
     if (sl) memcpy(a->key + a->keylen, sep, sl);
@@ -301,30 +301,30 @@ static size_t tc_key_push(tc_args *a, const char *sep, const char *name, size_t 
     return old;
 }
 
-static size_t tc_key_index(tc_args *a, uint64_t i) {
+static size_t tracec_i_key_index(tracec_i_args *a, uint64_t i) {
     char tmp[32];
     int n = snprintf(tmp, sizeof tmp, "[%llu]", (unsigned long long)i);
-    return tc_key_push(a, NULL, tmp, (size_t)n);
+    return tracec_i_key_push(a, NULL, tmp, (size_t)n);
 }
 
-static void tc_key_pop(tc_args *a, size_t old) {
+static void tracec_i_key_pop(tracec_i_args *a, size_t old) {
     a->keylen = old;
     if (a->key) a->key[old] = 0;
 }
 
 /* ---- Emitting ------------------------------------------------------------- */
 
-static void tc_emit(tc_args *a, tracec_arg *arg) {
+static void tracec_i_emit(tracec_i_args *a, tracec_arg *arg) {
     if (a->status != TRACEC_STATUS_SUCCESS) return;
-    if (!tc_key_reserve(a, 1)) {
-        tc_args_oom(a);
+    if (!tracec_i_key_reserve(a, 1)) {
+        tracec_i_args_oom(a);
         return;
     }
     a->key[a->keylen] = 0;
     if (a->flatcap < a->keylen + 1) {
         char *nf = realloc(a->flat, a->keylen + 1);
         if (!nf) {
-            tc_args_oom(a);
+            tracec_i_args_oom(a);
             return;
         }
         a->flat = nf;
@@ -349,158 +349,158 @@ static void tc_emit(tc_args *a, tracec_arg *arg) {
     a->st.args++;
     if (!a->fn(a->ctx, arg)) {
         a->status = TRACEC_STATUS_ERROR;
-        tc_set_error(a->err, "%s: stopped by the args callback", a->file_name);
+        tracec_i_set_error(a->err, "%s: stopped by the args callback", a->file_name);
     }
 }
 
-static void tc_emit_int(tc_args *a, int64_t v) {
+static void tracec_i_emit_int(tracec_i_args *a, int64_t v) {
     tracec_arg arg;
     memset(&arg, 0, sizeof arg);
     arg.type = TRACEC_ARG_INT;
     arg.int_value = v;
-    tc_emit(a, &arg);
+    tracec_i_emit(a, &arg);
 }
 
-static void tc_emit_real(tc_args *a, double v) {
+static void tracec_i_emit_real(tracec_i_args *a, double v) {
     tracec_arg arg;
     memset(&arg, 0, sizeof arg);
     arg.type = TRACEC_ARG_REAL;
     arg.real_value = v;
-    tc_emit(a, &arg);
+    tracec_i_emit(a, &arg);
 }
 
-static void tc_emit_str(tc_args *a, const uint8_t *s, size_t n) {
+static void tracec_i_emit_str(tracec_i_args *a, const uint8_t *s, size_t n) {
     tracec_arg arg;
     memset(&arg, 0, sizeof arg);
     arg.type = TRACEC_ARG_STRING;
     arg.string_value = n ? (const char *)s : "";
     arg.string_len = n;
-    tc_emit(a, &arg);
+    tracec_i_emit(a, &arg);
 }
 
 /* A scalar of field `f` (any type but message). */
-static void tc_emit_scalar(tc_args *a, const tc_field *f, uint64_t v) {
+static void tracec_i_emit_scalar(tracec_i_args *a, const tracec_i_field *f, uint64_t v) {
     switch ((tracec_field_type)f->type) {
     case TRACEC_TYPE_DOUBLE: {
         double x;
         memcpy(&x, &v, 8);
-        tc_emit_real(a, x);
+        tracec_i_emit_real(a, x);
         return;
     }
     case TRACEC_TYPE_FLOAT: {
         float x;
         uint32_t b = (uint32_t)v;
         memcpy(&x, &b, 4);
-        tc_emit_real(a, (double)x);
+        tracec_i_emit_real(a, (double)x);
         return;
     }
     case TRACEC_TYPE_INT32:
     case TRACEC_TYPE_SFIXED32:
-        tc_emit_int(a, (int32_t)(uint32_t)v);
+        tracec_i_emit_int(a, (int32_t)(uint32_t)v);
         return;
     case TRACEC_TYPE_UINT32:
     case TRACEC_TYPE_FIXED32:
-        tc_emit_int(a, (int64_t)(uint32_t)v);
+        tracec_i_emit_int(a, (int64_t)(uint32_t)v);
         return;
     case TRACEC_TYPE_BOOL:
-        tc_emit_int(a, v != 0);
+        tracec_i_emit_int(a, v != 0);
         return;
     case TRACEC_TYPE_SINT32: {
         uint32_t u = (uint32_t)v;
-        tc_emit_int(a, (int32_t)(u >> 1) ^ -(int32_t)(u & 1));
+        tracec_i_emit_int(a, (int32_t)(u >> 1) ^ -(int32_t)(u & 1));
         return;
     }
     case TRACEC_TYPE_SINT64:
-        tc_emit_int(a, (int64_t)(v >> 1) ^ -(int64_t)(v & 1));
+        tracec_i_emit_int(a, (int64_t)(v >> 1) ^ -(int64_t)(v & 1));
         return;
     case TRACEC_TYPE_ENUM: {
         uint32_t n;
-        const char *name = f->en ? tc_enum_name(f->en, (int32_t)v, &n) : NULL;
+        const char *name = f->en ? tracec_i_enum_name(f->en, (int32_t)v, &n) : NULL;
         if (name)
-            tc_emit_str(a, (const uint8_t *)name, n);
+            tracec_i_emit_str(a, (const uint8_t *)name, n);
         else
-            tc_emit_int(a, (int32_t)(uint32_t)v);
+            tracec_i_emit_int(a, (int32_t)(uint32_t)v);
         return;
     }
     default: /* int64, uint64, fixed64, sfixed64 */
-        tc_emit_int(a, (int64_t)v);
+        tracec_i_emit_int(a, (int64_t)v);
         return;
     }
 }
 
 /* ---- Debug annotations ---------------------------------------------------- */
 
-static void tc_message_args(tc_args *a, tc_msg *mi, const uint8_t *p, size_t n, int depth);
+static void tracec_i_message_args(tracec_i_args *a, tracec_i_msg *mi, const uint8_t *p, size_t n, int depth);
 
-static void tc_nested_value(tc_args *a, const uint8_t *p, size_t n, int depth) {
+static void tracec_i_nested_value(tracec_i_args *a, const uint8_t *p, size_t n, int depth) {
     if (depth > a->max_depth) {
-        tc_args_fail(a, p, "debug annotations nested deeper than the limit");
+        tracec_i_args_fail(a, p, "debug annotations nested deeper than the limit");
         return;
     }
-    tc_it it;
-    tc_it_init(&it, p, n);
+    tracec_i_it it;
+    tracec_i_it_init(&it, p, n);
     uint64_t type = 0;
     int k;
-    while ((k = tc_it_next(a, &it)) > 0)
+    while ((k = tracec_i_it_next(a, &it)) > 0)
         if (it.number == NV_TYPE && it.wt == TC_WT_VARINT) type = it.v;
     if (k < 0) return;
-    tc_it_init(&it, p, n);
+    tracec_i_it_init(&it, p, n);
     if (type == 1) { /* DICT: keys[i] -> values[i] */
-        tc_it kit;
-        tc_it_init(&kit, p, n);
-        while (tc_it_next(a, &it) > 0) {
+        tracec_i_it kit;
+        tracec_i_it_init(&kit, p, n);
+        while (tracec_i_it_next(a, &it) > 0) {
             if (it.number != NV_DICT_VALUES || it.wt != TC_WT_LEN) continue;
             bool found = false;
-            while (tc_it_next(a, &kit) > 0) {
+            while (tracec_i_it_next(a, &kit) > 0) {
                 if (kit.number == NV_DICT_KEYS && kit.wt == TC_WT_LEN) {
                     found = true;
                     break;
                 }
             }
             if (!found) break;
-            size_t old = tc_key_push(a, ".", (const char *)kit.data, kit.len);
-            tc_nested_value(a, it.data, it.len, depth + 1);
-            tc_key_pop(a, old);
+            size_t old = tracec_i_key_push(a, ".", (const char *)kit.data, kit.len);
+            tracec_i_nested_value(a, it.data, it.len, depth + 1);
+            tracec_i_key_pop(a, old);
         }
     } else if (type == 2) { /* ARRAY */
         uint64_t i = 0;
-        while (tc_it_next(a, &it) > 0) {
+        while (tracec_i_it_next(a, &it) > 0) {
             if (it.number != NV_ARRAY_VALUES || it.wt != TC_WT_LEN) continue;
-            size_t old = tc_key_index(a, i++);
-            tc_nested_value(a, it.data, it.len, depth + 1);
-            tc_key_pop(a, old);
+            size_t old = tracec_i_key_index(a, i++);
+            tracec_i_nested_value(a, it.data, it.len, depth + 1);
+            tracec_i_key_pop(a, old);
         }
     } else {
-        while (tc_it_next(a, &it) > 0) {
+        while (tracec_i_it_next(a, &it) > 0) {
             if (it.number == NV_INT && it.wt == TC_WT_VARINT)
-                tc_emit_int(a, (int64_t)it.v);
+                tracec_i_emit_int(a, (int64_t)it.v);
             else if (it.number == NV_DOUBLE && it.wt == TC_WT_FIXED64) {
                 double x;
                 memcpy(&x, &it.v, 8);
-                tc_emit_real(a, x);
+                tracec_i_emit_real(a, x);
             } else if (it.number == NV_BOOL && it.wt == TC_WT_VARINT)
-                tc_emit_int(a, it.v != 0);
+                tracec_i_emit_int(a, it.v != 0);
             else if (it.number == NV_STRING && it.wt == TC_WT_LEN)
-                tc_emit_str(a, it.data, it.len);
+                tracec_i_emit_str(a, it.data, it.len);
         }
     }
 }
 
-static void tc_annotation_value(tc_args *a, const uint8_t *p, size_t n, int depth);
+static void tracec_i_annotation_value(tracec_i_args *a, const uint8_t *p, size_t n, int depth);
 
 /* Adds the annotation's name to the key (with `sep`), then its value. */
-static void tc_named_annotation(tc_args *a, const char *sep, const uint8_t *p, size_t n, int depth) {
-    tc_it it;
-    tc_it_init(&it, p, n);
-    tc_span name = {p, 0};
+static void tracec_i_named_annotation(tracec_i_args *a, const char *sep, const uint8_t *p, size_t n, int depth) {
+    tracec_i_it it;
+    tracec_i_it_init(&it, p, n);
+    tracec_i_span name = {p, 0};
     bool has_name = false;
     int k;
-    while ((k = tc_it_next(a, &it)) > 0) {
+    while ((k = tracec_i_it_next(a, &it)) > 0) {
         if (it.number == DA_NAME && it.wt == TC_WT_LEN) {
-            name = (tc_span){it.data, it.len};
+            name = (tracec_i_span){it.data, it.len};
             has_name = true;
         } else if (it.number == DA_NAME_IID && it.wt == TC_WT_VARINT) {
-            const tc_span *s = a->cur ? tc_intern_get(&a->cur->names, it.v) : NULL;
+            const tracec_i_span *s = a->cur ? tracec_i_intern_get(&a->cur->names, it.v) : NULL;
             if (s) {
                 name = *s;
                 has_name = true;
@@ -514,70 +514,70 @@ static void tc_named_annotation(tc_args *a, const char *sep, const uint8_t *p, s
     if (!has_name) {
         /* An unresolvable interned name: keep the arg, say why in its key. */
         int m = snprintf(tmp, sizeof tmp, "<unknown name>");
-        name = (tc_span){(const uint8_t *)tmp, (size_t)m};
+        name = (tracec_i_span){(const uint8_t *)tmp, (size_t)m};
     }
-    size_t old = tc_key_push(a, sep, (const char *)name.p, name.n);
-    tc_annotation_value(a, p, n, depth);
-    tc_key_pop(a, old);
+    size_t old = tracec_i_key_push(a, sep, (const char *)name.p, name.n);
+    tracec_i_annotation_value(a, p, n, depth);
+    tracec_i_key_pop(a, old);
 }
 
-static void tc_annotation_value(tc_args *a, const uint8_t *p, size_t n, int depth) {
+static void tracec_i_annotation_value(tracec_i_args *a, const uint8_t *p, size_t n, int depth) {
     if (depth > a->max_depth) {
-        tc_args_fail(a, p, "debug annotations nested deeper than the limit");
+        tracec_i_args_fail(a, p, "debug annotations nested deeper than the limit");
         return;
     }
-    tc_it it;
-    tc_it_init(&it, p, n);
-    tc_span type_name = {p, 0};
+    tracec_i_it it;
+    tracec_i_it_init(&it, p, n);
+    tracec_i_span type_name = {p, 0};
     bool has_type = false;
     int k;
     uint64_t array_i = 0;
-    while ((k = tc_it_next(a, &it)) > 0 && a->status == TRACEC_STATUS_SUCCESS) {
+    while ((k = tracec_i_it_next(a, &it)) > 0 && a->status == TRACEC_STATUS_SUCCESS) {
         switch (it.number) {
         case DA_BOOL:
-            if (it.wt == TC_WT_VARINT) tc_emit_int(a, it.v != 0);
+            if (it.wt == TC_WT_VARINT) tracec_i_emit_int(a, it.v != 0);
             break;
         case DA_UINT:
         case DA_INT:
         case DA_POINTER:
-            if (it.wt == TC_WT_VARINT) tc_emit_int(a, (int64_t)it.v);
+            if (it.wt == TC_WT_VARINT) tracec_i_emit_int(a, (int64_t)it.v);
             break;
         case DA_DOUBLE:
             if (it.wt == TC_WT_FIXED64) {
                 double x;
                 memcpy(&x, &it.v, 8);
-                tc_emit_real(a, x);
+                tracec_i_emit_real(a, x);
             }
             break;
         case DA_STRING:
         case DA_LEGACY_JSON:
-            if (it.wt == TC_WT_LEN) tc_emit_str(a, it.data, it.len);
+            if (it.wt == TC_WT_LEN) tracec_i_emit_str(a, it.data, it.len);
             break;
         case DA_STRING_IID:
             if (it.wt == TC_WT_VARINT) {
-                const tc_span *s = a->cur ? tc_intern_get(&a->cur->strings, it.v) : NULL;
+                const tracec_i_span *s = a->cur ? tracec_i_intern_get(&a->cur->strings, it.v) : NULL;
                 if (s)
-                    tc_emit_str(a, s->p, s->n);
+                    tracec_i_emit_str(a, s->p, s->n);
                 else
-                    tc_emit_str(a, (const uint8_t *)"", 0);
+                    tracec_i_emit_str(a, (const uint8_t *)"", 0);
             }
             break;
         case DA_NESTED:
-            if (it.wt == TC_WT_LEN) tc_nested_value(a, it.data, it.len, depth + 1);
+            if (it.wt == TC_WT_LEN) tracec_i_nested_value(a, it.data, it.len, depth + 1);
             break;
         case DA_DICT_ENTRIES:
-            if (it.wt == TC_WT_LEN) tc_named_annotation(a, ".", it.data, it.len, depth + 1);
+            if (it.wt == TC_WT_LEN) tracec_i_named_annotation(a, ".", it.data, it.len, depth + 1);
             break;
         case DA_ARRAY_VALUES:
             if (it.wt == TC_WT_LEN) {
-                size_t old = tc_key_index(a, array_i++);
-                tc_annotation_value(a, it.data, it.len, depth + 1);
-                tc_key_pop(a, old);
+                size_t old = tracec_i_key_index(a, array_i++);
+                tracec_i_annotation_value(a, it.data, it.len, depth + 1);
+                tracec_i_key_pop(a, old);
             }
             break;
         case DA_PROTO_TYPE_NAME:
             if (it.wt == TC_WT_LEN) {
-                type_name = (tc_span){it.data, it.len};
+                type_name = (tracec_i_span){it.data, it.len};
                 has_type = true;
             }
             break;
@@ -593,33 +593,33 @@ static void tc_annotation_value(tc_args *a, const uint8_t *p, size_t n, int dept
     if (tl >= sizeof name) return;
     memcpy(name, type_name.p, tl);
     name[tl] = 0;
-    const tracec_msgdef *m = tracec_pool_find_message(tc_schema_pool(a->s), name);
+    const tracec_msgdef *m = tracec_pool_find_message(tracec_i_schema_pool(a->s), name);
     if (!m) return;
-    tc_msg *mi = tc_schema_msg(a->s, m);
+    tracec_i_msg *mi = tracec_i_schema_msg(a->s, m);
     if (!mi) return;
-    tc_it_init(&it, p, n);
-    while (tc_it_next(a, &it) > 0)
+    tracec_i_it_init(&it, p, n);
+    while (tracec_i_it_next(a, &it) > 0)
         if (it.number == DA_PROTO_VALUE && it.wt == TC_WT_LEN)
-            tc_message_args(a, mi, it.data, it.len, depth + 1);
+            tracec_i_message_args(a, mi, it.data, it.len, depth + 1);
 }
 
 /* ---- Messages ------------------------------------------------------------- */
 
-static bool tc_is_debug_annotation(const tc_field *f) {
+static bool tracec_i_is_debug_annotation(const tracec_i_field *f) {
     return f->sub && strcmp(tracec_msgdef_full_name(f->sub), "perfetto.protos.DebugAnnotation") == 0;
 }
 
 /* Repeated-element counters of one message instance. */
-typedef struct tc_counts {
+typedef struct tracec_i_counts {
     uint32_t num[16];
     uint64_t cnt[16];
     size_t n;
     uint32_t *xnum;
     uint64_t *xcnt;
     size_t xn, xcap;
-} tc_counts;
+} tracec_i_counts;
 
-static uint64_t tc_count_next(tc_counts *c, uint32_t number) {
+static uint64_t tracec_i_count_next(tracec_i_counts *c, uint32_t number) {
     for (size_t i = 0; i < c->n; i++)
         if (c->num[i] == number) return c->cnt[i]++;
     for (size_t i = 0; i < c->xn; i++)
@@ -645,87 +645,87 @@ static uint64_t tc_count_next(tc_counts *c, uint32_t number) {
 }
 
 /* The value(s) of field `f` found in `it`, under the current key + f's name. */
-static void tc_field_args(tc_args *a, tc_field *f, const tc_it *it, tc_counts *counts, int depth) {
-    if (f->is_msg && it->wt == f->wt && tc_is_debug_annotation(f)) {
-        tc_named_annotation(a, ".", it->data, it->len, depth + 1);
+static void tracec_i_field_args(tracec_i_args *a, tracec_i_field *f, const tracec_i_it *it, tracec_i_counts *counts, int depth) {
+    if (f->is_msg && it->wt == f->wt && tracec_i_is_debug_annotation(f)) {
+        tracec_i_named_annotation(a, ".", it->data, it->len, depth + 1);
         return;
     }
-    size_t old = tc_key_push(a, ".", f->short_name, strlen(f->short_name));
+    size_t old = tracec_i_key_push(a, ".", f->short_name, strlen(f->short_name));
     if (it->wt == f->wt) {
         size_t old2 = a->keylen;
-        if (f->repeated) old2 = tc_key_index(a, tc_count_next(counts, f->number));
+        if (f->repeated) old2 = tracec_i_key_index(a, tracec_i_count_next(counts, f->number));
         if (f->is_msg) {
-            tc_msg *sub = tc_field_sub(a->s, f);
+            tracec_i_msg *sub = tracec_i_field_sub(a->s, f);
             if (depth + 1 > a->max_depth)
-                tc_args_fail(a, it->data, "messages nested deeper than the limit");
+                tracec_i_args_fail(a, it->data, "messages nested deeper than the limit");
             else if (sub)
-                tc_message_args(a, sub, it->data, it->len, depth + 1);
+                tracec_i_message_args(a, sub, it->data, it->len, depth + 1);
         } else if (f->type == TRACEC_TYPE_STRING || f->type == TRACEC_TYPE_BYTES) {
-            tc_emit_str(a, it->data, it->len);
+            tracec_i_emit_str(a, it->data, it->len);
         } else {
-            tc_emit_scalar(a, f, it->v);
+            tracec_i_emit_scalar(a, f, it->v);
         }
-        tc_key_pop(a, old2);
+        tracec_i_key_pop(a, old2);
     } else if (f->packable && it->wt == TC_WT_LEN) {
         const uint8_t *q = it->data, *qe = it->data + it->len;
         while (q < qe && a->status == TRACEC_STATUS_SUCCESS) {
             uint64_t v;
             if (f->wt == TC_WT_VARINT) {
-                if (tc_read_varint(&q, qe, &v) != TC_VARINT_OK) {
-                    tc_args_fail(a, q, "malformed packed field");
+                if (tracec_i_read_varint(&q, qe, &v) != TC_VARINT_OK) {
+                    tracec_i_args_fail(a, q, "malformed packed field");
                     break;
                 }
             } else {
                 size_t w = f->wt == TC_WT_FIXED64 ? 8 : 4;
                 if ((size_t)(qe - q) < w) {
-                    tc_args_fail(a, q, "malformed packed field");
+                    tracec_i_args_fail(a, q, "malformed packed field");
                     break;
                 }
-                v = w == 8 ? tc_load64(q) : tc_load32(q);
+                v = w == 8 ? tracec_i_load64(q) : tracec_i_load32(q);
                 q += w;
             }
-            size_t old2 = tc_key_index(a, tc_count_next(counts, f->number));
-            tc_emit_scalar(a, f, v);
-            tc_key_pop(a, old2);
+            size_t old2 = tracec_i_key_index(a, tracec_i_count_next(counts, f->number));
+            tracec_i_emit_scalar(a, f, v);
+            tracec_i_key_pop(a, old2);
         }
     } else {
         a->st.unknown_nested_fields++;
     }
-    tc_key_pop(a, old);
+    tracec_i_key_pop(a, old);
 }
 
-static void tc_message_args(tc_args *a, tc_msg *mi, const uint8_t *p, size_t n, int depth) {
-    tc_it it;
-    tc_it_init(&it, p, n);
-    tc_counts counts;
+static void tracec_i_message_args(tracec_i_args *a, tracec_i_msg *mi, const uint8_t *p, size_t n, int depth) {
+    tracec_i_it it;
+    tracec_i_it_init(&it, p, n);
+    tracec_i_counts counts;
     memset(&counts, 0, sizeof counts);
-    while (tc_it_next(a, &it) > 0 && a->status == TRACEC_STATUS_SUCCESS) {
-        tc_field *f = tc_msg_field(a->s, mi, it.number);
+    while (tracec_i_it_next(a, &it) > 0 && a->status == TRACEC_STATUS_SUCCESS) {
+        tracec_i_field *f = tracec_i_msg_field(a->s, mi, it.number);
         if (!f || f->wt == 0xff) {
             a->st.unknown_nested_fields++;
             continue;
         }
-        tc_field_args(a, f, &it, &counts, depth);
+        tracec_i_field_args(a, f, &it, &counts, depth);
     }
     free(counts.xnum);
     free(counts.xcnt);
 }
 
-static void tc_track_event(tc_args *a, const uint8_t *p, size_t n) {
-    tc_it it;
-    tc_it_init(&it, p, n);
-    tc_counts counts;
+static void tracec_i_track_event(tracec_i_args *a, const uint8_t *p, size_t n) {
+    tracec_i_it it;
+    tracec_i_it_init(&it, p, n);
+    tracec_i_counts counts;
     memset(&counts, 0, sizeof counts);
-    while (tc_it_next(a, &it) > 0 && a->status == TRACEC_STATUS_SUCCESS) {
+    while (tracec_i_it_next(a, &it) > 0 && a->status == TRACEC_STATUS_SUCCESS) {
         if (it.number == TE_DEBUG_ANNOTATIONS && it.wt == TC_WT_LEN) {
-            size_t old = tc_key_push(a, NULL, "debug", 5);
-            tc_named_annotation(a, ".", it.data, it.len, 1);
-            tc_key_pop(a, old);
+            size_t old = tracec_i_key_push(a, NULL, "debug", 5);
+            tracec_i_named_annotation(a, ".", it.data, it.len, 1);
+            tracec_i_key_pop(a, old);
             continue;
         }
-        tc_field *f = a->track_event ? tc_msg_field(a->s, a->track_event, it.number) : NULL;
+        tracec_i_field *f = a->track_event ? tracec_i_msg_field(a->s, a->track_event, it.number) : NULL;
         if (f && f->is_ext && f->wt != 0xff) {
-            tc_field_args(a, f, &it, &counts, 1);
+            tracec_i_field_args(a, f, &it, &counts, 1);
         } else if (!f || f->is_ext) {
             if (a->track_event && tracec_msgdef_in_extension_range(a->track_event->def, it.number))
                 a->st.unknown_extension_fields++;
@@ -735,46 +735,46 @@ static void tc_track_event(tc_args *a, const uint8_t *p, size_t n) {
     free(counts.xcnt);
 }
 
-static void tc_packet(tc_args *a, const uint8_t *p, size_t n) {
-    tc_it it;
-    tc_it_init(&it, p, n);
+static void tracec_i_packet(tracec_i_args *a, const uint8_t *p, size_t n) {
+    tracec_i_it it;
+    tracec_i_it_init(&it, p, n);
     uint32_t seq = 0;
     bool cleared = false;
     int k;
-    while ((k = tc_it_next(a, &it)) > 0) {
+    while ((k = tracec_i_it_next(a, &it)) > 0) {
         if (it.number == PKT_SEQ_ID && it.wt == TC_WT_VARINT) seq = (uint32_t)it.v;
         if (it.number == PKT_SEQ_FLAGS && it.wt == TC_WT_VARINT && (it.v & TC_SEQ_FLAG_CLEARED))
             cleared = true;
         if (it.number == PKT_INCREMENTAL_CLEARED && it.wt == TC_WT_VARINT && it.v) cleared = true;
     }
     if (k < 0) return;
-    a->cur = tc_seq_get(a, seq);
+    a->cur = tracec_i_seq_get(a, seq);
     if (!a->cur) {
-        tc_args_oom(a);
+        tracec_i_args_oom(a);
         return;
     }
     if (cleared) {
-        tc_intern_clear(&a->cur->names);
-        tc_intern_clear(&a->cur->strings);
+        tracec_i_intern_clear(&a->cur->names);
+        tracec_i_intern_clear(&a->cur->strings);
     }
-    tc_it_init(&it, p, n);
-    while (tc_it_next(a, &it) > 0) {
+    tracec_i_it_init(&it, p, n);
+    while (tracec_i_it_next(a, &it) > 0) {
         if (it.number != PKT_INTERNED_DATA || it.wt != TC_WT_LEN) continue;
-        tc_it id;
-        tc_it_init(&id, it.data, it.len);
-        while (tc_it_next(a, &id) > 0) {
+        tracec_i_it id;
+        tracec_i_it_init(&id, it.data, it.len);
+        while (tracec_i_it_next(a, &id) > 0) {
             if (id.wt != TC_WT_LEN) continue;
             if (id.number == ID_DEBUG_ANNOTATION_NAMES)
-                tc_intern_entry(a, &a->cur->names, id.data, id.len);
+                tracec_i_intern_entry(a, &a->cur->names, id.data, id.len);
             else if (id.number == ID_DEBUG_ANNOTATION_STRING_VALUES)
-                tc_intern_entry(a, &a->cur->strings, id.data, id.len);
+                tracec_i_intern_entry(a, &a->cur->strings, id.data, id.len);
         }
     }
-    tc_it_init(&it, p, n);
-    while (tc_it_next(a, &it) > 0 && a->status == TRACEC_STATUS_SUCCESS) {
+    tracec_i_it_init(&it, p, n);
+    while (tracec_i_it_next(a, &it) > 0 && a->status == TRACEC_STATUS_SUCCESS) {
         if (it.number != PKT_TRACK_EVENT || it.wt != TC_WT_LEN) continue;
         a->st.track_events++;
-        tc_track_event(a, it.data, it.len);
+        tracec_i_track_event(a, it.data, it.len);
         a->event++;
     }
 }
@@ -792,16 +792,16 @@ tracec_status_t tracec_args_visit(tracec_pool *pool, const void *trace, size_t s
     if (err) err->msg[0] = 0;
     if (stats) memset(stats, 0, sizeof *stats);
     if (!pool || !fn || (!trace && size)) {
-        tc_set_error(err, "tracec_args_visit: invalid argument");
+        tracec_i_set_error(err, "tracec_args_visit: invalid argument");
         return TRACEC_STATUS_INVALID_ARGUMENT;
     }
     if (o.type_name && strcmp(o.type_name, TRACEC_DEFAULT_TYPE) != 0) {
-        tc_set_error(err, "args: the input must be a %s, not %s", TRACEC_DEFAULT_TYPE, o.type_name);
+        tracec_i_set_error(err, "args: the input must be a %s, not %s", TRACEC_DEFAULT_TYPE, o.type_name);
         return TRACEC_STATUS_INVALID_ARGUMENT;
     }
     if (o.extension_descriptors)
         (void)tracec_load_extension_descriptors(pool, trace, size, TRACEC_DEFAULT_TYPE, NULL, NULL);
-    tc_args a;
+    tracec_i_args a;
     memset(&a, 0, sizeof a);
     a.input = trace;
     a.file_name = o.file_name;
@@ -810,19 +810,19 @@ tracec_status_t tracec_args_visit(tracec_pool *pool, const void *trace, size_t s
     a.ctx = ctx;
     a.err = err;
     a.status = TRACEC_STATUS_SUCCESS;
-    a.s = tc_schema_new(pool);
+    a.s = tracec_i_schema_new(pool);
     if (!a.s) {
-        tc_args_oom(&a);
+        tracec_i_args_oom(&a);
     } else {
         const tracec_msgdef *te = tracec_pool_find_message(pool, "perfetto.protos.TrackEvent");
-        a.track_event = te ? tc_schema_msg(a.s, te) : NULL;
+        a.track_event = te ? tracec_i_schema_msg(a.s, te) : NULL;
         static const uint8_t empty[1];
-        tc_it it;
-        tc_it_init(&it, size ? trace : empty, size);
-        while (a.status == TRACEC_STATUS_SUCCESS && tc_it_next(&a, &it) > 0) {
+        tracec_i_it it;
+        tracec_i_it_init(&it, size ? trace : empty, size);
+        while (a.status == TRACEC_STATUS_SUCCESS && tracec_i_it_next(&a, &it) > 0) {
             if (it.number != 1 || it.wt != TC_WT_LEN) continue;
             a.st.packets++;
-            tc_packet(&a, it.data, it.len);
+            tracec_i_packet(&a, it.data, it.len);
         }
     }
     for (size_t i = 0; i < a.nseqs; i++) {
@@ -834,18 +834,18 @@ tracec_status_t tracec_args_visit(tracec_pool *pool, const void *trace, size_t s
     free(a.seqs);
     free(a.key);
     free(a.flat);
-    tc_schema_free(a.s);
+    tracec_i_schema_free(a.s);
     if (stats) *stats = a.st;
     return a.status;
 }
 
 /* ---- CSV -------------------------------------------------------------------- */
 
-typedef struct tc_csv {
-    tc_out o;
-} tc_csv;
+typedef struct tracec_i_csv {
+    tracec_i_out o;
+} tracec_i_csv;
 
-static void tc_csv_field(tc_out *o, const char *s, size_t n) {
+static void tracec_i_csv_field(tracec_i_out *o, const char *s, size_t n) {
     bool quote = false;
     for (size_t i = 0; i < n; i++)
         if (s[i] == ',' || s[i] == '"' || s[i] == '\n' || s[i] == '\r') {
@@ -853,46 +853,46 @@ static void tc_csv_field(tc_out *o, const char *s, size_t n) {
             break;
         }
     if (!quote) {
-        tc_out_put(o, s, n);
+        tracec_i_out_put(o, s, n);
         return;
     }
-    tc_out_putc(o, '"');
+    tracec_i_out_putc(o, '"');
     for (size_t i = 0; i < n; i++) {
-        if (s[i] == '"') tc_out_putc(o, '"');
-        tc_out_putc(o, s[i]);
+        if (s[i] == '"') tracec_i_out_putc(o, '"');
+        tracec_i_out_putc(o, s[i]);
     }
-    tc_out_putc(o, '"');
+    tracec_i_out_putc(o, '"');
 }
 
-static bool tc_csv_row(void *ctx, const tracec_arg *arg) {
-    tc_out *o = &((tc_csv *)ctx)->o;
-    tc_out_u64(o, arg->event);
-    tc_out_putc(o, ',');
-    tc_csv_field(o, arg->flat_key, strlen(arg->flat_key));
-    tc_out_putc(o, ',');
-    tc_csv_field(o, arg->key, strlen(arg->key));
-    tc_out_putc(o, ',');
-    if (arg->type == TRACEC_ARG_INT) tc_out_i64(o, arg->int_value);
-    tc_out_putc(o, ',');
-    if (arg->type == TRACEC_ARG_STRING) tc_csv_field(o, arg->string_value, arg->string_len);
-    tc_out_putc(o, ',');
-    if (arg->type == TRACEC_ARG_REAL) tc_out_double(o, arg->real_value);
-    tc_out_putc(o, '\n');
+static bool tracec_i_csv_row(void *ctx, const tracec_arg *arg) {
+    tracec_i_out *o = &((tracec_i_csv *)ctx)->o;
+    tracec_i_out_u64(o, arg->event);
+    tracec_i_out_putc(o, ',');
+    tracec_i_csv_field(o, arg->flat_key, strlen(arg->flat_key));
+    tracec_i_out_putc(o, ',');
+    tracec_i_csv_field(o, arg->key, strlen(arg->key));
+    tracec_i_out_putc(o, ',');
+    if (arg->type == TRACEC_ARG_INT) tracec_i_out_i64(o, arg->int_value);
+    tracec_i_out_putc(o, ',');
+    if (arg->type == TRACEC_ARG_STRING) tracec_i_csv_field(o, arg->string_value, arg->string_len);
+    tracec_i_out_putc(o, ',');
+    if (arg->type == TRACEC_ARG_REAL) tracec_i_out_double(o, arg->real_value);
+    tracec_i_out_putc(o, '\n');
     return !o->failed;
 }
 
 tracec_status_t tracec_args_csv(tracec_pool *pool, const void *trace, size_t size,
                                 const tracec_decode_options *opts, tracec_write_fn write,
                                 void *write_ctx, tracec_args_stats *stats, tracec_error *err) {
-    tc_csv c;
-    tc_out_init(&c.o, write, write_ctx);
-    tc_out_puts(&c.o, "event,flat_key,key,int_value,string_value,real_value\n");
-    tracec_status_t s = tracec_args_visit(pool, trace, size, opts, tc_csv_row, &c, stats, err);
-    tc_out_flush(&c.o);
+    tracec_i_csv c;
+    tracec_i_out_init(&c.o, write, write_ctx);
+    tracec_i_out_puts(&c.o, "event,flat_key,key,int_value,string_value,real_value\n");
+    tracec_status_t s = tracec_args_visit(pool, trace, size, opts, tracec_i_csv_row, &c, stats, err);
+    tracec_i_out_flush(&c.o);
     if (c.o.failed && (s == TRACEC_STATUS_SUCCESS || s == TRACEC_STATUS_ERROR)) {
         s = TRACEC_STATUS_IO_ERROR;
-        tc_set_error(err, "cannot write the CSV output");
+        tracec_i_set_error(err, "cannot write the CSV output");
     }
-    tc_out_free(&c.o);
+    tracec_i_out_free(&c.o);
     return s;
 }

@@ -22,7 +22,7 @@ tracec_status_t tracec_compare_text_binary(tracec_pool *pool, const char *type_n
     if (equal) *equal = false;
     if (err) err->msg[0] = 0;
     if (!pool || (!expected && expected_len) || (!actual && actual_size)) {
-        tc_set_error(err, "tracec_compare_text_binary: invalid argument");
+        tracec_i_set_error(err, "tracec_compare_text_binary: invalid argument");
         return TRACEC_STATUS_INVALID_ARGUMENT;
     }
     (void)tracec_load_extension_descriptors(pool, actual, actual_size, type_name, NULL, NULL);

@@ -28,8 +28,8 @@ enum { REC_VALUE = 0, REC_PACKED = 1, REC_UNKNOWN = 2 };
 /* Nested unknown fields are shown as messages at most this deep (as protoc does). */
 #define TC_UNKNOWN_BUDGET 10
 
-typedef struct tc_rec {
-    tc_field *f; /* NULL for unknown fields */
+typedef struct tracec_i_rec {
+    tracec_i_field *f; /* NULL for unknown fields */
     uint32_t number;
     uint8_t wt;
     uint8_t kind;
@@ -38,18 +38,18 @@ typedef struct tc_rec {
     size_t len;
     const uint8_t *at;   /* the tag */
     size_t idx;          /* wire order */
-} tc_rec;
+} tracec_i_rec;
 
-typedef struct tc_scratch {
-    tc_rec *recs;
+typedef struct tracec_i_scratch {
+    tracec_i_rec *recs;
     size_t n, cap;
     size_t *order;
     size_t order_cap;
-} tc_scratch;
+} tracec_i_scratch;
 
-typedef struct tc_dec {
-    tc_schema *s;
-    tc_out *o;
+typedef struct tracec_i_dec {
+    tracec_i_schema *s;
+    tracec_i_out *o;
     const uint8_t *input;
     size_t input_size;
     const char *file_name;
@@ -57,33 +57,33 @@ typedef struct tc_dec {
     tracec_error *err;
     tracec_status_t status;
     size_t merged_off; /* offset reported for errors inside merged message bodies */
-    tc_scratch *scratch;
+    tracec_i_scratch *scratch;
     int nscratch;
-} tc_dec;
+} tracec_i_dec;
 
-static bool tc_print_msg(tc_dec *d, tc_msg *mi, const uint8_t *buf, size_t len, int depth);
+static bool tracec_i_print_msg(tracec_i_dec *d, tracec_i_msg *mi, const uint8_t *buf, size_t len, int depth);
 
-static size_t tc_off(const tc_dec *d, const uint8_t *p) {
+static size_t tracec_i_off(const tracec_i_dec *d, const uint8_t *p) {
     if (p >= d->input && p <= d->input + d->input_size) return (size_t)(p - d->input);
     return d->merged_off;
 }
 
-static void tc_fail(tc_dec *d, const uint8_t *at, const tc_msg *mi, uint32_t number, const char *what) {
+static void tracec_i_fail(tracec_i_dec *d, const uint8_t *at, const tracec_i_msg *mi, uint32_t number, const char *what) {
     if (d->status != TRACEC_STATUS_SUCCESS) return;
     d->status = TRACEC_STATUS_CORRUPT_DATA;
     const char *type = mi ? mi->full_name : "unknown fields";
     if (number)
-        tc_set_error(d->err, "%s: byte offset %zu: %s (field %u of %s)", d->file_name, tc_off(d, at),
+        tracec_i_set_error(d->err, "%s: byte offset %zu: %s (field %u of %s)", d->file_name, tracec_i_off(d, at),
                      what, number, type);
     else
-        tc_set_error(d->err, "%s: byte offset %zu: %s (in %s)", d->file_name, tc_off(d, at), what,
+        tracec_i_set_error(d->err, "%s: byte offset %zu: %s (in %s)", d->file_name, tracec_i_off(d, at), what,
                      type);
 }
 
-static void tc_oom(tc_dec *d) {
+static void tracec_i_oom(tracec_i_dec *d) {
     if (d->status != TRACEC_STATUS_SUCCESS) return;
     d->status = TRACEC_STATUS_OUT_OF_MEMORY;
-    tc_set_error(d->err, "%s: out of memory", d->file_name);
+    tracec_i_set_error(d->err, "%s: out of memory", d->file_name);
 }
 
 /* ---- Reading one field ---------------------------------------------------- */
@@ -93,13 +93,13 @@ static void tc_oom(tc_dec *d) {
  * fields unknown).  Returns 1, 0 at the end, -1 on a malformed field (the
  * error is reported through *what / *at and not yet recorded).
  */
-static int tc_next(tc_dec *d, tc_msg *mi, const uint8_t **pp, const uint8_t *end, int depth,
-                   tc_rec *r, const char **what, const uint8_t **at) {
+static int tracec_i_next(tracec_i_dec *d, tracec_i_msg *mi, const uint8_t **pp, const uint8_t *end, int depth,
+                   tracec_i_rec *r, const char **what, const uint8_t **at) {
     const uint8_t *p = *pp;
     if (p >= end) return 0;
     r->at = p;
     uint64_t tag;
-    int vr = tc_read_varint(&p, end, &tag);
+    int vr = tracec_i_read_varint(&p, end, &tag);
     if (vr != TC_VARINT_OK || tag > UINT32_MAX) {
         *what = vr == TC_VARINT_TRUNCATED ? "truncated tag" : "invalid tag";
         *at = r->at;
@@ -114,7 +114,7 @@ static int tc_next(tc_dec *d, tc_msg *mi, const uint8_t **pp, const uint8_t *end
     }
     switch (r->wt) {
     case TC_WT_VARINT:
-        vr = tc_read_varint(&p, end, &r->v);
+        vr = tracec_i_read_varint(&p, end, &r->v);
         if (vr != TC_VARINT_OK) {
             *what = vr == TC_VARINT_TRUNCATED ? "truncated varint" : "varint longer than 10 bytes";
             *at = p;
@@ -127,7 +127,7 @@ static int tc_next(tc_dec *d, tc_msg *mi, const uint8_t **pp, const uint8_t *end
             *at = p;
             return -1;
         }
-        r->v = tc_load64(p);
+        r->v = tracec_i_load64(p);
         p += 8;
         break;
     case TC_WT_FIXED32:
@@ -136,12 +136,12 @@ static int tc_next(tc_dec *d, tc_msg *mi, const uint8_t **pp, const uint8_t *end
             *at = p;
             return -1;
         }
-        r->v = tc_load32(p);
+        r->v = tracec_i_load32(p);
         p += 4;
         break;
     case TC_WT_LEN: {
         const uint8_t *lp = p;
-        vr = tc_read_varint(&p, end, &r->v);
+        vr = tracec_i_read_varint(&p, end, &r->v);
         if (vr != TC_VARINT_OK) {
             *what = vr == TC_VARINT_TRUNCATED ? "truncated length" : "length longer than 10 bytes";
             *at = lp;
@@ -159,7 +159,7 @@ static int tc_next(tc_dec *d, tc_msg *mi, const uint8_t **pp, const uint8_t *end
     }
     case TC_WT_SGROUP: {
         const uint8_t *body = p, *end_tag = NULL;
-        const char *e = tc_skip_value(&p, end, r->number, TC_WT_SGROUP, d->max_depth - depth - 1, &end_tag);
+        const char *e = tracec_i_skip_value(&p, end, r->number, TC_WT_SGROUP, d->max_depth - depth - 1, &end_tag);
         if (e) {
             *what = e;
             *at = p;
@@ -180,11 +180,11 @@ static int tc_next(tc_dec *d, tc_msg *mi, const uint8_t **pp, const uint8_t *end
     }
     *pp = p;
 
-    tc_field *f = mi ? tc_msg_field(d->s, mi, r->number) : NULL;
+    tracec_i_field *f = mi ? tracec_i_msg_field(d->s, mi, r->number) : NULL;
     r->f = f;
     if (f && r->wt == f->wt) {
         r->kind = REC_VALUE;
-        if (f->closed_enum && f->en && !tc_enum_name(f->en, (int32_t)r->v, NULL)) {
+        if (f->closed_enum && f->en && !tracec_i_enum_name(f->en, (int32_t)r->v, NULL)) {
             /* protoc keeps the int32 value, sign-extended, among the unknown fields */
             r->v = (uint64_t)(int64_t)(int32_t)r->v;
             r->kind = REC_UNKNOWN;
@@ -200,93 +200,93 @@ static int tc_next(tc_dec *d, tc_msg *mi, const uint8_t **pp, const uint8_t *end
 }
 
 /* Whether a packed closed-enum payload holds a value the enum lacks (or is malformed). */
-static bool tc_packed_has_unknown_enum(const tc_rec *r) {
+static bool tracec_i_packed_has_unknown_enum(const tracec_i_rec *r) {
     const uint8_t *p = r->data, *end = r->data + r->len;
     while (p < end) {
         uint64_t v;
-        if (tc_read_varint(&p, end, &v) != TC_VARINT_OK) return true;
-        if (!tc_enum_name(r->f->en, (int32_t)v, NULL)) return true;
+        if (tracec_i_read_varint(&p, end, &v) != TC_VARINT_OK) return true;
+        if (!tracec_i_enum_name(r->f->en, (int32_t)v, NULL)) return true;
     }
     return false;
 }
 
 /* ---- Printing values ------------------------------------------------------ */
 
-static void tc_print_scalar(tc_dec *d, const tc_field *f, uint64_t v) {
-    tc_out *o = d->o;
+static void tracec_i_print_scalar(tracec_i_dec *d, const tracec_i_field *f, uint64_t v) {
+    tracec_i_out *o = d->o;
     switch ((tracec_field_type)f->type) {
     case TRACEC_TYPE_DOUBLE: {
         double x;
         memcpy(&x, &v, 8);
-        tc_out_double(o, x);
+        tracec_i_out_double(o, x);
         break;
     }
     case TRACEC_TYPE_FLOAT: {
         float x;
         uint32_t b = (uint32_t)v;
         memcpy(&x, &b, 4);
-        tc_out_float(o, x);
+        tracec_i_out_float(o, x);
         break;
     }
     case TRACEC_TYPE_INT64:
     case TRACEC_TYPE_SFIXED64:
-        tc_out_i64(o, (int64_t)v);
+        tracec_i_out_i64(o, (int64_t)v);
         break;
     case TRACEC_TYPE_UINT64:
     case TRACEC_TYPE_FIXED64:
-        tc_out_u64(o, v);
+        tracec_i_out_u64(o, v);
         break;
     case TRACEC_TYPE_INT32:
     case TRACEC_TYPE_SFIXED32:
-        tc_out_i64(o, (int32_t)(uint32_t)v);
+        tracec_i_out_i64(o, (int32_t)(uint32_t)v);
         break;
     case TRACEC_TYPE_UINT32:
     case TRACEC_TYPE_FIXED32:
-        tc_out_u64(o, (uint32_t)v);
+        tracec_i_out_u64(o, (uint32_t)v);
         break;
     case TRACEC_TYPE_BOOL:
         if (v)
-            tc_out_put(o, "true", 4);
+            tracec_i_out_put(o, "true", 4);
         else
-            tc_out_put(o, "false", 5);
+            tracec_i_out_put(o, "false", 5);
         break;
     case TRACEC_TYPE_ENUM: {
         uint32_t n;
-        const char *name = f->en ? tc_enum_name(f->en, (int32_t)v, &n) : NULL;
+        const char *name = f->en ? tracec_i_enum_name(f->en, (int32_t)v, &n) : NULL;
         if (name)
-            tc_out_put(o, name, n);
+            tracec_i_out_put(o, name, n);
         else
-            tc_out_i64(o, (int32_t)(uint32_t)v);
+            tracec_i_out_i64(o, (int32_t)(uint32_t)v);
         break;
     }
     case TRACEC_TYPE_SINT32: {
         uint32_t u = (uint32_t)v;
-        tc_out_i64(o, (int32_t)(u >> 1) ^ -(int32_t)(u & 1));
+        tracec_i_out_i64(o, (int32_t)(u >> 1) ^ -(int32_t)(u & 1));
         break;
     }
     case TRACEC_TYPE_SINT64:
-        tc_out_i64(o, (int64_t)(v >> 1) ^ -(int64_t)(v & 1));
+        tracec_i_out_i64(o, (int64_t)(v >> 1) ^ -(int64_t)(v & 1));
         break;
     default:
-        tc_out_u64(o, v);
+        tracec_i_out_u64(o, v);
     }
 }
 
-static inline void tc_print_name(tc_dec *d, const tc_field *f, int indent) {
-    tc_out_indent(d->o, indent);
-    tc_out_put(d->o, f->pname, f->pname_len);
+static inline void tracec_i_print_name(tracec_i_dec *d, const tracec_i_field *f, int indent) {
+    tracec_i_out_indent(d->o, indent);
+    tracec_i_out_put(d->o, f->pname, f->pname_len);
 }
 
-static bool tc_print_packed(tc_dec *d, tc_msg *mi, const tc_rec *r, int indent) {
-    const tc_field *f = r->f;
+static bool tracec_i_print_packed(tracec_i_dec *d, tracec_i_msg *mi, const tracec_i_rec *r, int indent) {
+    const tracec_i_field *f = r->f;
     const uint8_t *p = r->data, *end = r->data + r->len;
     while (p < end) {
         uint64_t v;
         const uint8_t *at = p;
         if (f->wt == TC_WT_VARINT) {
-            int vr = tc_read_varint(&p, end, &v);
+            int vr = tracec_i_read_varint(&p, end, &v);
             if (vr != TC_VARINT_OK) {
-                tc_fail(d, at, mi, r->number,
+                tracec_i_fail(d, at, mi, r->number,
                         vr == TC_VARINT_TRUNCATED ? "truncated varint in packed field"
                                                   : "varint longer than 10 bytes in packed field");
                 return false;
@@ -294,122 +294,122 @@ static bool tc_print_packed(tc_dec *d, tc_msg *mi, const tc_rec *r, int indent) 
         } else {
             size_t w = f->wt == TC_WT_FIXED64 ? 8 : 4;
             if ((size_t)(end - p) < w) {
-                tc_fail(d, at, mi, r->number, "packed field length is not a multiple of the element size");
+                tracec_i_fail(d, at, mi, r->number, "packed field length is not a multiple of the element size");
                 return false;
             }
-            v = w == 8 ? tc_load64(p) : tc_load32(p);
+            v = w == 8 ? tracec_i_load64(p) : tracec_i_load32(p);
             p += w;
         }
-        tc_print_name(d, f, indent);
-        tc_out_put(d->o, ": ", 2);
-        tc_print_scalar(d, f, v);
-        tc_out_putc(d->o, '\n');
+        tracec_i_print_name(d, f, indent);
+        tracec_i_out_put(d->o, ": ", 2);
+        tracec_i_print_scalar(d, f, v);
+        tracec_i_out_putc(d->o, '\n');
     }
     return true;
 }
 
-static bool tc_print_sub(tc_dec *d, tc_msg *mi, const tc_rec *r, const uint8_t *body, size_t len,
+static bool tracec_i_print_sub(tracec_i_dec *d, tracec_i_msg *mi, const tracec_i_rec *r, const uint8_t *body, size_t len,
                          int depth) {
-    tc_field *f = r->f;
+    tracec_i_field *f = r->f;
     if (depth + 1 > d->max_depth) {
-        tc_fail(d, r->at, mi, r->number, "messages nested deeper than the limit");
+        tracec_i_fail(d, r->at, mi, r->number, "messages nested deeper than the limit");
         return false;
     }
-    tc_msg *sub = tc_field_sub(d->s, f);
+    tracec_i_msg *sub = tracec_i_field_sub(d->s, f);
     if (!sub) {
-        tc_oom(d);
+        tracec_i_oom(d);
         return false;
     }
-    tc_print_name(d, f, depth);
-    tc_out_put(d->o, " {\n", 3);
-    bool ok = tc_print_msg(d, sub, body, len, depth + 1);
-    tc_out_indent(d->o, depth);
-    tc_out_put(d->o, "}\n", 2);
+    tracec_i_print_name(d, f, depth);
+    tracec_i_out_put(d->o, " {\n", 3);
+    bool ok = tracec_i_print_msg(d, sub, body, len, depth + 1);
+    tracec_i_out_indent(d->o, depth);
+    tracec_i_out_put(d->o, "}\n", 2);
     return ok;
 }
 
 /* ---- Unknown fields ------------------------------------------------------- */
 
 /* Whether `len` bytes parse as a message of unknown fields (protoc's test). */
-static bool tc_unknown_parses(const uint8_t *p, size_t len, int budget) {
+static bool tracec_i_unknown_parses(const uint8_t *p, size_t len, int budget) {
     const uint8_t *end = p + len;
     while (p < end) {
         uint64_t tag;
-        if (tc_read_varint(&p, end, &tag) != TC_VARINT_OK || tag > UINT32_MAX) return false;
+        if (tracec_i_read_varint(&p, end, &tag) != TC_VARINT_OK || tag > UINT32_MAX) return false;
         uint32_t n = (uint32_t)(tag >> 3);
         int wt = (int)(tag & 7);
         if (n == 0 || wt == TC_WT_EGROUP || wt > TC_WT_FIXED32) return false;
-        if (tc_skip_value(&p, end, n, wt, budget, NULL)) return false;
+        if (tracec_i_skip_value(&p, end, n, wt, budget, NULL)) return false;
     }
     return true;
 }
 
-static void tc_print_unknown_set(tc_dec *d, const uint8_t *p, size_t len, int indent, int budget);
+static void tracec_i_print_unknown_set(tracec_i_dec *d, const uint8_t *p, size_t len, int indent, int budget);
 
-static void tc_print_unknown(tc_dec *d, uint32_t number, int wt, uint64_t v, const uint8_t *data,
+static void tracec_i_print_unknown(tracec_i_dec *d, uint32_t number, int wt, uint64_t v, const uint8_t *data,
                              size_t len, int indent, int budget) {
-    tc_out *o = d->o;
-    tc_out_indent(o, indent);
-    tc_out_u64(o, number);
+    tracec_i_out *o = d->o;
+    tracec_i_out_indent(o, indent);
+    tracec_i_out_u64(o, number);
     switch (wt) {
     case TC_WT_VARINT:
-        tc_out_put(o, ": ", 2);
-        tc_out_u64(o, v);
+        tracec_i_out_put(o, ": ", 2);
+        tracec_i_out_u64(o, v);
         break;
     case TC_WT_FIXED32:
-        tc_out_put(o, ": ", 2);
-        tc_out_hex(o, v, 8);
+        tracec_i_out_put(o, ": ", 2);
+        tracec_i_out_hex(o, v, 8);
         break;
     case TC_WT_FIXED64:
-        tc_out_put(o, ": ", 2);
-        tc_out_hex(o, v, 16);
+        tracec_i_out_put(o, ": ", 2);
+        tracec_i_out_hex(o, v, 16);
         break;
     case TC_WT_LEN:
-        if (len > 0 && budget > 0 && tc_unknown_parses(data, len, budget)) {
-            tc_out_put(o, " {\n", 3);
-            tc_print_unknown_set(d, data, len, indent + 1, budget - 1);
-            tc_out_indent(o, indent);
-            tc_out_putc(o, '}');
+        if (len > 0 && budget > 0 && tracec_i_unknown_parses(data, len, budget)) {
+            tracec_i_out_put(o, " {\n", 3);
+            tracec_i_print_unknown_set(d, data, len, indent + 1, budget - 1);
+            tracec_i_out_indent(o, indent);
+            tracec_i_out_putc(o, '}');
         } else {
-            tc_out_put(o, ": \"", 3);
-            tc_out_escaped(o, data, len);
-            tc_out_putc(o, '"');
+            tracec_i_out_put(o, ": \"", 3);
+            tracec_i_out_escaped(o, data, len);
+            tracec_i_out_putc(o, '"');
         }
         break;
     case TC_WT_SGROUP:
-        tc_out_put(o, " {\n", 3);
-        tc_print_unknown_set(d, data, len, indent + 1, budget - 1);
-        tc_out_indent(o, indent);
-        tc_out_putc(o, '}');
+        tracec_i_out_put(o, " {\n", 3);
+        tracec_i_print_unknown_set(d, data, len, indent + 1, budget - 1);
+        tracec_i_out_indent(o, indent);
+        tracec_i_out_putc(o, '}');
         break;
     }
-    tc_out_putc(o, '\n');
+    tracec_i_out_putc(o, '\n');
 }
 
 /* Prints an already validated run of unknown fields. */
-static void tc_print_unknown_set(tc_dec *d, const uint8_t *p, size_t len, int indent, int budget) {
+static void tracec_i_print_unknown_set(tracec_i_dec *d, const uint8_t *p, size_t len, int indent, int budget) {
     const uint8_t *end = p + len;
     while (p < end) {
         uint64_t tag, v = 0;
-        if (tc_read_varint(&p, end, &tag) != TC_VARINT_OK) return;
+        if (tracec_i_read_varint(&p, end, &tag) != TC_VARINT_OK) return;
         uint32_t n = (uint32_t)(tag >> 3);
         int wt = (int)(tag & 7);
         const uint8_t *data = NULL;
         size_t dlen = 0;
         switch (wt) {
         case TC_WT_VARINT:
-            if (tc_read_varint(&p, end, &v) != TC_VARINT_OK) return;
+            if (tracec_i_read_varint(&p, end, &v) != TC_VARINT_OK) return;
             break;
         case TC_WT_FIXED32:
-            v = tc_load32(p);
+            v = tracec_i_load32(p);
             p += 4;
             break;
         case TC_WT_FIXED64:
-            v = tc_load64(p);
+            v = tracec_i_load64(p);
             p += 8;
             break;
         case TC_WT_LEN:
-            if (tc_read_varint(&p, end, &v) != TC_VARINT_OK) return;
+            if (tracec_i_read_varint(&p, end, &v) != TC_VARINT_OK) return;
             data = p;
             dlen = (size_t)v;
             p += dlen;
@@ -417,21 +417,21 @@ static void tc_print_unknown_set(tc_dec *d, const uint8_t *p, size_t len, int in
         case TC_WT_SGROUP: {
             const uint8_t *end_tag = NULL;
             data = p;
-            if (tc_skip_value(&p, end, n, wt, 1 << 20, &end_tag)) return;
+            if (tracec_i_skip_value(&p, end, n, wt, 1 << 20, &end_tag)) return;
             dlen = (size_t)(end_tag - data);
             break;
         }
         default:
             return;
         }
-        tc_print_unknown(d, n, wt, v, data, dlen, indent, budget);
+        tracec_i_print_unknown(d, n, wt, v, data, dlen, indent, budget);
     }
 }
 
 /* ---- Printing fields ------------------------------------------------------ */
 
 /* Whether a plain value holds its type's default (what protoc's HasField tests for proto3 scalars). */
-static bool tc_is_default(const tc_field *f, const tc_rec *r) {
+static bool tracec_i_is_default(const tracec_i_field *f, const tracec_i_rec *r) {
     switch ((tracec_field_type)f->type) {
     case TRACEC_TYPE_STRING:
     case TRACEC_TYPE_BYTES:
@@ -450,55 +450,55 @@ static bool tc_is_default(const tc_field *f, const tc_rec *r) {
 }
 
 /* Prints the default value of `f` (a map entry's missing key or value), as protoc does. */
-static void tc_print_default(tc_dec *d, const tc_field *f, int depth) {
-    tc_print_name(d, f, depth);
+static void tracec_i_print_default(tracec_i_dec *d, const tracec_i_field *f, int depth) {
+    tracec_i_print_name(d, f, depth);
     if (f->is_msg || f->type == TRACEC_TYPE_MESSAGE || f->type == TRACEC_TYPE_GROUP) {
-        tc_out_put(d->o, " {\n", 3);
-        tc_out_indent(d->o, depth);
-        tc_out_put(d->o, "}\n", 2);
+        tracec_i_out_put(d->o, " {\n", 3);
+        tracec_i_out_indent(d->o, depth);
+        tracec_i_out_put(d->o, "}\n", 2);
         return;
     }
-    tc_out_put(d->o, ": ", 2);
+    tracec_i_out_put(d->o, ": ", 2);
     if (f->type == TRACEC_TYPE_STRING || f->type == TRACEC_TYPE_BYTES) {
-        tc_out_put(d->o, "\"\"", 2);
+        tracec_i_out_put(d->o, "\"\"", 2);
     } else {
         uint64_t v = 0;
         /* An enum's default is its first declared value (0 in proto3). */
         if (f->type == TRACEC_TYPE_ENUM && f->en && tracec_enumdef_value_count(f->en->def))
             v = (uint64_t)(int64_t)tracec_enumdef_value_number(f->en->def, 0);
-        tc_print_scalar(d, f, v);
+        tracec_i_print_scalar(d, f, v);
     }
-    tc_out_putc(d->o, '\n');
+    tracec_i_out_putc(d->o, '\n');
 }
 
-static bool tc_print_rec(tc_dec *d, tc_msg *mi, const tc_rec *r, int depth) {
+static bool tracec_i_print_rec(tracec_i_dec *d, tracec_i_msg *mi, const tracec_i_rec *r, int depth) {
     if (r->kind == REC_UNKNOWN) {
-        tc_print_unknown(d, r->number, r->wt, r->v, r->data, r->len, depth, TC_UNKNOWN_BUDGET);
+        tracec_i_print_unknown(d, r->number, r->wt, r->v, r->data, r->len, depth, TC_UNKNOWN_BUDGET);
         return true;
     }
-    if (r->kind == REC_PACKED) return tc_print_packed(d, mi, r, depth);
-    const tc_field *f = r->f;
-    if (f->is_msg) return tc_print_sub(d, mi, r, r->data, r->len, depth);
-    if (f->implicit && tc_is_default(f, r)) return true; /* proto3: default == absent */
-    tc_print_name(d, f, depth);
-    tc_out_put(d->o, ": ", 2);
+    if (r->kind == REC_PACKED) return tracec_i_print_packed(d, mi, r, depth);
+    const tracec_i_field *f = r->f;
+    if (f->is_msg) return tracec_i_print_sub(d, mi, r, r->data, r->len, depth);
+    if (f->implicit && tracec_i_is_default(f, r)) return true; /* proto3: default == absent */
+    tracec_i_print_name(d, f, depth);
+    tracec_i_out_put(d->o, ": ", 2);
     if (f->type == TRACEC_TYPE_STRING || f->type == TRACEC_TYPE_BYTES) {
-        tc_out_putc(d->o, '"');
-        tc_out_escaped(d->o, r->data, r->len);
-        tc_out_putc(d->o, '"');
+        tracec_i_out_putc(d->o, '"');
+        tracec_i_out_escaped(d->o, r->data, r->len);
+        tracec_i_out_putc(d->o, '"');
     } else {
-        tc_print_scalar(d, f, r->v);
+        tracec_i_print_scalar(d, f, r->v);
     }
-    tc_out_putc(d->o, '\n');
+    tracec_i_out_putc(d->o, '\n');
     return true;
 }
 
 /* ---- The non-canonical path ----------------------------------------------- */
 
-static bool tc_scratch_push(tc_scratch *sc, const tc_rec *r) {
+static bool tracec_i_scratch_push(tracec_i_scratch *sc, const tracec_i_rec *r) {
     if (sc->n == sc->cap) {
         size_t ncap = sc->cap ? sc->cap * 2 : 64;
-        tc_rec *nr = realloc(sc->recs, ncap * sizeof *nr);
+        tracec_i_rec *nr = realloc(sc->recs, ncap * sizeof *nr);
         if (!nr) return false;
         sc->recs = nr;
         sc->cap = ncap;
@@ -510,7 +510,7 @@ static bool tc_scratch_push(tc_scratch *sc, const tc_rec *r) {
 }
 
 /* Sorts `order[0..n)` (indices into recs) by (number, wire order); merge sort, no globals. */
-static void tc_sort_order(const tc_rec *recs, size_t *order, size_t *tmp, size_t n) {
+static void tracec_i_sort_order(const tracec_i_rec *recs, size_t *order, size_t *tmp, size_t n) {
     if (n < 2) return;
     if (n <= 16) {
         for (size_t i = 1; i < n; i++) {
@@ -524,8 +524,8 @@ static void tc_sort_order(const tc_rec *recs, size_t *order, size_t *tmp, size_t
         return;
     }
     size_t h = n / 2;
-    tc_sort_order(recs, order, tmp, h);
-    tc_sort_order(recs, order + h, tmp, n - h);
+    tracec_i_sort_order(recs, order, tmp, h);
+    tracec_i_sort_order(recs, order + h, tmp, n - h);
     size_t i = 0, j = h, k = 0;
     while (i < h && j < n) {
         if (recs[order[j]].number < recs[order[i]].number)
@@ -539,34 +539,34 @@ static void tc_sort_order(const tc_rec *recs, size_t *order, size_t *tmp, size_t
 }
 
 /* Prints the singular message field recs[order[i..j)] merged (only those after `cutoff`). */
-static bool tc_print_merged(tc_dec *d, tc_msg *mi, const tc_rec *recs, const size_t *order,
+static bool tracec_i_print_merged(tracec_i_dec *d, tracec_i_msg *mi, const tracec_i_rec *recs, const size_t *order,
                             size_t i, size_t j, size_t cutoff, bool has_cutoff, int depth) {
     size_t total = 0, count = 0, first = SIZE_MAX;
     for (size_t k = i; k < j; k++) {
-        const tc_rec *r = &recs[order[k]];
+        const tracec_i_rec *r = &recs[order[k]];
         if (has_cutoff && r->idx <= cutoff) continue;
         total += r->len;
         count++;
         if (first == SIZE_MAX) first = k;
     }
     if (count == 0) return true;
-    const tc_rec *fr = &recs[order[first]];
-    if (count == 1) return tc_print_sub(d, mi, fr, fr->data, fr->len, depth);
+    const tracec_i_rec *fr = &recs[order[first]];
+    if (count == 1) return tracec_i_print_sub(d, mi, fr, fr->data, fr->len, depth);
     uint8_t *buf = malloc(total ? total : 1);
     if (!buf) {
-        tc_oom(d);
+        tracec_i_oom(d);
         return false;
     }
     size_t pos = 0;
     for (size_t k = first; k < j; k++) {
-        const tc_rec *r = &recs[order[k]];
+        const tracec_i_rec *r = &recs[order[k]];
         if (has_cutoff && r->idx <= cutoff) continue;
         memcpy(buf + pos, r->data, r->len);
         pos += r->len;
     }
     size_t saved = d->merged_off;
-    d->merged_off = tc_off(d, fr->data);
-    bool ok = tc_print_sub(d, mi, fr, buf, total, depth);
+    d->merged_off = tracec_i_off(d, fr->data);
+    bool ok = tracec_i_print_sub(d, mi, fr, buf, total, depth);
     d->merged_off = saved;
     free(buf);
     return ok;
@@ -575,14 +575,14 @@ static bool tc_print_merged(tc_dec *d, tc_msg *mi, const tc_rec *recs, const siz
 /* ---- Maps ---------------------------------------------------------------- */
 
 /* A map entry's key, in a form that sorts as protoc sorts map keys. */
-typedef struct tc_mkey {
+typedef struct tracec_i_mkey {
     const uint8_t *s; /* string keys */
     size_t len;
     uint64_t u;       /* integer keys; signed ones biased so that unsigned order is numeric order */
     size_t pos;       /* wire position among the entries (the sort is stable) */
-} tc_mkey;
+} tracec_i_mkey;
 
-static int tc_mkey_cmp(const tc_mkey *a, const tc_mkey *b, bool str) {
+static int tracec_i_mkey_cmp(const tracec_i_mkey *a, const tracec_i_mkey *b, bool str) {
     if (str) {
         size_t n = a->len < b->len ? a->len : b->len;
         int c = n ? memcmp(a->s, b->s, n) : 0;
@@ -594,19 +594,19 @@ static int tc_mkey_cmp(const tc_mkey *a, const tc_mkey *b, bool str) {
     return a->pos < b->pos ? -1 : a->pos > b->pos;
 }
 
-static void tc_mkey_sort(tc_mkey *k, tc_mkey *tmp, size_t n, bool str) {
+static void tracec_i_mkey_sort(tracec_i_mkey *k, tracec_i_mkey *tmp, size_t n, bool str) {
     if (n < 2) return;
     size_t h = n / 2;
-    tc_mkey_sort(k, tmp, h, str);
-    tc_mkey_sort(k + h, tmp, n - h, str);
+    tracec_i_mkey_sort(k, tmp, h, str);
+    tracec_i_mkey_sort(k + h, tmp, n - h, str);
     size_t i = 0, j = h, o = 0;
-    while (i < h && j < n) tmp[o++] = tc_mkey_cmp(&k[j], &k[i], str) < 0 ? k[j++] : k[i++];
+    while (i < h && j < n) tmp[o++] = tracec_i_mkey_cmp(&k[j], &k[i], str) < 0 ? k[j++] : k[i++];
     while (i < h) tmp[o++] = k[i++];
     while (j < n) tmp[o++] = k[j++];
     memcpy(k, tmp, n * sizeof *k);
 }
 
-static uint64_t tc_mkey_int(const tc_field *kf, uint64_t v) {
+static uint64_t tracec_i_mkey_int(const tracec_i_field *kf, uint64_t v) {
     const uint64_t bias = (uint64_t)1 << 63;
     switch ((tracec_field_type)kf->type) {
     case TRACEC_TYPE_INT32:
@@ -636,67 +636,67 @@ static uint64_t tc_mkey_int(const tc_field *kf, uint64_t v) {
  * protoc 3.21 does: a stable sort, so entries with equal keys (protoc keeps
  * them all) stay in wire order; an entry without a key sorts as the default.
  */
-static bool tc_print_map(tc_dec *d, tc_msg *mi, const tc_rec *recs, const size_t *order, size_t n,
+static bool tracec_i_print_map(tracec_i_dec *d, tracec_i_msg *mi, const tracec_i_rec *recs, const size_t *order, size_t n,
                          int depth) {
-    tc_field *f = recs[order[0]].f;
-    tc_msg *entry = tc_field_sub(d->s, f);
+    tracec_i_field *f = recs[order[0]].f;
+    tracec_i_msg *entry = tracec_i_field_sub(d->s, f);
     if (!entry) {
-        tc_oom(d);
+        tracec_i_oom(d);
         return false;
     }
-    tc_field *kf = tc_msg_field(d->s, entry, 1);
+    tracec_i_field *kf = tracec_i_msg_field(d->s, entry, 1);
     bool str = kf && (kf->type == TRACEC_TYPE_STRING || kf->type == TRACEC_TYPE_BYTES);
-    tc_mkey *keys = malloc(2 * n * sizeof *keys);
+    tracec_i_mkey *keys = malloc(2 * n * sizeof *keys);
     if (!keys) {
-        tc_oom(d);
+        tracec_i_oom(d);
         return false;
     }
     for (size_t i = 0; i < n; i++) {
-        const tc_rec *r = &recs[order[i]];
-        tc_mkey *k = &keys[i];
+        const tracec_i_rec *r = &recs[order[i]];
+        tracec_i_mkey *k = &keys[i];
         k->s = NULL;
         k->len = 0;
-        k->u = kf && !str ? tc_mkey_int(kf, 0) : 0;
+        k->u = kf && !str ? tracec_i_mkey_int(kf, 0) : 0;
         k->pos = i;
         const uint8_t *p = r->data, *end = r->data + r->len;
-        tc_rec e;
+        tracec_i_rec e;
         const char *what;
         const uint8_t *at;
         /* The last key in the entry wins; a malformed entry keeps what came before (its error is
          * reported when it is printed). */
-        while (kf && tc_next(d, entry, &p, end, depth + 1, &e, &what, &at) > 0) {
+        while (kf && tracec_i_next(d, entry, &p, end, depth + 1, &e, &what, &at) > 0) {
             if (e.f != kf || e.kind != REC_VALUE) continue;
             if (str) {
                 k->s = e.data;
                 k->len = e.len;
             } else {
-                k->u = tc_mkey_int(kf, e.v);
+                k->u = tracec_i_mkey_int(kf, e.v);
             }
         }
     }
-    tc_mkey_sort(keys, keys + n, n, str);
+    tracec_i_mkey_sort(keys, keys + n, n, str);
     bool ok = true;
-    for (size_t i = 0; i < n && ok; i++) ok = tc_print_rec(d, mi, &recs[order[keys[i].pos]], depth);
+    for (size_t i = 0; i < n && ok; i++) ok = tracec_i_print_rec(d, mi, &recs[order[keys[i].pos]], depth);
     free(keys);
     return ok;
 }
 
-static bool tc_print_slow(tc_dec *d, tc_msg *mi, const uint8_t *buf, const uint8_t *valid_end,
+static bool tracec_i_print_slow(tracec_i_dec *d, tracec_i_msg *mi, const uint8_t *buf, const uint8_t *valid_end,
                           int depth, const uint8_t **err_at, const char **err_what, uint32_t *err_num) {
-    tc_scratch *sc = &d->scratch[depth];
+    tracec_i_scratch *sc = &d->scratch[depth];
     sc->n = 0;
     const uint8_t *p = buf;
-    tc_rec r;
+    tracec_i_rec r;
     const char *what;
     const uint8_t *at;
-    while (p < valid_end && tc_next(d, mi, &p, valid_end, depth, &r, &what, &at) > 0) {
-        if (r.kind == REC_PACKED && r.f->closed_enum && r.f->en && tc_packed_has_unknown_enum(&r)) {
+    while (p < valid_end && tracec_i_next(d, mi, &p, valid_end, depth, &r, &what, &at) > 0) {
+        if (r.kind == REC_PACKED && r.f->closed_enum && r.f->en && tracec_i_packed_has_unknown_enum(&r)) {
             /* Expand: known values stay with the field, others become unknown varints. */
             const uint8_t *q = r.data, *qe = r.data + r.len;
             while (q < qe) {
                 uint64_t v;
                 const uint8_t *vat = q;
-                if (tc_read_varint(&q, qe, &v) != TC_VARINT_OK) {
+                if (tracec_i_read_varint(&q, qe, &v) != TC_VARINT_OK) {
                     /* The valid part ends before this field. */
                     *err_at = vat;
                     *err_what = "malformed varint in packed field";
@@ -704,24 +704,24 @@ static bool tc_print_slow(tc_dec *d, tc_msg *mi, const uint8_t *buf, const uint8
                     p = valid_end;
                     break;
                 }
-                tc_rec e = r;
+                tracec_i_rec e = r;
                 e.wt = TC_WT_VARINT;
                 e.v = v;
                 e.kind = REC_VALUE;
-                if (!tc_enum_name(r.f->en, (int32_t)v, NULL)) {
+                if (!tracec_i_enum_name(r.f->en, (int32_t)v, NULL)) {
                     e.kind = REC_UNKNOWN;
                     e.f = NULL;
                     e.v = (uint64_t)(int64_t)(int32_t)v;
                 }
-                if (!tc_scratch_push(sc, &e)) {
-                    tc_oom(d);
+                if (!tracec_i_scratch_push(sc, &e)) {
+                    tracec_i_oom(d);
                     return false;
                 }
             }
             continue;
         }
-        if (!tc_scratch_push(sc, &r)) {
-            tc_oom(d);
+        if (!tracec_i_scratch_push(sc, &r)) {
+            tracec_i_oom(d);
             return false;
         }
     }
@@ -729,7 +729,7 @@ static bool tc_print_slow(tc_dec *d, tc_msg *mi, const uint8_t *buf, const uint8
     if (sc->order_cap < 2 * n) {
         size_t *no = realloc(sc->order, 2 * n * sizeof *no);
         if (!no) {
-            tc_oom(d);
+            tracec_i_oom(d);
             return false;
         }
         sc->order = no;
@@ -738,7 +738,7 @@ static bool tc_print_slow(tc_dec *d, tc_msg *mi, const uint8_t *buf, const uint8
     size_t *order = sc->order, nk = 0;
     for (size_t i = 0; i < n; i++)
         if (sc->recs[i].f) order[nk++] = i;
-    tc_sort_order(sc->recs, order, order + n, nk);
+    tracec_i_sort_order(sc->recs, order, order + n, nk);
 
     /* Oneofs: the member seen last wins; a winning message merges the
      * occurrences after the last occurrence of any other member. */
@@ -754,15 +754,15 @@ static bool tc_print_slow(tc_dec *d, tc_msg *mi, const uint8_t *buf, const uint8
             free(winner);
             free(cutoff);
             free(has_cut);
-            tc_oom(d);
+            tracec_i_oom(d);
             return false;
         }
         for (size_t i = 0; i < n; i++) {
-            const tc_rec *x = &sc->recs[i];
+            const tracec_i_rec *x = &sc->recs[i];
             if (x->f && x->f->oneof >= 0 && (size_t)x->f->oneof < no) winner[x->f->oneof] = x->number;
         }
         for (size_t i = 0; i < n; i++) {
-            const tc_rec *x = &sc->recs[i];
+            const tracec_i_rec *x = &sc->recs[i];
             if (x->f && x->f->oneof >= 0 && (size_t)x->f->oneof < no &&
                 x->number != winner[x->f->oneof]) {
                 cutoff[x->f->oneof] = x->idx;
@@ -773,55 +773,55 @@ static bool tc_print_slow(tc_dec *d, tc_msg *mi, const uint8_t *buf, const uint8
 
     /* Printing recurses, and deeper levels may move d->scratch: use `recs` and
      * `order` (which stay put), not `sc`, from here on. */
-    const tc_rec *recs = sc->recs;
+    const tracec_i_rec *recs = sc->recs;
     size_t next_default = 0; /* map entries: the next of key/value that may need its default */
     bool ok = true;
     for (size_t i = 0; i < nk && ok;) {
         size_t j = i + 1;
         uint32_t num = recs[order[i]].number;
         while (j < nk && recs[order[j]].number == num) j++;
-        const tc_field *f = recs[order[i]].f;
+        const tracec_i_field *f = recs[order[i]].f;
         if (mi->map_entry) {
             for (; next_default < mi->nfields && mi->fields[next_default].number <= num; next_default++)
-                if (mi->fields[next_default].number < num) tc_print_default(d, &mi->fields[next_default], depth);
+                if (mi->fields[next_default].number < num) tracec_i_print_default(d, &mi->fields[next_default], depth);
         }
         if (f->repeated) {
             if (f->is_map && j - i > 1)
-                ok = tc_print_map(d, mi, recs, order + i, j - i, depth);
+                ok = tracec_i_print_map(d, mi, recs, order + i, j - i, depth);
             else
-                for (size_t k = i; k < j && ok; k++) ok = tc_print_rec(d, mi, &recs[order[k]], depth);
+                for (size_t k = i; k < j && ok; k++) ok = tracec_i_print_rec(d, mi, &recs[order[k]], depth);
         } else {
             int oi = f->oneof >= 0 && (size_t)f->oneof < no ? f->oneof : -1;
             if (oi >= 0 && winner[oi] != num) {
                 /* cleared by a later member of its oneof */
             } else if (f->is_msg) {
-                ok = tc_print_merged(d, mi, recs, order, i, j, oi >= 0 ? cutoff[oi] : 0,
+                ok = tracec_i_print_merged(d, mi, recs, order, i, j, oi >= 0 ? cutoff[oi] : 0,
                                      oi >= 0 && has_cut[oi], depth);
             } else {
-                ok = tc_print_rec(d, mi, &recs[order[j - 1]], depth);
+                ok = tracec_i_print_rec(d, mi, &recs[order[j - 1]], depth);
             }
         }
         i = j;
     }
     if (mi->map_entry && ok)
-        for (; next_default < mi->nfields; next_default++) tc_print_default(d, &mi->fields[next_default], depth);
+        for (; next_default < mi->nfields; next_default++) tracec_i_print_default(d, &mi->fields[next_default], depth);
     free(winner);
     free(cutoff);
     free(has_cut);
     for (size_t i = 0; i < n && ok; i++)
-        if (!recs[i].f) ok = tc_print_rec(d, mi, &recs[i], depth);
+        if (!recs[i].f) ok = tracec_i_print_rec(d, mi, &recs[i], depth);
     return ok;
 }
 
 /* ---- Messages ------------------------------------------------------------- */
 
-static bool tc_print_msg(tc_dec *d, tc_msg *mi, const uint8_t *buf, size_t len, int depth) {
+static bool tracec_i_print_msg(tracec_i_dec *d, tracec_i_msg *mi, const uint8_t *buf, size_t len, int depth) {
     if (depth >= d->nscratch) {
         int n = d->nscratch ? d->nscratch * 2 : 16;
         while (n <= depth) n *= 2;
-        tc_scratch *ns = realloc(d->scratch, (size_t)n * sizeof *ns);
+        tracec_i_scratch *ns = realloc(d->scratch, (size_t)n * sizeof *ns);
         if (!ns) {
-            tc_oom(d);
+            tracec_i_oom(d);
             return false;
         }
         memset(ns + d->nscratch, 0, (size_t)(n - d->nscratch) * sizeof *ns);
@@ -838,10 +838,10 @@ static bool tc_print_msg(tc_dec *d, tc_msg *mi, const uint8_t *buf, size_t len, 
     bool canon = !mi->map_entry, seen_unknown = false;
     uint32_t last = 0;
     uint64_t oneofs = 0;
-    tc_rec r;
+    tracec_i_rec r;
     for (;;) {
         const uint8_t *start = p;
-        int k = tc_next(d, mi, &p, end, depth, &r, &err_what, &err_at);
+        int k = tracec_i_next(d, mi, &p, end, depth, &r, &err_what, &err_at);
         if (k == 0) break;
         if (k < 0) {
             valid_end = start;
@@ -865,7 +865,7 @@ static bool tc_print_msg(tc_dec *d, tc_msg *mi, const uint8_t *buf, size_t len, 
             }
             oneofs |= (uint64_t)1 << r.f->oneof;
         }
-        if (r.kind == REC_PACKED && r.f->closed_enum && r.f->en && tc_packed_has_unknown_enum(&r))
+        if (r.kind == REC_PACKED && r.f->closed_enum && r.f->en && tracec_i_packed_has_unknown_enum(&r))
             canon = false;
         last = r.number;
     }
@@ -876,15 +876,15 @@ static bool tc_print_msg(tc_dec *d, tc_msg *mi, const uint8_t *buf, size_t len, 
         p = buf;
         const char *w;
         const uint8_t *a;
-        while (ok && p < valid_end && tc_next(d, mi, &p, valid_end, depth, &r, &w, &a) > 0) {
-            ok = tc_print_rec(d, mi, &r, depth);
+        while (ok && p < valid_end && tracec_i_next(d, mi, &p, valid_end, depth, &r, &w, &a) > 0) {
+            ok = tracec_i_print_rec(d, mi, &r, depth);
             if (d->o->failed) ok = false;
         }
     } else {
-        ok = tc_print_slow(d, mi, buf, valid_end, depth, &err_at, &err_what, &err_num);
+        ok = tracec_i_print_slow(d, mi, buf, valid_end, depth, &err_at, &err_what, &err_num);
     }
     if (ok && err_what) {
-        tc_fail(d, err_at, mi, err_num, err_what);
+        tracec_i_fail(d, err_at, mi, err_num, err_what);
         ok = false;
     }
     return ok;
@@ -910,19 +910,19 @@ tracec_status_t tracec_decode_text(tracec_pool *pool, const void *data, size_t s
     if (o.max_depth <= 0) o.max_depth = 100;
     if (err) err->msg[0] = 0;
     if (!pool || (!data && size) || !write) {
-        tc_set_error(err, "tracec_decode_text: invalid argument");
+        tracec_i_set_error(err, "tracec_decode_text: invalid argument");
         return TRACEC_STATUS_INVALID_ARGUMENT;
     }
     if (o.extension_descriptors)
         (void)tracec_load_extension_descriptors(pool, data, size, o.type_name, NULL, NULL);
     const tracec_msgdef *m = tracec_pool_find_message(pool, o.type_name);
     if (!m) {
-        tc_set_error(err, "unknown message type '%s'", o.type_name);
+        tracec_i_set_error(err, "unknown message type '%s'", o.type_name);
         return TRACEC_STATUS_INVALID_ARGUMENT;
     }
-    tc_out out;
-    tc_out_init(&out, write, write_ctx);
-    tc_dec d;
+    tracec_i_out out;
+    tracec_i_out_init(&out, write, write_ctx);
+    tracec_i_dec d;
     memset(&d, 0, sizeof d);
     d.o = &out;
     d.input = data;
@@ -931,31 +931,31 @@ tracec_status_t tracec_decode_text(tracec_pool *pool, const void *data, size_t s
     d.max_depth = o.max_depth;
     d.err = err;
     d.status = TRACEC_STATUS_SUCCESS;
-    d.s = tc_schema_new(pool);
-    tc_msg *mi = d.s ? tc_schema_msg(d.s, m) : NULL;
+    d.s = tracec_i_schema_new(pool);
+    tracec_i_msg *mi = d.s ? tracec_i_schema_msg(d.s, m) : NULL;
     if (!mi) {
-        tc_oom(&d);
+        tracec_i_oom(&d);
     } else {
         static const uint8_t empty[1];
-        tc_print_msg(&d, mi, size ? data : empty, size, 0);
+        tracec_i_print_msg(&d, mi, size ? data : empty, size, 0);
     }
-    tc_out_flush(&out);
+    tracec_i_out_flush(&out);
     if (out.failed && d.status == TRACEC_STATUS_SUCCESS) {
         d.status = TRACEC_STATUS_IO_ERROR;
-        tc_set_error(err, "%s: cannot write the text output", o.file_name);
+        tracec_i_set_error(err, "%s: cannot write the text output", o.file_name);
     }
-    tc_out_free(&out);
+    tracec_i_out_free(&out);
     for (int i = 0; i < d.nscratch; i++) {
         free(d.scratch[i].recs);
         free(d.scratch[i].order);
     }
     free(d.scratch);
-    tc_schema_free(d.s);
+    tracec_i_schema_free(d.s);
     return d.status;
 }
 
 tracec_status_t tracec_decode_text_bytes(tracec_pool *pool, const void *data, size_t size,
                                          const tracec_decode_options *opts, tracec_bytes *out,
                                          tracec_error *err) {
-    return tracec_decode_text(pool, data, size, opts, tc_write_bytes, out, err);
+    return tracec_decode_text(pool, data, size, opts, tracec_i_write_bytes, out, err);
 }

@@ -17,20 +17,20 @@
 #define TC_CONTEXT 3
 #define TC_MAX_D 2048
 
-typedef struct tc_line {
+typedef struct tracec_i_line {
     const char *s;
     size_t len; /* without the newline */
     uint64_t hash;
-} tc_line;
+} tracec_i_line;
 
 enum { OP_EQ = 0, OP_DEL = 1, OP_INS = 2 };
 
-static size_t tc_split(const char *t, size_t n, tc_line **out) {
+static size_t tracec_i_split(const char *t, size_t n, tracec_i_line **out) {
     size_t count = 0;
     for (size_t i = 0; i < n; i++)
         if (t[i] == '\n') count++;
     if (n && t[n - 1] != '\n') count++;
-    tc_line *l = malloc((count ? count : 1) * sizeof *l);
+    tracec_i_line *l = malloc((count ? count : 1) * sizeof *l);
     if (!l) return SIZE_MAX;
     size_t k = 0, start = 0;
     for (size_t i = 0; i <= n; i++) {
@@ -48,7 +48,7 @@ static size_t tc_split(const char *t, size_t n, tc_line **out) {
     return k;
 }
 
-static inline bool tc_line_eq(const tc_line *a, const tc_line *b) {
+static inline bool tracec_i_line_eq(const tracec_i_line *a, const tracec_i_line *b) {
     return a->hash == b->hash && a->len == b->len && memcmp(a->s, b->s, a->len) == 0;
 }
 
@@ -56,7 +56,7 @@ static inline bool tc_line_eq(const tc_line *a, const tc_line *b) {
  * Edit script of a[0..n) -> b[0..m) into ops (n + m entries at most);
  * returns the count, or SIZE_MAX when D exceeds the limit or memory runs out.
  */
-static size_t tc_myers(const tc_line *a, size_t n, const tc_line *b, size_t m, uint8_t *ops) {
+static size_t tracec_i_myers(const tracec_i_line *a, size_t n, const tracec_i_line *b, size_t m, uint8_t *ops) {
     long N = (long)n, M = (long)m, max = N + M;
     if (max == 0) return 0;
     long dmax = max < TC_MAX_D ? max : TC_MAX_D;
@@ -79,7 +79,7 @@ static size_t tc_myers(const tc_line *a, size_t n, const tc_line *b, size_t m, u
             else
                 x = v[off + k - 1] + 1;
             long y = x - k;
-            while (x < N && y < M && tc_line_eq(&a[x], &b[y])) x++, y++;
+            while (x < N && y < M && tracec_i_line_eq(&a[x], &b[y])) x++, y++;
             v[off + k] = x;
             if (x >= N && y >= M) found = d;
         }
@@ -127,37 +127,37 @@ static size_t tc_myers(const tc_line *a, size_t n, const tc_line *b, size_t m, u
     return nops;
 }
 
-static bool tc_put_range(tracec_bytes *out, char sign, size_t start, size_t len) {
+static bool tracec_i_put_range(tracec_bytes *out, char sign, size_t start, size_t len) {
     char tmp[64];
     int n;
     if (len == 1)
         n = snprintf(tmp, sizeof tmp, "%c%zu", sign, start + 1);
     else
         n = snprintf(tmp, sizeof tmp, "%c%zu,%zu", sign, len ? start + 1 : start, len);
-    return tc_bytes_append(out, tmp, (size_t)n);
+    return tracec_i_bytes_append(out, tmp, (size_t)n);
 }
 
-static bool tc_put_line(tracec_bytes *out, char c, const tc_line *l) {
-    return tc_bytes_append(out, &c, 1) && tc_bytes_append(out, l->s, l->len) &&
-           tc_bytes_append(out, "\n", 1);
+static bool tracec_i_put_line(tracec_bytes *out, char c, const tracec_i_line *l) {
+    return tracec_i_bytes_append(out, &c, 1) && tracec_i_bytes_append(out, l->s, l->len) &&
+           tracec_i_bytes_append(out, "\n", 1);
 }
 
 bool tracec_diff_lines(const char *a, size_t alen, const char *b, size_t blen, const char *a_label,
                        const char *b_label, tracec_bytes *out) {
     if (alen == blen && memcmp(a, b, alen) == 0) return true;
-    tc_line *la = NULL, *lb = NULL;
-    size_t n = tc_split(a, alen, &la), m = tc_split(b, blen, &lb);
+    tracec_i_line *la = NULL, *lb = NULL;
+    size_t n = tracec_i_split(a, alen, &la), m = tracec_i_split(b, blen, &lb);
     uint8_t *ops = NULL;
     if (n == SIZE_MAX || m == SIZE_MAX) goto oom;
     size_t pre = 0;
-    while (pre < n && pre < m && tc_line_eq(&la[pre], &lb[pre])) pre++;
+    while (pre < n && pre < m && tracec_i_line_eq(&la[pre], &lb[pre])) pre++;
     size_t suf = 0;
-    while (suf < n - pre && suf < m - pre && tc_line_eq(&la[n - 1 - suf], &lb[m - 1 - suf])) suf++;
+    while (suf < n - pre && suf < m - pre && tracec_i_line_eq(&la[n - 1 - suf], &lb[m - 1 - suf])) suf++;
     ops = malloc(n + m + 1);
     if (!ops) goto oom;
     size_t nops = 0;
     for (size_t i = 0; i < pre; i++) ops[nops++] = OP_EQ;
-    size_t mid = tc_myers(la + pre, n - pre - suf, lb + pre, m - pre - suf, ops + nops);
+    size_t mid = tracec_i_myers(la + pre, n - pre - suf, lb + pre, m - pre - suf, ops + nops);
     if (mid == SIZE_MAX) {
         for (size_t i = 0; i < n - pre - suf; i++) ops[nops++] = OP_DEL;
         for (size_t i = 0; i < m - pre - suf; i++) ops[nops++] = OP_INS;
@@ -167,11 +167,11 @@ bool tracec_diff_lines(const char *a, size_t alen, const char *b, size_t blen, c
     for (size_t i = 0; i < suf; i++) ops[nops++] = OP_EQ;
 
     if (out) {
-        tc_bytes_append(out, "--- ", 4);
-        tc_bytes_append(out, a_label ? a_label : "expected", strlen(a_label ? a_label : "expected"));
-        tc_bytes_append(out, "\n+++ ", 5);
-        tc_bytes_append(out, b_label ? b_label : "actual", strlen(b_label ? b_label : "actual"));
-        tc_bytes_append(out, "\n", 1);
+        tracec_i_bytes_append(out, "--- ", 4);
+        tracec_i_bytes_append(out, a_label ? a_label : "expected", strlen(a_label ? a_label : "expected"));
+        tracec_i_bytes_append(out, "\n+++ ", 5);
+        tracec_i_bytes_append(out, b_label ? b_label : "actual", strlen(b_label ? b_label : "actual"));
+        tracec_i_bytes_append(out, "\n", 1);
         /* Walk the ops; ai/bi are the line indices before op i. */
         size_t i = 0, ai = 0, bi = 0;
         while (i < nops) {
@@ -203,19 +203,19 @@ bool tracec_diff_lines(const char *a, size_t alen, const char *b, size_t blen, c
                 if (ops[k] != OP_INS) alines++;
                 if (ops[k] != OP_DEL) blines++;
             }
-            tc_bytes_append(out, "@@ ", 3);
-            tc_put_range(out, '-', has, alines);
-            tc_bytes_append(out, " ", 1);
-            tc_put_range(out, '+', hbs, blines);
-            tc_bytes_append(out, " @@\n", 4);
+            tracec_i_bytes_append(out, "@@ ", 3);
+            tracec_i_put_range(out, '-', has, alines);
+            tracec_i_bytes_append(out, " ", 1);
+            tracec_i_put_range(out, '+', hbs, blines);
+            tracec_i_bytes_append(out, " @@\n", 4);
             size_t x = has, y = hbs;
             for (size_t k = hs; k < he; k++) {
                 if (ops[k] == OP_EQ)
-                    tc_put_line(out, ' ', &la[x++]), y++;
+                    tracec_i_put_line(out, ' ', &la[x++]), y++;
                 else if (ops[k] == OP_DEL)
-                    tc_put_line(out, '-', &la[x++]);
+                    tracec_i_put_line(out, '-', &la[x++]);
                 else
-                    tc_put_line(out, '+', &lb[y++]);
+                    tracec_i_put_line(out, '+', &lb[y++]);
             }
             /* Advance past the hunk. */
             for (; i < he; i++) {
@@ -234,7 +234,7 @@ oom:
     free(lb);
     if (out) {
         const char *msg = "(the texts differ; out of memory while computing the diff)\n";
-        tc_bytes_append(out, msg, strlen(msg));
+        tracec_i_bytes_append(out, msg, strlen(msg));
     }
     return false;
 }

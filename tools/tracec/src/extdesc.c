@@ -20,28 +20,28 @@
 #define TC_GUNZIP_LIMIT ((size_t)64 << 20)
 
 /* Calls fn for each LEN field numbered `number` in [p, end); stops quietly at malformed data. */
-typedef bool (*tc_len_fn)(void *ctx, const uint8_t *data, size_t len, size_t index);
+typedef bool (*tracec_i_len_fn)(void *ctx, const uint8_t *data, size_t len, size_t index);
 
-static void tc_each_len(const uint8_t *p, const uint8_t *end, uint32_t number, tc_len_fn fn, void *ctx) {
+static void tracec_i_each_len(const uint8_t *p, const uint8_t *end, uint32_t number, tracec_i_len_fn fn, void *ctx) {
     size_t index = 0;
     while (p < end) {
         uint64_t tag;
-        if (tc_read_varint(&p, end, &tag) != TC_VARINT_OK || tag > UINT32_MAX) return;
+        if (tracec_i_read_varint(&p, end, &tag) != TC_VARINT_OK || tag > UINT32_MAX) return;
         uint32_t n = (uint32_t)(tag >> 3);
         int wt = (int)(tag & 7);
         if (n == 0) return;
         if (wt == TC_WT_LEN && n == number) {
             uint64_t len;
-            if (tc_read_varint(&p, end, &len) != TC_VARINT_OK || len > (uint64_t)(end - p)) return;
+            if (tracec_i_read_varint(&p, end, &len) != TC_VARINT_OK || len > (uint64_t)(end - p)) return;
             if (!fn(ctx, p, (size_t)len, index++)) return;
             p += len;
             continue;
         }
-        if (tc_skip_value(&p, end, n, wt, 64, NULL)) return;
+        if (tracec_i_skip_value(&p, end, n, wt, 64, NULL)) return;
     }
 }
 
-typedef struct tc_load_ctx {
+typedef struct tracec_i_load_ctx {
     tracec_pool *pool;
     const uint8_t *input;
     size_t n_sets;
@@ -49,9 +49,9 @@ typedef struct tc_load_ctx {
     tracec_error *err;
     size_t packet_index;
     const uint8_t *packet;
-} tc_load_ctx;
+} tracec_i_load_ctx;
 
-static void tc_add(tc_load_ctx *c, const uint8_t *set, size_t len, const char *how) {
+static void tracec_i_add(tracec_i_load_ctx *c, const uint8_t *set, size_t len, const char *how) {
     char origin[96];
     snprintf(origin, sizeof origin, "<trace packet %zu at byte offset %zu>", c->packet_index,
              (size_t)(c->packet - c->input));
@@ -63,54 +63,54 @@ static void tc_add(tc_load_ctx *c, const uint8_t *set, size_t len, const char *h
     }
     if (c->status == TRACEC_STATUS_SUCCESS) {
         c->status = TRACEC_STATUS_CORRUPT_DATA;
-        tc_set_error(c->err, "%s: %s: %s", origin, how, e.msg);
+        tracec_i_set_error(c->err, "%s: %s: %s", origin, how, e.msg);
     }
 }
 
-static bool tc_on_set(void *ctx, const uint8_t *data, size_t len, size_t index) {
+static bool tracec_i_on_set(void *ctx, const uint8_t *data, size_t len, size_t index) {
     (void)index;
-    tc_add(ctx, data, len, "extension_set");
+    tracec_i_add(ctx, data, len, "extension_set");
     return true;
 }
 
-static bool tc_on_gzip(void *ctx, const uint8_t *data, size_t len, size_t index) {
+static bool tracec_i_on_gzip(void *ctx, const uint8_t *data, size_t len, size_t index) {
     (void)index;
-    tc_load_ctx *c = ctx;
+    tracec_i_load_ctx *c = ctx;
     uint8_t *set = NULL;
     size_t set_len = 0;
-    const char *e = tc_gunzip(data, len, TC_GUNZIP_LIMIT, &set, &set_len);
+    const char *e = tracec_i_gunzip(data, len, TC_GUNZIP_LIMIT, &set, &set_len);
     if (e) {
         if (c->status == TRACEC_STATUS_SUCCESS) {
             c->status = TRACEC_STATUS_CORRUPT_DATA;
-            tc_set_error(c->err, "<trace packet %zu at byte offset %zu>: extension_set_gzip: %s",
+            tracec_i_set_error(c->err, "<trace packet %zu at byte offset %zu>: extension_set_gzip: %s",
                          c->packet_index, (size_t)(c->packet - c->input), e);
         }
         return true;
     }
-    tc_add(c, set, set_len, "extension_set_gzip");
+    tracec_i_add(c, set, set_len, "extension_set_gzip");
     free(set);
     return true;
 }
 
-static bool tc_on_ext_desc(void *ctx, const uint8_t *data, size_t len, size_t index) {
+static bool tracec_i_on_ext_desc(void *ctx, const uint8_t *data, size_t len, size_t index) {
     (void)index;
-    tc_each_len(data, data + len, TC_EXTENSION_SET_FIELD, tc_on_set, ctx);
-    tc_each_len(data, data + len, TC_EXTENSION_SET_GZIP_FIELD, tc_on_gzip, ctx);
+    tracec_i_each_len(data, data + len, TC_EXTENSION_SET_FIELD, tracec_i_on_set, ctx);
+    tracec_i_each_len(data, data + len, TC_EXTENSION_SET_GZIP_FIELD, tracec_i_on_gzip, ctx);
     return true;
 }
 
-static bool tc_on_packet(void *ctx, const uint8_t *data, size_t len, size_t index) {
-    tc_load_ctx *c = ctx;
+static bool tracec_i_on_packet(void *ctx, const uint8_t *data, size_t len, size_t index) {
+    tracec_i_load_ctx *c = ctx;
     c->packet_index = index;
     c->packet = data;
-    tc_each_len(data, data + len, TC_EXTENSION_DESCRIPTOR_FIELD, tc_on_ext_desc, ctx);
+    tracec_i_each_len(data, data + len, TC_EXTENSION_DESCRIPTOR_FIELD, tracec_i_on_ext_desc, ctx);
     return true;
 }
 
 tracec_status_t tracec_load_extension_descriptors(tracec_pool *pool, const void *data,
                                                   size_t size, const char *type_name,
                                                   size_t *n_sets, tracec_error *err) {
-    tc_load_ctx c;
+    tracec_i_load_ctx c;
     memset(&c, 0, sizeof c);
     c.pool = pool;
     c.input = data;
@@ -121,9 +121,9 @@ tracec_status_t tracec_load_extension_descriptors(tracec_pool *pool, const void 
     if (!type_name) type_name = TRACEC_DEFAULT_TYPE;
     const uint8_t *p = data;
     if (strcmp(type_name, "perfetto.protos.Trace") == 0)
-        tc_each_len(p, p + size, TC_PACKET_FIELD, tc_on_packet, &c);
+        tracec_i_each_len(p, p + size, TC_PACKET_FIELD, tracec_i_on_packet, &c);
     else if (strcmp(type_name, "perfetto.protos.TracePacket") == 0)
-        tc_on_packet(&c, p, size, 0);
+        tracec_i_on_packet(&c, p, size, 0);
     if (n_sets) *n_sets = c.n_sets;
     return c.status;
 }

@@ -13,11 +13,11 @@
 #include "tracec/diff.h"
 #include "tracec/testing.h"
 
-static tracec_pool *tc_default_pool;
-static tracec_bytes tc_report;
+static tracec_pool *tracec_i_default_pool;
+static tracec_bytes tracec_i_report;
 
 tracec_pool *tracec_testing_default_pool(void) {
-    if (tc_default_pool) return tc_default_pool;
+    if (tracec_i_default_pool) return tracec_i_default_pool;
     tracec_pool *p = tracec_pool_new();
     if (!p) return NULL;
     tracec_error err;
@@ -26,38 +26,38 @@ tracec_pool *tracec_testing_default_pool(void) {
         tracec_pool_free(p);
         return NULL;
     }
-    tc_default_pool = p;
+    tracec_i_default_pool = p;
     return p;
 }
 
-static const char *tc_report_set(const char *msg, size_t n) {
-    tc_report.size = 0;
-    if (!tc_bytes_append(&tc_report, msg, n) || !tc_bytes_append(&tc_report, "", 1))
+static const char *tracec_i_report_set(const char *msg, size_t n) {
+    tracec_i_report.size = 0;
+    if (!tracec_i_bytes_append(&tracec_i_report, msg, n) || !tracec_i_bytes_append(&tracec_i_report, "", 1))
         return "(out of memory while building the report)";
-    return (const char *)tc_report.data;
+    return (const char *)tracec_i_report.data;
 }
 
-static const char *tc_report_finish(tracec_status_t s, bool equal, tracec_bytes *diff,
+static const char *tracec_i_report_finish(tracec_status_t s, bool equal, tracec_bytes *diff,
                                     const tracec_error *err) {
     if (s == TRACEC_STATUS_SUCCESS && equal) {
         free(diff->data);
         return NULL;
     }
-    tc_report.size = 0;
+    tracec_i_report.size = 0;
     if (s != TRACEC_STATUS_SUCCESS) {
-        tc_bytes_append(&tc_report, err->msg, strlen(err->msg));
-        tc_bytes_append(&tc_report, "\n", 1);
+        tracec_i_bytes_append(&tracec_i_report, err->msg, strlen(err->msg));
+        tracec_i_bytes_append(&tracec_i_report, "\n", 1);
     }
-    if (diff->size) tc_bytes_append(&tc_report, diff->data, diff->size);
+    if (diff->size) tracec_i_bytes_append(&tracec_i_report, diff->data, diff->size);
     free(diff->data);
-    if (!tc_bytes_append(&tc_report, "", 1)) return "(out of memory while building the report)";
-    return (const char *)tc_report.data;
+    if (!tracec_i_bytes_append(&tracec_i_report, "", 1)) return "(out of memory while building the report)";
+    return (const char *)tracec_i_report.data;
 }
 
 const char *tracec_testing_check_trace(const void *data, size_t size, const char *expected_text,
                                        tracec_pool *pool, const char *type_name) {
     if (!pool) pool = tracec_testing_default_pool();
-    if (!pool) return tc_report_set("cannot build the default descriptor pool", 40);
+    if (!pool) return tracec_i_report_set("cannot build the default descriptor pool", 40);
     if (!expected_text) expected_text = "";
     bool equal = false;
     tracec_bytes diff = TRACEC_BYTES_INIT;
@@ -65,7 +65,7 @@ const char *tracec_testing_check_trace(const void *data, size_t size, const char
     err.msg[0] = 0;
     tracec_status_t s = tracec_compare_text_binary(pool, type_name, expected_text, strlen(expected_text),
                                                    "expected", data, size, "actual", &equal, &diff, &err);
-    return tc_report_finish(s, equal, &diff, &err);
+    return tracec_i_report_finish(s, equal, &diff, &err);
 }
 
 const char *tracec_testing_check_file(const char *path, const char *expected_text,
@@ -74,17 +74,17 @@ const char *tracec_testing_check_file(const char *path, const char *expected_tex
     if (!f) {
         char msg[1200];
         int n = snprintf(msg, sizeof msg, "%s: %s", path, strerror(errno));
-        return tc_report_set(msg, (size_t)n);
+        return tracec_i_report_set(msg, (size_t)n);
     }
     tracec_bytes b = TRACEC_BYTES_INIT;
     char buf[1 << 15];
     size_t n;
     bool ok = true;
-    while ((n = fread(buf, 1, sizeof buf, f)) > 0) ok = ok && tc_bytes_append(&b, buf, n);
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0) ok = ok && tracec_i_bytes_append(&b, buf, n);
     fclose(f);
     if (!ok) {
         free(b.data);
-        return tc_report_set("out of memory", 13);
+        return tracec_i_report_set("out of memory", 13);
     }
     const char *r = tracec_testing_check_trace(b.data, b.size, expected_text, pool, type_name);
     free(b.data);
@@ -94,7 +94,7 @@ const char *tracec_testing_check_file(const char *path, const char *expected_tex
 const char *tracec_testing_check_text(const char *actual_text, const char *expected_text,
                                       tracec_pool *pool, const char *type_name) {
     if (!pool) pool = tracec_testing_default_pool();
-    if (!pool) return tc_report_set("cannot build the default descriptor pool", 40);
+    if (!pool) return tracec_i_report_set("cannot build the default descriptor pool", 40);
     if (!type_name) type_name = TRACEC_DEFAULT_TYPE;
     tracec_bytes bin = TRACEC_BYTES_INIT;
     tracec_error err;
@@ -105,7 +105,7 @@ const char *tracec_testing_check_text(const char *actual_text, const char *expec
                                            actual_text ? strlen(actual_text) : 0, &to, &bin, &err);
     if (s != TRACEC_STATUS_SUCCESS) {
         tracec_bytes_free(&bin);
-        return tc_report_set(err.msg, strlen(err.msg));
+        return tracec_i_report_set(err.msg, strlen(err.msg));
     }
     const char *r = tracec_testing_check_trace(bin.data, bin.size, expected_text, pool, type_name);
     tracec_bytes_free(&bin);

@@ -17,9 +17,9 @@
 
 /* Aborting on out-of-memory here would be rude: a failed allocation marks
  * the output failed and keeps a small static scratch area to write into. */
-static char tc_out_scratch[TC_OUT_CHUNK];
+static char tracec_i_out_scratch[TC_OUT_CHUNK];
 
-void tc_out_init(tc_out *o, tracec_write_fn write, void *ctx) {
+void tracec_i_out_init(tracec_i_out *o, tracec_write_fn write, void *ctx) {
     o->buf = NULL;
     o->len = o->cap = 0;
     o->write = write;
@@ -27,7 +27,7 @@ void tc_out_init(tc_out *o, tracec_write_fn write, void *ctx) {
     o->failed = false;
 }
 
-bool tc_out_flush(tc_out *o) {
+bool tracec_i_out_flush(tracec_i_out *o) {
     if (o->len && !o->failed) {
         if (!o->write(o->ctx, o->buf, o->len)) o->failed = true;
     }
@@ -35,28 +35,28 @@ bool tc_out_flush(tc_out *o) {
     return !o->failed;
 }
 
-void tc_out_free(tc_out *o) {
-    if (o->buf != tc_out_scratch) free(o->buf);
+void tracec_i_out_free(tracec_i_out *o) {
+    if (o->buf != tracec_i_out_scratch) free(o->buf);
     o->buf = NULL;
     o->len = o->cap = 0;
 }
 
-void tc_out_reserve_slow(tc_out *o, size_t n) {
-    if (o->buf == tc_out_scratch) {
+void tracec_i_out_reserve_slow(tracec_i_out *o, size_t n) {
+    if (o->buf == tracec_i_out_scratch) {
         o->len = 0;
-        if (n <= sizeof tc_out_scratch) return;
+        if (n <= sizeof tracec_i_out_scratch) return;
         o->buf = NULL;
         o->cap = 0;
     }
-    if (o->len) tc_out_flush(o);
+    if (o->len) tracec_i_out_flush(o);
     if (o->cap >= n && o->buf) return;
     size_t cap = n > TC_OUT_CHUNK ? n : TC_OUT_CHUNK;
     char *nb = realloc(o->buf, cap);
     if (!nb) {
         free(o->buf);
         o->failed = true;
-        o->buf = tc_out_scratch;
-        o->cap = sizeof tc_out_scratch;
+        o->buf = tracec_i_out_scratch;
+        o->cap = sizeof tracec_i_out_scratch;
         o->len = 0;
         if (n > o->cap) abort(); /* cannot happen: callers reserve small amounts */
         return;
@@ -65,39 +65,39 @@ void tc_out_reserve_slow(tc_out *o, size_t n) {
     o->cap = cap;
 }
 
-static const char tc_spaces[] =
+static const char tracec_i_spaces[] =
     "                                                                "
     "                                                                ";
 
-void tc_out_indent(tc_out *o, int level) {
+void tracec_i_out_indent(tracec_i_out *o, int level) {
     size_t n = (size_t)level * 2;
     while (n) {
-        size_t k = n < sizeof tc_spaces - 1 ? n : sizeof tc_spaces - 1;
-        tc_out_put(o, tc_spaces, k);
+        size_t k = n < sizeof tracec_i_spaces - 1 ? n : sizeof tracec_i_spaces - 1;
+        tracec_i_out_put(o, tracec_i_spaces, k);
         n -= k;
     }
 }
 
-void tc_out_u64(tc_out *o, uint64_t v) {
+void tracec_i_out_u64(tracec_i_out *o, uint64_t v) {
     char tmp[24];
     char *e = tmp + sizeof tmp, *p = e;
     do {
         *--p = (char)('0' + v % 10);
         v /= 10;
     } while (v);
-    tc_out_put(o, p, (size_t)(e - p));
+    tracec_i_out_put(o, p, (size_t)(e - p));
 }
 
-void tc_out_i64(tc_out *o, int64_t v) {
+void tracec_i_out_i64(tracec_i_out *o, int64_t v) {
     if (v < 0) {
-        tc_out_putc(o, '-');
-        tc_out_u64(o, (uint64_t)0 - (uint64_t)v);
+        tracec_i_out_putc(o, '-');
+        tracec_i_out_u64(o, (uint64_t)0 - (uint64_t)v);
     } else {
-        tc_out_u64(o, (uint64_t)v);
+        tracec_i_out_u64(o, (uint64_t)v);
     }
 }
 
-int tc_format_double(char *buf, size_t cap, double v) {
+int tracec_i_format_double(char *buf, size_t cap, double v) {
     if (isnan(v)) return snprintf(buf, cap, "nan");
     if (isinf(v)) return snprintf(buf, cap, v < 0 ? "-inf" : "inf");
     int n = snprintf(buf, cap, "%.15g", v);
@@ -105,13 +105,13 @@ int tc_format_double(char *buf, size_t cap, double v) {
     return n;
 }
 
-void tc_out_double(tc_out *o, double v) {
+void tracec_i_out_double(tracec_i_out *o, double v) {
     char tmp[40];
-    int n = tc_format_double(tmp, sizeof tmp, v);
-    tc_out_put(o, tmp, (size_t)n);
+    int n = tracec_i_format_double(tmp, sizeof tmp, v);
+    tracec_i_out_put(o, tmp, (size_t)n);
 }
 
-void tc_out_float(tc_out *o, float v) {
+void tracec_i_out_float(tracec_i_out *o, float v) {
     char tmp[40];
     int n;
     if (isnan(v)) {
@@ -122,12 +122,12 @@ void tc_out_float(tc_out *o, float v) {
         n = snprintf(tmp, sizeof tmp, "%.6g", (double)v);
         if (strtof(tmp, NULL) != v) n = snprintf(tmp, sizeof tmp, "%.9g", (double)v);
     }
-    tc_out_put(o, tmp, (size_t)n);
+    tracec_i_out_put(o, tmp, (size_t)n);
 }
 
-void tc_out_hex(tc_out *o, uint64_t v, int digits) {
+void tracec_i_out_hex(tracec_i_out *o, uint64_t v, int digits) {
     static const char hex[] = "0123456789abcdef";
-    char *p = tc_out_reserve(o, (size_t)digits + 2);
+    char *p = tracec_i_out_reserve(o, (size_t)digits + 2);
     p[0] = '0';
     p[1] = 'x';
     for (int i = digits - 1; i >= 0; i--) {
@@ -138,7 +138,7 @@ void tc_out_hex(tc_out *o, uint64_t v, int digits) {
 }
 
 /* 0: printed as is; 1: needs an escape. */
-static const uint8_t tc_needs_escape[256] = {
+static const uint8_t tracec_i_needs_escape[256] = {
     1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
     0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0,
@@ -149,15 +149,15 @@ static const uint8_t tc_needs_escape[256] = {
     1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
 };
 
-void tc_out_escaped(tc_out *o, const uint8_t *s, size_t n) {
+void tracec_i_out_escaped(tracec_i_out *o, const uint8_t *s, size_t n) {
     size_t i = 0;
     while (i < n) {
         size_t j = i;
-        while (j < n && !tc_needs_escape[s[j]]) j++;
-        if (j > i) tc_out_put(o, s + i, j - i);
+        while (j < n && !tracec_i_needs_escape[s[j]]) j++;
+        if (j > i) tracec_i_out_put(o, s + i, j - i);
         if (j == n) break;
         uint8_t c = s[j];
-        char *p = tc_out_reserve(o, 4);
+        char *p = tracec_i_out_reserve(o, 4);
         switch (c) {
         case '\n': p[0] = '\\'; p[1] = 'n'; o->len += 2; break;
         case '\r': p[0] = '\\'; p[1] = 'r'; o->len += 2; break;
@@ -176,7 +176,7 @@ void tc_out_escaped(tc_out *o, const uint8_t *s, size_t n) {
     }
 }
 
-bool tc_bytes_append(tracec_bytes *b, const void *data, size_t n) {
+bool tracec_i_bytes_append(tracec_bytes *b, const void *data, size_t n) {
     if (n == 0) return true;
     if (b->cap - b->size < n) {
         size_t cap = b->cap ? b->cap : 256;
@@ -194,12 +194,12 @@ bool tc_bytes_append(tracec_bytes *b, const void *data, size_t n) {
     return true;
 }
 
-bool tc_write_bytes(void *ctx, const void *data, size_t size) {
-    return tc_bytes_append((tracec_bytes *)ctx, data, size);
+bool tracec_i_write_bytes(void *ctx, const void *data, size_t size) {
+    return tracec_i_bytes_append((tracec_bytes *)ctx, data, size);
 }
 
 bool tracec_write_bytes(void *bytes, const void *data, size_t size) {
-    return tc_bytes_append((tracec_bytes *)bytes, data, size);
+    return tracec_i_bytes_append((tracec_bytes *)bytes, data, size);
 }
 
 bool tracec_write_file(void *file, const void *data, size_t size) {

@@ -9,7 +9,7 @@
 
 #include "internal.h"
 
-int tc_read_varint_slow(const uint8_t **pp, const uint8_t *end, uint64_t *v) {
+int tracec_i_read_varint_slow(const uint8_t **pp, const uint8_t *end, uint64_t *v) {
     const uint8_t *p = *pp;
     uint64_t r = 0;
     for (int i = 0; i < 10; i++) {
@@ -25,7 +25,7 @@ int tc_read_varint_slow(const uint8_t **pp, const uint8_t *end, uint64_t *v) {
     return TC_VARINT_TOO_LONG;
 }
 
-int tc_wire_type_of(tracec_field_type type) {
+int tracec_i_wire_type_of(tracec_field_type type) {
     switch (type) {
     case TRACEC_TYPE_DOUBLE:
     case TRACEC_TYPE_FIXED64:
@@ -46,13 +46,13 @@ int tc_wire_type_of(tracec_field_type type) {
     }
 }
 
-const char *tc_skip_value(const uint8_t **pp, const uint8_t *end, uint32_t number, int wt,
+const char *tracec_i_skip_value(const uint8_t **pp, const uint8_t *end, uint32_t number, int wt,
                           int depth_left, const uint8_t **group_end_tag) {
     const uint8_t *p = *pp;
     uint64_t v;
     switch (wt) {
     case TC_WT_VARINT: {
-        int r = tc_read_varint(&p, end, &v);
+        int r = tracec_i_read_varint(&p, end, &v);
         if (r == TC_VARINT_TRUNCATED) return "truncated varint";
         if (r == TC_VARINT_TOO_LONG) return "varint longer than 10 bytes";
         break;
@@ -66,7 +66,7 @@ const char *tc_skip_value(const uint8_t **pp, const uint8_t *end, uint32_t numbe
         p += 4;
         break;
     case TC_WT_LEN: {
-        int r = tc_read_varint(&p, end, &v);
+        int r = tracec_i_read_varint(&p, end, &v);
         if (r == TC_VARINT_TRUNCATED) return "truncated length";
         if (r == TC_VARINT_TOO_LONG) return "length varint longer than 10 bytes";
         if (v > (uint64_t)(end - p)) return "length runs past the end of the enclosing message";
@@ -78,7 +78,7 @@ const char *tc_skip_value(const uint8_t **pp, const uint8_t *end, uint32_t numbe
         for (;;) {
             const uint8_t *tag_at = p;
             uint64_t tag;
-            int r = tc_read_varint(&p, end, &tag);
+            int r = tracec_i_read_varint(&p, end, &tag);
             if (r == TC_VARINT_TRUNCATED) {
                 *pp = tag_at;
                 return "group not terminated by its end-group tag";
@@ -105,7 +105,7 @@ const char *tc_skip_value(const uint8_t **pp, const uint8_t *end, uint32_t numbe
                 *pp = tag_at;
                 return "invalid wire type";
             }
-            const char *e = tc_skip_value(&p, end, n, w, depth_left - 1, NULL);
+            const char *e = tracec_i_skip_value(&p, end, n, w, depth_left - 1, NULL);
             if (e) {
                 *pp = p;
                 return e;
@@ -122,7 +122,7 @@ const char *tc_skip_value(const uint8_t **pp, const uint8_t *end, uint32_t numbe
     return NULL;
 }
 
-const char *tc_gunzip(const uint8_t *in, size_t size, size_t limit, uint8_t **out, size_t *out_size) {
+const char *tracec_i_gunzip(const uint8_t *in, size_t size, size_t limit, uint8_t **out, size_t *out_size) {
     z_stream z;
     memset(&z, 0, sizeof z);
     if (inflateInit2(&z, 15 + 32) != Z_OK) return "zlib initialisation failed";
@@ -180,7 +180,7 @@ const char *tc_gunzip(const uint8_t *in, size_t size, size_t limit, uint8_t **ou
     return NULL;
 }
 
-void tc_set_error(tracec_error *err, const char *fmt, ...) {
+void tracec_i_set_error(tracec_error *err, const char *fmt, ...) {
     if (!err) return;
     va_list ap;
     va_start(ap, fmt);
