@@ -2,7 +2,9 @@
  * typical.h - the typical-packet benchmark: one input, one encoder per
  * implementation.
  *
- * Every encoder writes the same TracePacket from a bench_input:
+ * Every encoder writes the same TracePacket from a bench_input (protobuf-c,
+ * nanopb and libprotobuf_flat from the flattened schema peer/typical_flat.proto,
+ * where the two extensions are plain TrackEvent fields with the same numbers):
  *
  *   TracePacket { timestamp, trusted_packet_sequence_id,
  *     track_event { type, track_uuid, name_iid, category_iids[1],
@@ -18,6 +20,7 @@
 #ifndef BENCH_TYPICAL_H
 #define BENCH_TYPICAL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -51,6 +54,7 @@ size_t bench_encode_direct(void *ctx, const bench_input *in, uint8_t *buf, size_
 size_t bench_encode_protobuf_c(void *ctx, const bench_input *in, uint8_t *buf, size_t cap);
 size_t bench_encode_nanopb(void *ctx, const bench_input *in, uint8_t *buf, size_t cap);
 size_t bench_encode_libprotobuf(void *ctx, const bench_input *in, uint8_t *buf, size_t cap);
+size_t bench_encode_libprotobuf_flat(void *ctx, const bench_input *in, uint8_t *buf, size_t cap);
 
 void *bench_protobuf_c_new(void);
 void bench_protobuf_c_free(void *ctx);
@@ -58,6 +62,8 @@ void *bench_nanopb_new(void);
 void bench_nanopb_free(void *ctx);
 void *bench_libprotobuf_new(void);
 void bench_libprotobuf_free(void *ctx);
+void *bench_libprotobuf_flat_new(void);
+void bench_libprotobuf_flat_free(void *ctx);
 
 /*
  * The oracle (libprotobuf C++, on the flattened peer schema): parses
@@ -69,6 +75,14 @@ void bench_libprotobuf_free(void *ctx);
  */
 size_t bench_canonical(const uint8_t *data, size_t size, uint8_t *out, size_t cap, char *text,
                        size_t text_cap);
+
+/*
+ * The real-schema check (libprotobuf C++, protos/ + bench_events.proto):
+ * true if [data, data + size) parses as perfetto.protos.TracePacket whose
+ * TrackEvent holds both bench.BenchEvent extensions, with no unknown field
+ * anywhere; then writes its text format to text (as bench_canonical).
+ */
+bool bench_real_schema(const uint8_t *data, size_t size, char *text, size_t text_cap);
 
 #ifdef __cplusplus
 }
