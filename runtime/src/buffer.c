@@ -44,7 +44,8 @@ _Static_assert(sizeof(tracec_i_blk) == 16 && TRACEC_I_HDR == 16 && offsetof(trac
 
 #define WS(bw) (&(bw)->i_ws)
 
-enum { RETRY = -1 };
+/* make_room / acquire_chunk outcomes besides a status: try again; grow() must give its chunk back and wait. */
+enum { RETRY = -1, PARK = -2 };
 
 /* ---- the asymmetric fence ------------------------------------------------ */
 
@@ -82,6 +83,11 @@ static void heavy_barrier(void) {
     fputs("tracec: membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) failed after registration\n", stderr);
     abort();
 }
+
+/* Times grow() gave its chunk back and waited for room (LOSSLESS); a test hook. */
+static _Atomic uint64_t g_grow_waits;
+
+uint64_t tracec_i_buffer_grow_waits(void) { return atomic_load_explicit(&g_grow_waits, memory_order_relaxed); }
 
 /* Test hook (buffer_internal.h). */
 int tracec_i_buffer_membarrier(int want) {
@@ -285,14 +291,17 @@ static tracec_status_t drop(tracec_i_buffer *b, tracec_status_t why) {
 
 /*
  * Decides what to do when half h could not take `body` bytes.  Called with
- * mu held.  Returns RETRY (try again), or a final status (a drop is counted
- * here).  `ws` is the writer calling from grow() (it must never wait: it
- * holds a packet open), NULL for emits and packet begins.
+ * mu held.  Returns RETRY (try again), PARK, or a final status (a drop is
+ * counted here).  `ws` is the writer taking a chunk (NULL for emits);
+ * `in_grow` says it holds a packet open (grow()), so it must not wait with
+ * its chunk busy: where an emit would wait in STREAMING LOSSLESS, PARK tells
+ * grow() to give the chunk back first and then wait (grow_parked()).  On a
+ * callback thread nothing waits: the record is refused (WOULD_DEADLOCK).
  */
 static int make_room(tracec_i_buffer *b, int h, uint32_t body, const tracec_i_wstate *ws, bool in_grow) {
-    bool can_wait = !in_grow && tracec_i_current_thread == NULL;
-    tracec_status_t no_wait = tracec_i_current_thread != NULL ? TRACEC_STATUS_WOULD_DEADLOCK
-                                                              : TRACEC_STATUS_BUFFER_FULL;
+    bool on_cb = tracec_i_current_thread != NULL;
+    bool can_wait = !in_grow && !on_cb;
+    tracec_status_t no_wait = on_cb ? TRACEC_STATUS_WOULD_DEADLOCK : TRACEC_STATUS_BUFFER_FULL;
     if (!atomic_load_explicit(&b->accepting, memory_order_acquire)) return TRACEC_STATUS_CLOSED;
     int x = (int)atomic_load_explicit(&b->active, memory_order_acquire);
     if (x != h) return RETRY;
@@ -315,6 +324,7 @@ static int make_room(tracec_i_buffer *b, int h, uint32_t body, const tracec_i_ws
                 request(b, TRACEC_I_REQ_FULL);
                 return RETRY;
             }
+            if (in_grow && !on_cb) return PARK;
             if (!can_wait) return drop(b, no_wait);
             request(b, TRACEC_I_REQ_FULL);
             pthread_cond_wait(&b->cv, &b->mu);
@@ -330,9 +340,29 @@ static int make_room(tracec_i_buffer *b, int h, uint32_t body, const tracec_i_ws
                 return drop(b, TRACEC_STATUS_BUFFER_FULL);
             do_wrap(b, x, ws);
             return RETRY;
-        default: /* ONESHOT */
+        default: /* ONESHOT: no space comes back while it runs; from now on full_drop() refuses without mu */
+            if (!atomic_load_explicit(&b->full, memory_order_relaxed))
+                atomic_store_explicit(&b->full, 1, memory_order_release);
             return drop(b, TRACEC_STATUS_BUFFER_FULL);
     }
+}
+
+/*
+ * ONESHOT after it filled: true when a record of `body` bytes is refused at
+ * once, without the mutex: `full` is set, the half is not being captured
+ * by a delivery (sealed: the slow path waits for it, as before) and the
+ * record does not fit.  A running ONESHOT half only grows, so this is the
+ * answer make_room() would give; a record that still fits (a smaller one)
+ * is never refused here.  *st is the status: BUFFER_FULL (counted, one
+ * atomic increment), or CLOSED (not counted) if the buffer stopped.
+ */
+static bool full_drop(tracec_i_buffer *b, uint32_t body, tracec_status_t *st) {
+    if (TRACEC_I_LIKELY(!atomic_load_explicit(&b->full, memory_order_acquire))) return false;
+    uint64_t s = atomic_load_explicit(&b->half[0].state, memory_order_acquire);
+    if ((s & TRACEC_I_SEALED) || (uint64_t)TRACEC_I_CHARGED(s) + body <= b->size) return false;
+    *st = atomic_load_explicit(&b->accepting, memory_order_acquire) ? drop(b, TRACEC_STATUS_BUFFER_FULL)
+                                                                    : TRACEC_STATUS_CLOSED;
+    return true;
 }
 
 /* ---- emit ---------------------------------------------------------------- */
@@ -389,6 +419,8 @@ tracec_status_t tracec_buffer_emit(tracec_buffer_id_t buffer_id, uint32_t catego
             watermark_check(b, TRACEC_I_CHARGED(old), (uint64_t)TRACEC_I_CHARGED(old) + body);
             return TRACEC_STATUS_SUCCESS;
         }
+        tracec_status_t fst;
+        if (!sealed && full_drop(b, body, &fst)) return fst;
         pthread_mutex_lock(&b->mu);
         int r = make_room(b, h, body, NULL, false);
         pthread_mutex_unlock(&b->mu);
@@ -404,8 +436,8 @@ tracec_status_t tracec_buffer_emit(tracec_buffer_id_t buffer_id, uint32_t catego
  * it before the writer's fields change, so a deliverer that sees the new
  * half also sees the copy done.
  */
-static tracec_status_t acquire_chunk(tracec_i_buffer *b, tracec_i_wstate *ws, uint32_t min_body, bool in_grow,
-                                     const uint8_t *partial_src, size_t partial) {
+static int acquire_chunk(tracec_i_buffer *b, tracec_i_wstate *ws, uint32_t min_body, bool in_grow,
+                         const uint8_t *partial_src, size_t partial) {
     for (;;) {
         if (!atomic_load_explicit(&b->accepting, memory_order_acquire)) return TRACEC_STATUS_CLOSED;
         int h = (int)atomic_load_explicit(&b->active, memory_order_acquire);
@@ -432,7 +464,7 @@ static tracec_status_t acquire_chunk(tracec_i_buffer *b, tracec_i_wstate *ws, ui
             return TRACEC_STATUS_SUCCESS;
         }
         int r = make_room(b, h, min_body, ws, in_grow);
-        if (r != RETRY) return (tracec_status_t)r;
+        if (r != RETRY) return r;
     }
 }
 
@@ -494,6 +526,9 @@ void tracec_buffer_writer_release(tracec_buffer_writer *bw) {
     ws->used = 0;
     ws->b = NULL;
     pthread_mutex_unlock(&b->mu);
+    free(ws->scratch);
+    ws->scratch = NULL;
+    ws->scratch_cap = 0;
     writer_fail_window(bw, TRACEC_STATUS_BAD_STATE);
 }
 
@@ -553,8 +588,13 @@ void tracec_i_buffer_begin(tracec_buffer_writer *bw, uint32_t category, uint32_t
         fresh = true;
     }
     if (fresh) {
+        tracec_status_t fst;
+        if (full_drop(b, ws->reserve, &fst)) {
+            begin_failed(bw, fst);
+            return;
+        }
         pthread_mutex_lock(&b->mu);
-        tracec_status_t st = acquire_chunk(b, ws, ws->reserve, false, NULL, 0);
+        tracec_status_t st = (tracec_status_t)acquire_chunk(b, ws, ws->reserve, false, NULL, 0);
         pthread_mutex_unlock(&b->mu);
         if (st != TRACEC_STATUS_SUCCESS) {
             begin_failed(bw, st);
@@ -569,8 +609,53 @@ void tracec_i_buffer_begin(tracec_buffer_writer *bw, uint32_t category, uint32_t
 }
 
 /*
- * grow(): the packet outgrew its chunk.  Moves [base, ptr) to a new chunk
- * (never waiting: the packet is open) or fails the packet.
+ * grow() in STREAMING LOSSLESS when no chunk can be had without waiting.
+ * Waiting with the chunk busy could deadlock: the chunk may sit in the half
+ * the delivery must finish first (stolen by a switch while the packet was
+ * open), and the delivery waits for busy to clear.  So the partial packet
+ * [base, ptr) is copied aside into the writer's scratch buffer (allocated on
+ * this slow path only, grown to the largest packet that needed it, freed by
+ * tracec_buffer_writer_release), the chunk is given back (busy cleared; its
+ * committed length is unchanged, so the partial packet in its tail is
+ * padding), and the writer waits for room as an emit does; the new chunk
+ * gets the partial packet copied in before it is published (acquire_chunk).
+ * Nested length fields are offsets from base, so they survive both moves.
+ *
+ * From the moment the chunk is given back the window is the scratch copy,
+ * so on failure (CLOSED while waiting, or the scratch allocation failing)
+ * later back-fills of length fields land there, never in the old chunk.
+ */
+static int grow_parked(tracec_i_buffer *b, tracec_i_wstate *ws, tracec_writer *w, uint32_t total, size_t partial) {
+    if (ws->scratch_cap < partial) {
+        size_t cap = ws->scratch_cap ? ws->scratch_cap : 1024u;
+        while (cap < partial) cap *= 2u;
+        uint8_t *p = (uint8_t *)realloc(ws->scratch, cap);
+        if (p == NULL) return drop(b, TRACEC_STATUS_OUT_OF_MEMORY); /* the chunk is still ours */
+        ws->scratch = p;
+        ws->scratch_cap = (uint32_t)cap;
+    }
+    memcpy(ws->scratch, w->base, partial);
+    w->base = ws->scratch;
+    w->ptr = w->end = ws->scratch + partial;
+    atomic_fetch_add_explicit(&g_grow_waits, 1, memory_order_relaxed);
+    pthread_mutex_lock(&b->mu);
+    ws->blk = NULL;
+    ws->body = NULL;
+    ws->body_size = 0;
+    ws->used = 0;
+    __atomic_store_n(&ws->half, -1, __ATOMIC_RELEASE);
+    __atomic_store_n(&ws->busy, 0u, __ATOMIC_RELEASE); /* after the copy: the half may be reset from here on */
+    int r = acquire_chunk(b, ws, total, false, ws->scratch, partial);
+    pthread_mutex_unlock(&b->mu);
+    return r;
+}
+
+/*
+ * grow(): the packet outgrew its chunk.  Moves [base, ptr) to a new chunk,
+ * or fails the packet.  It never waits with its chunk busy; in STREAMING
+ * LOSSLESS (not on a callback thread) it gives the chunk back and waits
+ * (grow_parked()), so an accepted-in-progress packet is never dropped for
+ * room.
  */
 static bool buffer_grow(tracec_writer *w, size_t need) {
     tracec_buffer_writer *bw = (tracec_buffer_writer *)w->sink;
@@ -592,11 +677,17 @@ static bool buffer_grow(tracec_writer *w, size_t need) {
         tracec_writer_fail(w, TRACEC_STATUS_RECORD_TOO_LARGE);
         return false;
     }
+    tracec_status_t fst;
+    if (full_drop(b, (uint32_t)total, &fst)) {
+        tracec_writer_fail(w, fst);
+        return false;
+    }
     pthread_mutex_lock(&b->mu);
-    tracec_status_t st = acquire_chunk(b, ws, (uint32_t)total, true, w->base, partial);
+    int r = acquire_chunk(b, ws, (uint32_t)total, true, w->base, partial);
     pthread_mutex_unlock(&b->mu);
-    if (st != TRACEC_STATUS_SUCCESS) {
-        tracec_writer_fail(w, st);
+    if (r == PARK) r = grow_parked(b, ws, w, (uint32_t)total, partial);
+    if (r != TRACEC_STATUS_SUCCESS) {
+        tracec_writer_fail(w, (tracec_status_t)r);
         return false;
     }
     w->base = ws->body;
@@ -910,6 +1001,7 @@ void tracec_i_buffer_start(tracec_i_buffer *b, tracec_buffer_disposition_t dispo
         X->phase = TRACEC_I_ACTIVE;
         reset_half(X, true);
     } else if (clear) {
+        atomic_store_explicit(&b->full, 0, memory_order_relaxed); /* published by the state's release below */
         for (int i = 0; i < 2; i++) {
             if (b->half[i].mem == NULL) continue;
             b->half[i].phase = TRACEC_I_FREE;
@@ -1171,6 +1263,7 @@ void tracec_i_buffers_fork_child(void) {
             reset_half(&b->half[h], false);
         }
         atomic_store(&b->active, 0);
+        atomic_store(&b->full, 0);
         atomic_store(&b->doff, 0);
         b->dcur = 0;
         atomic_fetch_add(&b->epoch, 1);

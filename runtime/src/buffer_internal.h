@@ -79,6 +79,10 @@ typedef struct tracec_i_buffer {
 
     _Atomic int accepting;   /* the context is started and the buffer alive */
     _Atomic int destroyed;
+    /* ONESHOT: set (under mu) once a record was refused because the half is
+       full, cleared (under mu) when a start empties the half.  While set, a
+       record that does not fit is dropped without the mutex (full_drop()). */
+    _Atomic int full;
     _Atomic uint32_t active; /* index of the active half */
     tracec_i_half half[2];
 
@@ -144,6 +148,8 @@ void tracec_i_buffers_fork_child(void);
  * buffers, from one thread.
  */
 int tracec_i_buffer_membarrier(int want);
+/* Test hook: how many times grow() gave its chunk back and waited for room (LOSSLESS). */
+uint64_t tracec_i_buffer_grow_waits(void);
 
 /* ---- buffer_thread.c ----------------------------------------------------- */
 extern _Thread_local tracec_i_thread *tracec_i_current_thread;

@@ -15,6 +15,11 @@ typedef struct prod {
     uint64_t count;      /* records to produce (0: until CLOSED) */
     int packets;         /* write through a tracec_buffer_writer */
     size_t max_len;      /* payload sizes cycle in [sizeof(trec), max_len] */
+    unsigned big_every;  /* != 0: every big_every-th record is big, in [big_min, max_len]; */
+    size_t big_min;      /*        the others are small, in [sizeof(trec), small_max] */
+    size_t small_max;
+    size_t fixed_len;    /* != 0: every record has this payload size */
+    uint64_t ok_after_full; /* accepted after a refusal (ONESHOT: must stay 0 with a fixed size) */
     uint64_t accepted, full, closed, other;
     _Atomic uint64_t last_ok; /* seq + 1 of the last accepted record */
 } prod;
@@ -60,17 +65,23 @@ static bool unwrap(const delivered_rec *r, const uint8_t **p, size_t *len) {
 static void *producer(void *arg) {
     prod *p = (prod *)arg;
     tls_is_producer = 1;
-    uint8_t buf[4096];
+    static _Thread_local uint8_t buf[8192];
     tracec_buffer_writer bw;
     if (p->packets) cr_assert_eq(tracec_buffer_writer_init(&bw, p->b, 0), TRACEC_STATUS_SUCCESS);
     size_t span = p->max_len - sizeof(trec) + 1;
     for (uint64_t seq = 0; p->count == 0 || seq < p->count; seq++) {
         size_t len = sizeof(trec) + (size_t)((seq * 7 + p->id) % span);
+        if (p->big_every != 0)
+            len = seq % p->big_every == 0
+                      ? p->big_min + (size_t)((seq / p->big_every * 613 + p->id * 97) % (p->max_len - p->big_min + 1))
+                      : sizeof(trec) + (size_t)((seq * 7 + p->id) % (p->small_max - sizeof(trec) + 1));
+        if (p->fixed_len != 0) len = p->fixed_len;
         trec_make(buf, len, p->id, seq);
         tracec_status_t s = p->packets ? put_packet(&bw, buf, len)
                                        : tracec_buffer_emit(p->b, TRACEC_BUFFER_CATEGORY_USER, 1, buf, len);
         if (s == TRACEC_STATUS_SUCCESS) {
             p->accepted++;
+            if (p->full != 0) p->ok_after_full++;
             atomic_store(&p->last_ok, seq + 1);
         } else if (s == TRACEC_STATUS_BUFFER_FULL) {
             p->full++;
@@ -153,6 +164,164 @@ static void lossless_run(int packets) {
 Test(buffer_threads, lossless_exactly_once_emit, .timeout = 60) { lossless_run(0); }
 
 Test(buffer_threads, lossless_exactly_once_packets, .timeout = 60) { lossless_run(1); }
+
+/*
+ * Guarantee 1 for packets far bigger than the writer's `reserve` (256
+ * bytes): such a packet outgrows its chunk, and grow() needs a new chunk at
+ * a moment when, with a slow callback, both halves are often full.  grow()
+ * must then copy the partial packet aside, give its chunk back (the half
+ * holding it may be the one the delivery must finish) and wait for room like
+ * an emit, never drop.  4 producers, one packet in three big (300 bytes up
+ * to a quarter of a half), the others small, into a 16 KiB LOSSLESS buffer
+ * (2 KiB chunks) whose callback sleeps: every packet exactly once, in order
+ * per producer, whole (checksum), no drop, and the runtime's count of such
+ * waits shows the path was taken.
+ */
+uint64_t tracec_i_buffer_grow_waits(void); /* runtime test hook (buffer.c) */
+
+Test(buffer_threads, lossless_big_packets_wait_never_drop, .timeout = 60) {
+    tracec_context_id_t ctx;
+    OK(tracec_create_context(&ctx));
+    OK(tracec_start_context(ctx));
+    collector c;
+    collector_init(&c);
+    c.slow_us = 300;
+    tracec_buffer_id_t b;
+    OK(tracec_create_buffer(ctx, 16384, 8192, TRACEC_BUFFER_POLICY_LOSSLESS, collect_cb, &c, &b));
+    uint64_t waits0 = tracec_i_buffer_grow_waits();
+    prod ps[NPROD];
+    memset(ps, 0, sizeof ps);
+    for (int i = 0; i < NPROD; i++) {
+        ps[i].b = b;
+        ps[i].id = (uint32_t)i;
+        ps[i].count = 3000;
+        ps[i].packets = 1;
+        ps[i].big_every = 3;
+        ps[i].big_min = 300;
+        ps[i].max_len = 16384 / 4 - 64; /* the whole record: a quarter of a half */
+        ps[i].small_max = 200;
+    }
+    run_producers(ps, NPROD);
+    OK(tracec_flush_buffer(b));
+    tracec_buffer_stats_t st;
+    OK(tracec_query_buffer_stats(b, &st));
+    uint64_t waits = tracec_i_buffer_grow_waits() - waits0;
+    cr_assert_eq(st.dropped, 0, "LOSSLESS dropped %llu big packets", (unsigned long long)st.dropped);
+    for (int i = 0; i < NPROD; i++) {
+        cr_assert_eq(ps[i].accepted, ps[i].count, "thread %d: %llu full, %llu other", i,
+                     (unsigned long long)ps[i].full, (unsigned long long)ps[i].other);
+        cr_assert_eq(ps[i].full + ps[i].other + ps[i].closed, 0);
+    }
+    cr_assert_eq(c.last_drop, 0);
+    cr_assert_eq(c.concurrent, 0);
+    cr_assert_eq(c.on_producer, 0, "callbacks never run on a producer");
+    verify(&c, ps, NPROD, true);
+    cr_assert_eq(st.delivered, (uint64_t)NPROD * 3000u);
+    cr_assert_gt(waits, 0, "grow() had to wait for room (%llu half switches)", (unsigned long long)st.half_switches);
+    collector_free(&c);
+    test_end();
+}
+
+/*
+ * A packet that can never fit a half is RECORD_TOO_LARGE in LOSSLESS too:
+ * not counted, and refused at once even when grow() would otherwise wait
+ * (both halves full, the delivery held by a gate).
+ */
+Test(buffer_threads, lossless_packet_larger_than_a_half_is_an_error, .timeout = 60) {
+    tracec_context_id_t ctx;
+    OK(tracec_create_context(&ctx));
+    OK(tracec_start_context(ctx));
+    collector c;
+    collector_init(&c);
+    gate g;
+    gate_init(&g);
+    tracec_callback_thread_t thr;
+    OK(tracec_create_callback_thread(&thr));
+    tracec_buffer_id_t b;
+    OK(tracec_create_buffer(ctx, 4096, 4096, TRACEC_BUFFER_POLICY_LOSSLESS, collect_cb, &c, &b));
+    OK(tracec_assign_callback_thread(b, thr));
+    gate_block_thread(ctx, thr, &g);
+    long page = sysconf(_SC_PAGESIZE);
+    uint8_t *big = calloc(1, (size_t)page * 2);
+    OK(tracec_buffer_emit(b, 1, 1, big, (size_t)page));     /* the first half, full */
+    OK(tracec_buffer_emit(b, 1, 1, big, (size_t)page / 2)); /* the second, half full */
+    tracec_buffer_writer bw;
+    OK(tracec_buffer_writer_init(&bw, b, 0));
+    tracec_writer pw;
+    tracec_msg pkt;
+    tracec_buffer_begin_packet(&bw, &pw, 1, 1, &pkt);
+    tracec_msg_put_bytes(&pkt, TRACEC_TAG(900, TRACEC_WIRE_LEN), big, (size_t)page * 2);
+    tracec_status_t pst = tracec_buffer_end_packet(&bw, &pw, &pkt);
+    cr_assert_eq(pst, TRACEC_STATUS_RECORD_TOO_LARGE, "%s", ST(pst));
+    tracec_buffer_stats_t st;
+    OK(tracec_query_buffer_stats(b, &st));
+    cr_assert_eq(st.dropped, 0);
+    tracec_buffer_begin_packet(&bw, &pw, 1, 1, &pkt);
+    tracec_msg_put_varint(&pkt, TRACEC_TAG(8, TRACEC_WIRE_VARINT), 5);
+    OK(tracec_buffer_end_packet(&bw, &pw, &pkt));
+    gate_open(&g);
+    tracec_buffer_writer_release(&bw);
+    OK(tracec_flush_buffer(b));
+    cr_assert_eq(collector_count(&c), 3);
+    cr_assert_eq(c.recs[2].size, 7, "0x0A, 4-byte length, field 8 = 5");
+    free(big);
+    test_end();
+}
+
+/*
+ * Guarantees 2 and 8 with concurrent producers, through the lock-free
+ * "ONESHOT is full" check: 4 producers (two emitting, two writing packets,
+ * each with its own fixed record size) fill a small ONESHOT buffer and keep
+ * going long after it is full.  A running ONESHOT half only fills up, so
+ * for one size the accepted records must be a prefix (nothing accepted after
+ * the first refusal), delivered exactly once, in order, whole; every refusal
+ * is BUFFER_FULL and counted: delivered + dropped = produced.
+ */
+Test(buffer_threads, oneshot_full_concurrent_drops_are_exact, .timeout = 60) {
+    tracec_context_id_t ctx;
+    OK(tracec_create_context(&ctx));
+    OK(tracec_start_context(ctx));
+    collector c;
+    collector_init(&c);
+    tracec_buffer_config_t cfg = TRACEC_BUFFER_CONFIG_INIT;
+    cfg.mode = TRACEC_BUFFERING_MODE_ONESHOT;
+    cfg.policy = TRACEC_BUFFER_POLICY_NONE;
+    cfg.size = 16384;
+    cfg.callback = collect_cb;
+    cfg.callback_data = &c;
+    tracec_buffer_id_t b;
+    OK(tracec_create_buffer_with_config(ctx, &cfg, &b));
+    static const size_t lens[NPROD] = {32, 56, 40, 120};
+    prod ps[NPROD];
+    memset(ps, 0, sizeof ps);
+    for (int i = 0; i < NPROD; i++) {
+        ps[i].b = b;
+        ps[i].id = (uint32_t)i;
+        ps[i].count = 20000;
+        ps[i].packets = i >= 2;
+        ps[i].max_len = lens[i];
+        ps[i].fixed_len = lens[i];
+    }
+    run_producers(ps, NPROD);
+    OK(tracec_flush_buffer(b));
+    tracec_buffer_stats_t st;
+    OK(tracec_query_buffer_stats(b, &st));
+    uint64_t full = 0;
+    for (int i = 0; i < NPROD; i++) {
+        cr_assert_eq(ps[i].accepted + ps[i].full, ps[i].count);
+        cr_assert_eq(ps[i].other + ps[i].closed, 0);
+        cr_assert_eq(ps[i].ok_after_full, 0, "thread %d: accepted a record after a refusal", i);
+        full += ps[i].full;
+    }
+    cr_assert_eq(st.dropped, full, "dropped (%llu) = refusals (%llu)", (unsigned long long)st.dropped,
+                 (unsigned long long)full);
+    cr_assert_eq(c.n + st.dropped, (uint64_t)NPROD * 20000u, "delivered + dropped = produced");
+    cr_assert_gt(c.n, 0);
+    cr_assert_eq(c.last_drop, st.dropped);
+    verify(&c, ps, NPROD, true);
+    collector_free(&c);
+    test_end();
+}
 
 /* DISCARD: delivered + dropped = produced, exactly; each emit's status says
    whether it was counted.  Big packets exercise grow() moving a partial packet. */
@@ -305,7 +474,7 @@ Test(buffer_threads, callbacks_run_only_on_their_assigned_thread, .timeout = 60)
 typedef struct reenter {
     atomic_int ran;
     uint64_t ok, refused, other;
-    tracec_status_t flush_sync, flush_async, destroy, emit_full_status;
+    tracec_status_t flush_sync, flush_async, destroy, emit_full_status, big_packet_status;
     tracec_buffer_id_t other_buf;
     tracec_status_t emit_other;
 } reenter;
@@ -316,6 +485,29 @@ static void reenter_hook(collector *c, tracec_buffer_id_t id, tracec_record_head
     if (atomic_exchange(&r->ran, 1)) return;
     /* Fill the buffer from its own callback: must never block. */
     uint64_t v[4] = {0};
+    /*
+     * A big packet that outgrows its chunk when both halves are full (the
+     * active one filled here, the other being delivered by this very
+     * callback): grow() must not wait on a callback thread, it refuses with
+     * WOULD_DEADLOCK and counts.  The active half is empty at this point
+     * (the flush switched halves); 112 records of 32 bytes leave 512 bytes,
+     * room for one chunk (reserve 280) but not for the packet.
+     */
+    for (int i = 0; i < 112; i++) {
+        tracec_status_t s = tracec_buffer_emit(id, TRACEC_BUFFER_CATEGORY_USER, 77, v, sizeof v);
+        if (s == TRACEC_STATUS_SUCCESS) r->ok++;
+        else r->other++;
+    }
+    tracec_buffer_writer bbw;
+    if (tracec_buffer_writer_init(&bbw, id, 0) == TRACEC_STATUS_SUCCESS) {
+        static uint8_t big[1500];
+        tracec_writer pw;
+        tracec_msg pkt;
+        tracec_buffer_begin_packet(&bbw, &pw, 1, 1, &pkt);
+        tracec_msg_put_bytes(&pkt, TRACEC_TAG(900, TRACEC_WIRE_LEN), big, sizeof big);
+        r->big_packet_status = tracec_buffer_end_packet(&bbw, &pw, &pkt);
+        tracec_buffer_writer_release(&bbw);
+    }
     for (int i = 0; i < 5000; i++) {
         tracec_status_t s = tracec_buffer_emit(id, TRACEC_BUFFER_CATEGORY_USER, 77, v, sizeof v);
         if (s == TRACEC_STATUS_SUCCESS) r->ok++;
@@ -363,9 +555,11 @@ Test(buffer_threads, emit_and_flush_inside_callback_never_deadlock, .timeout = 6
     cr_assert_eq(r.destroy, TRACEC_STATUS_WOULD_DEADLOCK);
     cr_assert_eq(r.emit_other, TRACEC_STATUS_SUCCESS);
     cr_assert_eq(r.emit_full_status, TRACEC_STATUS_WOULD_DEADLOCK);
+    cr_assert_eq(r.big_packet_status, TRACEC_STATUS_WOULD_DEADLOCK, "grow() in a callback: %s",
+                 ST(r.big_packet_status));
     tracec_buffer_stats_t st;
     OK(tracec_query_buffer_stats(b, &st));
-    cr_assert_eq(st.dropped, r.refused + 1, "each refusal was counted");
+    cr_assert_eq(st.dropped, r.refused + 2, "each refusal was counted");
     OK(tracec_flush_buffer(b));
     cr_assert_eq(collector_count(&c), 1 + r.ok, "what the callback emitted is delivered");
     test_end();

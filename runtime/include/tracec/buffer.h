@@ -224,6 +224,8 @@ typedef struct tracec_i_wstate {
     struct tracec_i_buffer *b;
     uint64_t handle;
     struct tracec_i_wstate *next;
+    uint8_t *scratch;     /* LOSSLESS grow(): the partial packet while waiting for room (slow path only) */
+    uint32_t scratch_cap; /* its bytes */
 } tracec_i_wstate;
 
 typedef struct tracec_buffer_writer {
@@ -236,9 +238,12 @@ typedef struct tracec_buffer_writer {
 
 /*
  * `reserve`: room guaranteed before each packet begins (0 = 256 bytes).
- * Packets up to `reserve` bytes never need a second chunk, which is what
- * makes them lossless in LOSSLESS mode; a bigger packet that finds no room
- * when it outgrows its chunk is dropped and counted.
+ * Packets up to `reserve` bytes never need a second chunk.  A bigger packet
+ * is moved to a bigger chunk when it outgrows its own (grow()); in
+ * STREAMING LOSSLESS, when no chunk can be had, grow() copies the partial
+ * packet aside, gives the chunk back and waits for room, so no packet is
+ * dropped for room (on a callback thread it is refused with WOULD_DEADLOCK
+ * and counted; in the other modes it is dropped and counted).
  * BUFFER_NOT_FOUND, RECORD_TOO_LARGE (reserve larger than a chunk), INVALID_ARGUMENT.
  */
 tracec_status_t tracec_buffer_writer_init(tracec_buffer_writer *bw, tracec_buffer_id_t buffer_id,
