@@ -88,6 +88,10 @@ bool tracec_i_trace_file_grow(tracec_writer *w, size_t need) {
         }
         memmove(f->buf, w->base, open);
     }
+    if (need > TRACEC_MAX_RECORD_SIZE - open) {
+        tracec_writer_fail(w, TRACEC_STATUS_MESSAGE_TOO_LARGE); /* offsets from base are 32-bit */
+        return false;
+    }
     size_t cap = f->cap;
     while (cap - f->used - open < need) {
         if (cap > SIZE_MAX / 2) {

@@ -144,11 +144,19 @@ static inline void tracec_writer_fail(tracec_writer *w, tracec_status_t status) 
 }
 
 /*
+ * A record (everything written from base) is at most this long: open
+ * messages remember their length field as a 32-bit offset from base.
+ */
+#define TRACEC_MAX_RECORD_SIZE ((size_t)UINT32_MAX - 16u)
+
+/*
  * Points `w` at the caller's array [mem, mem + size).  No grow: when it is
- * full the writer fails with TRACEC_STATUS_BUFFER_FULL.  For speed, keep `w`
- * a local variable of the function that writes the message.
+ * full the writer fails with TRACEC_STATUS_BUFFER_FULL.  Only the first
+ * TRACEC_MAX_RECORD_SIZE bytes are used.  For speed, keep `w` a local
+ * variable of the function that writes the message.
  */
 static inline void tracec_writer_init_array(tracec_writer *w, void *mem, size_t size) {
+    if (size > TRACEC_MAX_RECORD_SIZE) size = TRACEC_MAX_RECORD_SIZE;
     w->base = (uint8_t *)mem;
     w->ptr = w->base;
     w->end = w->base + size;
