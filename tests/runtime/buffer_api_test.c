@@ -6,21 +6,13 @@
  */
 #include "buffer_test_util.h"
 
-static tracec_context_id_t started_ctx(void) {
-    tracec_context_id_t ctx = {0};
-    OK(tracec_create_context(&ctx));
-    cr_assert_neq(ctx.handle, 0);
-    OK(tracec_start_context(ctx));
-    return ctx;
-}
-
 static void nop_cb(tracec_context_id_t c, tracec_buffer_id_t b, tracec_record_header_t **h, size_t n, void *d,
                    uint64_t dc) {
     (void)c, (void)b, (void)h, (void)n, (void)d, (void)dc;
 }
 
 Test(buffer_api, bad_calls_return_documented_statuses, .timeout = 30) {
-    tracec_context_id_t ctx = started_ctx();
+    tracec_context_id_t ctx = started_context();
     tracec_buffer_id_t b = {0};
     tracec_context_id_t nctx = {12345};
     cr_assert_eq(tracec_create_context(NULL), TRACEC_STATUS_INVALID_ARGUMENT);
@@ -120,11 +112,9 @@ Test(buffer_api, emit_before_start_and_after_stop_is_closed, .timeout = 30) {
 /* The seed: "a buffer of 4096 bytes with a watermark of 48 bytes takes six
    8-byte records before the callback; every 64-byte record triggers a flush". */
 Test(buffer_api, seed_watermark_example, .timeout = 30) {
-    tracec_context_id_t ctx = started_ctx();
+    tracec_context_id_t ctx;
     collector c;
-    collector_init(&c);
-    tracec_buffer_id_t b;
-    OK(tracec_create_buffer(ctx, 4096, 48, TRACEC_BUFFER_POLICY_LOSSLESS, collect_cb, &c, &b));
+    tracec_buffer_id_t b = collected_buffer(&ctx, &c, 4096, 48, TRACEC_BUFFER_POLICY_LOSSLESS);
     tracec_buffer_stats_t st;
     uint64_t v = 0;
     for (int i = 0; i < 5; i++) OK(tracec_buffer_emit(b, TRACEC_BUFFER_CATEGORY_USER, 1, &v, 8));
@@ -150,7 +140,7 @@ Test(buffer_api, seed_watermark_example, .timeout = 30) {
 
 /* Watermark 0 and watermark == size are both legal ("any value between zero and the size"). */
 Test(buffer_api, watermark_bounds, .timeout = 30) {
-    tracec_context_id_t ctx = started_ctx();
+    tracec_context_id_t ctx = started_context();
     collector c;
     collector_init(&c);
     tracec_buffer_id_t b0, bs;
@@ -165,7 +155,7 @@ Test(buffer_api, watermark_bounds, .timeout = 30) {
 /* Sizes are rounded up to the page; the seed's DISCARD example: a record
    larger than the free space is dropped until a flush, smaller ones fit. */
 Test(buffer_api, seed_policy_example_discard, .timeout = 30) {
-    tracec_context_id_t ctx = started_ctx();
+    tracec_context_id_t ctx = started_context();
     tracec_callback_thread_t thr;
     OK(tracec_create_callback_thread(&thr));
     gate g;
@@ -217,7 +207,7 @@ static void *emit_one(void *p) {
 }
 
 Test(buffer_api, seed_policy_example_lossless, .timeout = 30) {
-    tracec_context_id_t ctx = started_ctx();
+    tracec_context_id_t ctx = started_context();
     tracec_callback_thread_t thr;
     OK(tracec_create_callback_thread(&thr));
     gate g;
@@ -255,11 +245,9 @@ Test(buffer_api, seed_policy_example_lossless, .timeout = 30) {
 }
 
 Test(buffer_api, oversize_records_are_errors_not_drops, .timeout = 30) {
-    tracec_context_id_t ctx = started_ctx();
+    tracec_context_id_t ctx;
     collector c;
-    collector_init(&c);
-    tracec_buffer_id_t b;
-    OK(tracec_create_buffer(ctx, 4096, 4096, TRACEC_BUFFER_POLICY_DISCARD, collect_cb, &c, &b));
+    tracec_buffer_id_t b = collected_buffer(&ctx, &c, 4096, 4096, TRACEC_BUFFER_POLICY_DISCARD);
     long page = sysconf(_SC_PAGESIZE);
     uint8_t *big = calloc(1, (size_t)page * 2);
     cr_assert_eq(tracec_buffer_emit(b, 1, 1, big, (size_t)page + 1), TRACEC_STATUS_RECORD_TOO_LARGE);
@@ -272,15 +260,13 @@ Test(buffer_api, oversize_records_are_errors_not_drops, .timeout = 30) {
     /* A packet that can never fit fails with RECORD_TOO_LARGE. */
     tracec_buffer_writer bw;
     OK(tracec_buffer_writer_init(&bw, b, 0));
-    tracec_writer pw;
-    tracec_msg pkt;
-    tracec_buffer_begin_packet(&bw, &pw, 1, 1, &pkt);
-    tracec_msg_put_bytes(&pkt, TRACEC_TAG(900, TRACEC_WIRE_LEN), big, (size_t)page * 2);
-    tracec_status_t pst = tracec_buffer_end_packet(&bw, &pw, &pkt);
+    tracec_status_t pst = put_bytes_packet(&bw, 1, 1, big, (size_t)page * 2);
     cr_assert_eq(pst, TRACEC_STATUS_RECORD_TOO_LARGE, "%s", ST(pst));
     OK(tracec_query_buffer_stats(b, &st));
     cr_assert_eq(st.dropped, 0);
     /* The writer still works afterwards. */
+    tracec_writer pw;
+    tracec_msg pkt;
     tracec_buffer_begin_packet(&bw, &pw, 1, 1, &pkt);
     tracec_msg_put_varint(&pkt, TRACEC_TAG(8, TRACEC_WIRE_VARINT), 5);
     OK(tracec_buffer_end_packet(&bw, &pw, &pkt));
@@ -373,8 +359,8 @@ Test(buffer_api, inline_durable_mask_matches_the_kind_registry, .timeout = 30) {
 }
 
 Test(buffer_api, configure_service, .timeout = 30) {
-    tracec_context_id_t ctx = started_ctx();
-    tracec_context_id_t other = started_ctx();
+    tracec_context_id_t ctx = started_context();
+    tracec_context_id_t other = started_context();
     collector c;
     collector_init(&c);
     tracec_buffer_id_t b, ob;

@@ -15,29 +15,24 @@ static void read_all(int fd, char *out, size_t cap) {
     out[n] = '\0';
 }
 
+/* A record of `kind`: emitted, or (packets) in field 900 of a packet written through `bw`. */
+static tracec_status_t put_rec(tracec_buffer_id_t b, tracec_buffer_writer *bw, int packets, uint32_t kind,
+                               const uint8_t *rec, size_t len) {
+    if (packets) return put_bytes_packet(bw, TRACEC_BUFFER_CATEGORY_USER, kind, rec, len);
+    return tracec_buffer_emit(b, TRACEC_BUFFER_CATEGORY_USER, kind, rec, len);
+}
+
 static void fork_run(int packets) {
     tracec_context_id_t ctx;
-    OK(tracec_create_context(&ctx));
-    OK(tracec_start_context(ctx));
     collector c;
-    collector_init(&c);
-    tracec_buffer_id_t b;
-    OK(tracec_create_buffer(ctx, 65536, 65536, TRACEC_BUFFER_POLICY_LOSSLESS, collect_cb, &c, &b));
+    tracec_buffer_id_t b = collected_buffer(&ctx, &c, 65536, 65536, TRACEC_BUFFER_POLICY_LOSSLESS);
     tracec_buffer_writer bw;
     OK(tracec_buffer_writer_init(&bw, b, 0));
     uint8_t rec[64];
     /* The parent's records: below the watermark, not delivered yet. */
     for (uint64_t i = 0; i < 100; i++) {
         trec_make(rec, sizeof rec, 1, i);
-        if (packets) {
-            tracec_writer pw;
-            tracec_msg pkt;
-            tracec_buffer_begin_packet(&bw, &pw, TRACEC_BUFFER_CATEGORY_USER, 1, &pkt);
-            tracec_msg_put_bytes(&pkt, TRACEC_TAG(900, TRACEC_WIRE_LEN), rec, sizeof rec);
-            OK(tracec_buffer_end_packet(&bw, &pw, &pkt));
-        } else {
-            OK(tracec_buffer_emit(b, TRACEC_BUFFER_CATEGORY_USER, 1, rec, sizeof rec));
-        }
+        OK(put_rec(b, &bw, packets, 1, rec, sizeof rec));
     }
     int fds[2];
     cr_assert_eq(pipe(fds), 0);
@@ -52,15 +47,7 @@ static void fork_run(int packets) {
         size_t from_parent = collector_count(&c);
         for (uint64_t i = 0; i < 5; i++) {
             trec_make(rec, sizeof rec, 2, i);
-            if (packets) {
-                tracec_writer pw;
-                tracec_msg pkt;
-                tracec_buffer_begin_packet(&bw, &pw, TRACEC_BUFFER_CATEGORY_USER, 2, &pkt);
-                tracec_msg_put_bytes(&pkt, TRACEC_TAG(900, TRACEC_WIRE_LEN), rec, sizeof rec);
-                bad |= tracec_buffer_end_packet(&bw, &pw, &pkt) != TRACEC_STATUS_SUCCESS;
-            } else {
-                bad |= tracec_buffer_emit(b, TRACEC_BUFFER_CATEGORY_USER, 2, rec, sizeof rec) != TRACEC_STATUS_SUCCESS;
-            }
+            bad |= put_rec(b, &bw, packets, 2, rec, sizeof rec) != TRACEC_STATUS_SUCCESS;
         }
         bad |= tracec_flush_buffer(b) != TRACEC_STATUS_SUCCESS;
         size_t total = collector_count(&c);
@@ -112,13 +99,9 @@ static void *spinner(void *p) {
 
 Test(buffer_fork, fork_while_producing_and_delivering, .timeout = 60) {
     tracec_context_id_t ctx;
-    OK(tracec_create_context(&ctx));
-    OK(tracec_start_context(ctx));
     collector c;
-    collector_init(&c);
+    tracec_buffer_id_t b = collected_buffer(&ctx, &c, 8192, 4096, TRACEC_BUFFER_POLICY_LOSSLESS);
     c.keep = 0;
-    tracec_buffer_id_t b;
-    OK(tracec_create_buffer(ctx, 8192, 4096, TRACEC_BUFFER_POLICY_LOSSLESS, collect_cb, &c, &b));
     spin_arg a = {b, 0, 0};
     pthread_t t;
     pthread_create(&t, NULL, spinner, &a);

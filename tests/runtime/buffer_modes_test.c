@@ -6,8 +6,15 @@
  */
 #include "buffer_test_util.h"
 
-static tracec_buffer_id_t make(tracec_context_id_t ctx, tracec_buffering_mode_t mode, size_t size, size_t durable,
+/*
+ * The setup of most tests: a started context (*ctx), `c` initialised, and
+ * a buffer of the context in `mode` (policy NONE, watermark 0) that
+ * delivers to `c`.
+ */
+static tracec_buffer_id_t make(tracec_context_id_t *ctx, tracec_buffering_mode_t mode, size_t size, size_t durable,
                                collector *c) {
+    *ctx = started_context();
+    collector_init(c);
     tracec_buffer_config_t cfg = TRACEC_BUFFER_CONFIG_INIT;
     cfg.mode = mode;
     cfg.policy = TRACEC_BUFFER_POLICY_NONE;
@@ -17,7 +24,7 @@ static tracec_buffer_id_t make(tracec_context_id_t ctx, tracec_buffering_mode_t 
     cfg.callback = collect_cb;
     cfg.callback_data = c;
     tracec_buffer_id_t b;
-    OK(tracec_create_buffer_with_config(ctx, &cfg, &b));
+    OK(tracec_create_buffer_with_config(*ctx, &cfg, &b));
     return b;
 }
 
@@ -36,11 +43,8 @@ typedef struct event {
 
 Test(buffer_modes, oneshot_keeps_exactly_the_first_records, .timeout = 30) {
     tracec_context_id_t ctx;
-    OK(tracec_create_context(&ctx));
-    OK(tracec_start_context(ctx));
     collector c;
-    collector_init(&c);
-    tracec_buffer_id_t b = make(ctx, TRACEC_BUFFERING_MODE_ONESHOT, 4096, 0, &c);
+    tracec_buffer_id_t b = make(&ctx, TRACEC_BUFFERING_MODE_ONESHOT, 4096, 0, &c);
     long page = sysconf(_SC_PAGESIZE);
     size_t cap = (size_t)page / 8u;
     uint64_t accepted = 0, refused = 0;
@@ -76,11 +80,8 @@ Test(buffer_modes, oneshot_keeps_exactly_the_first_records, .timeout = 30) {
 
 Test(buffer_modes, oneshot_packets_keep_the_first, .timeout = 30) {
     tracec_context_id_t ctx;
-    OK(tracec_create_context(&ctx));
-    OK(tracec_start_context(ctx));
     collector c;
-    collector_init(&c);
-    tracec_buffer_id_t b = make(ctx, TRACEC_BUFFERING_MODE_ONESHOT, 8192, 0, &c);
+    tracec_buffer_id_t b = make(&ctx, TRACEC_BUFFERING_MODE_ONESHOT, 8192, 0, &c);
     tracec_buffer_writer bw;
     OK(tracec_buffer_writer_init(&bw, b, 64));
     uint64_t accepted = 0, first_refused = 0;
@@ -130,11 +131,8 @@ Test(buffer_modes, oneshot_packets_keep_the_first, .timeout = 30) {
  */
 static void circular_run(bool packets) {
     tracec_context_id_t ctx;
-    OK(tracec_create_context(&ctx));
-    OK(tracec_start_context(ctx));
     collector c;
-    collector_init(&c);
-    tracec_buffer_id_t b = make(ctx, TRACEC_BUFFERING_MODE_CIRCULAR, 4096, 4096, &c);
+    tracec_buffer_id_t b = make(&ctx, TRACEC_BUFFERING_MODE_CIRCULAR, 4096, 4096, &c);
     for (uint64_t i = 0; i < 16; i++) {
         interned in = {i, {0}};
         snprintf(in.name, sizeof in.name, "name%llu", (unsigned long long)i);
@@ -146,11 +144,7 @@ static void circular_run(bool packets) {
     for (uint64_t i = 0; i < produced; i++) {
         event e = {i, i % 16, 0};
         if (packets) {
-            tracec_writer pw;
-            tracec_msg pkt;
-            tracec_buffer_begin_packet(&bw, &pw, TRACEC_BUFFER_CATEGORY_TRACING, TRACEC_BUFFER_TRACING_TRACK_EVENT, &pkt);
-            tracec_msg_put_bytes(&pkt, TRACEC_TAG(900, TRACEC_WIRE_LEN), &e, sizeof e);
-            OK(tracec_buffer_end_packet(&bw, &pw, &pkt));
+            OK(put_bytes_packet(&bw, TRACEC_BUFFER_CATEGORY_TRACING, TRACEC_BUFFER_TRACING_TRACK_EVENT, &e, sizeof e));
         } else {
             OK(tracec_buffer_emit(b, TRACEC_BUFFER_CATEGORY_TRACING, TRACEC_BUFFER_TRACING_TRACK_EVENT, &e, sizeof e));
         }
@@ -202,11 +196,8 @@ Test(buffer_modes, circular_packets_keep_durable_and_references_resolve, .timeou
 /* A durable packet written through the writer goes to the durable part. */
 Test(buffer_modes, durable_packets, .timeout = 30) {
     tracec_context_id_t ctx;
-    OK(tracec_create_context(&ctx));
-    OK(tracec_start_context(ctx));
     collector c;
-    collector_init(&c);
-    tracec_buffer_id_t b = make(ctx, TRACEC_BUFFERING_MODE_CIRCULAR, 4096, 4096, &c);
+    tracec_buffer_id_t b = make(&ctx, TRACEC_BUFFERING_MODE_CIRCULAR, 4096, 4096, &c);
     tracec_buffer_writer bw;
     OK(tracec_buffer_writer_init(&bw, b, 64));
     tracec_writer pw;
@@ -253,11 +244,8 @@ static size_t fill_durable(tracec_buffer_id_t b) {
 
 Test(buffer_modes, dispositions_oneshot, .timeout = 30) {
     tracec_context_id_t ctx;
-    OK(tracec_create_context(&ctx));
-    OK(tracec_start_context(ctx));
     collector c;
-    collector_init(&c);
-    tracec_buffer_id_t b = make(ctx, TRACEC_BUFFERING_MODE_ONESHOT, 4096, 4096, &c);
+    tracec_buffer_id_t b = make(&ctx, TRACEC_BUFFERING_MODE_ONESHOT, 4096, 4096, &c);
     long page = sysconf(_SC_PAGESIZE);
     size_t cap = (size_t)page / 8u;
     size_t dcap = (size_t)page / 24u; /* 16-byte header + 8-byte payload */
@@ -313,11 +301,8 @@ Test(buffer_modes, dispositions_oneshot, .timeout = 30) {
    re-interns, so every reference resolves in what is delivered. */
 Test(buffer_modes, clear_entire_leaves_no_stale_index, .timeout = 30) {
     tracec_context_id_t ctx;
-    OK(tracec_create_context(&ctx));
-    OK(tracec_start_context(ctx));
     collector c;
-    collector_init(&c);
-    tracec_buffer_id_t b = make(ctx, TRACEC_BUFFERING_MODE_CIRCULAR, 4096, 4096, &c);
+    tracec_buffer_id_t b = make(&ctx, TRACEC_BUFFERING_MODE_CIRCULAR, 4096, 4096, &c);
     uint64_t cached_epoch = UINT64_MAX;
     for (int run = 0; run < 3; run++) {
         for (uint64_t i = 0; i < 3000; i++) {
@@ -349,12 +334,8 @@ Test(buffer_modes, clear_entire_leaves_no_stale_index, .timeout = 30) {
 
 Test(buffer_modes, streaming_runs_deliver_old_and_new, .timeout = 30) {
     tracec_context_id_t ctx;
-    OK(tracec_create_context(&ctx));
-    OK(tracec_start_context(ctx));
     collector c;
-    collector_init(&c);
-    tracec_buffer_id_t b;
-    OK(tracec_create_buffer(ctx, 4096, 4096, TRACEC_BUFFER_POLICY_LOSSLESS, collect_cb, &c, &b));
+    tracec_buffer_id_t b = collected_buffer(&ctx, &c, 4096, 4096, TRACEC_BUFFER_POLICY_LOSSLESS);
     uint64_t epoch0, epoch;
     OK(tracec_buffer_epoch(b, &epoch0));
     for (uint64_t run = 0; run < 5; run++) {

@@ -186,6 +186,48 @@ static inline bool collector_wait(collector *c, size_t n) {
     return ok;
 }
 
+/* A created and started context. */
+static inline tracec_context_id_t started_context(void) {
+    tracec_context_id_t ctx = {0};
+    OK(tracec_create_context(&ctx));
+    cr_assert_neq(ctx.handle, 0);
+    OK(tracec_start_context(ctx));
+    return ctx;
+}
+
+/*
+ * The common setup: a started context (*ctx), `c` initialised, and a
+ * buffer of the context (tracec_create_buffer) that delivers to `c`.  A
+ * test sets the collector's options (slow_us, keep, hook) afterwards,
+ * before it emits.
+ */
+static inline tracec_buffer_id_t collected_buffer(tracec_context_id_t *ctx, collector *c, size_t size,
+                                                  size_t watermark, tracec_buffer_policy_t policy) {
+    *ctx = started_context();
+    collector_init(c);
+    tracec_buffer_id_t b;
+    OK(tracec_create_buffer(*ctx, size, watermark, policy, collect_cb, c, &b));
+    return b;
+}
+
+/* Flushes `b` (waiting for the delivery) and returns its stats. */
+static inline tracec_buffer_stats_t flush_and_stats(tracec_buffer_id_t b) {
+    OK(tracec_flush_buffer(b));
+    tracec_buffer_stats_t st;
+    OK(tracec_query_buffer_stats(b, &st));
+    return st;
+}
+
+/* One packet through `bw` whose only field is 900 (bytes) = data[0..len). */
+static inline tracec_status_t put_bytes_packet(tracec_buffer_writer *bw, uint32_t category, uint32_t kind,
+                                               const void *data, size_t len) {
+    tracec_writer pw;
+    tracec_msg pkt;
+    tracec_buffer_begin_packet(bw, &pw, category, kind, &pkt);
+    tracec_msg_put_bytes(&pkt, TRACEC_TAG(900, TRACEC_WIRE_LEN), data, len);
+    return tracec_buffer_end_packet(bw, &pw, &pkt);
+}
+
 /* A gate: a callback that blocks its thread until the test opens it. */
 typedef struct gate {
     pthread_mutex_t mu;

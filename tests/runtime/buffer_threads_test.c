@@ -96,10 +96,80 @@ static void *producer(void *arg) {
     return NULL;
 }
 
+/*
+ * n producers into `b`, ids 0..n-1, `count` records each (0: until
+ * CLOSED), payloads up to max_len, each emitting (packets 0) or writing
+ * packets (1); a test mixing the two sets .packets per producer afterwards.
+ */
+static void prods_init(prod *ps, int n, tracec_buffer_id_t b, uint64_t count, int packets, size_t max_len) {
+    memset(ps, 0, (size_t)n * sizeof *ps);
+    for (int i = 0; i < n; i++) {
+        ps[i].b = b;
+        ps[i].id = (uint32_t)i;
+        ps[i].count = count;
+        ps[i].packets = packets;
+        ps[i].max_len = max_len;
+    }
+}
+
+static void start_producers(prod *ps, int n, pthread_t *t) {
+    for (int i = 0; i < n; i++) pthread_create(&t[i], NULL, producer, &ps[i]);
+}
+
+static void join_producers(pthread_t *t, int n) {
+    for (int i = 0; i < n; i++) pthread_join(t[i], NULL);
+}
+
+/* Until each producer has had `n_ok` records accepted. */
+static void wait_accepted(prod *ps, int n, uint64_t n_ok) {
+    for (int i = 0; i < n; i++)
+        while (atomic_load(&ps[i].last_ok) < n_ok) sched_yield();
+}
+
 static void run_producers(prod *ps, int n) {
     pthread_t t[NPROD * 2];
-    for (int i = 0; i < n; i++) pthread_create(&t[i], NULL, producer, &ps[i]);
-    for (int i = 0; i < n; i++) pthread_join(t[i], NULL);
+    start_producers(ps, n, t);
+    join_producers(t, n);
+}
+
+/* LOSSLESS, count-limited producers: every record accepted, none refused. */
+static void assert_all_accepted(const prod *ps, int n) {
+    for (int i = 0; i < n; i++) {
+        cr_assert_eq(ps[i].accepted, ps[i].count, "thread %d: LOSSLESS accepted %llu of %llu (%llu full, %llu other)",
+                     i, (unsigned long long)ps[i].accepted, (unsigned long long)ps[i].count,
+                     (unsigned long long)ps[i].full, (unsigned long long)ps[i].other);
+        cr_assert_eq(ps[i].full + ps[i].other + ps[i].closed, 0);
+    }
+}
+
+/* What the callbacks of a LOSSLESS run saw: no drop, never two at once, never on a producer. */
+static void assert_clean_callbacks(const collector *c) {
+    cr_assert_eq(c->last_drop, 0);
+    cr_assert_eq(c->concurrent, 0);
+    cr_assert_eq(c->on_producer, 0, "callbacks never run on a producer");
+}
+
+/*
+ * Count-limited producers into a buffer that refuses when full: every
+ * record accepted or refused as BUFFER_FULL, every refusal counted
+ * (dropped, and the callback's drop count), delivered = accepted and
+ * delivered + dropped = produced.  Returns the refusals.
+ */
+static uint64_t assert_refusals_counted(const collector *c, const prod *ps, int n, const tracec_buffer_stats_t *st) {
+    uint64_t full = 0, acc = 0, produced = 0;
+    for (int i = 0; i < n; i++) {
+        cr_assert_eq(ps[i].accepted + ps[i].full, ps[i].count);
+        cr_assert_eq(ps[i].other + ps[i].closed, 0);
+        full += ps[i].full;
+        acc += ps[i].accepted;
+        produced += ps[i].count;
+    }
+    cr_assert_eq(st->dropped, full, "dropped (%llu) = refusals (%llu)", (unsigned long long)st->dropped,
+                 (unsigned long long)full);
+    cr_assert_eq(c->n + st->dropped, produced, "delivered + dropped = produced");
+    cr_assert_eq(c->n, acc);
+    cr_assert_eq(c->last_drop, st->dropped);
+    return full;
 }
 
 /* Checks every delivered record; fills per-thread counts; asserts per-thread order. */
@@ -127,34 +197,16 @@ static void verify(collector *c, prod *ps, int n, bool exactly_once) {
 
 static void lossless_run(int packets) {
     tracec_context_id_t ctx;
-    OK(tracec_create_context(&ctx));
-    OK(tracec_start_context(ctx));
     collector c;
-    collector_init(&c);
+    tracec_buffer_id_t b = collected_buffer(&ctx, &c, 16384, 8192, TRACEC_BUFFER_POLICY_LOSSLESS);
     c.slow_us = 300;
-    tracec_buffer_id_t b;
-    OK(tracec_create_buffer(ctx, 16384, 8192, TRACEC_BUFFER_POLICY_LOSSLESS, collect_cb, &c, &b));
     prod ps[NPROD];
-    memset(ps, 0, sizeof ps);
-    for (int i = 0; i < NPROD; i++) {
-        ps[i].b = b;
-        ps[i].id = (uint32_t)i;
-        ps[i].count = 15000;
-        ps[i].packets = packets;
-        ps[i].max_len = packets ? 200 : 120;
-    }
+    prods_init(ps, NPROD, b, 15000, packets, packets ? 200 : 120);
     run_producers(ps, NPROD);
-    OK(tracec_flush_buffer(b));
-    tracec_buffer_stats_t st;
-    OK(tracec_query_buffer_stats(b, &st));
+    tracec_buffer_stats_t st = flush_and_stats(b);
     cr_assert_eq(st.dropped, 0);
-    for (int i = 0; i < NPROD; i++) {
-        cr_assert_eq(ps[i].accepted, ps[i].count, "LOSSLESS accepted everything");
-        cr_assert_eq(ps[i].full + ps[i].other + ps[i].closed, 0);
-    }
-    cr_assert_eq(c.last_drop, 0);
-    cr_assert_eq(c.concurrent, 0);
-    cr_assert_eq(c.on_producer, 0, "callbacks never run on a producer");
+    assert_all_accepted(ps, NPROD);
+    assert_clean_callbacks(&c);
     verify(&c, ps, NPROD, true);
     cr_assert_gt(st.half_switches, 5, "halves switched under load");
     collector_free(&c);
@@ -181,40 +233,23 @@ uint64_t tracec_i_buffer_grow_waits(void); /* runtime test hook (buffer.c) */
 
 Test(buffer_threads, lossless_big_packets_wait_never_drop, .timeout = 60) {
     tracec_context_id_t ctx;
-    OK(tracec_create_context(&ctx));
-    OK(tracec_start_context(ctx));
     collector c;
-    collector_init(&c);
+    tracec_buffer_id_t b = collected_buffer(&ctx, &c, 16384, 8192, TRACEC_BUFFER_POLICY_LOSSLESS);
     c.slow_us = 300;
-    tracec_buffer_id_t b;
-    OK(tracec_create_buffer(ctx, 16384, 8192, TRACEC_BUFFER_POLICY_LOSSLESS, collect_cb, &c, &b));
     uint64_t waits0 = tracec_i_buffer_grow_waits();
     prod ps[NPROD];
-    memset(ps, 0, sizeof ps);
+    prods_init(ps, NPROD, b, 3000, 1, 16384 / 4 - 64); /* the whole record: a quarter of a half */
     for (int i = 0; i < NPROD; i++) {
-        ps[i].b = b;
-        ps[i].id = (uint32_t)i;
-        ps[i].count = 3000;
-        ps[i].packets = 1;
         ps[i].big_every = 3;
         ps[i].big_min = 300;
-        ps[i].max_len = 16384 / 4 - 64; /* the whole record: a quarter of a half */
         ps[i].small_max = 200;
     }
     run_producers(ps, NPROD);
-    OK(tracec_flush_buffer(b));
-    tracec_buffer_stats_t st;
-    OK(tracec_query_buffer_stats(b, &st));
+    tracec_buffer_stats_t st = flush_and_stats(b);
     uint64_t waits = tracec_i_buffer_grow_waits() - waits0;
     cr_assert_eq(st.dropped, 0, "LOSSLESS dropped %llu big packets", (unsigned long long)st.dropped);
-    for (int i = 0; i < NPROD; i++) {
-        cr_assert_eq(ps[i].accepted, ps[i].count, "thread %d: %llu full, %llu other", i,
-                     (unsigned long long)ps[i].full, (unsigned long long)ps[i].other);
-        cr_assert_eq(ps[i].full + ps[i].other + ps[i].closed, 0);
-    }
-    cr_assert_eq(c.last_drop, 0);
-    cr_assert_eq(c.concurrent, 0);
-    cr_assert_eq(c.on_producer, 0, "callbacks never run on a producer");
+    assert_all_accepted(ps, NPROD);
+    assert_clean_callbacks(&c);
     verify(&c, ps, NPROD, true);
     cr_assert_eq(st.delivered, (uint64_t)NPROD * 3000u);
     cr_assert_gt(waits, 0, "grow() had to wait for room (%llu half switches)", (unsigned long long)st.half_switches);
@@ -229,16 +264,12 @@ Test(buffer_threads, lossless_big_packets_wait_never_drop, .timeout = 60) {
  */
 Test(buffer_threads, lossless_packet_larger_than_a_half_is_an_error, .timeout = 60) {
     tracec_context_id_t ctx;
-    OK(tracec_create_context(&ctx));
-    OK(tracec_start_context(ctx));
     collector c;
-    collector_init(&c);
+    tracec_buffer_id_t b = collected_buffer(&ctx, &c, 4096, 4096, TRACEC_BUFFER_POLICY_LOSSLESS);
     gate g;
     gate_init(&g);
     tracec_callback_thread_t thr;
     OK(tracec_create_callback_thread(&thr));
-    tracec_buffer_id_t b;
-    OK(tracec_create_buffer(ctx, 4096, 4096, TRACEC_BUFFER_POLICY_LOSSLESS, collect_cb, &c, &b));
     OK(tracec_assign_callback_thread(b, thr));
     gate_block_thread(ctx, thr, &g);
     long page = sysconf(_SC_PAGESIZE);
@@ -247,15 +278,13 @@ Test(buffer_threads, lossless_packet_larger_than_a_half_is_an_error, .timeout = 
     OK(tracec_buffer_emit(b, 1, 1, big, (size_t)page / 2)); /* the second, half full */
     tracec_buffer_writer bw;
     OK(tracec_buffer_writer_init(&bw, b, 0));
-    tracec_writer pw;
-    tracec_msg pkt;
-    tracec_buffer_begin_packet(&bw, &pw, 1, 1, &pkt);
-    tracec_msg_put_bytes(&pkt, TRACEC_TAG(900, TRACEC_WIRE_LEN), big, (size_t)page * 2);
-    tracec_status_t pst = tracec_buffer_end_packet(&bw, &pw, &pkt);
+    tracec_status_t pst = put_bytes_packet(&bw, 1, 1, big, (size_t)page * 2);
     cr_assert_eq(pst, TRACEC_STATUS_RECORD_TOO_LARGE, "%s", ST(pst));
     tracec_buffer_stats_t st;
     OK(tracec_query_buffer_stats(b, &st));
     cr_assert_eq(st.dropped, 0);
+    tracec_writer pw;
+    tracec_msg pkt;
     tracec_buffer_begin_packet(&bw, &pw, 1, 1, &pkt);
     tracec_msg_put_varint(&pkt, TRACEC_TAG(8, TRACEC_WIRE_VARINT), 5);
     OK(tracec_buffer_end_packet(&bw, &pw, &pkt));
@@ -278,9 +307,7 @@ Test(buffer_threads, lossless_packet_larger_than_a_half_is_an_error, .timeout = 
  * is BUFFER_FULL and counted: delivered + dropped = produced.
  */
 Test(buffer_threads, oneshot_full_concurrent_drops_are_exact, .timeout = 60) {
-    tracec_context_id_t ctx;
-    OK(tracec_create_context(&ctx));
-    OK(tracec_start_context(ctx));
+    tracec_context_id_t ctx = started_context();
     collector c;
     collector_init(&c);
     tracec_buffer_config_t cfg = TRACEC_BUFFER_CONFIG_INIT;
@@ -293,31 +320,18 @@ Test(buffer_threads, oneshot_full_concurrent_drops_are_exact, .timeout = 60) {
     OK(tracec_create_buffer_with_config(ctx, &cfg, &b));
     static const size_t lens[NPROD] = {32, 56, 40, 120};
     prod ps[NPROD];
-    memset(ps, 0, sizeof ps);
+    prods_init(ps, NPROD, b, 20000, 0, 0);
     for (int i = 0; i < NPROD; i++) {
-        ps[i].b = b;
-        ps[i].id = (uint32_t)i;
-        ps[i].count = 20000;
         ps[i].packets = i >= 2;
         ps[i].max_len = lens[i];
         ps[i].fixed_len = lens[i];
     }
     run_producers(ps, NPROD);
-    OK(tracec_flush_buffer(b));
-    tracec_buffer_stats_t st;
-    OK(tracec_query_buffer_stats(b, &st));
-    uint64_t full = 0;
-    for (int i = 0; i < NPROD; i++) {
-        cr_assert_eq(ps[i].accepted + ps[i].full, ps[i].count);
-        cr_assert_eq(ps[i].other + ps[i].closed, 0);
+    tracec_buffer_stats_t st = flush_and_stats(b);
+    for (int i = 0; i < NPROD; i++)
         cr_assert_eq(ps[i].ok_after_full, 0, "thread %d: accepted a record after a refusal", i);
-        full += ps[i].full;
-    }
-    cr_assert_eq(st.dropped, full, "dropped (%llu) = refusals (%llu)", (unsigned long long)st.dropped,
-                 (unsigned long long)full);
-    cr_assert_eq(c.n + st.dropped, (uint64_t)NPROD * 20000u, "delivered + dropped = produced");
+    (void)assert_refusals_counted(&c, ps, NPROD, &st);
     cr_assert_gt(c.n, 0);
-    cr_assert_eq(c.last_drop, st.dropped);
     verify(&c, ps, NPROD, true);
     collector_free(&c);
     test_end();
@@ -327,39 +341,15 @@ Test(buffer_threads, oneshot_full_concurrent_drops_are_exact, .timeout = 60) {
    whether it was counted.  Big packets exercise grow() moving a partial packet. */
 static void discard_run(int packets, size_t max_len) {
     tracec_context_id_t ctx;
-    OK(tracec_create_context(&ctx));
-    OK(tracec_start_context(ctx));
     collector c;
-    collector_init(&c);
+    tracec_buffer_id_t b = collected_buffer(&ctx, &c, 16384, 12288, TRACEC_BUFFER_POLICY_DISCARD);
     c.slow_us = 2000;
-    tracec_buffer_id_t b;
-    OK(tracec_create_buffer(ctx, 16384, 12288, TRACEC_BUFFER_POLICY_DISCARD, collect_cb, &c, &b));
     prod ps[NPROD];
-    memset(ps, 0, sizeof ps);
-    for (int i = 0; i < NPROD; i++) {
-        ps[i].b = b;
-        ps[i].id = (uint32_t)i;
-        ps[i].count = 20000;
-        ps[i].packets = packets;
-        ps[i].max_len = max_len;
-    }
+    prods_init(ps, NPROD, b, 20000, packets, max_len);
     run_producers(ps, NPROD);
-    OK(tracec_flush_buffer(b));
-    tracec_buffer_stats_t st;
-    OK(tracec_query_buffer_stats(b, &st));
-    uint64_t full = 0, acc = 0;
-    for (int i = 0; i < NPROD; i++) {
-        cr_assert_eq(ps[i].accepted + ps[i].full, ps[i].count);
-        cr_assert_eq(ps[i].other + ps[i].closed, 0);
-        full += ps[i].full;
-        acc += ps[i].accepted;
-    }
+    tracec_buffer_stats_t st = flush_and_stats(b);
+    uint64_t full = assert_refusals_counted(&c, ps, NPROD, &st);
     cr_assert_gt(full, 0, "a slow callback makes DISCARD drop");
-    cr_assert_eq(st.dropped, full, "dropped (%llu) = refused emits (%llu)", (unsigned long long)st.dropped,
-                 (unsigned long long)full);
-    cr_assert_eq(c.n + st.dropped, (uint64_t)NPROD * 20000, "delivered + dropped = produced");
-    cr_assert_eq(c.n, acc);
-    cr_assert_eq(c.last_drop, st.dropped);
     cr_assert_eq(c.concurrent, 0);
     verify(&c, ps, NPROD, false);
     collector_free(&c);
@@ -390,29 +380,18 @@ static void track_hook(collector *c, tracec_buffer_id_t id, tracec_record_header
 
 Test(buffer_threads, flush_wait_delivers_everything_emitted_before, .timeout = 60) {
     tracec_context_id_t ctx;
-    OK(tracec_create_context(&ctx));
-    OK(tracec_start_context(ctx));
     collector c;
-    collector_init(&c);
+    tracec_buffer_id_t b = collected_buffer(&ctx, &c, 65536, 65536, TRACEC_BUFFER_POLICY_LOSSLESS);
     c.keep = 0;
     maxseen m;
     memset(&m, 0, sizeof m);
     pthread_mutex_init(&m.mu, NULL);
     c.hook = track_hook;
     c.hook_data = &m;
-    tracec_buffer_id_t b;
-    OK(tracec_create_buffer(ctx, 65536, 65536, TRACEC_BUFFER_POLICY_LOSSLESS, collect_cb, &c, &b));
     prod ps[2];
-    memset(ps, 0, sizeof ps);
+    prods_init(ps, 2, b, 40000, 0, 64);
     pthread_t t[2];
-    for (int i = 0; i < 2; i++) {
-        ps[i].b = b;
-        ps[i].id = (uint32_t)i;
-        ps[i].count = 40000;
-        ps[i].packets = 0;
-        ps[i].max_len = 64;
-        pthread_create(&t[i], NULL, producer, &ps[i]);
-    }
+    start_producers(ps, 2, t);
     for (int round = 0; round < 50; round++) {
         uint64_t before[2] = {atomic_load(&ps[0].last_ok), atomic_load(&ps[1].last_ok)};
         OK(tracec_flush_buffer(b));
@@ -422,16 +401,14 @@ Test(buffer_threads, flush_wait_delivers_everything_emitted_before, .timeout = 6
                           round, i, (unsigned long long)before[i], (unsigned long long)m.upto[i]);
         pthread_mutex_unlock(&m.mu);
     }
-    for (int i = 0; i < 2; i++) pthread_join(t[i], NULL);
+    join_producers(t, 2);
     test_end();
 }
 
 /* ---- callback threads --------------------------------------------------------- */
 
 Test(buffer_threads, callbacks_run_only_on_their_assigned_thread, .timeout = 60) {
-    tracec_context_id_t ctx;
-    OK(tracec_create_context(&ctx));
-    OK(tracec_start_context(ctx));
+    tracec_context_id_t ctx = started_context();
     tracec_callback_thread_t t1, t2;
     OK(tracec_create_callback_thread(&t1));
     OK(tracec_create_callback_thread(&t2));
@@ -501,11 +478,7 @@ static void reenter_hook(collector *c, tracec_buffer_id_t id, tracec_record_head
     tracec_buffer_writer bbw;
     if (tracec_buffer_writer_init(&bbw, id, 0) == TRACEC_STATUS_SUCCESS) {
         static uint8_t big[1500];
-        tracec_writer pw;
-        tracec_msg pkt;
-        tracec_buffer_begin_packet(&bbw, &pw, 1, 1, &pkt);
-        tracec_msg_put_bytes(&pkt, TRACEC_TAG(900, TRACEC_WIRE_LEN), big, sizeof big);
-        r->big_packet_status = tracec_buffer_end_packet(&bbw, &pw, &pkt);
+        r->big_packet_status = put_bytes_packet(&bbw, 1, 1, big, sizeof big);
         tracec_buffer_writer_release(&bbw);
     }
     for (int i = 0; i < 5000; i++) {
@@ -531,17 +504,13 @@ static void reenter_hook(collector *c, tracec_buffer_id_t id, tracec_record_head
 
 Test(buffer_threads, emit_and_flush_inside_callback_never_deadlock, .timeout = 60) {
     tracec_context_id_t ctx;
-    OK(tracec_create_context(&ctx));
-    OK(tracec_start_context(ctx));
     collector c, c2;
-    collector_init(&c);
+    tracec_buffer_id_t b = collected_buffer(&ctx, &c, 4096, 4096, TRACEC_BUFFER_POLICY_LOSSLESS);
     collector_init(&c2);
     reenter r;
     memset(&r, 0, sizeof r);
     c.hook = reenter_hook;
     c.hook_data = &r;
-    tracec_buffer_id_t b;
-    OK(tracec_create_buffer(ctx, 4096, 4096, TRACEC_BUFFER_POLICY_LOSSLESS, collect_cb, &c, &b));
     OK(tracec_create_buffer(ctx, 4096, 4096, TRACEC_BUFFER_POLICY_LOSSLESS, collect_cb, &c2, &r.other_buf));
     uint64_t v = 1;
     OK(tracec_buffer_emit(b, 1, 1, &v, 8));
@@ -591,32 +560,20 @@ static void handshake_hook(collector *c, tracec_buffer_id_t id, tracec_record_he
 Test(buffer_threads, streaming_half_is_stable_while_delivered, .timeout = 60) {
     for (int policy = TRACEC_BUFFER_POLICY_DISCARD; policy <= TRACEC_BUFFER_POLICY_LOSSLESS; policy++) {
         tracec_context_id_t ctx;
-        OK(tracec_create_context(&ctx));
-        OK(tracec_start_context(ctx));
         collector c;
-        collector_init(&c);
+        tracec_buffer_id_t b = collected_buffer(&ctx, &c, 8192, 4096, (tracec_buffer_policy_t)policy);
         c.keep = 0;
         handshake hs;
         atomic_init(&hs.changed, 0);
         c.hook = handshake_hook;
         c.hook_data = &hs;
-        tracec_buffer_id_t b;
-        OK(tracec_create_buffer(ctx, 8192, 4096, (tracec_buffer_policy_t)policy, collect_cb, &c, &b));
         prod ps[2];
-        memset(ps, 0, sizeof ps);
-        for (int i = 0; i < 2; i++) {
-            ps[i].b = b;
-            ps[i].id = (uint32_t)i;
-            ps[i].count = 20000;
-            ps[i].packets = i;
-            ps[i].max_len = 100;
-        }
+        prods_init(ps, 2, b, 20000, 0, 100);
+        ps[1].packets = 1;
         run_producers(ps, 2);
-        OK(tracec_flush_buffer(b));
+        tracec_buffer_stats_t st = flush_and_stats(b);
         cr_assert_eq(atomic_load(&hs.changed), 0, "a half changed between save request and saved reply");
         cr_assert_eq(c.concurrent, 0, "one outstanding save at a time");
-        tracec_buffer_stats_t st;
-        OK(tracec_query_buffer_stats(b, &st));
         if (policy == TRACEC_BUFFER_POLICY_DISCARD) {
             cr_assert_gt(st.dropped, 0, "both halves full: records dropped and counted");
             cr_assert_eq(c.n + st.dropped, 40000u);
@@ -666,21 +623,10 @@ static void handover_hammer(int asym) {
     int mode = tracec_i_buffer_membarrier(asym);
     if (!asym) cr_assert_eq(mode, 0, "the seq_cst fallback can always be chosen");
     tracec_context_id_t ctx;
-    OK(tracec_create_context(&ctx));
-    OK(tracec_start_context(ctx));
     collector c;
-    collector_init(&c);
-    tracec_buffer_id_t b;
-    OK(tracec_create_buffer(ctx, 4096, 0, TRACEC_BUFFER_POLICY_LOSSLESS, collect_cb, &c, &b));
+    tracec_buffer_id_t b = collected_buffer(&ctx, &c, 4096, 0, TRACEC_BUFFER_POLICY_LOSSLESS);
     prod ps[NPROD];
-    memset(ps, 0, sizeof ps);
-    for (int i = 0; i < NPROD; i++) {
-        ps[i].b = b;
-        ps[i].id = (uint32_t)i;
-        ps[i].count = 20000;
-        ps[i].packets = 1;
-        ps[i].max_len = 64;
-    }
+    prods_init(ps, NPROD, b, 20000, 1, 64);
     flusher f = {b, 0, 0, 0};
     pthread_t ft;
     pthread_create(&ft, NULL, flusher_main, &f);
@@ -689,14 +635,9 @@ static void handover_hammer(int asym) {
     pthread_join(ft, NULL);
     cr_assert_eq(f.failed, 0, "every flush succeeded");
     cr_assert_gt(f.flushes, 0);
-    OK(tracec_flush_buffer(b));
-    tracec_buffer_stats_t st;
-    OK(tracec_query_buffer_stats(b, &st));
+    tracec_buffer_stats_t st = flush_and_stats(b);
     cr_assert_eq(st.dropped, 0);
-    for (int i = 0; i < NPROD; i++) {
-        cr_assert_eq(ps[i].accepted, ps[i].count, "LOSSLESS accepted everything");
-        cr_assert_eq(ps[i].full + ps[i].other + ps[i].closed, 0);
-    }
+    assert_all_accepted(ps, NPROD);
     verify(&c, ps, NPROD, true);
     cr_assert_eq(st.delivered, (uint64_t)NPROD * 20000u);
     cr_assert_gt(st.half_switches, 100, "chunks were stolen again and again (%llu switches)",
@@ -713,29 +654,18 @@ Test(buffer_threads, handover_hammer_seq_cst_fallback, .timeout = 60) { handover
 
 Test(buffer_threads, finalize_racing_with_producers_loses_no_accepted_record, .timeout = 60) {
     tracec_context_id_t ctx;
-    OK(tracec_create_context(&ctx));
-    OK(tracec_start_context(ctx));
     collector c;
-    collector_init(&c);
+    tracec_buffer_id_t b = collected_buffer(&ctx, &c, 8192, 8192, TRACEC_BUFFER_POLICY_LOSSLESS);
     c.slow_us = 200;
-    tracec_buffer_id_t b;
-    OK(tracec_create_buffer(ctx, 8192, 8192, TRACEC_BUFFER_POLICY_LOSSLESS, collect_cb, &c, &b));
     prod ps[NPROD];
-    memset(ps, 0, sizeof ps);
+    prods_init(ps, NPROD, b, 0 /* until CLOSED */, 0, 80);
+    for (int i = 0; i < NPROD; i++) ps[i].packets = i % 2;
     pthread_t t[NPROD];
-    for (int i = 0; i < NPROD; i++) {
-        ps[i].b = b;
-        ps[i].id = (uint32_t)i;
-        ps[i].count = 0; /* until CLOSED */
-        ps[i].packets = i % 2;
-        ps[i].max_len = 80;
-        pthread_create(&t[i], NULL, producer, &ps[i]);
-    }
+    start_producers(ps, NPROD, t);
     /* Let them run until each has some records accepted. */
-    for (int i = 0; i < NPROD; i++)
-        while (atomic_load(&ps[i].last_ok) < 500) sched_yield();
+    wait_accepted(ps, NPROD, 500);
     OK(tracec_finalize());
-    for (int i = 0; i < NPROD; i++) pthread_join(t[i], NULL);
+    join_producers(t, NPROD);
     for (int i = 0; i < NPROD; i++) {
         cr_assert_eq(ps[i].closed, 1, "each producer saw CLOSED");
         cr_assert_eq(ps[i].full + ps[i].other, 0);
@@ -752,30 +682,19 @@ Test(buffer_threads, finalize_racing_with_producers_loses_no_accepted_record, .t
 
 Test(buffer_threads, destroy_racing_with_producers, .timeout = 60) {
     tracec_context_id_t ctx;
-    OK(tracec_create_context(&ctx));
-    OK(tracec_start_context(ctx));
     collector c;
-    collector_init(&c);
-    tracec_buffer_id_t b;
-    OK(tracec_create_buffer(ctx, 8192, 4096, TRACEC_BUFFER_POLICY_LOSSLESS, collect_cb, &c, &b));
+    tracec_buffer_id_t b = collected_buffer(&ctx, &c, 8192, 4096, TRACEC_BUFFER_POLICY_LOSSLESS);
     prod ps[2];
-    memset(ps, 0, sizeof ps);
+    prods_init(ps, 2, b, 0 /* until CLOSED */, 0, 64);
+    ps[1].packets = 1;
     pthread_t t[2];
-    for (int i = 0; i < 2; i++) {
-        ps[i].b = b;
-        ps[i].id = (uint32_t)i;
-        ps[i].count = 0;
-        ps[i].packets = i;
-        ps[i].max_len = 64;
-        pthread_create(&t[i], NULL, producer, &ps[i]);
-    }
-    for (int i = 0; i < 2; i++)
-        while (atomic_load(&ps[i].last_ok) < 300) sched_yield();
+    start_producers(ps, 2, t);
+    wait_accepted(ps, 2, 300);
     OK(tracec_destroy_buffer(b));
     pthread_mutex_lock(&c.mu);
     c.after_destroy = 1;
     pthread_mutex_unlock(&c.mu);
-    for (int i = 0; i < 2; i++) pthread_join(t[i], NULL);
+    join_producers(t, 2);
     cr_assert_eq(c.called_after_destroy, 0, "no callback after destroy returned");
     verify(&c, ps, 2, true);
     test_end();
