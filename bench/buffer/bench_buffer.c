@@ -28,10 +28,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "bench_events.tracec.h"
-#include "perfetto/trace/trace_packet.tracec.h"
 #include "tracec/buffer.h"
-#include "typical.h"
+#include "typical_tracec.h"
 
 static const char kLabel[] = "frame-render";
 
@@ -50,23 +48,8 @@ static double now_s(void) {
 static inline tracec_status_t write_packet(tracec_buffer_writer *bw, const bench_input *in) {
     tracec_writer pw;
     perfetto_protos_TracePacket pkt;
-    bench_BenchEvent ev;
-    perfetto_protos_DebugAnnotation arg;
     tracec_buffer_begin_packet(bw, &pw, TRACEC_BUFFER_CATEGORY_TRACING, TRACEC_BUFFER_TRACING_TRACK_EVENT, &pkt.msg);
-    perfetto_protos_TracePacket_set_timestamp(&pkt, in->timestamp);
-    perfetto_protos_TracePacket_set_trusted_packet_sequence_id(&pkt, in->sequence_id);
-    perfetto_protos_TracePacket_begin_track_event_as_bench_BenchEvent(&pkt, &ev);
-    bench_BenchEvent_set_type(&ev, (perfetto_protos_TrackEvent_Type)in->type);
-    bench_BenchEvent_set_track_uuid(&ev, in->track_uuid);
-    bench_BenchEvent_set_name_iid(&ev, in->name_iid);
-    bench_BenchEvent_set_category_iids(&ev, in->category_iid);
-    bench_BenchEvent_begin_debug_annotations(&ev, &arg);
-    perfetto_protos_DebugAnnotation_set_name_iid(&arg, in->annotation_name_iid);
-    perfetto_protos_DebugAnnotation_set_int_value(&arg, in->annotation_int);
-    bench_BenchEvent_end_debug_annotations(&ev, &arg);
-    bench_BenchEvent_set_bench_counter(&ev, in->counter);
-    bench_BenchEvent_set_bench_label(&ev, in->label, in->label_len);
-    perfetto_protos_TracePacket_end_track_event_as_bench_BenchEvent(&pkt, &ev);
+    typical_tracec_fields(&pkt, in);
     return tracec_buffer_end_packet(bw, &pw, &pkt.msg);
 }
 

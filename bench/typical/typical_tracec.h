@@ -1,0 +1,42 @@
+/*
+ * typical_tracec.h - the typical packet's fields written with tracec's
+ * generated writers into an open TracePacket, shared by bench_typical
+ * (enc_tracec.c: into an array) and bench_buffer (into a trace buffer), so
+ * both measure the same writes.  Each caller opens and closes the packet
+ * its own way (tracec_writer_begin_root / tracec_buffer_begin_packet).
+ * Always inlined, so each benchmark's measured code is what it was when
+ * the writes stood in its own function.
+ */
+#ifndef BENCH_TYPICAL_TRACEC_H
+#define BENCH_TYPICAL_TRACEC_H
+
+#include "bench_events.tracec.h"
+#include "perfetto/trace/trace_packet.tracec.h"
+#include "typical.h"
+
+#if defined(__GNUC__) || defined(__clang__)
+#define BENCH_ALWAYS_INLINE inline __attribute__((always_inline))
+#else
+#define BENCH_ALWAYS_INLINE inline
+#endif
+
+static BENCH_ALWAYS_INLINE void typical_tracec_fields(perfetto_protos_TracePacket *pkt, const bench_input *in) {
+    bench_BenchEvent ev;
+    perfetto_protos_DebugAnnotation arg;
+    perfetto_protos_TracePacket_set_timestamp(pkt, in->timestamp);
+    perfetto_protos_TracePacket_set_trusted_packet_sequence_id(pkt, in->sequence_id);
+    perfetto_protos_TracePacket_begin_track_event_as_bench_BenchEvent(pkt, &ev);
+    bench_BenchEvent_set_type(&ev, (perfetto_protos_TrackEvent_Type)in->type);
+    bench_BenchEvent_set_track_uuid(&ev, in->track_uuid);
+    bench_BenchEvent_set_name_iid(&ev, in->name_iid);
+    bench_BenchEvent_set_category_iids(&ev, in->category_iid);
+    bench_BenchEvent_begin_debug_annotations(&ev, &arg);
+    perfetto_protos_DebugAnnotation_set_name_iid(&arg, in->annotation_name_iid);
+    perfetto_protos_DebugAnnotation_set_int_value(&arg, in->annotation_int);
+    bench_BenchEvent_end_debug_annotations(&ev, &arg);
+    bench_BenchEvent_set_bench_counter(&ev, in->counter);
+    bench_BenchEvent_set_bench_label(&ev, in->label, in->label_len);
+    perfetto_protos_TracePacket_end_track_event_as_bench_BenchEvent(pkt, &ev);
+}
+
+#endif
