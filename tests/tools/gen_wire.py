@@ -18,24 +18,9 @@ import sys
 
 from google.protobuf import descriptor_pb2
 
+from wire import f32, f64, group, ld, tag, varint, vi
+
 FD = descriptor_pb2.FieldDescriptorProto
-
-
-def varint(n):
-    n &= (1 << 64) - 1
-    out = bytearray()
-    while True:
-        b = n & 0x7F
-        n >>= 7
-        if n:
-            out.append(b | 0x80)
-        else:
-            out.append(b)
-            return bytes(out)
-
-
-def tag(num, wt):
-    return varint(num << 3 | wt)
 
 
 class Schema:
@@ -107,19 +92,19 @@ def unknown_field(rnd, depth):
     num = rnd.choice([500, 501, 777, 15000, 2**29 - 1, 19000 - 1])
     k = rnd.randint(0, 4)
     if k == 0:
-        return tag(num, 0) + varint(rnd.getrandbits(rnd.choice([7, 64])))
+        return vi(num, rnd.getrandbits(rnd.choice([7, 64])))
     if k == 1:
-        return tag(num, 1) + struct.pack("<Q", rnd.getrandbits(64))
+        return f64(num, struct.pack("<Q", rnd.getrandbits(64)))
     if k == 2:
-        return tag(num, 5) + struct.pack("<I", rnd.getrandbits(32))
+        return f32(num, struct.pack("<I", rnd.getrandbits(32)))
     if k == 3:
         if depth < 12 and rnd.random() < 0.6:
             body = b"".join(unknown_field(rnd, depth + 1) for _ in range(rnd.randint(0, 3)))
         else:
             body = rand_bytes(rnd)
-        return tag(num, 2) + varint(len(body)) + body
+        return ld(num, body)
     body = b"".join(unknown_field(rnd, depth + 1) for _ in range(rnd.randint(0, 2))) if depth < 5 else b""
-    return tag(num, 3) + body + tag(num, 4)
+    return group(num, body)
 
 
 def gen_msg(rnd, schema, name, depth):
@@ -137,23 +122,19 @@ def gen_msg(rnd, schema, name, depth):
             if depth >= 5:
                 continue
             body = gen_msg(rnd, schema, f.type_name, depth + 1)
-            if f.type == FD.TYPE_GROUP:
-                out.append(tag(f.number, 3) + body + tag(f.number, 4))
-            else:
-                out.append(tag(f.number, 2) + varint(len(body)) + body)
+            out.append(group(f.number, body) if f.type == FD.TYPE_GROUP else ld(f.number, body))
             continue
         if f.type in (FD.TYPE_STRING, FD.TYPE_BYTES):
             b = rand_bytes(rnd, f.type == FD.TYPE_STRING and name in schema.proto3)
-            out.append(tag(f.number, 2) + varint(len(b)) + b)
+            out.append(ld(f.number, b))
             continue
         if rnd.random() < 0.05:  # wrong wire type: an unknown field for protoc
-            out.append(tag(f.number, 5) + b"\x01\x02\x03\x04")
+            out.append(f32(f.number, b"\x01\x02\x03\x04"))
             continue
         n = rnd.randint(1, 3) if f.label == FD.LABEL_REPEATED else 1
         vals = [scalar(rnd, f, schema) for _ in range(n)]
         if f.label == FD.LABEL_REPEATED and rnd.random() < 0.5:
-            body = b"".join(v for _, v in vals)
-            out.append(tag(f.number, 2) + varint(len(body)) + body)
+            out.append(ld(f.number, b"".join(v for _, v in vals)))
         else:
             for wt, v in vals:
                 out.append(tag(f.number, wt) + v)

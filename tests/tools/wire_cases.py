@@ -14,44 +14,7 @@ import os
 import struct
 import sys
 
-
-def varint(n):
-    n &= (1 << 64) - 1
-    out = bytearray()
-    while True:
-        b = n & 0x7F
-        n >>= 7
-        if n:
-            out.append(b | 0x80)
-        else:
-            out.append(b)
-            return bytes(out)
-
-
-def tag(num, wt):
-    return varint(num << 3 | wt)
-
-
-def vi(num, v):
-    return tag(num, 0) + varint(v)
-
-
-def ld(num, body):
-    if isinstance(body, str):
-        body = body.encode()
-    return tag(num, 2) + varint(len(body)) + body
-
-
-def f32(num, b):
-    return tag(num, 5) + b
-
-
-def f64(num, b):
-    return tag(num, 1) + b
-
-
-def zz(v):
-    return (v << 1) ^ (v >> 63)
+from wire import f32, f64, ld, vi, zz
 
 
 S = "tracec_test.p3.Scalars"
