@@ -186,11 +186,15 @@ static uint64_t wait_published(tracec_i_half *hf) {
 }
 
 /*
- * Sets `stolen` on every writer whose chunk lives in half h, then (asymmetric
- * protocol) makes those stores and the writers' busy flags mutually visible
- * before anyone reads busy.  Under mu.
+ * Sets `stolen` on every writer whose chunk lives in half h.  Under mu.
+ * The stores and the writers' busy flags are made mutually visible by the
+ * barrier in wait_writers(), which whoever reads busy calls first, outside
+ * mu (the asymmetric barrier is a system call that interrupts every CPU
+ * running the process; holding mu across it makes writers that want a new
+ * chunk sleep on the mutex).  With `barrier`, the barrier runs here too,
+ * for a caller that resets the half without waiting for writers.
  */
-static void steal_half(tracec_i_buffer *b, int h) {
+static void steal_half(tracec_i_buffer *b, int h, bool barrier) {
     bool any = false;
     for (tracec_i_wstate *ws = b->writers; ws; ws = ws->next) {
         if (ws->blk != NULL && __atomic_load_n(&ws->half, __ATOMIC_RELAXED) == h) {
@@ -198,14 +202,23 @@ static void steal_half(tracec_i_buffer *b, int h) {
             any = true;
         }
     }
-    if (any && b->asym) heavy_barrier();
+    if (barrier && any && b->asym) heavy_barrier();
 }
 
 /*
  * Waits (without mu; b->stealing > 0 keeps the list alive) until no writer
- * whose chunk is in half h has a packet open.  `self` is skipped.
+ * whose chunk is in half h has a packet open.  `self` is skipped.  The
+ * writers' `stolen` flags were set by steal_half() under mu, which the
+ * caller took after that, so a barrier here orders those stores before
+ * the loads of `busy` below, as the Dekker pair needs.
  */
-static void wait_writers(tracec_i_wstate *list, int h, const tracec_i_wstate *self) {
+static void wait_writers(const tracec_i_buffer *b, tracec_i_wstate *list, int h, const tracec_i_wstate *self) {
+    if (b->asym) {
+        bool any = false;
+        for (tracec_i_wstate *ws = list; ws && !any; ws = ws->next)
+            any = ws != self && __atomic_load_n(&ws->half, __ATOMIC_RELAXED) == h;
+        if (any) heavy_barrier();
+    }
     for (tracec_i_wstate *ws = list; ws; ws = ws->next) {
         if (ws == self) continue;
         unsigned n = 0;
@@ -252,7 +265,7 @@ static void do_switch(tracec_i_buffer *b, int x) {
     atomic_store_explicit(&b->active, (uint32_t)y, memory_order_release);
     atomic_fetch_or_explicit(&X->state, TRACEC_I_SEALED, memory_order_acq_rel);
     X->phase = TRACEC_I_FULL;
-    steal_half(b, x);
+    steal_half(b, x, false);
     atomic_fetch_add_explicit(&b->switches, 1, memory_order_relaxed);
     pthread_cond_broadcast(&b->cv);
 }
@@ -262,14 +275,14 @@ static void do_wrap(tracec_i_buffer *b, int x, const tracec_i_wstate *self) {
     int y = 1 - x;
     tracec_i_half *X = &b->half[x], *Y = &b->half[y];
     Y->phase = TRACEC_I_WRAPPING;
-    steal_half(b, y);
+    steal_half(b, y, false);
     b->stealing++;
     tracec_i_wstate *list = b->writers;
     uint32_t from = Y->cur_blk;
     size_t off = Y->cur_off;
     pthread_mutex_unlock(&b->mu);
     uint64_t s = wait_published(Y);
-    wait_writers(list, y, self);
+    wait_writers(b, list, y, self);
     uint64_t lost = count_records(Y, from, TRACEC_I_BLOCKS(s), off);
     pthread_mutex_lock(&b->mu);
     atomic_fetch_add_explicit(&b->overwritten, lost, memory_order_relaxed);
@@ -278,7 +291,7 @@ static void do_wrap(tracec_i_buffer *b, int x, const tracec_i_wstate *self) {
     atomic_store_explicit(&b->active, (uint32_t)y, memory_order_release);
     atomic_fetch_or_explicit(&X->state, TRACEC_I_SEALED, memory_order_acq_rel);
     X->phase = TRACEC_I_FULL;
-    steal_half(b, x);
+    steal_half(b, x, false);
     b->stealing--;
     atomic_fetch_add_explicit(&b->switches, 1, memory_order_relaxed);
     pthread_cond_broadcast(&b->cv);
@@ -327,6 +340,7 @@ static int make_room(tracec_i_buffer *b, int h, uint32_t body, const tracec_i_ws
             if (in_grow && !on_cb) return PARK;
             if (!can_wait) return drop(b, no_wait);
             request(b, TRACEC_I_REQ_FULL);
+            atomic_fetch_add_explicit(&b->waits, 1, memory_order_relaxed);
             pthread_cond_wait(&b->cv, &b->mu);
             return RETRY;
         case TRACEC_BUFFERING_MODE_CIRCULAR:
@@ -766,13 +780,22 @@ static void dput(dctx *d, const tracec_i_blk *rec) {
     if (++d->n == TRACEC_I_BATCH) dflush(d);
 }
 
+#define TRACEC_I_PREFETCH 1024
+
 static void deliver_blocks(dctx *d, uint8_t *mem, uint32_t from, uint32_t to, size_t off) {
     for (uint32_t i = from; i < to; i++) {
         tracec_i_blk *blk = (tracec_i_blk *)(void *)(mem + off);
         if (blk->size == TRACEC_I_CHUNK_MARK) {
             uint32_t used = __atomic_load_n(&blk->category, __ATOMIC_ACQUIRE);
             uint8_t *p = (uint8_t *)(blk + 1), *e = p + used;
+            /* The chunk was written on another core: keep a window of line
+               fetches in flight ahead of the walk, whose next address depends
+               on the record just read (and the hardware prefetcher stops at
+               page boundaries). */
+            uint8_t *pf = p;
             while (p < e) {
+                for (uint8_t *stop = p + TRACEC_I_PREFETCH < e ? p + TRACEC_I_PREFETCH : e; pf < stop; pf += 64)
+                    __builtin_prefetch(pf);
                 tracec_i_blk *rec = (tracec_i_blk *)(void *)p;
                 dput(d, rec);
                 p += TRACEC_I_HDR + rec->body;
@@ -806,7 +829,7 @@ static void deliver_streaming_half(dctx *d, int f) {
     tracec_i_wstate *list = b->writers;
     pthread_mutex_unlock(&b->mu);
     uint64_t s = wait_published(F);
-    wait_writers(list, f, NULL);
+    wait_writers(b, list, f, NULL);
     pthread_mutex_lock(&b->mu);
     b->stealing--; /* the callbacks may release writers */
     pthread_cond_broadcast(&b->cv);
@@ -842,7 +865,7 @@ static void deliver_streaming(dctx *d, uint32_t flags) {
         if (!accepting) {
             /* Stopped: seal the active half without opening the other. */
             atomic_fetch_or_explicit(&X->state, TRACEC_I_SEALED, memory_order_acq_rel);
-            steal_half(b, x);
+            steal_half(b, x, false);
             X->phase = TRACEC_I_FULL;
             continue;
         }
@@ -861,7 +884,7 @@ static void deliver_snapshot(dctx *d) {
     tracec_i_half *X = &b->half[x], *Y = &b->half[y];
     bool circ = b->mode == TRACEC_BUFFERING_MODE_CIRCULAR;
     uint64_t sx = atomic_fetch_or_explicit(&X->state, TRACEC_I_SEALED, memory_order_acq_rel);
-    steal_half(b, x);
+    steal_half(b, x, false);
     X->pinned++;
     if (circ) Y->pinned++;
     b->stealing++;
@@ -871,11 +894,11 @@ static void deliver_snapshot(dctx *d) {
     pthread_mutex_unlock(&b->mu);
 
     wait_published(X);
-    wait_writers(list, x, NULL);
+    wait_writers(b, list, x, NULL);
     uint64_t sy = 0;
     if (circ) {
         sy = wait_published(Y);
-        wait_writers(list, y, NULL);
+        wait_writers(b, list, y, NULL);
     }
     size_t dto = atomic_load_explicit(&b->doff, memory_order_acquire);
     size_t dfrom = b->dcur;
@@ -985,8 +1008,8 @@ void tracec_i_buffer_start(tracec_i_buffer *b, tracec_buffer_disposition_t dispo
         pthread_mutex_unlock(&b->dmu);
         return;
     }
-    steal_half(b, 0);
-    steal_half(b, 1);
+    steal_half(b, 0, true);
+    steal_half(b, 1, true);
     if (disposition == TRACEC_BUFFER_DISPOSITION_CLEAR_ENTIRE) {
         atomic_store_explicit(&b->doff, 0, memory_order_relaxed);
         b->dcur = 0;
@@ -1021,6 +1044,22 @@ void tracec_i_buffer_start(tracec_i_buffer *b, tracec_buffer_disposition_t dispo
 }
 
 /* ---- creation, destruction, queries ---------------------------------------- */
+
+/*
+ * The buffer mutex guards short sections (a chunk, a switch, delivery
+ * bookkeeping): a thread that finds it taken spins a little before it
+ * sleeps (glibc's adaptive mutex), since waking a sleeper costs far more
+ * than the section it waited for.
+ */
+static void init_buffer_mutex(pthread_mutex_t *mu) {
+    pthread_mutexattr_t a;
+    pthread_mutexattr_init(&a);
+#ifdef PTHREAD_MUTEX_ADAPTIVE_NP
+    pthread_mutexattr_settype(&a, PTHREAD_MUTEX_ADAPTIVE_NP);
+#endif
+    pthread_mutex_init(mu, &a);
+    pthread_mutexattr_destroy(&a);
+}
 
 static size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
 
@@ -1084,7 +1123,7 @@ tracec_status_t tracec_create_buffer_with_config(tracec_context_id_t context, co
     }
     for (int i = 0; i < 2; i++) atomic_init(&b->half[i].state, TRACEC_I_SEALED);
     b->half[0].phase = TRACEC_I_FREE;
-    pthread_mutex_init(&b->mu, NULL);
+    init_buffer_mutex(&b->mu);
     pthread_mutex_init(&b->dmu, NULL);
     pthread_cond_init(&b->cv, NULL);
     atomic_init(&b->thread, tracec_i_default_thread());
@@ -1147,8 +1186,8 @@ tracec_status_t tracec_destroy_buffer(tracec_buffer_id_t buffer_id) {
     pthread_mutex_lock(&b->dmu);
     pthread_mutex_lock(&b->mu);
     while (b->delivering || b->stealing) pthread_cond_wait(&b->cv, &b->mu);
-    steal_half(b, 0);
-    steal_half(b, 1);
+    steal_half(b, 0, false);
+    steal_half(b, 1, false);
     for (int i = 0; i < 2; i++) atomic_fetch_or_explicit(&b->half[i].state, TRACEC_I_SEALED, memory_order_acq_rel);
     b->stealing++;
     tracec_i_wstate *list = b->writers;
@@ -1156,7 +1195,7 @@ tracec_status_t tracec_destroy_buffer(tracec_buffer_id_t buffer_id) {
     for (int i = 0; i < 2; i++) {
         if (b->half[i].mem == NULL) continue;
         wait_published(&b->half[i]);
-        wait_writers(list, i, NULL);
+        wait_writers(b, list, i, NULL);
     }
     pthread_mutex_lock(&b->mu);
     b->stealing--;
@@ -1200,6 +1239,7 @@ tracec_status_t tracec_query_buffer_stats(tracec_buffer_id_t buffer_id, tracec_b
     st->deliveries = atomic_load(&b->deliveries);
     st->watermark_requests = atomic_load(&b->wm_requests);
     st->half_switches = atomic_load(&b->switches);
+    st->producer_waits = atomic_load(&b->waits);
     return TRACEC_STATUS_SUCCESS;
 }
 
@@ -1245,7 +1285,7 @@ void tracec_i_buffers_fork_child(void) {
         tracec_i_buffer *b = atomic_load_explicit(&tracec_i_buffers[i], memory_order_acquire);
         if (b == NULL) continue;
         pthread_mutex_unlock(&b->mu);
-        pthread_mutex_init(&b->mu, NULL);
+        init_buffer_mutex(&b->mu);
         pthread_mutex_init(&b->dmu, NULL);
         pthread_cond_init(&b->cv, NULL);
         if (b->half[0].mem == NULL) continue;

@@ -101,7 +101,7 @@ typedef struct tracec_i_buffer {
     struct tracec_i_wstate *writers;
     _Atomic(struct tracec_i_thread *) thread;
 
-    _Atomic uint64_t accepted, dropped, overwritten, delivered, deliveries, wm_requests, switches;
+    _Atomic uint64_t accepted, dropped, overwritten, delivered, deliveries, wm_requests, switches, waits;
     _Atomic uint64_t epoch;
 } tracec_i_buffer;
 

@@ -5,17 +5,54 @@
  * tracec_create_callback_thread().  A thread sleeps until kicked, then
  * runs a delivery pass on each of its buffers that has a request pending.
  */
-#define _POSIX_C_SOURCE 200809L
+#define _GNU_SOURCE 1
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "buffer_internal.h"
 
 _Thread_local tracec_i_thread *tracec_i_current_thread;
 
+/* sched_setattr(2)'s argument (glibc has no wrapper). */
+struct tracec_i_sched_attr {
+    uint32_t size, sched_policy;
+    uint64_t sched_flags;
+    int32_t sched_nice;
+    uint32_t sched_priority;
+    uint64_t sched_runtime, sched_deadline, sched_period;
+};
+
+/*
+ * A callback thread sleeps until a producer kicks it, then must run soon:
+ * while it waits for a CPU, the producers fill the free half and a
+ * LOSSLESS producer then waits.  On a fair-share (EEVDF) kernel a task
+ * that asks for a short slice gets an early deadline and preempts the
+ * running task when it wakes; its CPU share is unchanged.  The slice is a
+ * hint (Linux 6.6+, unprivileged); where it is not supported the call fails
+ * and nothing changes.  TRACEC_CALLBACK_SLICE_US=0 leaves the default.
+ */
+static void short_slice(void) {
+#ifdef SYS_sched_setattr
+    unsigned long us = 100;
+    const char *e = getenv("TRACEC_CALLBACK_SLICE_US");
+    if (e != NULL && *e != '\0') us = strtoul(e, NULL, 10);
+    if (us == 0) return;
+    struct tracec_i_sched_attr a;
+    memset(&a, 0, sizeof a);
+    a.size = sizeof a;
+    a.sched_policy = SCHED_OTHER;
+    a.sched_runtime = (uint64_t)us * 1000u;
+    (void)syscall(SYS_sched_setattr, 0, &a, 0u);
+#endif
+}
+
 static void *thread_main(void *arg) {
     tracec_i_thread *t = (tracec_i_thread *)arg;
     tracec_i_current_thread = t;
+    short_slice();
     uint64_t seen = 0;
     pthread_mutex_lock(&t->mu);
     for (;;) {

@@ -165,6 +165,7 @@ typedef struct tracec_buffer_stats_t {
     uint64_t deliveries;         /* callback invocations */
     uint64_t watermark_requests; /* watermark crossings that requested a delivery */
     uint64_t half_switches;      /* STREAMING half switches / CIRCULAR wraps */
+    uint64_t producer_waits;     /* LOSSLESS: times a producer waited for a half to be delivered */
 } tracec_buffer_stats_t;
 
 tracec_status_t tracec_query_buffer_stats(tracec_buffer_id_t buffer_id, tracec_buffer_stats_t *stats);
