@@ -321,7 +321,8 @@ static int make_room(tracec_i_buffer *b, int h, uint32_t body, const tracec_i_ws
     tracec_i_half *X = &b->half[x];
     uint64_t s = atomic_load_explicit(&X->state, memory_order_acquire);
     if (s & TRACEC_I_SEALED) {
-        /* A delivery is capturing the active half (ONESHOT, CIRCULAR). */
+        /* A delivery is locating the new records of the active half (ONESHOT, CIRCULAR): briefly. */
+        if (in_grow && !on_cb) return PARK;
         if (!can_wait) return drop(b, no_wait);
         pthread_cond_wait(&b->cv, &b->mu);
         return RETRY;
@@ -344,14 +345,18 @@ static int make_room(tracec_i_buffer *b, int h, uint32_t body, const tracec_i_ws
             pthread_cond_wait(&b->cv, &b->mu);
             return RETRY;
         case TRACEC_BUFFERING_MODE_CIRCULAR:
-            if (Y->pinned) return drop(b, TRACEC_STATUS_BUFFER_FULL);
-            if (Y->phase == TRACEC_I_WRAPPING) {
+            /* Overwrite Y, unless a delivery is locating and copying its
+               records or another producer is already wrapping it (both
+               brief: wait), or, in grow(), this writer's open packet sits
+               in Y (park it first: the new chunk may take its place). */
+            if (in_grow && ws != NULL && ws->blk != NULL && __atomic_load_n(&ws->half, __ATOMIC_RELAXED) == y)
+                return on_cb ? (int)drop(b, no_wait) : PARK;
+            if (Y->pinned || Y->phase == TRACEC_I_WRAPPING) {
+                if (in_grow && !on_cb) return PARK;
                 if (!can_wait) return drop(b, no_wait);
                 pthread_cond_wait(&b->cv, &b->mu);
                 return RETRY;
             }
-            if (ws != NULL && ws->blk != NULL && __atomic_load_n(&ws->half, __ATOMIC_RELAXED) == y)
-                return drop(b, TRACEC_STATUS_BUFFER_FULL);
             do_wrap(b, x, ws);
             return RETRY;
         default: /* ONESHOT: no space comes back while it runs; from now on full_drop() refuses without mu */
@@ -782,28 +787,29 @@ static void dput(dctx *d, const tracec_i_blk *rec) {
 
 #define TRACEC_I_PREFETCH 1024
 
-static void deliver_blocks(dctx *d, uint8_t *mem, uint32_t from, uint32_t to, size_t off) {
-    for (uint32_t i = from; i < to; i++) {
-        tracec_i_blk *blk = (tracec_i_blk *)(void *)(mem + off);
+/* Delivers the records of `count` blocks laid out from `p` on. */
+static void deliver_blocks(dctx *d, uint8_t *p, uint32_t count) {
+    for (uint32_t i = 0; i < count; i++) {
+        tracec_i_blk *blk = (tracec_i_blk *)(void *)p;
         if (blk->size == TRACEC_I_CHUNK_MARK) {
             uint32_t used = __atomic_load_n(&blk->category, __ATOMIC_ACQUIRE);
-            uint8_t *p = (uint8_t *)(blk + 1), *e = p + used;
+            uint8_t *r = (uint8_t *)(blk + 1), *e = r + used;
             /* The chunk was written on another core: keep a window of line
                fetches in flight ahead of the walk, whose next address depends
                on the record just read (and the hardware prefetcher stops at
                page boundaries). */
-            uint8_t *pf = p;
-            while (p < e) {
-                for (uint8_t *stop = p + TRACEC_I_PREFETCH < e ? p + TRACEC_I_PREFETCH : e; pf < stop; pf += 64)
+            uint8_t *pf = r;
+            while (r < e) {
+                for (uint8_t *stop = r + TRACEC_I_PREFETCH < e ? r + TRACEC_I_PREFETCH : e; pf < stop; pf += 64)
                     __builtin_prefetch(pf);
-                tracec_i_blk *rec = (tracec_i_blk *)(void *)p;
+                tracec_i_blk *rec = (tracec_i_blk *)(void *)r;
                 dput(d, rec);
-                p += TRACEC_I_HDR + rec->body;
+                r += TRACEC_I_HDR + rec->body;
             }
         } else {
             dput(d, blk);
         }
-        off += TRACEC_I_HDR + blk->body;
+        p += TRACEC_I_HDR + blk->body;
     }
 }
 
@@ -834,7 +840,7 @@ static void deliver_streaming_half(dctx *d, int f) {
     b->stealing--; /* the callbacks may release writers */
     pthread_cond_broadcast(&b->cv);
     pthread_mutex_unlock(&b->mu);
-    deliver_blocks(d, F->mem, 0, TRACEC_I_BLOCKS(s), 0);
+    deliver_blocks(d, F->mem, TRACEC_I_BLOCKS(s));
     dflush(d);
     pthread_mutex_lock(&b->mu);
     F->phase = TRACEC_I_FREE;
@@ -874,7 +880,32 @@ static void deliver_streaming(dctx *d, uint32_t flags) {
     }
 }
 
-/* ONESHOT / CIRCULAR: delivers what is new since the last delivery.  mu held. */
+/*
+ * CIRCULAR: room for a copy of `n` bytes of records in b->snap (grown on
+ * the delivery path only; one delivery at a time uses it).  False if it
+ * cannot be allocated.
+ */
+static bool snap_reserve(tracec_i_buffer *b, size_t n) {
+    if (n <= b->snap_cap) return true;
+    size_t cap = b->snap_cap ? b->snap_cap : 4096u;
+    while (cap < n) cap *= 2u;
+    uint8_t *p = (uint8_t *)realloc(b->snap, cap);
+    if (p == NULL) return false;
+    b->snap = p;
+    b->snap_cap = cap;
+    return true;
+}
+
+/*
+ * ONESHOT / CIRCULAR: delivers what is new since the last delivery.  mu held.
+ *
+ * The halves are pinned (a producer that would wrap into a pinned half
+ * waits) while the new records are located.  ONESHOT never wraps, so its
+ * records are delivered in place.  CIRCULAR copies them out and unpins
+ * before the callbacks run, so producers go on overwriting the oldest
+ * records however long the callbacks take; only if the copy cannot be
+ * allocated are they delivered in place, pinned until the callbacks return.
+ */
 static void deliver_snapshot(dctx *d) {
     tracec_i_buffer *b = d->b;
     while (b->half[0].phase == TRACEC_I_WRAPPING || b->half[1].phase == TRACEC_I_WRAPPING)
@@ -906,6 +937,17 @@ static void deliver_snapshot(dctx *d) {
     uint32_t xto = TRACEC_I_BLOCKS(sx), yto = TRACEC_I_BLOCKS(sy);
     size_t xend = blocks_end(X, xfrom, xto, xoff);
     size_t yend = circ ? blocks_end(Y, yfrom, yto, yoff) : 0;
+    uint8_t *xp = X->mem + xoff, *yp = circ ? Y->mem + yoff : NULL;
+    bool copied = false;
+    if (circ && snap_reserve(b, (yend - yoff) + (xend - xoff))) {
+        /* Y is sealed (not active) and X's blocks up to xto are complete:
+           nothing writes these bytes while they are copied. */
+        memcpy(b->snap, yp, yend - yoff);
+        memcpy(b->snap + (yend - yoff), xp, xend - xoff);
+        yp = b->snap;
+        xp = b->snap + (yend - yoff);
+        copied = true;
+    }
 
     pthread_mutex_lock(&b->mu);
     X->cur_blk = xto;
@@ -916,18 +958,24 @@ static void deliver_snapshot(dctx *d) {
     }
     if (atomic_load_explicit(&b->accepting, memory_order_acquire) && !(sx & TRACEC_I_SEALED))
         atomic_store_explicit(&X->state, sx, memory_order_release); /* unseal: nothing changed while sealed */
+    if (copied) {
+        X->pinned--;
+        Y->pinned--;
+    }
     b->stealing--; /* the callbacks below may release writers */
     pthread_cond_broadcast(&b->cv);
     pthread_mutex_unlock(&b->mu);
 
     deliver_durable(d, dfrom, dto);
-    if (circ) deliver_blocks(d, Y->mem, yfrom, yto, yoff);
-    deliver_blocks(d, X->mem, xfrom, xto, xoff);
+    if (circ) deliver_blocks(d, yp, yto - yfrom);
+    deliver_blocks(d, xp, xto - xfrom);
     dflush(d);
 
     pthread_mutex_lock(&b->mu);
-    X->pinned--;
-    if (circ) Y->pinned--;
+    if (!copied) {
+        X->pinned--;
+        if (circ) Y->pinned--;
+    }
     pthread_cond_broadcast(&b->cv);
 }
 
@@ -1118,6 +1166,7 @@ tracec_status_t tracec_create_buffer_with_config(tracec_context_id_t context, co
         free(b->half[0].mem);
         free(b->half[1].mem);
         free(b->dmem);
+        free(b->snap);
         free(b);
         return TRACEC_STATUS_OUT_OF_MEMORY;
     }
@@ -1142,6 +1191,7 @@ tracec_status_t tracec_create_buffer_with_config(tracec_context_id_t context, co
         free(b->half[0].mem);
         free(b->half[1].mem);
         free(b->dmem);
+        free(b->snap);
         pthread_mutex_destroy(&b->mu);
         pthread_mutex_destroy(&b->dmu);
         pthread_cond_destroy(&b->cv);
@@ -1206,6 +1256,9 @@ tracec_status_t tracec_destroy_buffer(tracec_buffer_id_t buffer_id) {
     free(b->dmem);
     b->dmem = NULL;
     b->durable_cap = 0;
+    free(b->snap);
+    b->snap = NULL;
+    b->snap_cap = 0;
     pthread_cond_broadcast(&b->cv);
     pthread_mutex_unlock(&b->mu);
     pthread_mutex_unlock(&b->dmu);
@@ -1314,6 +1367,7 @@ void tracec_i_buffers_fork_child(void) {
         atomic_store(&b->deliveries, 0);
         atomic_store(&b->wm_requests, 0);
         atomic_store(&b->switches, 0);
+        atomic_store(&b->waits, 0);
         if (atomic_load(&b->accepting)) {
             b->half[0].phase = TRACEC_I_ACTIVE;
             atomic_store(&b->half[0].state, 0);

@@ -91,6 +91,8 @@ typedef struct tracec_i_buffer {
     uint8_t *dmem;
     _Atomic size_t doff; /* committed bytes */
     size_t dcur;         /* delivered bytes (deliverer only) */
+    uint8_t *snap;       /* CIRCULAR: the copy a delivery hands out (deliverer only) */
+    size_t snap_cap;
 
     pthread_mutex_t mu; /* slow paths, delivery bookkeeping */
     pthread_cond_t cv;  /* space freed, delivery done, steal done */

@@ -193,6 +193,151 @@ Test(buffer_modes, circular_keeps_durable_and_references_resolve, .timeout = 30)
 
 Test(buffer_modes, circular_packets_keep_durable_and_references_resolve, .timeout = 30) { circular_run(true); }
 
+/* Holds the first callback call of a collector until the test opens the gate. */
+static void hold_first_call(collector *c, tracec_buffer_id_t id, tracec_record_header_t **h, size_t n) {
+    (void)id, (void)h, (void)n;
+    gate *g = (gate *)c->hook_data;
+    pthread_mutex_lock(&g->mu);
+    int first = !g->entered;
+    g->entered = 1;
+    pthread_cond_broadcast(&g->cv);
+    while (first && !g->open) pthread_cond_wait(&g->cv, &g->mu);
+    pthread_mutex_unlock(&g->mu);
+}
+
+static event make_event(uint64_t seq) {
+    event e = {seq, seq % 16, seq * 0x9E3779B97F4A7C15ull};
+    return e;
+}
+
+/*
+ * CIRCULAR while a callback is slow: a flush delivers the first 1,000
+ * events and its callback is held; meanwhile 20,000 more events wrap the
+ * halves many times.  Every one is accepted (the oldest are overwritten,
+ * none is refused), the held callback still reads its records whole (they
+ * were copied out before it ran), and the second delivery ends with the
+ * newest event: delivered + overwritten = produced.
+ */
+static void circular_slow_callback_run(bool packets) {
+    tracec_context_id_t ctx;
+    collector c;
+    tracec_buffer_id_t b = make(&ctx, TRACEC_BUFFERING_MODE_CIRCULAR, 4096, 4096, &c);
+    gate g;
+    gate_init(&g);
+    c.hook = hold_first_call;
+    c.hook_data = &g;
+    tracec_buffer_writer bw;
+    OK(tracec_buffer_writer_init(&bw, b, 64));
+    const uint64_t first = 1000, produced = 21000;
+    for (uint64_t i = 0; i < produced; i++) {
+        if (i == first) {
+            OK(tracec_flush_buffer_async(b));
+            gate_wait_entered(&g);
+        }
+        event e = make_event(i);
+        if (packets)
+            OK(put_bytes_packet(&bw, TRACEC_BUFFER_CATEGORY_TRACING, TRACEC_BUFFER_TRACING_TRACK_EVENT, &e, sizeof e));
+        else
+            OK(tracec_buffer_emit(b, TRACEC_BUFFER_CATEGORY_TRACING, TRACEC_BUFFER_TRACING_TRACK_EVENT, &e, sizeof e));
+    }
+    tracec_buffer_stats_t st;
+    OK(tracec_query_buffer_stats(b, &st));
+    cr_assert_gt(st.half_switches, 20, "the halves wrapped while the callback was held (%llu)",
+                 (unsigned long long)st.half_switches);
+    gate_open(&g);
+    OK(tracec_flush_buffer(b));
+    OK(tracec_query_buffer_stats(b, &st));
+    cr_assert_eq(st.dropped, 0, "CIRCULAR refused %llu records", (unsigned long long)st.dropped);
+    size_t n = collector_count(&c);
+    cr_assert_gt(n, 0);
+    uint64_t prev = 0;
+    size_t runs = 0;
+    for (size_t i = 0; i < n; i++) {
+        event e;
+        size_t off = packets ? 8 : 0;
+        cr_assert_eq(c.recs[i].size, off + sizeof e);
+        memcpy(&e, c.recs[i].data + off, sizeof e);
+        event want = make_event(e.seq);
+        cr_assert(e.seq < produced && e.name_id == want.name_id && e.epoch == want.epoch,
+                  "record %zu is torn (seq %llu)", i, (unsigned long long)e.seq);
+        if (i == 0 || e.seq != prev + 1) {
+            runs++;
+            cr_assert(i == 0 || e.seq > prev, "records go forward");
+            if (i > 0) cr_assert_eq(prev, first - 1, "the held delivery ends with the last event before it");
+        }
+        prev = e.seq;
+    }
+    cr_assert_leq(runs, 2, "two deliveries, each a contiguous run (%zu runs)", runs);
+    cr_assert_eq(prev, produced - 1, "the newest event is kept");
+    cr_assert_eq(n + st.overwritten, produced, "delivered %zu + overwritten %llu = produced", n,
+                 (unsigned long long)st.overwritten);
+    tracec_buffer_writer_release(&bw);
+    test_end();
+}
+
+Test(buffer_modes, circular_overwrites_while_a_callback_is_slow, .timeout = 30) {
+    circular_slow_callback_run(false);
+}
+
+Test(buffer_modes, circular_packets_overwrite_while_a_callback_is_slow, .timeout = 30) {
+    circular_slow_callback_run(true);
+}
+
+/*
+ * CIRCULAR, a packet that outgrows its chunk when the active half is full
+ * and its own chunk sits in the other half (the one a wrap would
+ * overwrite): grow() cannot wrap over its own partial packet, so it parks
+ * it (copies it aside, gives the chunk back), wraps, and goes on in a new
+ * chunk.  The packet is accepted and delivered whole; nothing is dropped.
+ */
+uint64_t tracec_i_buffer_grow_waits(void); /* runtime test hook (buffer.c) */
+
+Test(buffer_modes, circular_packet_outgrowing_a_chunk_in_the_other_half_parks, .timeout = 30) {
+    tracec_context_id_t ctx;
+    collector c;
+    tracec_buffer_id_t b = make(&ctx, TRACEC_BUFFERING_MODE_CIRCULAR, 4096, 4096, &c);
+    tracec_buffer_writer bw;
+    OK(tracec_buffer_writer_init(&bw, b, 64));
+    /* P opens in a chunk of half 0. */
+    tracec_writer pw;
+    tracec_msg pkt;
+    tracec_buffer_begin_packet(&bw, &pw, TRACEC_BUFFER_CATEGORY_TRACING, TRACEC_BUFFER_TRACING_TRACK_EVENT, &pkt);
+    /* 8-byte records fill half 0 and wrap into half 1 ... */
+    tracec_buffer_stats_t st;
+    uint64_t v = 0;
+    do {
+        OK(tracec_buffer_emit(b, TRACEC_BUFFER_CATEGORY_USER, 1, &v, sizeof v));
+        v++;
+        OK(tracec_query_buffer_stats(b, &st));
+    } while (st.half_switches == 0);
+    /* ... and fill half 1 exactly (4096 bytes: 512 records), without a second wrap. */
+    for (int i = 1; i < 512; i++, v++) OK(tracec_buffer_emit(b, TRACEC_BUFFER_CATEGORY_USER, 1, &v, sizeof v));
+    OK(tracec_query_buffer_stats(b, &st));
+    cr_assert_eq(st.half_switches, 1);
+    /* P now outgrows its chunk: no room in half 1, and its chunk is in half 0. */
+    uint8_t data[1000];
+    for (size_t i = 0; i < sizeof data; i++) data[i] = (uint8_t)(i * 7 + 3);
+    uint64_t parks0 = tracec_i_buffer_grow_waits();
+    tracec_msg_put_bytes(&pkt, TRACEC_TAG(900, TRACEC_WIRE_LEN), data, sizeof data);
+    OK(tracec_buffer_end_packet(&bw, &pw, &pkt));
+    cr_assert_eq(tracec_i_buffer_grow_waits() - parks0, 1, "grow() parked the packet once");
+    OK(tracec_flush_buffer(b));
+    OK(tracec_query_buffer_stats(b, &st));
+    cr_assert_eq(st.dropped, 0);
+    cr_assert_eq(st.half_switches, 2, "the park wrapped over half 0");
+    size_t n = collector_count(&c);
+    cr_assert_gt(n, 0);
+    delivered_rec *last = &c.recs[n - 1];
+    /* 0x0A, 4-byte length, tag of field 900 (2 bytes), length 1000 (2 bytes), the data */
+    cr_assert_eq(last->size, 5 + 2 + 2 + sizeof data);
+    cr_assert_eq(last->data[0], 0x0A);
+    cr_assert_eq(memcmp(last->data + 9, data, sizeof data), 0, "the parked packet arrived whole");
+    cr_assert_eq(n + st.overwritten, (size_t)v + 1, "delivered %zu + overwritten %llu = produced %llu", n,
+                 (unsigned long long)st.overwritten, (unsigned long long)v + 1);
+    tracec_buffer_writer_release(&bw);
+    test_end();
+}
+
 /* A durable packet written through the writer goes to the durable part. */
 Test(buffer_modes, durable_packets, .timeout = 30) {
     tracec_context_id_t ctx;
