@@ -30,20 +30,24 @@ struct tracec_i_sched_attr {
  * while it waits for a CPU, the producers fill the free half and a
  * LOSSLESS producer then waits.  On a fair-share (EEVDF) kernel a task
  * that asks for a short slice gets an early deadline and preempts the
- * running task when it wakes; its CPU share is unchanged.  The slice is a
- * hint (Linux 6.6+, unprivileged); where it is not supported the call fails
- * and nothing changes.  TRACEC_CALLBACK_SLICE_US=0 leaves the default.
+ * running task when it wakes; its CPU share is unchanged.  Only the slice
+ * changes: the policy and nice value are read first and kept, and a thread
+ * that is not SCHED_OTHER is left alone.  The slice is a hint (Linux 6.6+,
+ * unprivileged); where it is not supported the call fails and nothing
+ * changes.  TRACEC_CALLBACK_SLICE_US sets it in microseconds (default
+ * 100; 0 leaves the kernel's default).
  */
 static void short_slice(void) {
-#ifdef SYS_sched_setattr
+#if defined(SYS_sched_setattr) && defined(SYS_sched_getattr)
     unsigned long us = 100;
     const char *e = getenv("TRACEC_CALLBACK_SLICE_US");
     if (e != NULL && *e != '\0') us = strtoul(e, NULL, 10);
     if (us == 0) return;
     struct tracec_i_sched_attr a;
     memset(&a, 0, sizeof a);
+    if (syscall(SYS_sched_getattr, 0, &a, (unsigned)sizeof a, 0u) != 0 || a.sched_policy != SCHED_OTHER) return;
     a.size = sizeof a;
-    a.sched_policy = SCHED_OTHER;
+    a.sched_flags = 0;
     a.sched_runtime = (uint64_t)us * 1000u;
     (void)syscall(SYS_sched_setattr, 0, &a, 0u);
 #endif

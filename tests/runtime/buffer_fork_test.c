@@ -108,9 +108,15 @@ Test(buffer_fork, fork_while_producing_and_delivering, .timeout = 60) {
     for (int k = 0; k < 20; k++) {
         pid_t pid = fork();
         if (pid == 0) {
-            /* The parent's callback thread may have held the collector's lock at fork. */
+            /* The parent's callback thread may have been inside the
+               collector at fork (holding its lock, half-way through growing
+               its array): the child starts from an empty collector. */
             pthread_mutex_init(&c.mu, NULL);
             pthread_cond_init(&c.cv, NULL);
+            c.recs = NULL;
+            c.n = c.cap = 0;
+            atomic_store(&c.in_cb, 0);
+            c.concurrent = 0;
             size_t before = collector_count(&c);
             uint64_t v = 7;
             int bad = tracec_buffer_emit(b, TRACEC_BUFFER_CATEGORY_USER, 3, &v, 8) != TRACEC_STATUS_SUCCESS;

@@ -7,6 +7,8 @@
  */
 #include "buffer_test_util.h"
 
+#include <sched.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 
 #define NPROD 4
@@ -780,42 +782,48 @@ struct sched_attr_t {
     uint32_t sched_util_min, sched_util_max;
 };
 
-static uint64_t my_slice_ns(void) {
-    struct sched_attr_t a;
-    memset(&a, 0, sizeof a);
-    if (syscall(SYS_sched_getattr, 0, &a, (unsigned)sizeof a, 0u) != 0) return 0;
-    return a.sched_runtime;
+static bool my_sched(struct sched_attr_t *a) {
+    memset(a, 0, sizeof *a);
+    return syscall(SYS_sched_getattr, 0, a, (unsigned)sizeof *a, 0u) == 0;
 }
 
 static void slice_hook(collector *c, tracec_buffer_id_t id, tracec_record_header_t **h, size_t n) {
     (void)id, (void)h, (void)n;
-    *(uint64_t *)c->hook_data = my_slice_ns();
+    (void)my_sched((struct sched_attr_t *)c->hook_data);
 }
 
 /*
  * A callback thread asks the scheduler for a 100 us slice (docs/buffers.md:
- * it must run soon after a producer kicks it, or LOSSLESS producers wait).
- * On a kernel that reports a fair-share slice (EEVDF, Linux 6.6+), the
- * callback runs with 100 us while this thread keeps the default.
+ * it must run soon after a producer kicks it, or LOSSLESS producers wait),
+ * and changes nothing else: started from a thread with nice 5, it keeps
+ * nice 5 and SCHED_OTHER.  On a kernel that reports a fair-share slice
+ * (EEVDF, Linux 6.6+), the callback runs with 100 us while this thread
+ * keeps the default.
  */
 Test(buffer_threads, callback_thread_asks_for_a_short_slice, .timeout = 30) {
-    uint64_t mine = my_slice_ns();
+    cr_assert_eq(setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 5), 0);
+    struct sched_attr_t mine;
+    cr_assert(my_sched(&mine));
+    cr_assert_eq(mine.sched_nice, 5);
     tracec_context_id_t ctx;
     collector c;
     tracec_buffer_id_t b = collected_buffer(&ctx, &c, 4096, 0, TRACEC_BUFFER_POLICY_LOSSLESS);
-    uint64_t seen = 0;
+    struct sched_attr_t seen;
+    memset(&seen, 0xff, sizeof seen);
     c.hook = slice_hook;
     c.hook_data = &seen;
     uint64_t v = 1;
     OK(tracec_buffer_emit(b, TRACEC_BUFFER_CATEGORY_USER, 7, &v, sizeof v));
     OK(tracec_flush_buffer(b));
     cr_assert(collector_wait(&c, 1));
-    if (mine == 0) {
+    cr_assert_eq(seen.sched_policy, (uint32_t)SCHED_OTHER);
+    cr_assert_eq(seen.sched_nice, 5, "the callback thread kept its nice value (%d)", seen.sched_nice);
+    if (mine.sched_runtime == 0) {
         fprintf(stderr, "note: this kernel reports no fair-share slice; the hint cannot be checked\n");
     } else {
-        cr_assert_eq(seen, 100000u, "callback thread slice %llu ns (this thread: %llu ns)",
-                     (unsigned long long)seen, (unsigned long long)mine);
-        cr_assert_neq(mine, 100000u);
+        cr_assert_eq(seen.sched_runtime, 100000u, "callback thread slice %llu ns (this thread: %llu ns)",
+                     (unsigned long long)seen.sched_runtime, (unsigned long long)mine.sched_runtime);
+        cr_assert_neq(mine.sched_runtime, 100000u);
     }
     collector_free(&c);
     test_end();
