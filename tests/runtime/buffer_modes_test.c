@@ -6,28 +6,6 @@
  */
 #include "buffer_test_util.h"
 
-/*
- * The setup of most tests: a started context (*ctx), `c` initialised, and
- * a buffer of the context in `mode` (policy NONE, watermark 0) that
- * delivers to `c`.
- */
-static tracec_buffer_id_t make(tracec_context_id_t *ctx, tracec_buffering_mode_t mode, size_t size, size_t durable,
-                               collector *c) {
-    *ctx = started_context();
-    collector_init(c);
-    tracec_buffer_config_t cfg = TRACEC_BUFFER_CONFIG_INIT;
-    cfg.mode = mode;
-    cfg.policy = TRACEC_BUFFER_POLICY_NONE;
-    cfg.size = size;
-    cfg.watermark = 0;
-    cfg.durable_size = durable;
-    cfg.callback = collect_cb;
-    cfg.callback_data = c;
-    tracec_buffer_id_t b;
-    OK(tracec_create_buffer_with_config(*ctx, &cfg, &b));
-    return b;
-}
-
 /* An interned string: durable record {id, name}. */
 typedef struct interned {
     uint64_t id;
@@ -44,7 +22,7 @@ typedef struct event {
 Test(buffer_modes, oneshot_keeps_exactly_the_first_records, .timeout = 30) {
     tracec_context_id_t ctx;
     collector c;
-    tracec_buffer_id_t b = make(&ctx, TRACEC_BUFFERING_MODE_ONESHOT, 4096, 0, &c);
+    tracec_buffer_id_t b = collected_mode_buffer(&ctx, &c, TRACEC_BUFFERING_MODE_ONESHOT, 4096, 0);
     long page = sysconf(_SC_PAGESIZE);
     size_t cap = (size_t)page / 8u;
     uint64_t accepted = 0, refused = 0;
@@ -81,7 +59,7 @@ Test(buffer_modes, oneshot_keeps_exactly_the_first_records, .timeout = 30) {
 Test(buffer_modes, oneshot_packets_keep_the_first, .timeout = 30) {
     tracec_context_id_t ctx;
     collector c;
-    tracec_buffer_id_t b = make(&ctx, TRACEC_BUFFERING_MODE_ONESHOT, 8192, 0, &c);
+    tracec_buffer_id_t b = collected_mode_buffer(&ctx, &c, TRACEC_BUFFERING_MODE_ONESHOT, 8192, 0);
     tracec_buffer_writer bw;
     OK(tracec_buffer_writer_init(&bw, b, 64));
     uint64_t accepted = 0, first_refused = 0;
@@ -132,7 +110,7 @@ Test(buffer_modes, oneshot_packets_keep_the_first, .timeout = 30) {
 static void circular_run(bool packets) {
     tracec_context_id_t ctx;
     collector c;
-    tracec_buffer_id_t b = make(&ctx, TRACEC_BUFFERING_MODE_CIRCULAR, 4096, 4096, &c);
+    tracec_buffer_id_t b = collected_mode_buffer(&ctx, &c, TRACEC_BUFFERING_MODE_CIRCULAR, 4096, 4096);
     for (uint64_t i = 0; i < 16; i++) {
         interned in = {i, {0}};
         snprintf(in.name, sizeof in.name, "name%llu", (unsigned long long)i);
@@ -221,7 +199,7 @@ static event make_event(uint64_t seq) {
 static void circular_slow_callback_run(bool packets) {
     tracec_context_id_t ctx;
     collector c;
-    tracec_buffer_id_t b = make(&ctx, TRACEC_BUFFERING_MODE_CIRCULAR, 4096, 4096, &c);
+    tracec_buffer_id_t b = collected_mode_buffer(&ctx, &c, TRACEC_BUFFERING_MODE_CIRCULAR, 4096, 4096);
     gate g;
     gate_init(&g);
     c.hook = hold_first_call;
@@ -295,7 +273,7 @@ uint64_t tracec_i_buffer_grow_waits(void); /* runtime test hook (buffer.c) */
 Test(buffer_modes, circular_packet_outgrowing_a_chunk_in_the_other_half_parks, .timeout = 30) {
     tracec_context_id_t ctx;
     collector c;
-    tracec_buffer_id_t b = make(&ctx, TRACEC_BUFFERING_MODE_CIRCULAR, 4096, 4096, &c);
+    tracec_buffer_id_t b = collected_mode_buffer(&ctx, &c, TRACEC_BUFFERING_MODE_CIRCULAR, 4096, 4096);
     tracec_buffer_writer bw;
     OK(tracec_buffer_writer_init(&bw, b, 64));
     /* P opens in a chunk of half 0. */
@@ -342,7 +320,7 @@ Test(buffer_modes, circular_packet_outgrowing_a_chunk_in_the_other_half_parks, .
 Test(buffer_modes, durable_packets, .timeout = 30) {
     tracec_context_id_t ctx;
     collector c;
-    tracec_buffer_id_t b = make(&ctx, TRACEC_BUFFERING_MODE_CIRCULAR, 4096, 4096, &c);
+    tracec_buffer_id_t b = collected_mode_buffer(&ctx, &c, TRACEC_BUFFERING_MODE_CIRCULAR, 4096, 4096);
     tracec_buffer_writer bw;
     OK(tracec_buffer_writer_init(&bw, b, 64));
     tracec_writer pw;
@@ -390,7 +368,7 @@ static size_t fill_durable(tracec_buffer_id_t b) {
 Test(buffer_modes, dispositions_oneshot, .timeout = 30) {
     tracec_context_id_t ctx;
     collector c;
-    tracec_buffer_id_t b = make(&ctx, TRACEC_BUFFERING_MODE_ONESHOT, 4096, 4096, &c);
+    tracec_buffer_id_t b = collected_mode_buffer(&ctx, &c, TRACEC_BUFFERING_MODE_ONESHOT, 4096, 4096);
     long page = sysconf(_SC_PAGESIZE);
     size_t cap = (size_t)page / 8u;
     size_t dcap = (size_t)page / 24u; /* 16-byte header + 8-byte payload */
@@ -447,7 +425,7 @@ Test(buffer_modes, dispositions_oneshot, .timeout = 30) {
 Test(buffer_modes, clear_entire_leaves_no_stale_index, .timeout = 30) {
     tracec_context_id_t ctx;
     collector c;
-    tracec_buffer_id_t b = make(&ctx, TRACEC_BUFFERING_MODE_CIRCULAR, 4096, 4096, &c);
+    tracec_buffer_id_t b = collected_mode_buffer(&ctx, &c, TRACEC_BUFFERING_MODE_CIRCULAR, 4096, 4096);
     uint64_t cached_epoch = UINT64_MAX;
     for (int run = 0; run < 3; run++) {
         for (uint64_t i = 0; i < 3000; i++) {

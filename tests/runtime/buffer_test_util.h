@@ -210,6 +210,27 @@ static inline tracec_buffer_id_t collected_buffer(tracec_context_id_t *ctx, coll
     return b;
 }
 
+/*
+ * The same with a buffer in `mode` (policy NONE, watermark 0, the given
+ * durable size; 0: the default) made with tracec_create_buffer_with_config.
+ */
+static inline tracec_buffer_id_t collected_mode_buffer(tracec_context_id_t *ctx, collector *c,
+                                                       tracec_buffering_mode_t mode, size_t size, size_t durable) {
+    *ctx = started_context();
+    collector_init(c);
+    tracec_buffer_config_t cfg = TRACEC_BUFFER_CONFIG_INIT;
+    cfg.mode = mode;
+    cfg.policy = TRACEC_BUFFER_POLICY_NONE;
+    cfg.size = size;
+    cfg.watermark = 0;
+    cfg.durable_size = durable;
+    cfg.callback = collect_cb;
+    cfg.callback_data = c;
+    tracec_buffer_id_t b;
+    OK(tracec_create_buffer_with_config(*ctx, &cfg, &b));
+    return b;
+}
+
 /* Flushes `b` (waiting for the delivery) and returns its stats. */
 static inline tracec_buffer_stats_t flush_and_stats(tracec_buffer_id_t b) {
     OK(tracec_flush_buffer(b));

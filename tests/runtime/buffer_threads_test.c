@@ -312,17 +312,9 @@ Test(buffer_threads, lossless_packet_larger_than_a_half_is_an_error, .timeout = 
  * is BUFFER_FULL and counted: delivered + dropped = produced.
  */
 Test(buffer_threads, oneshot_full_concurrent_drops_are_exact, .timeout = 60) {
-    tracec_context_id_t ctx = started_context();
+    tracec_context_id_t ctx;
     collector c;
-    collector_init(&c);
-    tracec_buffer_config_t cfg = TRACEC_BUFFER_CONFIG_INIT;
-    cfg.mode = TRACEC_BUFFERING_MODE_ONESHOT;
-    cfg.policy = TRACEC_BUFFER_POLICY_NONE;
-    cfg.size = 16384;
-    cfg.callback = collect_cb;
-    cfg.callback_data = &c;
-    tracec_buffer_id_t b;
-    OK(tracec_create_buffer_with_config(ctx, &cfg, &b));
+    tracec_buffer_id_t b = collected_mode_buffer(&ctx, &c, TRACEC_BUFFERING_MODE_ONESHOT, 16384, 0);
     static const size_t lens[NPROD] = {32, 56, 40, 120};
     prod ps[NPROD];
     prods_init(ps, NPROD, b, 20000, 0, 0);
@@ -669,18 +661,10 @@ Test(buffer_threads, handover_hammer_seq_cst_fallback, .timeout = 60) { handover
  * twice, and delivered + overwritten = produced.
  */
 Test(buffer_threads, circular_wraps_under_producers_and_flushes, .timeout = 60) {
-    tracec_context_id_t ctx = started_context();
+    tracec_context_id_t ctx;
     collector c;
-    collector_init(&c);
+    tracec_buffer_id_t b = collected_mode_buffer(&ctx, &c, TRACEC_BUFFERING_MODE_CIRCULAR, 8192, 0);
     c.slow_us = 100;
-    tracec_buffer_config_t cfg = TRACEC_BUFFER_CONFIG_INIT;
-    cfg.mode = TRACEC_BUFFERING_MODE_CIRCULAR;
-    cfg.policy = TRACEC_BUFFER_POLICY_NONE;
-    cfg.size = 8192;
-    cfg.callback = collect_cb;
-    cfg.callback_data = &c;
-    tracec_buffer_id_t b;
-    OK(tracec_create_buffer_with_config(ctx, &cfg, &b));
     prod ps[NPROD];
     prods_init(ps, NPROD, b, 20000, 0, 1200);
     for (int i = 0; i < NPROD; i++) {
