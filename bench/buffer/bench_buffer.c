@@ -7,7 +7,7 @@
  *
  * Prints a table; appends one JSON line per measurement to
  * $TRACEC_BENCH_JSON: {"bench": "buffer_1thread"|"buffer_2threads",
- * "impl": ..., "ns_per_op", "mb_per_s", "dropped"}, and one
+ * "impl": ..., "ns_per_op", "mb_per_s", "dropped", "overwritten"}, and one
  * {"bench": "buffer_scaling", ...} line.  ns_per_op is wall time per packet
  * of all threads together (two threads: 1 / aggregate rate); cpu-ns is the
  * producers' CPU time per packet (thread CPU clocks), dlv-cpu-ns the CPU
@@ -118,7 +118,8 @@ typedef struct result {
     double ns_per_op, mb_per_s;
     double cpu_ns_per_op; /* CPU time of the producer threads per packet (steadier on a loaded machine) */
     double other_cpu_ns_per_op; /* CPU time of the rest of the process (the delivery thread) per packet */
-    uint64_t dropped;
+    uint64_t dropped;     /* refused (DISCARD, ONESHOT once full) */
+    uint64_t overwritten; /* CIRCULAR: undelivered records overwritten by wrap-around */
     uint64_t waits; /* LOSSLESS: times a producer waited for a half to be delivered */
 } result;
 
@@ -160,7 +161,8 @@ static result run_buffer(tracec_buffering_mode_t mode, tracec_buffer_policy_t po
     r.other_cpu_ns_per_op = (p1 - p0) * 1e9 / (double)total - r.cpu_ns_per_op;
     r.ns_per_op = (t1 - t0) * 1e9 / (double)total;
     r.mb_per_s = (double)total * (double)g_packet_bytes / (t1 - t0) / 1e6;
-    r.dropped = st.dropped + st.overwritten;
+    r.dropped = st.dropped;
+    r.overwritten = st.overwritten;
     r.waits = st.producer_waits;
     return r;
 }
@@ -204,7 +206,7 @@ static result run_direct(int threads, uint64_t total) {
     for (int i = 0; i < threads; i++) pthread_join(t[i], NULL);
     double t1 = now_s();
     pthread_barrier_destroy(&start);
-    result r = {(t1 - t0) * 1e9 / (double)total, (double)total * (double)g_packet_bytes / (t1 - t0) / 1e6, 0, 0, 0, 0};
+    result r = {(t1 - t0) * 1e9 / (double)total, (double)total * (double)g_packet_bytes / (t1 - t0) / 1e6, 0, 0, 0, 0, 0};
     for (int i = 0; i < threads; i++) r.cpu_ns_per_op += jobs[i].cpu_s * 1e9 / (double)total;
     return r;
 }
@@ -271,8 +273,8 @@ int main(void) {
                                               : run_buffer(impls[k].mode, impls[k].policy, threads, total);
             }
 
-    printf("%-16s %-28s %10s %10s %10s %10s %10s %10s %8s\n", "bench", "impl", "ns/packet", "median", "cpu-ns",
-           "dlv-cpu-ns", "MB/s", "dropped", "waits");
+    printf("%-16s %-28s %10s %10s %10s %10s %10s %10s %11s %8s\n", "bench", "impl", "ns/packet", "median", "cpu-ns",
+           "dlv-cpu-ns", "MB/s", "dropped", "overwritten", "waits");
     for (int threads = tmin; threads <= tmax; threads++) {
         const char *bench = threads == 1 ? "buffer_1thread" : "buffer_2threads";
         for (size_t k = 0; k < N_IMPLS; k++) {
@@ -290,16 +292,18 @@ int main(void) {
             }
             double median = median_of(ns, reps), cpu_median = median_of(cpu, reps);
             double other_median = median_of(other, reps);
-            printf("%-16s %-28s %10.2f %10.2f %10.2f %10.2f %10.1f %10llu %8.1f\n", bench, impls[k].name,
+            printf("%-16s %-28s %10.2f %10.2f %10.2f %10.2f %10.1f %10llu %11llu %8.1f\n", bench, impls[k].name,
                    best.ns_per_op, median, cpu_median, other_median, best.mb_per_s, (unsigned long long)best.dropped,
-                   (double)waits / reps);
+                   (unsigned long long)best.overwritten, (double)waits / reps);
             if (jf)
                 fprintf(jf,
                         "{\"bench\": \"%s\", \"impl\": \"%s\", \"ns_per_op\": %.3f, \"ns_median\": %.3f, "
-                        "\"cpu_ns_median\": %.3f, \"mb_per_s\": %.1f, \"dropped\": %llu, \"threads\": %d, "
+                        "\"cpu_ns_median\": %.3f, \"mb_per_s\": %.1f, \"dropped\": %llu, \"overwritten\": %llu, "
+                        "\"threads\": %d, "
                         "\"packet_bytes\": %zu}\n",
                         bench, impls[k].name, best.ns_per_op, median, cpu_median, best.mb_per_s,
-                        (unsigned long long)best.dropped, threads, g_packet_bytes);
+                        (unsigned long long)best.dropped, (unsigned long long)best.overwritten, threads,
+                        g_packet_bytes);
         }
     }
     /* Targets, as medians of per-round ratios. */
