@@ -138,7 +138,14 @@ tracec_status_t tracec_flush_buffer(tracec_buffer_id_t buffer_id);
 /* Requests a delivery and returns at once. */
 tracec_status_t tracec_flush_buffer_async(tracec_buffer_id_t buffer_id);
 
-/* A new dedicated callback thread.  LIMIT_EXCEEDED, BAD_STATE after finalize. */
+/*
+ * A new dedicated callback thread.  LIMIT_EXCEEDED, BAD_STATE after finalize.
+ * Callback threads (this one and the default one) ask the kernel for a
+ * 100 us scheduler slice so that they run soon after a producer wakes them
+ * (Linux 6.6+; policy, nice value and CPU share unchanged);
+ * TRACEC_CALLBACK_SLICE_US in the environment sets it in microseconds, 0
+ * turns it off.  See docs/buffers.md.
+ */
 tracec_status_t tracec_create_callback_thread(tracec_callback_thread_t *cb_thread_id);
 
 /*
