@@ -28,6 +28,17 @@ int tracec_tp_lex(TRACEC_TP_STYPE *lval, void *scanner);
 #define YYMAXDEPTH 10000000
 #define CHECK(x) do { if (!(x)) YYABORT; } while (0)
 static void tracec_tp_error(void *scanner, tp_ctx *P, const char *msg);
+
+/* The ':' or '{' after the identifier of a T_NAME_COLON / T_NAME_BRACE token. */
+static inline const char *tp_after_name(const tp_tok *t) {
+    const char *p = t->p + t->len;
+    while (*p != ':' && *p != '{') p++;
+    return p;
+}
+
+/* Takes the identifier of a T_NAME_COLON / T_NAME_BRACE token as a value: the
+ * scanner returns its ':' or '{' next. */
+static inline void tp_split(tp_ctx *P, const tp_tok *t) { P->pending = tp_after_name(t); }
 }
 
 %token T_IDENT "identifier"
@@ -37,6 +48,9 @@ static void tracec_tp_error(void *scanner, tp_ctx *P, const char *msg);
 %token T_FLOAT "float"
 %token T_STRING "string"
 %token T_LEXERR "invalid token"
+/* "name:" and "name {" in one token: the value is the identifier. */
+%token T_NAME_COLON "identifier ':'"
+%token T_NAME_BRACE "identifier '{'"
 
 %%
 
@@ -62,6 +76,18 @@ fields
     | fields fname list_nc
     | fields fname list_nc ','
     | fields fname list_nc ';'
+    | fields fname_c scalar
+    | fields fname_c scalar ','
+    | fields fname_c scalar ';'
+    | fields fname_c msgval
+    | fields fname_c msgval ','
+    | fields fname_c msgval ';'
+    | fields fname_c list_c
+    | fields fname_c list_c ','
+    | fields fname_c list_c ';'
+    | fields msg_b
+    | fields msg_b ','
+    | fields msg_b ';'
     ;
 
 fname
@@ -75,13 +101,13 @@ ext_name
     ;
 
 dotted
-    : T_IDENT                       { CHECK(tp_name_first(P, &$1)); }
-    | dotted '.' T_IDENT            { CHECK(tp_name_append(P, '.', &$3)); }
+    : ident                         { CHECK(tp_name_first(P, &$1)); }
+    | dotted '.' ident              { CHECK(tp_name_append(P, '.', &$3)); }
     ;
 
 dotted_more
-    : T_IDENT                       { CHECK(tp_name_append(P, 0, &$1)); }
-    | dotted_more '.' T_IDENT       { CHECK(tp_name_append(P, '.', &$3)); }
+    : ident                         { CHECK(tp_name_append(P, 0, &$1)); }
+    | dotted_more '.' ident         { CHECK(tp_name_append(P, '.', &$3)); }
     ;
 
 list_nc
@@ -119,16 +145,39 @@ scalar
     | T_HEX                         { CHECK(tp_value_number(P, &$1, 'x', false, NULL)); }
     | T_FLOAT                       { CHECK(tp_value_number(P, &$1, 'f', false, NULL)); }
     | T_IDENT                       { CHECK(tp_value_ident(P, &$1, false, NULL)); }
+    | T_NAME_COLON                  { tp_split(P, &$1); CHECK(tp_value_ident(P, &$1, false, NULL)); }
+    | T_NAME_BRACE                  { tp_split(P, &$1); CHECK(tp_value_ident(P, &$1, false, NULL)); }
     | '-' T_DEC                     { CHECK(tp_value_number(P, &$2, 'd', true, $1.p)); }
     | '-' T_OCT                     { CHECK(tp_value_number(P, &$2, 'o', true, $1.p)); }
     | '-' T_HEX                     { CHECK(tp_value_number(P, &$2, 'x', true, $1.p)); }
     | '-' T_FLOAT                   { CHECK(tp_value_number(P, &$2, 'f', true, $1.p)); }
     | '-' T_IDENT                   { CHECK(tp_value_ident(P, &$2, true, $1.p)); }
+    | '-' T_NAME_COLON              { tp_split(P, &$2); CHECK(tp_value_ident(P, &$2, true, $1.p)); }
+    | '-' T_NAME_BRACE              { tp_split(P, &$2); CHECK(tp_value_ident(P, &$2, true, $1.p)); }
     ;
 
 strings
     : T_STRING                      { CHECK(tp_str_first(P, &$1)); }
     | strings T_STRING              { CHECK(tp_str_more(P, &$2)); }
+    ;
+
+/* The common cases in fewer steps: "name:" and "name {" are single tokens. */
+fname_c
+    : T_NAME_COLON                  { CHECK(tp_field(P, &$1)); }
+    ;
+
+msg_b
+    : T_NAME_BRACE { CHECK(tp_field(P, &$1) && tp_push(P, tp_after_name(&$1), '}')); }
+      fields '}'                    { CHECK(tp_pop(P, $4.p)); }
+    ;
+
+/* Where an identifier is a value or part of a name, a T_NAME_COLON or
+ * T_NAME_BRACE is that identifier and its ':' or '{' is the next token, as
+ * if they had been scanned apart (same errors, in the same order). */
+ident
+    : T_IDENT
+    | T_NAME_COLON                  { tp_split(P, &$1); }
+    | T_NAME_BRACE                  { tp_split(P, &$1); }
     ;
 
 %%
@@ -149,6 +198,11 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, void *scanner, tp_ctx 
     char list[512];
     size_t used = 0;
     list[0] = '\0';
+    /* T_NAME_COLON and T_NAME_BRACE are expected wherever an identifier is: not listed. */
+    int kept = 0;
+    for (int i = 0; i < n; i++)
+        if (exp[i] != YYSYMBOL_T_NAME_COLON && exp[i] != YYSYMBOL_T_NAME_BRACE) exp[kept++] = exp[i];
+    n = kept;
     for (int i = 0; i < n && used < sizeof list - 64; i++) {
         const char *name = exp[i] == YYSYMBOL_YYEOF ? "end of input" : yysymbol_name(exp[i]);
         size_t nl = strlen(name);

@@ -82,6 +82,7 @@ typedef struct tp_ctx {
     const char *tok_p;
     size_t tok_len;
     const char *lex_error; /* message of a lexical error at tok_p */
+    const char *pending;   /* a ':' or '{' to return as the next token, or NULL */
 } tp_ctx;
 
 /* The actions' entry points, kept in the tracec_ namespace of the archive. */
