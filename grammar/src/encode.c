@@ -313,6 +313,7 @@ static bool push_frame(tp_ctx *P, const tracec_msgdef *m, const char *open) {
     tp_frame *F = &P->frames[++P->depth];
     memset(F, 0, sizeof *F);
     F->msg = m;
+    F->prev = m;
     F->words = P->n_words;
     F->n_exts = P->n_exts;
     F->open = open;
@@ -378,6 +379,37 @@ static bool check_required(tp_ctx *P, tp_frame *F, const char *at) {
 
 /* ---- Field names ---------------------------------------------------------- */
 
+static inline tp_predict *predict_slot(tp_ctx *P, const void *key) {
+    uintptr_t k = (uintptr_t)key;
+    return &P->predict[((k >> 4) ^ (k >> 12)) & (TP_PREDICT_SLOTS - 1)];
+}
+
+static inline uint64_t load8(const char *p) {
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return v;
+}
+
+static inline uint32_t load4(const char *p) {
+    uint32_t v;
+    memcpy(&v, p, 4);
+    return v;
+}
+
+/* Whether the n bytes at a and b are equal: a short compare, inlined, that
+ * reads no byte outside the two ranges (the last word overlaps the one before). */
+static inline bool bytes_eq(const char *a, const char *b, size_t n) {
+    if (n >= 8) {
+        for (size_t i = 0; i + 8 < n; i += 8)
+            if (load8(a + i) != load8(b + i)) return false;
+        return load8(a + n - 8) == load8(b + n - 8);
+    }
+    if (n >= 4) return load4(a) == load4(b) && load4(a + n - 4) == load4(b + n - 4);
+    for (; n; a++, b++, n--)
+        if (*a != *b) return false;
+    return true;
+}
+
 bool tp_field(tp_ctx *P, const tp_tok *name) {
     tp_frame *F = top(P);
     P->cur_name = name->p;
@@ -389,7 +421,18 @@ bool tp_field(tp_ctx *P, const tp_tok *name) {
         P->cur_skip = true;
         return true;
     }
-    const tracec_fielddef *f = tracec_i_field_by_name_n(F->msg, name->p, name->len);
+    /* The field that followed the previous one last time, else the hash table.
+     * Only fields found by their own name are predicted, so a hit is what the
+     * table would return. */
+    tp_predict *pr = predict_slot(P, F->prev);
+    const tracec_fielddef *f;
+    if (pr->key == F->prev && pr->len == name->len && bytes_eq(pr->next->name, name->p, name->len)) {
+        f = pr->next;
+    } else {
+        f = tracec_i_field_by_name_n(F->msg, name->p, name->len);
+        if (f && f->name[name->len] == '\0' && memcmp(f->name, name->p, name->len) == 0)
+            *pr = (tp_predict){F->prev, f, name->len};
+    }
     if (f == NULL) {
         if (tracec_i_is_reserved_name(F->msg, name->p, name->len)) {
             P->cur_skip = true;
@@ -403,6 +446,16 @@ bool tp_field(tp_ctx *P, const tp_tok *name) {
                         F->msg->full_name, hint);
     }
     P->cur = f;
+    F->prev = f;
+    if (f->repeated) return true;
+    if (f->oneof_index < 0) { /* mark_seen's common case, inline */
+        uint64_t *w = &P->words[F->words + f->index / 64];
+        uint64_t mask = (uint64_t)1 << (f->index % 64);
+        if (!(*w & mask)) {
+            *w |= mask;
+            return true;
+        }
+    }
     return mark_seen(P, F, f, name->p);
 }
 

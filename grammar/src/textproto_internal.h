@@ -25,6 +25,7 @@ typedef struct tp_tok {
 
 typedef struct tp_frame {
     const tracec_msgdef *msg;     /* NULL when skipping a reserved field's value */
+    const void *prev;             /* the last field named in this frame, or msg (prediction key) */
     const tracec_fielddef *field; /* the field whose value this frame is (restored on pop) */
     size_t len_pos;               /* position of the reserved length byte */
     size_t words;                 /* first word of this frame's "seen" bitset */
@@ -36,6 +37,16 @@ typedef struct tp_frame {
     bool parent_skip;             /* the parent's state, restored on pop */
     bool parent_in_list;
 } tp_frame;
+
+/* Field-name prediction: text of one message type repeats its field sequence,
+ * so the field named after `key` (a fielddef, or a msgdef for the first field)
+ * is most likely the one named after it last time. */
+#define TP_PREDICT_SLOTS 256
+typedef struct tp_predict {
+    const void *key;
+    const tracec_fielddef *next;
+    size_t len; /* strlen(next->name) */
+} tp_predict;
 
 typedef struct tp_ctx {
     const tracec_pool *pool;
@@ -65,6 +76,7 @@ typedef struct tp_ctx {
     size_t cur_name_len;
     bool cur_skip;                /* reserved name, or inside a skipped value */
     bool in_list;
+    tp_predict predict[TP_PREDICT_SLOTS];
 
     /* String concatenation and names in brackets. */
     char *scratch;
