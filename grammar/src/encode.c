@@ -893,7 +893,36 @@ static uint64_t parse_uint(const tp_tok *t, char kind, bool *overflow) {
     return v;
 }
 
+/* A float token of the form DIGITS[.DIGITS] with at most 15 digits: the digits
+ * are exact in a double, and so is 10^k for k <= 22, so one division gives
+ * the correctly rounded value, the same as strtod's. */
+static bool parse_double_fast(const tp_tok *t, double *out) {
+    static const double pow10[16] = {1e0, 1e1, 1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                     1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
+    if (t->len > 16) return false;
+    uint64_t m = 0;
+    int digits = 0, frac = 0;
+    bool dot = false;
+    for (size_t i = 0; i < t->len; i++) {
+        char c = t->p[i];
+        if (c >= '0' && c <= '9') {
+            m = m * 10 + (uint64_t)(c - '0');
+            digits++;
+            frac += dot;
+        } else if (c == '.' && !dot) {
+            dot = true;
+        } else {
+            return false;
+        }
+    }
+    if (digits == 0 || digits > 15) return false;
+    *out = (double)m / pow10[frac];
+    return true;
+}
+
 static double parse_double(tp_ctx *P, const tp_tok *t) {
+    double fast;
+    if (parse_double_fast(t, &fast)) return fast;
     char small[64];
     char *buf = small;
     size_t n = t->len;
@@ -968,6 +997,26 @@ bool tp_value_number(tp_ctx *P, const tp_tok *t, char kind, bool neg, const char
         double v = parse_double(P, t);
         if (P->failed) return false;
         return write_double(P, f, neg ? -v : v);
+    }
+    if (kind == 'd' && t->len <= 18) {
+        /* The common case: a decimal into an int32/int64/uint32/uint64 field.
+         * At most 18 digits cannot overflow; anything out of range, and the
+         * other types, take the general path below. */
+        uint64_t mag = 0;
+        for (size_t i = 0; i < t->len; i++) mag = mag * 10 + (uint64_t)(t->p[i] - '0');
+        bool fits;
+        switch (ty) {
+        case TRACEC_TYPE_INT64: fits = true; break;
+        case TRACEC_TYPE_INT32: fits = mag <= (uint64_t)INT32_MAX + neg; break;
+        case TRACEC_TYPE_UINT64: fits = !neg; break;
+        case TRACEC_TYPE_UINT32: fits = !neg && mag <= UINT32_MAX; break;
+        default: fits = false; break;
+        }
+        if (fits) {
+            if (!begin_value(P, f) || !reserve(P, 10)) return false;
+            put_varint(P, neg ? 0 - mag : mag);
+            return true;
+        }
     }
     if (ty == TRACEC_TYPE_STRING || ty == TRACEC_TYPE_BYTES || ty == TRACEC_TYPE_MESSAGE ||
         ty == TRACEC_TYPE_GROUP)
