@@ -448,11 +448,20 @@ bool tp_field(tp_ctx *P, const tp_tok *name) {
     P->cur = f;
     F->prev = f;
     if (f->repeated) return true;
-    if (f->oneof_index < 0) { /* mark_seen's common case, inline */
-        uint64_t *w = &P->words[F->words + f->index / 64];
-        uint64_t mask = (uint64_t)1 << (f->index % 64);
-        if (!(*w & mask)) {
+    /* mark_seen's common case inline: the field (and its oneof) not seen yet. */
+    uint64_t *w = &P->words[F->words + f->index / 64];
+    uint64_t mask = (uint64_t)1 << (f->index % 64);
+    if (!(*w & mask)) {
+        if (f->oneof_index < 0) {
             *w |= mask;
+            return true;
+        }
+        size_t bit = F->msg->n_fields + (size_t)f->oneof_index;
+        uint64_t *wo = &P->words[F->words + bit / 64];
+        uint64_t mask_o = (uint64_t)1 << (bit % 64);
+        if (!(*wo & mask_o)) {
+            *w |= mask;
+            *wo |= mask_o;
             return true;
         }
     }
