@@ -76,9 +76,19 @@ fields
     | fields fname list_nc
     | fields fname list_nc ','
     | fields fname list_nc ';'
-    | fields fname_c scalar
-    | fields fname_c scalar ','
-    | fields fname_c scalar ';'
+    | fields fname_c scalar_x
+    | fields fname_c scalar_x ','
+    | fields fname_c scalar_x ';'
+    /* The commonest values encoded by the field-list reduction itself. */
+    | fields fname_c T_DEC          { CHECK(tp_value_number(P, &$3, 'd', false, NULL)); }
+    | fields fname_c T_DEC ','      { CHECK(tp_value_number(P, &$3, 'd', false, NULL)); }
+    | fields fname_c T_DEC ';'      { CHECK(tp_value_number(P, &$3, 'd', false, NULL)); }
+    | fields fname_c strings        { CHECK(tp_value_string(P)); }
+    | fields fname_c strings ','    { CHECK(tp_value_string(P)); }
+    | fields fname_c strings ';'    { CHECK(tp_value_string(P)); }
+    | fields fname_c T_IDENT        { CHECK(tp_value_ident(P, &$3, false, NULL)); }
+    | fields fname_c T_IDENT ','    { CHECK(tp_value_ident(P, &$3, false, NULL)); }
+    | fields fname_c T_IDENT ';'    { CHECK(tp_value_ident(P, &$3, false, NULL)); }
     | fields fname_c msgval
     | fields fname_c msgval ','
     | fields fname_c msgval ';'
@@ -141,10 +151,15 @@ msgval
 scalar
     : strings                       { CHECK(tp_value_string(P)); }
     | T_DEC                         { CHECK(tp_value_number(P, &$1, 'd', false, NULL)); }
-    | T_OCT                         { CHECK(tp_value_number(P, &$1, 'o', false, NULL)); }
+    | T_IDENT                       { CHECK(tp_value_ident(P, &$1, false, NULL)); }
+    | scalar_x
+    ;
+
+/* The scalars other than a decimal, a string or an identifier. */
+scalar_x
+    : T_OCT                         { CHECK(tp_value_number(P, &$1, 'o', false, NULL)); }
     | T_HEX                         { CHECK(tp_value_number(P, &$1, 'x', false, NULL)); }
     | T_FLOAT                       { CHECK(tp_value_number(P, &$1, 'f', false, NULL)); }
-    | T_IDENT                       { CHECK(tp_value_ident(P, &$1, false, NULL)); }
     | T_NAME_COLON                  { tp_split(P, &$1); CHECK(tp_value_ident(P, &$1, false, NULL)); }
     | T_NAME_BRACE                  { tp_split(P, &$1); CHECK(tp_value_ident(P, &$1, false, NULL)); }
     | '-' T_DEC                     { CHECK(tp_value_number(P, &$2, 'd', true, $1.p)); }
