@@ -11,6 +11,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include <ctype.h>
+#include <float.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -906,6 +907,11 @@ static uint64_t parse_uint(const tp_tok *t, char kind, bool *overflow) {
  * are exact in a double, and so is 10^k for k <= 22, so one division gives
  * the correctly rounded value, the same as strtod's. */
 static bool parse_double_fast(const tp_tok *t, double *out) {
+#if !defined(FLT_EVAL_METHOD) || FLT_EVAL_METHOD != 0
+    /* x87 arithmetic divides in extended precision and rounds twice: strtod only. */
+    (void)t, (void)out;
+    return false;
+#else
     static const double pow10[16] = {1e0, 1e1, 1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
                                      1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
     if (t->len > 16) return false;
@@ -927,6 +933,7 @@ static bool parse_double_fast(const tp_tok *t, double *out) {
     if (digits == 0 || digits > 15) return false;
     *out = (double)m / pow10[frac];
     return true;
+#endif
 }
 
 static double parse_double(tp_ctx *P, const tp_tok *t) {
