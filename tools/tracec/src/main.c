@@ -332,18 +332,27 @@ static int cmd_encode(const cli *c, tracec_pool *pool) {
     return ok ? EXIT_OK : EXIT_INVALID;
 }
 
+/*
+ * decode and args: reads the trace `in`, adds the descriptors it carries to
+ * the pool, and opens `outp`.  NULL (the error already printed) if either
+ * fails; otherwise the caller frees *data and closes the stream.
+ */
+static FILE *open_trace_io(const cli *c, tracec_pool *pool, const char *in, const char *outp, char **data,
+                           size_t *size) {
+    if (!read_all(in, data, size)) return NULL;
+    load_trace_descriptors(pool, c, *data, *size, display_name(in));
+    FILE *f = open_out(outp);
+    if (!f) free(*data);
+    return f;
+}
+
 static int cmd_decode(const cli *c, tracec_pool *pool) {
     const char *in = c->n_pos > 0 ? c->pos[0] : "-";
     const char *outp = c->n_pos > 1 ? c->pos[1] : "-";
     char *data;
     size_t size;
-    if (!read_all(in, &data, &size)) return EXIT_INVALID;
-    load_trace_descriptors(pool, c, data, size, display_name(in));
-    FILE *f = open_out(outp);
-    if (!f) {
-        free(data);
-        return EXIT_INVALID;
-    }
+    FILE *f = open_trace_io(c, pool, in, outp, &data, &size);
+    if (!f) return EXIT_INVALID;
     static char obuf[1 << 16];
     setvbuf(f, obuf, _IOFBF, sizeof obuf);
     tracec_decode_options o = TRACEC_DECODE_OPTIONS_INIT;
@@ -400,13 +409,8 @@ static int cmd_args(const cli *c, tracec_pool *pool) {
     const char *outp = c->n_pos > 1 ? c->pos[1] : "-";
     char *data;
     size_t size;
-    if (!read_all(in, &data, &size)) return EXIT_INVALID;
-    load_trace_descriptors(pool, c, data, size, display_name(in));
-    FILE *f = open_out(outp);
-    if (!f) {
-        free(data);
-        return EXIT_INVALID;
-    }
+    FILE *f = open_trace_io(c, pool, in, outp, &data, &size);
+    if (!f) return EXIT_INVALID;
     tracec_decode_options o = TRACEC_DECODE_OPTIONS_INIT;
     o.file_name = display_name(in);
     o.extension_descriptors = false;
