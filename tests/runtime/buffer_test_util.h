@@ -166,6 +166,21 @@ static void collect_cb(tracec_context_id_t ctx, tracec_buffer_id_t id, tracec_re
     atomic_fetch_sub(&c->in_cb, 1);
 }
 
+/*
+ * In a forked child: the parent's callback thread may have been inside the
+ * collector at fork (holding its lock, half-way through growing its array),
+ * so the child re-creates the lock and starts from an empty collector (the
+ * parent's records are the parent's; the child's copy is not freed).
+ */
+static inline void collector_after_fork(collector *c) {
+    pthread_mutex_init(&c->mu, NULL);
+    pthread_cond_init(&c->cv, NULL);
+    c->recs = NULL;
+    c->n = c->cap = 0;
+    atomic_store(&c->in_cb, 0);
+    c->concurrent = 0;
+}
+
 static inline size_t collector_count(collector *c) {
     pthread_mutex_lock(&c->mu);
     size_t n = c->n;
@@ -247,6 +262,26 @@ static inline tracec_status_t put_bytes_packet(tracec_buffer_writer *bw, uint32_
     tracec_buffer_begin_packet(bw, &pw, category, kind, &pkt);
     tracec_msg_put_bytes(&pkt, TRACEC_TAG(900, TRACEC_WIRE_LEN), data, len);
     return tracec_buffer_end_packet(bw, &pw, &pkt);
+}
+
+/*
+ * A packet of `len` bytes that can never fit is RECORD_TOO_LARGE, an error
+ * that is not counted as a drop, and the writer still takes a small packet
+ * afterwards (an end with no packet open is BAD_STATE).
+ */
+static inline void assert_too_large_then_writer_works(tracec_buffer_id_t b, tracec_buffer_writer *bw,
+                                                      const uint8_t *big, size_t len) {
+    tracec_status_t pst = put_bytes_packet(bw, 1, 1, big, len);
+    cr_assert_eq(pst, TRACEC_STATUS_RECORD_TOO_LARGE, "%s", ST(pst));
+    tracec_buffer_stats_t st;
+    OK(tracec_query_buffer_stats(b, &st));
+    cr_assert_eq(st.dropped, 0);
+    tracec_writer pw;
+    tracec_msg pkt;
+    tracec_buffer_begin_packet(bw, &pw, 1, 1, &pkt);
+    tracec_msg_put_varint(&pkt, TRACEC_TAG(8, TRACEC_WIRE_VARINT), 5);
+    OK(tracec_buffer_end_packet(bw, &pw, &pkt));
+    cr_assert_eq(tracec_buffer_end_packet(bw, &pw, &pkt), TRACEC_STATUS_BAD_STATE, "no packet open");
 }
 
 /* A gate: a callback that blocks its thread until the test opens it. */

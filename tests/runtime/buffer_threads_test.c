@@ -283,16 +283,7 @@ Test(buffer_threads, lossless_packet_larger_than_a_half_is_an_error, .timeout = 
     OK(tracec_buffer_emit(b, 1, 1, big, (size_t)page / 2)); /* the second, half full */
     tracec_buffer_writer bw;
     OK(tracec_buffer_writer_init(&bw, b, 0));
-    tracec_status_t pst = put_bytes_packet(&bw, 1, 1, big, (size_t)page * 2);
-    cr_assert_eq(pst, TRACEC_STATUS_RECORD_TOO_LARGE, "%s", ST(pst));
-    tracec_buffer_stats_t st;
-    OK(tracec_query_buffer_stats(b, &st));
-    cr_assert_eq(st.dropped, 0);
-    tracec_writer pw;
-    tracec_msg pkt;
-    tracec_buffer_begin_packet(&bw, &pw, 1, 1, &pkt);
-    tracec_msg_put_varint(&pkt, TRACEC_TAG(8, TRACEC_WIRE_VARINT), 5);
-    OK(tracec_buffer_end_packet(&bw, &pw, &pkt));
+    assert_too_large_then_writer_works(b, &bw, big, (size_t)page * 2);
     gate_open(&g);
     tracec_buffer_writer_release(&bw);
     OK(tracec_flush_buffer(b));
