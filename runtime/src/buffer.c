@@ -37,12 +37,10 @@
 
 #include "buffer_internal.h"
 
-_Static_assert(sizeof(tracec_i_wstate) <= sizeof(((tracec_buffer_writer *)0)->i_private),
-               "tracec_buffer_writer is too small for the runtime's writer state");
 _Static_assert(sizeof(tracec_i_blk) == 16 && TRACEC_I_HDR == 16 && offsetof(tracec_i_blk, category) == 8,
                "the inline end_packet writes the record header and the chunk's committed length by offset");
 
-#define WS(bw) (&(bw)->i_ws)
+#define WS(bw) ((bw)->i_ws)
 
 /* make_room / acquire_chunk outcomes besides a status: try again; grow() must give its chunk back and wait. */
 enum { RETRY = -1, PARK = -2 };
@@ -113,6 +111,125 @@ static bool announce(tracec_i_wstate *ws) {
 static void spin_pause(unsigned *n) {
     if (++*n > 64u) sched_yield();
 }
+
+/* ---- writer states: runtime-owned, released at thread exit ------------- */
+
+/*
+ * A tracec_buffer_writer refers to a state the runtime owns (pointer +
+ * generation), so the buffer's writer list never points into a caller's
+ * stack.  States are never returned to malloc: a stale reference (its
+ * generation differs) is always safe to read.  A state is bound to the
+ * thread that first begins a packet with it; when that thread exits, a
+ * thread-specific-data destructor releases it as tracec_buffer_writer_release
+ * would (its committed packets stay in the buffer and are delivered; a
+ * packet left open is counted in `refused`).  A writer whose state was
+ * released that way gets a fresh one at its next begin.
+ */
+static pthread_mutex_t g_pool_mu = PTHREAD_MUTEX_INITIALIZER;
+static tracec_i_wstate *g_pool_all;  /* every state ever made, through pool_next */
+static tracec_i_wstate *g_pool_free; /* the free ones, through next */
+static pthread_once_t g_key_once = PTHREAD_ONCE_INIT;
+static pthread_key_t g_thread_key;
+static _Thread_local char tl_self; /* its address names the calling thread */
+
+/* What a writer refers to when it has no state: the fast paths never pass its checks. */
+static tracec_i_wstate g_no_writer = {.reserve = UINT32_MAX, .half = -1, .gen = 1};
+
+static void thread_exit(void *self);
+static void key_create(void) { (void)pthread_key_create(&g_thread_key, thread_exit); }
+
+static tracec_i_wstate *state_alloc(void) {
+    pthread_mutex_lock(&g_pool_mu);
+    tracec_i_wstate *ws = g_pool_free;
+    if (ws != NULL) {
+        g_pool_free = ws->next;
+    } else if ((ws = (tracec_i_wstate *)calloc(1, sizeof *ws)) != NULL) {
+        ws->gen = 2; /* never 0: a writer that has none holds generation 0 */
+        ws->pool_next = g_pool_all;
+        g_pool_all = ws;
+    }
+    if (ws != NULL) ws->next = NULL;
+    pthread_mutex_unlock(&g_pool_mu);
+    return ws;
+}
+
+/* Back to the pool (the state is no longer in any buffer's list). */
+static void state_free(tracec_i_wstate *ws) {
+    free(ws->scratch);
+    pthread_mutex_lock(&g_pool_mu);
+    uint64_t gen = ws->gen + 1u;
+    tracec_i_wstate *all = ws->pool_next;
+    memset(ws, 0, sizeof *ws);
+    ws->gen = gen;
+    ws->pool_next = all;
+    ws->reserve = UINT32_MAX;
+    ws->half = -1;
+    ws->next = g_pool_free;
+    g_pool_free = ws;
+    pthread_mutex_unlock(&g_pool_mu);
+}
+
+/* Binds `ws` to the calling thread (first begin). */
+static void state_bind(tracec_i_wstate *ws) {
+    pthread_once(&g_key_once, key_create);
+    (void)pthread_setspecific(g_thread_key, &tl_self);
+    pthread_mutex_lock(&g_pool_mu);
+    ws->owner = &tl_self;
+    pthread_mutex_unlock(&g_pool_mu);
+}
+
+/*
+ * True when the calling thread has a packet open on a writer other than
+ * `except` (on any buffer): it must not wait for a delivery, which may be
+ * waiting for that packet to end.
+ */
+static bool thread_has_open_packet(const tracec_i_wstate *except) {
+    bool open = false;
+    pthread_mutex_lock(&g_pool_mu);
+    for (tracec_i_wstate *ws = g_pool_all; ws && !open; ws = ws->pool_next)
+        open = ws != except && ws->owner == &tl_self && ws->in_packet != 0;
+    pthread_mutex_unlock(&g_pool_mu);
+    return open;
+}
+
+bool tracec_i_thread_has_open_packet(void) { return thread_has_open_packet(NULL); }
+
+/*
+ * True when the calling thread has a packet open (on a writer other than
+ * `except`) that a wait for half h of `b` could wait for: one on another
+ * buffer (whose delivery may hold the callback thread), a durable one, or
+ * one whose chunk is in half h.
+ */
+static bool thread_open_packet_blocks(const tracec_i_buffer *b, int h, const tracec_i_wstate *except) {
+    bool open = false;
+    pthread_mutex_lock(&g_pool_mu);
+    for (tracec_i_wstate *ws = g_pool_all; ws && !open; ws = ws->pool_next)
+        open = ws != except && ws->owner == &tl_self && ws->in_packet != 0 &&
+               (ws->b != b || ws->in_packet == 2 || __atomic_load_n(&ws->half, __ATOMIC_RELAXED) == h);
+    pthread_mutex_unlock(&g_pool_mu);
+    return open;
+}
+
+static void state_detach(tracec_i_wstate *ws);
+
+/* Releases every state bound to `self` (a thread that exits, or calls exit()). */
+static void release_thread_states(const void *self) {
+    for (;;) {
+        tracec_i_wstate *mine = NULL;
+        pthread_mutex_lock(&g_pool_mu);
+        for (tracec_i_wstate *ws = g_pool_all; ws && !mine; ws = ws->pool_next)
+            if (ws->owner == self) mine = ws;
+        if (mine != NULL) mine->owner = NULL;
+        pthread_mutex_unlock(&g_pool_mu);
+        if (mine == NULL) return;
+        state_detach(mine);
+        state_free(mine);
+    }
+}
+
+static void thread_exit(void *self) { release_thread_states(self); }
+
+void tracec_i_release_calling_thread_writers(void) { release_thread_states(&tl_self); }
 
 tracec_i_buffer *tracec_i_buffer_get(uint64_t handle) {
     if (handle == 0 || handle > TRACEC_MAX_BUFFERS) return NULL;
@@ -320,6 +437,13 @@ static int make_room(tracec_i_buffer *b, int h, uint32_t body, const tracec_i_ws
     if (x != h) return RETRY;
     tracec_i_half *X = &b->half[x];
     uint64_t s = atomic_load_explicit(&X->state, memory_order_acquire);
+    /* A thread with another packet open must not wait for a delivery, or wrap over
+       writers, that may be waiting for that packet to end: refused as on a callback thread. */
+    if (!on_cb && thread_open_packet_blocks(b, (s & TRACEC_I_SEALED) ? x : 1 - x, ws)) {
+        on_cb = true;
+        can_wait = false;
+        no_wait = TRACEC_STATUS_WOULD_DEADLOCK;
+    }
     if (s & TRACEC_I_SEALED) {
         /* A delivery is locating the new records of the active half (ONESHOT, CIRCULAR): briefly. */
         if (in_grow && !on_cb) return PARK;
@@ -357,6 +481,7 @@ static int make_room(tracec_i_buffer *b, int h, uint32_t body, const tracec_i_ws
                 pthread_cond_wait(&b->cv, &b->mu);
                 return RETRY;
             }
+            if (on_cb && tracec_i_current_thread == NULL) return drop(b, no_wait); /* its packet sits in Y */
             do_wrap(b, x, ws);
             return RETRY;
         default: /* ONESHOT: no space comes back while it runs; from now on full_drop() refuses without mu */
@@ -489,45 +614,63 @@ static int acquire_chunk(tracec_i_buffer *b, tracec_i_wstate *ws, uint32_t min_b
 
 static bool buffer_grow(tracec_writer *w, size_t need);
 
+static uint8_t g_nowhere[8]; /* the window of a packet that could not begin */
+
 static void writer_fail_window(tracec_buffer_writer *bw, tracec_status_t st) {
-    static uint8_t nowhere[8];
     tracec_writer *w = &bw->w;
-    w->base = w->ptr = w->end = nowhere;
+    w->base = w->ptr = w->end = g_nowhere;
     w->status = st;
     w->top = TRACEC_I_ROOT;
 }
 
-tracec_status_t tracec_buffer_writer_init(tracec_buffer_writer *bw, tracec_buffer_id_t buffer_id, size_t reserve) {
-    if (bw == NULL) return TRACEC_STATUS_INVALID_ARGUMENT;
-    memset(bw, 0, sizeof *bw);
-    tracec_i_wstate *ws = WS(bw);
-    ws->half = -1;
-    ws->reserve = UINT32_MAX; /* no chunk: the inline fast path is never taken */
-    writer_fail_window(bw, TRACEC_STATUS_BAD_STATE);
-    tracec_i_buffer *b = tracec_i_buffer_get(buffer_id.handle);
-    if (b == NULL) return TRACEC_STATUS_BUFFER_NOT_FOUND;
-    if (reserve == 0) reserve = TRACEC_I_DEFAULT_RESERVE;
+static void refuse(tracec_i_buffer *b) { atomic_fetch_add_explicit(&b->refused, 1, memory_order_relaxed); }
+
+/* A fresh state for `bw` on buffer `b`, in b's writer list. */
+static tracec_status_t state_attach(tracec_buffer_writer *bw, tracec_i_buffer *b) {
+    size_t reserve = bw->i_reserve ? bw->i_reserve : TRACEC_I_DEFAULT_RESERVE;
     reserve = TRACEC_I_ALIGN8(reserve) + TRACEC_I_HDR + 8u;
     if (reserve > b->chunk) return TRACEC_STATUS_RECORD_TOO_LARGE;
+    tracec_i_wstate *ws = state_alloc();
+    if (ws == NULL) return TRACEC_STATUS_OUT_OF_MEMORY;
     ws->reserve = (uint32_t)reserve;
-    ws->handle = buffer_id.handle;
+    ws->handle = b->handle;
     ws->streaming = b->mode == TRACEC_BUFFERING_MODE_STREAMING;
     ws->asym = (uint8_t)b->asym;
-    bw->w.grow = buffer_grow;
-    bw->w.sink = bw;
     pthread_mutex_lock(&b->mu);
     ws->b = b;
     ws->next = b->writers;
     b->writers = ws;
     pthread_mutex_unlock(&b->mu);
+    bw->i_ws = ws;
+    bw->i_gen = ws->gen;
     return TRACEC_STATUS_SUCCESS;
 }
 
-void tracec_buffer_writer_release(tracec_buffer_writer *bw) {
-    if (bw == NULL) return;
-    tracec_i_wstate *ws = WS(bw);
+tracec_status_t tracec_buffer_writer_init(tracec_buffer_writer *bw, tracec_buffer_id_t buffer_id, size_t reserve) {
+    if (bw == NULL) return TRACEC_STATUS_INVALID_ARGUMENT;
+    memset(bw, 0, sizeof *bw);
+    bw->i_ws = &g_no_writer;
+    writer_fail_window(bw, TRACEC_STATUS_BAD_STATE);
+    bw->w.grow = buffer_grow;
+    bw->w.sink = bw;
+    tracec_i_buffer *b = tracec_i_buffer_get(buffer_id.handle);
+    if (b == NULL) return TRACEC_STATUS_BUFFER_NOT_FOUND;
+    if (reserve > UINT32_MAX / 2u) return TRACEC_STATUS_RECORD_TOO_LARGE;
+    bw->i_reserve = (uint32_t)reserve;
+    tracec_status_t st = state_attach(bw, b);
+    if (st == TRACEC_STATUS_SUCCESS) bw->i_handle = buffer_id.handle;
+    return st;
+}
+
+/*
+ * Takes `ws` out of its buffer: gives its chunk back (committed records stay
+ * and are delivered; the unused tail becomes padding) and folds its packet
+ * count into the buffer's.  A packet still open is abandoned and counted.
+ */
+static void state_detach(tracec_i_wstate *ws) {
     tracec_i_buffer *b = ws->b;
     if (b == NULL) return;
+    if (ws->in_packet != 0) refuse(b);
     if (ws->in_packet == 2) pthread_mutex_unlock(&b->dmu);
     ws->in_packet = 0;
     __atomic_store_n(&ws->busy, 0u, __ATOMIC_RELEASE);
@@ -539,15 +682,36 @@ void tracec_buffer_writer_release(tracec_buffer_writer *bw) {
             break;
         }
     }
+    atomic_fetch_add_explicit(&b->accepted, __atomic_load_n(&ws->packets, __ATOMIC_RELAXED), memory_order_relaxed);
+    ws->packets = 0;
     ws->blk = NULL;
     ws->body = NULL;
     ws->body_size = 0;
     ws->used = 0;
+    __atomic_store_n(&ws->half, -1, __ATOMIC_RELEASE);
     ws->b = NULL;
     pthread_mutex_unlock(&b->mu);
-    free(ws->scratch);
-    ws->scratch = NULL;
-    ws->scratch_cap = 0;
+}
+
+/* The writer's state if it is still its own (not released at its thread's exit), else NULL. */
+static tracec_i_wstate *own_state(const tracec_buffer_writer *bw) {
+    tracec_i_wstate *ws = bw->i_ws;
+    return ws != NULL && ws != &g_no_writer && ws->gen == bw->i_gen ? ws : NULL;
+}
+
+void tracec_buffer_writer_release(tracec_buffer_writer *bw) {
+    if (bw == NULL) return;
+    tracec_i_wstate *ws = own_state(bw);
+    if (ws != NULL) {
+        pthread_mutex_lock(&g_pool_mu);
+        ws->owner = NULL;
+        pthread_mutex_unlock(&g_pool_mu);
+        state_detach(ws);
+        state_free(ws);
+    }
+    bw->i_ws = &g_no_writer;
+    bw->i_gen = 0;
+    bw->i_handle = 0;
     writer_fail_window(bw, TRACEC_STATUS_BAD_STATE);
 }
 
@@ -557,29 +721,37 @@ static void open_window(tracec_writer *w) {
     w->top = TRACEC_I_ROOT;
 }
 
-static void begin_failed(tracec_buffer_writer *bw, tracec_status_t st) {
-    writer_fail_window(bw, st);
-    WS(bw)->in_packet = 3;
-}
-
 void tracec_i_buffer_begin(tracec_buffer_writer *bw, uint32_t category, uint32_t kind) {
-    tracec_i_wstate *ws = WS(bw);
+    tracec_i_wstate *ws = own_state(bw);
     tracec_writer *w = &bw->w;
+    if (ws == NULL) {
+        /* Never initialized, released, or released when its thread exited: re-armed in the last case. */
+        tracec_i_buffer *nb = tracec_i_buffer_get(bw->i_handle);
+        if (nb == NULL) {
+            writer_fail_window(bw, TRACEC_STATUS_BUFFER_NOT_FOUND);
+            return;
+        }
+        tracec_status_t ast = state_attach(bw, nb);
+        if (ast != TRACEC_STATUS_SUCCESS) {
+            writer_fail_window(bw, ast);
+            return;
+        }
+        ws = bw->i_ws;
+    }
+    if (ws->owner == NULL) state_bind(ws);
     if (ws->in_packet == 1 || ws->in_packet == 2) {
-        /* The open packet is abandoned. */
-        if (ws->in_packet == 2) pthread_mutex_unlock(&ws->b->dmu);
-        else __atomic_store_n(&ws->busy, 0u, __ATOMIC_RELEASE);
-        ws->in_packet = 0;
-        begin_failed(bw, TRACEC_STATUS_BAD_STATE);
+        /* A packet is open: it is kept, this one is refused (and counted). */
+        refuse(ws->b);
+        writer_fail_window(bw, TRACEC_STATUS_BAD_STATE);
         return;
     }
     tracec_i_buffer *b = ws->b;
     if (b == NULL || atomic_load_explicit(&b->destroyed, memory_order_acquire)) {
-        begin_failed(bw, TRACEC_STATUS_BUFFER_NOT_FOUND);
+        writer_fail_window(bw, TRACEC_STATUS_BUFFER_NOT_FOUND);
         return;
     }
     if (!atomic_load_explicit(&b->accepting, memory_order_relaxed)) {
-        begin_failed(bw, TRACEC_STATUS_CLOSED);
+        writer_fail_window(bw, TRACEC_STATUS_CLOSED);
         return;
     }
     ws->category = category;
@@ -588,7 +760,7 @@ void tracec_i_buffer_begin(tracec_buffer_writer *bw, uint32_t category, uint32_t
         pthread_mutex_lock(&b->dmu);
         if (!atomic_load_explicit(&b->accepting, memory_order_acquire)) {
             pthread_mutex_unlock(&b->dmu);
-            begin_failed(bw, TRACEC_STATUS_CLOSED);
+            writer_fail_window(bw, TRACEC_STATUS_CLOSED);
             return;
         }
         size_t off = atomic_load_explicit(&b->doff, memory_order_relaxed);
@@ -609,14 +781,14 @@ void tracec_i_buffer_begin(tracec_buffer_writer *bw, uint32_t category, uint32_t
     if (fresh) {
         tracec_status_t fst;
         if (full_drop(b, ws->reserve, &fst)) {
-            begin_failed(bw, fst);
+            writer_fail_window(bw, fst);
             return;
         }
         pthread_mutex_lock(&b->mu);
         tracec_status_t st = (tracec_status_t)acquire_chunk(b, ws, ws->reserve, false, NULL, 0);
         pthread_mutex_unlock(&b->mu);
         if (st != TRACEC_STATUS_SUCCESS) {
-            begin_failed(bw, st);
+            writer_fail_window(bw, st);
             return;
         }
     }
@@ -678,6 +850,7 @@ static int grow_parked(tracec_i_buffer *b, tracec_i_wstate *ws, tracec_writer *w
  */
 static bool buffer_grow(tracec_writer *w, size_t need) {
     tracec_buffer_writer *bw = (tracec_buffer_writer *)w->sink;
+    if (w->base == g_nowhere) return false; /* a packet that could not begin */
     tracec_i_wstate *ws = WS(bw);
     tracec_i_buffer *b = ws->b;
     size_t partial = (size_t)(w->ptr - w->base);
@@ -716,13 +889,11 @@ static bool buffer_grow(tracec_writer *w, size_t need) {
 }
 
 tracec_status_t tracec_i_buffer_commit(tracec_buffer_writer *bw) {
-    tracec_i_wstate *ws = WS(bw);
     tracec_writer *w = &bw->w;
-    if (ws->in_packet == 0) return TRACEC_STATUS_BAD_STATE;
-    if (ws->in_packet == 3) {
-        ws->in_packet = 0;
-        return w->status;
-    }
+    /* A packet that could not begin: its status (counted, if at all, where it was refused). */
+    if (w->base == g_nowhere) return w->status != TRACEC_STATUS_SUCCESS ? w->status : TRACEC_STATUS_BAD_STATE;
+    tracec_i_wstate *ws = own_state(bw);
+    if (ws == NULL || ws->in_packet == 0) return TRACEC_STATUS_BAD_STATE;
     tracec_i_buffer *b = ws->b;
     tracec_status_t st = w->status;
     int kind_of_packet = (int)ws->in_packet;
@@ -730,7 +901,11 @@ tracec_status_t tracec_i_buffer_commit(tracec_buffer_writer *bw) {
     if (st != TRACEC_STATUS_SUCCESS) {
         if (kind_of_packet == 2) pthread_mutex_unlock(&b->dmu);
         else __atomic_store_n(&ws->busy, 0u, __ATOMIC_RELEASE);
-        /* A packet refused for room was counted where it was refused (make_room, grow). */
+        /* A packet refused for room was counted where it was refused (make_room, grow);
+           one the context's stop closed is not counted (as an emit); any other is misuse. */
+        if (st != TRACEC_STATUS_BUFFER_FULL && st != TRACEC_STATUS_WOULD_DEADLOCK && st != TRACEC_STATUS_CLOSED &&
+            st != TRACEC_STATUS_OUT_OF_MEMORY)
+            refuse(b);
         w->ptr = w->base;
         return st;
     }
@@ -747,6 +922,7 @@ tracec_status_t tracec_i_buffer_commit(tracec_buffer_writer *bw) {
         atomic_fetch_add_explicit(&b->accepted, 1, memory_order_relaxed);
     } else {
         ws->used = (uint32_t)(next - ws->body);
+        __atomic_store_n(&ws->packets, ws->packets + 1u, __ATOMIC_RELAXED);
         __atomic_store_n(&ws->blk->category, ws->used, __ATOMIC_RELAXED);
         __atomic_store_n(&ws->busy, 0u, __ATOMIC_RELEASE);
     }
@@ -1026,7 +1202,7 @@ static void flush_wait(tracec_i_buffer *b, uint64_t ticket) {
 tracec_status_t tracec_flush_buffer(tracec_buffer_id_t buffer_id) {
     tracec_i_buffer *b = tracec_i_buffer_get(buffer_id.handle);
     if (b == NULL) return TRACEC_STATUS_BUFFER_NOT_FOUND;
-    if (tracec_i_current_thread != NULL) return TRACEC_STATUS_WOULD_DEADLOCK;
+    if (tracec_i_current_thread != NULL || tracec_i_thread_has_open_packet()) return TRACEC_STATUS_WOULD_DEADLOCK;
     if (atomic_load_explicit(&tracec_i_finalized, memory_order_acquire)) return TRACEC_STATUS_CLOSED;
     flush_wait(b, flush_request(b));
     return TRACEC_STATUS_SUCCESS;
@@ -1227,7 +1403,7 @@ tracec_status_t tracec_create_buffer(tracec_context_id_t context, size_t size, s
 tracec_status_t tracec_destroy_buffer(tracec_buffer_id_t buffer_id) {
     tracec_i_buffer *b = tracec_i_buffer_get(buffer_id.handle);
     if (b == NULL) return TRACEC_STATUS_BUFFER_NOT_FOUND;
-    if (tracec_i_current_thread != NULL) return TRACEC_STATUS_WOULD_DEADLOCK;
+    if (tracec_i_current_thread != NULL || tracec_i_thread_has_open_packet()) return TRACEC_STATUS_WOULD_DEADLOCK;
     if (atomic_exchange_explicit(&b->destroyed, 1, memory_order_acq_rel)) return TRACEC_STATUS_BUFFER_NOT_FOUND;
     /* Deliver what is left while the buffer still looks alive to its thread. */
     atomic_store_explicit(&b->accepting, 0, memory_order_seq_cst);
@@ -1272,6 +1448,7 @@ tracec_status_t tracec_assign_callback_thread(tracec_buffer_id_t buffer_id, trac
         return TRACEC_STATUS_THREAD_NOT_FOUND;
     tracec_i_thread *t = atomic_load_explicit(&tracec_i_threads[cb_thread_id.handle - 1], memory_order_acquire);
     if (t == NULL) return TRACEC_STATUS_THREAD_NOT_FOUND;
+    if (tracec_i_current_thread == NULL && tracec_i_thread_has_open_packet()) return TRACEC_STATUS_WOULD_DEADLOCK;
     pthread_mutex_lock(&b->mu);
     if (tracec_i_current_thread == NULL)
         while (b->delivering) pthread_cond_wait(&b->cv, &b->mu);
@@ -1285,7 +1462,11 @@ tracec_status_t tracec_query_buffer_stats(tracec_buffer_id_t buffer_id, tracec_b
     tracec_i_buffer *b = tracec_i_buffer_get(buffer_id.handle);
     if (b == NULL) return TRACEC_STATUS_BUFFER_NOT_FOUND;
     if (st == NULL) return TRACEC_STATUS_INVALID_ARGUMENT;
-    st->accepted = atomic_load(&b->accepted);
+    pthread_mutex_lock(&b->mu);
+    uint64_t in_writers = 0;
+    for (tracec_i_wstate *ws = b->writers; ws; ws = ws->next) in_writers += __atomic_load_n(&ws->packets, __ATOMIC_RELAXED);
+    st->accepted = atomic_load(&b->accepted) + in_writers;
+    pthread_mutex_unlock(&b->mu);
     st->dropped = atomic_load(&b->dropped);
     st->overwritten = atomic_load(&b->overwritten);
     st->delivered = atomic_load(&b->delivered);
@@ -1293,6 +1474,7 @@ tracec_status_t tracec_query_buffer_stats(tracec_buffer_id_t buffer_id, tracec_b
     st->watermark_requests = atomic_load(&b->wm_requests);
     st->half_switches = atomic_load(&b->switches);
     st->producer_waits = atomic_load(&b->waits);
+    st->refused = atomic_load(&b->refused);
     return TRACEC_STATUS_SUCCESS;
 }
 
@@ -1312,9 +1494,11 @@ void tracec_i_buffers_fork_prepare(void) {
         if (b == NULL) continue;
         pthread_mutex_lock(&b->mu);
     }
+    pthread_mutex_lock(&g_pool_mu); /* after the buffers': make_room() takes it under b->mu */
 }
 
 void tracec_i_buffers_fork_parent(void) {
+    pthread_mutex_unlock(&g_pool_mu);
     for (size_t i = TRACEC_MAX_BUFFERS; i-- > 0;) {
         tracec_i_buffer *b = atomic_load_explicit(&tracec_i_buffers[i], memory_order_acquire);
         if (b == NULL) continue;
@@ -1324,6 +1508,7 @@ void tracec_i_buffers_fork_parent(void) {
 
 /* The child starts with empty buffers: it must never deliver the parent's records. */
 void tracec_i_buffers_fork_child(void) {
+    pthread_mutex_init(&g_pool_mu, NULL);
     /* The registration belongs to the process: make sure the child has one, or fall back. */
     if (g_membarrier && !membarrier_register()) {
         g_membarrier = 0;
@@ -1345,6 +1530,7 @@ void tracec_i_buffers_fork_child(void) {
         for (tracec_i_wstate *ws = b->writers; ws; ws = ws->next) {
             __atomic_store_n(&ws->stolen, 1u, __ATOMIC_SEQ_CST);
             __atomic_store_n(&ws->busy, 0u, __ATOMIC_SEQ_CST);
+            ws->packets = 0;
         }
         b->delivering = 0;
         b->stealing = 0;
@@ -1368,6 +1554,7 @@ void tracec_i_buffers_fork_child(void) {
         atomic_store(&b->wm_requests, 0);
         atomic_store(&b->switches, 0);
         atomic_store(&b->waits, 0);
+        atomic_store(&b->refused, 0);
         if (atomic_load(&b->accepting)) {
             b->half[0].phase = TRACEC_I_ACTIVE;
             atomic_store(&b->half[0].state, 0);

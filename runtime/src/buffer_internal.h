@@ -103,7 +103,7 @@ typedef struct tracec_i_buffer {
     struct tracec_i_wstate *writers;
     _Atomic(struct tracec_i_thread *) thread;
 
-    _Atomic uint64_t accepted, dropped, overwritten, delivered, deliveries, wm_requests, switches, waits;
+    _Atomic uint64_t accepted, dropped, overwritten, delivered, deliveries, wm_requests, switches, waits, refused;
     _Atomic uint64_t epoch;
 } tracec_i_buffer;
 
@@ -150,6 +150,10 @@ void tracec_i_buffers_fork_child(void);
  * buffers, from one thread.
  */
 int tracec_i_buffer_membarrier(int want);
+/* True when the calling thread has a packet open on some writer: it must not wait for a delivery. */
+bool tracec_i_thread_has_open_packet(void);
+/* Releases the calling thread's writers (exit() from a thread that may have a packet open). */
+void tracec_i_release_calling_thread_writers(void);
 /* Test hook: how many times grow() gave its chunk back and waited for room (LOSSLESS). */
 uint64_t tracec_i_buffer_grow_waits(void);
 

@@ -38,7 +38,12 @@ static ctx g_ctx[TRACEC_MAX_CONTEXTS];
 
 /* ---- runtime init: atexit, atfork ----------------------------------------- */
 
-static void at_exit(void) { (void)tracec_finalize(); }
+/* exit() from a thread with a packet open: that packet is abandoned (counted), so the
+   final delivery does not wait for it. */
+static void at_exit(void) {
+    tracec_i_release_calling_thread_writers();
+    (void)tracec_finalize();
+}
 
 static void fork_prepare(void) {
     pthread_mutex_lock(&tracec_i_global_mu);
@@ -210,7 +215,10 @@ tracec_status_t tracec_initialize_context(tracec_context_id_t context_id, const 
 }
 
 /* Locks life_mu; a callback thread only tries (it may be what the holder waits for). */
+/* False (WOULD_DEADLOCK) where waiting could deadlock: the caller has a packet open, or
+   is a callback thread and another lifecycle call is in progress. */
 static bool life_lock(void) {
+    if (tracec_i_thread_has_open_packet()) return false;
     if (tracec_i_current_thread == NULL) {
         pthread_mutex_lock(&life_mu);
         return true;
@@ -303,7 +311,7 @@ tracec_status_t tracec_terminate_context(tracec_context_id_t context_id) {
 }
 
 tracec_status_t tracec_destroy_context(tracec_context_id_t context_id) {
-    if (tracec_i_current_thread != NULL) return TRACEC_STATUS_WOULD_DEADLOCK;
+    if (tracec_i_current_thread != NULL || tracec_i_thread_has_open_packet()) return TRACEC_STATUS_WOULD_DEADLOCK;
     tracec_status_t st = tracec_terminate_context(context_id);
     if (st != TRACEC_STATUS_SUCCESS) return st;
     static tracec_i_buffer *list[TRACEC_MAX_BUFFERS];
@@ -335,7 +343,7 @@ tracec_status_t tracec_context_is_active(tracec_context_id_t context_id, int *ac
 }
 
 tracec_status_t tracec_finalize(void) {
-    if (tracec_i_current_thread != NULL) return TRACEC_STATUS_WOULD_DEADLOCK;
+    if (tracec_i_current_thread != NULL || tracec_i_thread_has_open_packet()) return TRACEC_STATUS_WOULD_DEADLOCK;
     if (atomic_exchange_explicit(&finalizing, 1, memory_order_acq_rel)) return TRACEC_STATUS_SUCCESS;
     pthread_mutex_lock(&life_mu);
     for (size_t i = 0; i < TRACEC_MAX_CONTEXTS; i++) {

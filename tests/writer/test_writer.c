@@ -183,3 +183,54 @@ Test(trace_file, bad_calls) {
     cr_assert_eq(tracec_trace_file_close(f), TRACEC_STATUS_SUCCESS);
     cr_assert_eq(tracec_trace_file_close(NULL), TRACEC_STATUS_SUCCESS);
 }
+
+/* Ending a child that was never begun (a zeroed tracec_msg, as a generated
+   `end_x(&ev, &child)` with a `= {0}` child) is a sticky nesting error found
+   through the parent, never a dereference of the child's NULL writer. */
+Test(writer, ending_a_never_begun_child_is_a_nesting_error) {
+    uint8_t buf[64];
+    tracec_writer w;
+    tracec_msg root, never;
+    memset(&never, 0, sizeof never);
+    tracec_writer_init_array(&w, buf, sizeof buf);
+    tracec_writer_begin_root(&w, &root);
+    tracec_msg_put_varint(&root, TRACEC_TAG(1, TRACEC_WIRE_VARINT), 1);
+    tracec_msg_end_nested(&root, &never);
+    cr_assert_eq(w.status, TRACEC_STATUS_NESTING_MISMATCH);
+    cr_assert_eq(tracec_writer_end_root(&w, &root), TRACEC_STATUS_NESTING_MISMATCH);
+    /* Groups too. */
+    tracec_writer_init_array(&w, buf, sizeof buf);
+    tracec_writer_begin_root(&w, &root);
+    tracec_msg_end_group(&root, 3, &never);
+    cr_assert_eq(w.status, TRACEC_STATUS_NESTING_MISMATCH);
+}
+
+/* Ending a different open child than the innermost one, or a child begun on
+   another writer, is caught too. */
+Test(writer, ending_another_writers_child_is_a_nesting_error) {
+    uint8_t b1[64], b2[64];
+    tracec_writer w1, w2;
+    tracec_msg r1, r2, c1, c2, g;
+    tracec_writer_init_array(&w1, b1, sizeof b1);
+    tracec_writer_init_array(&w2, b2, sizeof b2);
+    tracec_writer_begin_root(&w1, &r1);
+    tracec_writer_begin_root(&w2, &r2);
+    tracec_msg_begin_nested(&r1, TRACEC_TAG(1, TRACEC_WIRE_LEN), &c1);
+    tracec_msg_begin_nested(&r2, TRACEC_TAG(1, TRACEC_WIRE_LEN), &c2);
+    tracec_msg_end_nested(&r1, &c2); /* c2 lives on w2 */
+    cr_assert_eq(w1.status, TRACEC_STATUS_NESTING_MISMATCH);
+    cr_assert_eq(w2.status, TRACEC_STATUS_SUCCESS, "the other writer is untouched");
+    tracec_msg_end_nested(&r2, &c2);
+    cr_assert_eq(tracec_writer_end_root(&w2, &r2), TRACEC_STATUS_SUCCESS);
+    /* A group ended as a nested message, and a nested one ended as a group. */
+    tracec_writer_init_array(&w1, b1, sizeof b1);
+    tracec_writer_begin_root(&w1, &r1);
+    tracec_msg_begin_group(&r1, 2, &g);
+    tracec_msg_end_nested(&r1, &g);
+    cr_assert_eq(w1.status, TRACEC_STATUS_NESTING_MISMATCH);
+    tracec_writer_init_array(&w1, b1, sizeof b1);
+    tracec_writer_begin_root(&w1, &r1);
+    tracec_msg_begin_nested(&r1, TRACEC_TAG(1, TRACEC_WIRE_LEN), &c1);
+    tracec_msg_end_group(&r1, 1, &c1);
+    cr_assert_eq(w1.status, TRACEC_STATUS_NESTING_MISMATCH);
+}

@@ -165,7 +165,7 @@ tracec_status_t tracec_buffer_emit(tracec_buffer_id_t buffer_id, uint32_t catego
 
 /* Counters, cumulative since creation. */
 typedef struct tracec_buffer_stats_t {
-    uint64_t accepted;           /* records accepted by tracec_buffer_emit */
+    uint64_t accepted;           /* records emitted and packets ended with SUCCESS */
     uint64_t dropped;            /* refused for lack of space (BUFFER_FULL, WOULD_DEADLOCK) */
     uint64_t overwritten;        /* CIRCULAR: undelivered records overwritten by wrap-around */
     uint64_t delivered;          /* records handed to the callback */
@@ -173,6 +173,9 @@ typedef struct tracec_buffer_stats_t {
     uint64_t watermark_requests; /* watermark crossings that requested a delivery */
     uint64_t half_switches;      /* STREAMING half switches / CIRCULAR wraps */
     uint64_t producer_waits;     /* LOSSLESS: times a producer waited for a half to be delivered */
+    uint64_t refused;            /* packets begun and lost to misuse: NESTING_MISMATCH, MESSAGE_TOO_LARGE,
+                                    RECORD_TOO_LARGE, a second begin while one is open, a packet left
+                                    open when its writer was released or its thread exited */
 } tracec_buffer_stats_t;
 
 tracec_status_t tracec_query_buffer_stats(tracec_buffer_id_t buffer_id, tracec_buffer_stats_t *stats);
@@ -220,12 +223,14 @@ typedef struct tracec_i_wstate {
     uint32_t body_size; /* its bytes; 0 if none */
     uint32_t used;      /* committed bytes of the chunk body (<= body_size) */
     uint32_t reserve;   /* room a packet begins with: header + payload + slack */
-    uint32_t in_packet; /* 0 none, 1 in the chunk, 2 durable (holds dmu), 3 begin failed */
+    uint32_t in_packet; /* 0 none, 1 in the chunk, 2 durable (holds dmu) */
     uint32_t category, kind;
     uint32_t busy;      /* atomic: a packet is open in the chunk */
     uint32_t stolen;    /* atomic: the chunk was taken by a delivery or reset */
     uint8_t asym;       /* busy is published with a compiler fence; stealers run membarrier() */
     uint8_t streaming;  /* the buffer has no durable part: every packet goes into the chunk */
+    uint64_t gen;       /* bumped each time the state is freed; a writer holding another gen is stale */
+    uint64_t packets;   /* packets committed into chunks (written by the owner, read by stats: atomic) */
     /* out of line only: */
     struct tracec_i_blk *blk; /* current chunk block, NULL if none */
     int32_t half;             /* atomic: half of the chunk, -1 if none */
@@ -234,14 +239,18 @@ typedef struct tracec_i_wstate {
     struct tracec_i_wstate *next;
     uint8_t *scratch;     /* LOSSLESS grow(): the partial packet while waiting for room (slow path only) */
     uint32_t scratch_cap; /* its bytes */
+    const void *owner;    /* the thread it is bound to (NULL: none yet); see docs/buffers.md */
+    struct tracec_i_wstate *pool_next; /* the runtime's list of all writer states */
 } tracec_i_wstate;
 
+/* A writer: the packet window, and a reference to runtime-owned state, so
+   nothing the runtime keeps points into the caller's storage. */
 typedef struct tracec_buffer_writer {
-    tracec_writer w; /* the window the out-of-line paths set up */
-    union {
-        uint64_t i_private[16];
-        tracec_i_wstate i_ws; /* the runtime's per-writer state */
-    };
+    tracec_writer w;        /* the window the out-of-line paths set up */
+    tracec_i_wstate *i_ws;  /* runtime-owned; never NULL after init */
+    uint64_t i_gen;         /* i_ws->gen when it was given to this writer */
+    uint64_t i_handle;      /* the buffer */
+    uint32_t i_reserve;     /* as passed to init (0 = default) */
 } tracec_buffer_writer;
 
 /*
@@ -287,8 +296,8 @@ static inline TRACEC_I_ALWAYS_INLINE int tracec_i_buffer_never_durable(const tra
 static inline void tracec_buffer_begin_packet(tracec_buffer_writer *bw, tracec_writer *w,
                                               uint32_t category, uint32_t kind, tracec_msg *packet) {
     tracec_msg root;
-    tracec_i_wstate *ws = &bw->i_ws;
-    if (TRACEC_I_LIKELY(ws->in_packet == 0 && ws->body_size - ws->used >= ws->reserve &&
+    tracec_i_wstate *ws = bw->i_ws;
+    if (TRACEC_I_LIKELY(ws->gen == bw->i_gen && ws->in_packet == 0 && ws->body_size - ws->used >= ws->reserve &&
                         tracec_i_buffer_never_durable(ws, category, kind))) {
         /* Dekker with the delivery: announce, then look (see docs/buffers.md). */
         if (TRACEC_I_LIKELY(ws->asym)) {
@@ -347,7 +356,7 @@ static inline tracec_status_t tracec_buffer_end_packet(tracec_buffer_writer *bw,
     root.parent = TRACEC_I_ROOT;
     tracec_msg_end_nested(&root, packet);
     st = tracec_writer_end_root(w, &root);
-    ws = &bw->i_ws;
+    ws = bw->i_ws;
     if (TRACEC_I_LIKELY(st == TRACEC_STATUS_SUCCESS && ws->in_packet == 1)) {
         /* The record header: {body, size, category, kind}, as tracec_i_blk. */
         uint32_t hdr[4];
@@ -361,6 +370,7 @@ static inline tracec_status_t tracec_buffer_end_packet(tracec_buffer_writer *bw,
         memcpy(w->base, hdr, sizeof hdr);
         ws->used = (uint32_t)(next - ws->body);
         ws->in_packet = 0;
+        __atomic_store_n(&ws->packets, ws->packets + 1u, __ATOMIC_RELAXED);
         /* chunk header's `category`: the committed length (relaxed; busy's release orders it) */
         __atomic_store_n((uint32_t *)(void *)(ws->body - 8), ws->used, __ATOMIC_RELAXED);
         __atomic_store_n(&ws->busy, 0u, __ATOMIC_RELEASE);

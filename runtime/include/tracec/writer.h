@@ -417,12 +417,16 @@ static inline TRACEC_I_ALWAYS_INLINE void tracec_msg_begin_nested(tracec_msg *pa
     w->ptr = p + TRACEC_NESTED_SIZE_BYTES;
 }
 
-/* Closes `child`, back-filling its length. */
+/*
+ * Closes `child`, back-filling its length.  The writer is found through
+ * `parent`: a child that was never begun (zeroed), was begun on another
+ * writer, or is not the innermost open message makes the writer fail with
+ * TRACEC_STATUS_NESTING_MISMATCH (sticky; the packet is refused at its end).
+ */
 static inline TRACEC_I_ALWAYS_INLINE void tracec_msg_end_nested(tracec_msg *parent, tracec_msg *child) {
-    tracec_writer *w = child->w;
-    (void)parent;
+    tracec_writer *w = parent->w;
     /* Also catches a child whose begin failed (size_off FAILED is never top). */
-    if (TRACEC_I_UNLIKELY(w->top != child->size_off)) {
+    if (TRACEC_I_UNLIKELY(child->w != w || w->top != child->size_off)) {
         tracec_writer_fail(w, TRACEC_STATUS_NESTING_MISMATCH);
         return;
     }
@@ -447,8 +451,11 @@ static inline void tracec_msg_begin_group(tracec_msg *parent, uint32_t num, trac
 }
 
 static inline void tracec_msg_end_group(tracec_msg *parent, uint32_t num, tracec_msg *child) {
-    tracec_writer *w = child->w;
-    (void)parent;
+    tracec_writer *w = parent->w;
+    if (TRACEC_I_UNLIKELY(child->w != w || child->size_off != TRACEC_I_GROUP)) {
+        tracec_writer_fail(w, TRACEC_STATUS_NESTING_MISMATCH);
+        return;
+    }
     if (!tracec_writer_reserve_small(w, TRACEC_MAX_TAG_SIZE)) return;
     w->ptr = tracec_put_tag(w->ptr, TRACEC_TAG(num, TRACEC_WIRE_EGROUP));
 }
