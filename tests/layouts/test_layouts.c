@@ -19,13 +19,17 @@
  * write_trace.c with the outputs, the built-in schema's code and the runtime,
  * runs it, and reads the trace back with protoc --decode and with
  * python3-protobuf (read_trace.py: Perfetto's schema plus the descriptor sets
- * the trace carries, not the user's files).
+ * the trace carries, not the user's files).  Where Perfetto's trace processor
+ * is at hand (../shared/tools/trace_processor_shell), the *_in_trace_processor
+ * tests check that it shows every extension field as an arg, with no error or
+ * data-loss stat; elsewhere they skip.
  */
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cg_util.h"
 
@@ -174,6 +178,35 @@ static void expect_lines(const char *what, const char *text, const char *lines) 
     free(copy);
 }
 
+#define TRACE_PROCESSOR TRACEC_SOURCE_DIR "/../shared/tools/trace_processor_shell"
+
+/*
+ * Loads the trace into Perfetto's trace processor: its args of every slice
+ * (CSV lines "slice,key,int,string") must be `want`, and no stat may be an
+ * error or a data loss.  Skips the test where the trace processor is absent.
+ */
+static void trace_processor_args(const char *want) {
+    if (access(TRACE_PROCESSOR, X_OK) != 0)
+        cg_skip_test("Perfetto's trace processor is not at %s (a user's machine?)", TRACE_PROCESSOR);
+    char *q = cg_fmt("%s/args.sql", cg_tmp);
+    cg_write_text(q, "select s.name, a.key, a.int_value, a.string_value from slice s join args a using(arg_set_id) "
+                     "order by s.name, a.key;\n");
+    int st = -1;
+    char *out = cg_run(&st, "'" TRACE_PROCESSOR "' '%s/trace.pftrace' -q '%s' 2>/dev/null", cg_tmp, q);
+    cr_assert_eq(st, 0, "the trace processor failed on the trace (exit %d):\n%s", st, out);
+    cr_expect_str_eq(out, want, "the trace processor's args differ (got, then wanted):\n%s\n%s", out, want);
+    free(out);
+    cg_write_text(q, "select name, idx, severity, source, value from stats where value > 0 "
+                     "and severity in ('error', 'data_loss');\n");
+    out = cg_run(&st, "'" TRACE_PROCESSOR "' '%s/trace.pftrace' -q '%s' 2>/dev/null", cg_tmp, q);
+    cr_expect_str_eq(out, "\"name\",\"idx\",\"severity\",\"source\",\"value\"\n",
+                     "the trace processor reports errors or data losses:\n%s", out);
+    free(out);
+    free(q);
+}
+
+#define TP_HEADER "\"name\",\"key\",\"int_value\",\"string_value\"\n"
+
 /* The size of the descriptor packet named `file_name` in read_trace.py's output, and the files of its set. */
 static long descriptor_packet(const char *py, const char *file_name, char *files, size_t cap) {
     char *key = cg_fmt("descriptor\t%s\t", file_name);
@@ -211,6 +244,16 @@ Test(layouts, builtin) {
     descriptor_packet(py, "acme/acme_events.proto", files, sizeof files);
     cr_expect_str_eq(files, "acme/acme_events.proto", "the embedded set holds more than the user's file");
     free(py);
+}
+
+Test(layouts, builtin_in_trace_processor) {
+    generate_into(&k_builtin, k_builtin.protos, "out");
+    write_trace(&k_builtin);
+    trace_processor_args(TP_HEADER "\"builtin\",\"request.status\",200,\"[NULL]\"\n"
+                                   "\"builtin\",\"request.url\",\"[NULL]\",\"https://a.example/\"\n"
+                                   "\"builtin\",\"request_id\",\"[NULL]\",\"req-a\"\n"
+                                   "\"builtin\",\"retry_latencies_ms[0]\",10,\"[NULL]\"\n"
+                                   "\"builtin\",\"retry_latencies_ms[1]\",20,\"[NULL]\"\n");
 }
 
 /* ---- (b) Perfetto's paths, Chrome's wrapper, file-scope test extensions ---- */
@@ -276,6 +319,23 @@ Test(layouts, perfetto_tree_wrapper_alone) {
     free(b);
 }
 
+/* The trace processor knows Chrome's real ChromeTrackEvent: ours merges into it (1000 is Chrome's, 1999 is free). */
+Test(layouts, perfetto_tree_in_trace_processor) {
+    generate_into(&k_perfetto_tree, k_perfetto_tree.protos, "out");
+    write_trace(&k_perfetto_tree);
+    trace_processor_args(
+        TP_HEADER "\"perfetto_tree\",\"chrome_app_state\",\"[NULL]\",\"APP_STATE_BACKGROUND\"\n"
+                  "\"perfetto_tree\",\"chrome_test_info.label\",\"[NULL]\",\"chrome\"\n"
+                  "\"perfetto_tree\",\"chrome_test_info.values[0]\",-5,\"[NULL]\"\n"
+                  "\"perfetto_tree\",\"int_extension_for_testing[0]\",7,\"[NULL]\"\n"
+                  "\"perfetto_tree\",\"int_extension_for_testing[1]\",8,\"[NULL]\"\n"
+                  "\"perfetto_tree\",\"nested_message_extension_for_testing.arg1\",42,\"[NULL]\"\n"
+                  "\"perfetto_tree\",\"nested_message_extension_for_testing.child_field_for_testing\",\"[NULL]\","
+                  "\"child\"\n"
+                  "\"perfetto_tree\",\"string_extension_for_testing\",\"[NULL]\",\"s\"\n"
+                  "\"perfetto_tree\",\"uint_extension_for_testing\",9,\"[NULL]\"\n");
+}
+
 /* ---- (c) the one-file schema of Perfetto's extension guide ------------------ */
 
 Test(layouts, one_file) {
@@ -325,4 +385,14 @@ Test(layouts, one_file_descriptor_packet_is_small) {
     free(path);
     free(out);
     free(py);
+}
+
+Test(layouts, one_file_in_trace_processor) {
+    generate_into(&k_one_file, k_one_file.protos, "out");
+    write_trace(&k_one_file);
+    trace_processor_args(TP_HEADER "\"one_file\",\"request_id\",\"[NULL]\",\"req-c\"\n"
+                                   "\"one_file\",\"request_metadata.endpoint\",\"[NULL]\",\"/v1/acme\"\n"
+                                   "\"one_file\",\"request_metadata.priority\",3,\"[NULL]\"\n"
+                                   "\"one_file\",\"retry_latencies_ms[0]\",30,\"[NULL]\"\n"
+                                   "\"one_file\",\"retry_latencies_ms[1]\",40,\"[NULL]\"\n");
 }
