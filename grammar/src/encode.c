@@ -27,19 +27,33 @@ enum { WT_VARINT = 0, WT_I64 = 1, WT_LEN = 2, WT_SGROUP = 3, WT_EGROUP = 4, WT_I
 
 /* ---- Errors ------------------------------------------------------------- */
 
+/* The offset of `at` and the start of its line, and its line number. */
+static size_t tp_locate(const tp_ctx *P, const char *at, size_t *line, size_t *line_start) {
+    if (at == NULL || at < P->base || at > P->base + P->len) at = P->base + P->len;
+    size_t off = (size_t)(at - P->base);
+    *line = 1;
+    *line_start = 0;
+    for (size_t i = 0; i < off; i++)
+        if (P->orig[i] == '\n') {
+            ++*line;
+            *line_start = i + 1;
+        }
+    return off;
+}
+
+void tp_line_col(const tp_ctx *P, const char *at, size_t *line, size_t *col) {
+    size_t line_start;
+    size_t off = tp_locate(P, at, line, &line_start);
+    *col = off - line_start + 1;
+}
+
 bool tp_error(tp_ctx *P, const char *at, const char *fmt, ...) {
     if (P->failed) return false;
     P->failed = true;
     if (P->err == NULL) return false;
-    if (at == NULL || at < P->base || at > P->base + P->len) at = P->base + P->len;
-    size_t off = (size_t)(at - P->base);
     const char *text = P->orig;
-    size_t line = 1, line_start = 0;
-    for (size_t i = 0; i < off; i++)
-        if (text[i] == '\n') {
-            line++;
-            line_start = i + 1;
-        }
+    size_t line, line_start;
+    size_t off = tp_locate(P, at, &line, &line_start);
     size_t line_end = off;
     while (line_end < P->len && text[line_end] != '\n') line_end++;
     size_t col = off - line_start + 1;

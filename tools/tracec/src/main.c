@@ -36,6 +36,7 @@ typedef struct cli {
     int max_depth;
     bool no_builtin;
     bool allow_invalid_utf8;
+    bool no_unknown;
 } cli;
 
 static const char *const usage_main =
@@ -84,7 +85,10 @@ static void print_usage(FILE *f, const char *cmd) {
               "(default: standard output), in the style of `protoc --decode`.  Extension\n"
               "fields print as [full.name], unknown fields by number; ExtensionDescriptor\n"
               "packets in the trace (also extension_set_gzip) describe extensions.  A\n"
-              "malformed input prints what was decoded, then the error with its byte offset.\n\n",
+              "malformed input prints what was decoded, then the error with its byte offset.\n\n"
+              "  --no-unknown      leave out unknown fields (undeclared fields, extensions\n"
+              "                    without a descriptor, undeclared closed-enum values), as\n"
+              "                    protobuf's print_unknown_fields = false does\n\n",
               f);
     } else if (strcmp(cmd, "diff") == 0) {
         fputs("usage: tracec diff [--type T] [-d SET.desc ...] [-I DIR ... --proto FILE ...]\n"
@@ -150,6 +154,10 @@ static int parse_args(cli *c, int argc, char **argv) {
         }
         if (strcmp(a, "--no-builtin") == 0) {
             c->no_builtin = true;
+            continue;
+        }
+        if (strcmp(a, "--no-unknown") == 0 && strcmp(c->cmd, "decode") == 0) {
+            c->no_unknown = true;
             continue;
         }
         if (strcmp(a, "--allow-invalid-utf8") == 0 && strcmp(c->cmd, "encode") == 0) {
@@ -359,6 +367,7 @@ static int cmd_decode(const cli *c, tracec_pool *pool) {
     o.type_name = c->type;
     o.file_name = display_name(in);
     o.extension_descriptors = false;
+    o.hide_unknown = c->no_unknown;
     if (c->max_depth) o.max_depth = c->max_depth;
     tracec_error err;
     err.msg[0] = 0;

@@ -43,8 +43,15 @@ typedef struct tracec_decode_options {
     const char *file_name;      /* names the input in errors; NULL means "<input>" */
     int max_depth;              /* message nesting limit; <= 0 means 100 */
     bool extension_descriptors; /* first load ExtensionDescriptor packets found in the input */
+    /*
+     * Leave unknown fields out of the text (protobuf's print_unknown_fields =
+     * false): fields the schema does not declare, extensions no descriptor
+     * explains, and closed-enum values the enum does not declare.  (Added
+     * last: older initialisers leave it false, which prints them.)
+     */
+    bool hide_unknown;
 } tracec_decode_options;
-#define TRACEC_DECODE_OPTIONS_INIT {"perfetto.protos.Trace", "<input>", 100, true}
+#define TRACEC_DECODE_OPTIONS_INIT {"perfetto.protos.Trace", "<input>", 100, true, false}
 
 #define TRACEC_DEFAULT_TYPE "perfetto.protos.Trace"
 
