@@ -640,6 +640,20 @@ bool tp_push(tp_ctx *P, const char *at, char close) {
     return true;
 }
 
+/* The on_top_message hook, for the message of frame F (just closed). */
+static bool call_on_top(tp_ctx *P, const tp_frame *F, const char *at) {
+    const uint8_t *o = P->out->data;
+    size_t body = P->out->size - F->len_pos - 1, pos = F->len_pos;
+    while (o[pos] & 0x80) { /* the length, widened by close_len */
+        pos++;
+        body--;
+    }
+    char msg[512];
+    msg[0] = 0;
+    if (P->on_top(P->on_top_ctx, F->field->number, o + pos + 1, body, msg, sizeof msg)) return true;
+    return tp_error(P, at, "%s", msg[0] ? msg : "rejected");
+}
+
 bool tp_pop(tp_ctx *P, const char *at) {
     tp_frame *F = top(P);
     if (F->msg) {
@@ -647,6 +661,8 @@ bool tp_pop(tp_ctx *P, const char *at) {
         if (F->group) {
             if (!w_tag(P, F->field->number, WT_EGROUP)) return false;
         } else if (!close_len(P, F->len_pos)) {
+            return false;
+        } else if (P->depth == 1 && P->on_top && !call_on_top(P, F, at)) {
             return false;
         }
     }
@@ -1211,6 +1227,8 @@ tracec_status_t tracec_text_encode(const tracec_pool *pool, const char *type_nam
     P->file_name = opts->file_name ? opts->file_name : "<input>";
     P->max_depth = opts->max_depth > 0 ? opts->max_depth : 100;
     P->allow_invalid_utf8 = opts->allow_invalid_utf8;
+    P->on_top = opts->on_top_message;
+    P->on_top_ctx = opts->on_top_message_ctx;
     P->err = err;
     P->depth = -1;
 

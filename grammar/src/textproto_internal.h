@@ -58,6 +58,8 @@ typedef struct tp_ctx {
     const char *file_name;
     int max_depth;
     bool allow_invalid_utf8;
+    tracec_text_top_fn on_top;
+    void *on_top_ctx;
     tracec_error *err;
     bool failed;
 
