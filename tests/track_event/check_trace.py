@@ -22,7 +22,8 @@ Invariants:
   * per track, slice ends never outnumber begins (and, unless
     --allow-open, every slice is closed).
 Summary keys: sequences, packets, events:<TYPE>, names (sorted, |-joined),
-categories, dropped_flags, ext:<field> (typed extension fields seen).
+categories, dropped_flags, clocks (timestamp_clock_id of the events, 0 for
+none), ext:<field> (typed extension fields seen).
 """
 import sys
 
@@ -53,6 +54,7 @@ def main():
     names, cats = set(), set()
     dropped = 0
     ext = {}
+    clocks = set()
     for i, p in enumerate(trace.packet):
         if p.HasField("track_descriptor"):
             tracks[p.track_descriptor.uuid] = p.track_descriptor.HasField("counter")
@@ -79,6 +81,7 @@ def main():
         if not p.HasField("track_event"):
             continue
         te = p.track_event
+        clocks.add(p.timestamp_clock_id)
         tname = te.DESCRIPTOR.fields_by_number[9].enum_type.values_by_number[te.type].name
         events[tname] = events.get(tname, 0) + 1
         uses_iid = False
@@ -138,6 +141,7 @@ def main():
     print("names\t%s" % "|".join(sorted(names)))
     print("categories\t%s" % "|".join(sorted(cats)))
     print("dropped_flags\t%d" % dropped)
+    print("clocks\t%s" % "|".join(str(c) for c in sorted(clocks)))
     for k in sorted(ext):
         print("ext:%s\t%s" % (k, ext[k]))
     return 1 if problems else 0

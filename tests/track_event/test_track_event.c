@@ -168,3 +168,215 @@ Test(track_event, typed_extension_event) {
               "\"typed\",\"cat_a\",\"mood\",\"[NULL]\",\"MOOD_BUSY\"\n"
               "\"typed slice\",\"cat_b\",\"custom_counter\",7,\"[NULL]\"\n");
 }
+
+/* Four call sites, so four names to intern and keep alive across wraps. */
+static void write_many(int n) {
+    for (int i = 0; i < n; i++) {
+        switch (i & 3) {
+        case 0: TRACEC_TE(a, TRACEC_TE_SLICE_BEGIN("w0"), TRACEC_TE_ARG_INT("i", i)); break;
+        case 1: TRACEC_TE(a, TRACEC_TE_INSTANT("w1"), TRACEC_TE_ARG_STRING("s", "some text")); break;
+        case 2: TRACEC_COUNTER(b, "c2", i); break;
+        default: TRACEC_SLICE_END(a); break;
+        }
+    }
+}
+
+Test(track_event, circular_wraps_keep_every_iid_resolvable) {
+    const char *path = te_path("circular.pftrace");
+    tracec_session *s = start(path, TRACEC_BUFFERING_MODE_CIRCULAR, 4096);
+    write_many(20000);
+    tracec_buffer_stats_t bs;
+    cr_assert_eq(tracec_query_buffer_stats(tracec_session_buffer(s), &bs), TRACEC_STATUS_SUCCESS);
+    cr_assert_gt(bs.overwritten, 1000u, "the buffer wrapped (overwritten %llu)", (unsigned long long)bs.overwritten);
+    cr_assert_eq(tracec_session_stop(s), TRACEC_STATUS_SUCCESS);
+    char *sum = check_ok(path, "--allow-open");
+    expect_summary(sum, "names", "w0|w1");
+    free(sum);
+    expect_clean_stats(path);
+    expect_tp(path, "select count(*) > 10 as many, min(name = 'w0' or name = 'w1') as named from slice;",
+              "\"many\",\"named\"\n1,1\n");
+}
+
+Test(track_event, oneshot_keeps_the_first_events_and_drops_the_rest) {
+    const char *path = te_path("oneshot.pftrace");
+    tracec_session *s = start(path, TRACEC_BUFFERING_MODE_ONESHOT, 4096);
+    write_many(4000);
+    tracec_buffer_stats_t bs;
+    cr_assert_eq(tracec_query_buffer_stats(tracec_session_buffer(s), &bs), TRACEC_STATUS_SUCCESS);
+    cr_assert_gt(bs.dropped, 100u);
+    cr_assert_eq(tracec_session_stop(s), TRACEC_STATUS_SUCCESS);
+    char *sum = check_ok(path, "--allow-open");
+    expect_summary(sum, "names", "w0|w1");
+    free(sum);
+    expect_clean_stats(path);
+    /* the first slice is the first one written */
+    expect_tp(path,
+              "select s.name, a.int_value from slice s join args a using(arg_set_id) where a.key = 'debug.i' "
+              "order by s.ts limit 1;",
+              "\"name\",\"int_value\"\n\"w0\",0\n");
+}
+
+Test(track_event, streaming_discard_marks_packets_after_a_drop) {
+    const char *path = te_path("discard.pftrace");
+    tracec_session_config cfg = TRACEC_SESSION_CONFIG_INIT;
+    tracec_session *s;
+    cfg.path = path;
+    cfg.policy = TRACEC_BUFFER_POLICY_DISCARD;
+    cfg.buffer_size = 4096;
+    cr_assert_eq(tracec_session_start(&cfg, &s), TRACEC_STATUS_SUCCESS);
+    for (int round = 0; round < 4; round++) {
+        write_many(2000); /* fills the buffer: drops */
+        cr_assert_eq(tracec_session_flush(s), TRACEC_STATUS_SUCCESS);
+    }
+    tracec_buffer_stats_t bs;
+    cr_assert_eq(tracec_query_buffer_stats(tracec_session_buffer(s), &bs), TRACEC_STATUS_SUCCESS);
+    cr_assert_gt(bs.dropped, 0u);
+    cr_assert_eq(tracec_session_stop(s), TRACEC_STATUS_SUCCESS);
+    char *sum = check_ok(path, "--allow-open");
+    char *d = te_summary(sum, "dropped_flags");
+    cr_assert(d != NULL && atoi(d) > 0, "previous_packet_dropped after drops:\n%s", sum);
+    free(d);
+    free(sum);
+    expect_clean_stats(path);
+}
+
+Test(track_event, clear_entire_starts_new_sequences) {
+    const char *path = te_path("clear.pftrace");
+    tracec_session *s = start(path, TRACEC_BUFFERING_MODE_ONESHOT, 65536);
+    TRACEC_TE(a, TRACEC_TE_INSTANT("run1"), TRACEC_TE_ARG_INT("k", 1));
+    cr_assert_eq(tracec_session_pause(s), TRACEC_STATUS_SUCCESS);
+    TRACEC_INSTANT(a, "while paused");
+    cr_assert_eq(tracec_session_resume(s, TRACEC_BUFFER_DISPOSITION_CLEAR_ENTIRE), TRACEC_STATUS_SUCCESS);
+    TRACEC_TE(a, TRACEC_TE_INSTANT("run2"), TRACEC_TE_ARG_INT("k", 2));
+    cr_assert_eq(tracec_session_resume(s, TRACEC_BUFFER_DISPOSITION_RETAIN), TRACEC_STATUS_SUCCESS);
+    cr_assert_eq(tracec_session_stop(s), TRACEC_STATUS_SUCCESS);
+    char *sum = check_ok(path, NULL);
+    expect_summary(sum, "names", "run1|run2");
+    expect_summary(sum, "sequences", "2");
+    free(sum);
+    expect_clean_stats(path);
+    expect_tp(path,
+              "select s.name, a.int_value from slice s join args a using(arg_set_id) where a.key = 'debug.k' "
+              "order by s.ts;",
+              "\"name\",\"int_value\"\n\"run1\",1\n\"run2\",2\n");
+    expect_tp(path, "select count(distinct snapshot_id) as snapshots from clock_snapshot;", "\"snapshots\"\n3\n");
+}
+
+Test(track_event, monotonic_clock_and_default_timestamps) {
+    const char *path = te_path("mono.pftrace");
+    tracec_session_config cfg = TRACEC_SESSION_CONFIG_INIT;
+    tracec_session *s;
+    cfg.path = path;
+    cfg.clock_id = 3;
+    cr_assert_eq(tracec_session_start(&cfg, &s), TRACEC_STATUS_SUCCESS);
+    for (int i = 0; i < 10; i++) {
+        TRACEC_SLICE_BEGIN(a, "m");
+        TRACEC_SLICE_END(a);
+    }
+    cr_assert_eq(tracec_session_stop(s), TRACEC_STATUS_SUCCESS);
+    char *sum = check_ok(path, NULL);
+    expect_summary(sum, "clocks", "3");
+    free(sum);
+    expect_clean_stats(path);
+    /* every slice converted to the trace clock and ordered, none negative */
+    expect_tp(path, "select count(*) as n, min(dur) >= 0 as ok from slice where name = 'm';",
+              "\"n\",\"ok\"\n10,1\n");
+}
+
+Test(track_event, category_filtering_is_exact) {
+    const char *path = te_path("cats.pftrace");
+    tracec_session *s = start(path, TRACEC_BUFFERING_MODE_STREAMING, 0); /* cat_a and cat_b */
+    int evaluated = 0;
+    cr_assert(!TRACEC_TE_ENABLED(off));
+    cr_assert(TRACEC_TE_ENABLED(a));
+    TRACEC_TE(off, TRACEC_TE_INSTANT("off"), TRACEC_TE_ARG_INT("n", ++evaluated));
+    TRACEC_TE(a, TRACEC_TE_INSTANT("on a"));
+    TRACEC_TE(b, TRACEC_TE_INSTANT("on b"));
+    cr_assert_eq(evaluated, 0, "arguments of a disabled event are not evaluated");
+    cr_assert_eq(tracec_session_stop(s), TRACEC_STATUS_SUCCESS);
+    cr_assert(!TRACEC_TE_ENABLED(a), "disabled once the session stopped");
+    TRACEC_INSTANT(a, "after stop");
+    char *sum = check_ok(path, NULL);
+    expect_summary(sum, "names", "on a|on b");
+    expect_summary(sum, "categories", "cat_a|cat_b");
+    free(sum);
+}
+
+Test(track_event, misuse_has_a_documented_outcome) {
+    const char *path = te_path("misuse.pftrace");
+    tracec_session *s2;
+    tracec_session_config cfg = TRACEC_SESSION_CONFIG_INIT;
+    TRACEC_INSTANT(a, "no session yet"); /* disabled: nothing happens */
+    tracec_session *s = start(path, TRACEC_BUFFERING_MODE_STREAMING, 0);
+    cfg.path = te_path("second.pftrace");
+    cr_assert_eq(tracec_session_start(&cfg, &s2), TRACEC_STATUS_BAD_STATE, "one session at a time");
+    uint64_t before = tracec_te_thread_misuse();
+    TRACEC_EVENT_AS(a, my_app_MyEvent, ev, "outer typed") {
+        TRACEC_INSTANT(a, "nested"); /* an event while one is open on this thread: dropped, counted */
+        my_app_MyEvent_set_custom_counter(&ev, 1);
+    }
+    cr_assert_eq(tracec_te_thread_misuse(), before + 1u);
+    TRACEC_INSTANT(a, "after");
+    cr_assert_eq(tracec_te_define_track(0, "bad", 0), TRACEC_STATUS_INVALID_ARGUMENT);
+    cr_assert_eq(tracec_session_stop(s), TRACEC_STATUS_SUCCESS);
+    cr_assert_eq(tracec_session_stop(s), TRACEC_STATUS_BAD_STATE);
+    cr_assert_eq(tracec_session_stop(NULL), TRACEC_STATUS_BAD_STATE);
+    cr_assert_eq(tracec_session_flush(s), TRACEC_STATUS_BAD_STATE);
+    cfg.path = NULL;
+    cr_assert_eq(tracec_session_start(&cfg, &s2), TRACEC_STATUS_INVALID_ARGUMENT, "no path and no callback");
+    cfg.path = "/nonexistent-dir/x.pftrace";
+    cr_assert_eq(tracec_session_start(&cfg, &s2), TRACEC_STATUS_IO_ERROR);
+    char *sum = check_ok(path, NULL);
+    expect_summary(sum, "names", "after|outer typed");
+    free(sum);
+}
+
+typedef struct collected {
+    unsigned char *data;
+    size_t size;
+} collected;
+
+static void collect(const void *data, size_t size, void *user) {
+    collected *c = (collected *)user;
+    c->data = realloc(c->data, c->size + size);
+    memcpy(c->data + c->size, data, size);
+    c->size += size;
+}
+
+Test(track_event, callback_sessions_and_sessions_in_sequence) {
+    collected c = {NULL, 0};
+    for (int run = 0; run < 2; run++) {
+        tracec_session_config cfg = TRACEC_SESSION_CONFIG_INIT;
+        tracec_session *s;
+        cfg.write = collect;
+        cfg.write_data = &c;
+        cr_assert_eq(tracec_session_start(&cfg, &s), TRACEC_STATUS_SUCCESS);
+        TRACEC_TE(a, TRACEC_TE_INSTANT("cb"), TRACEC_TE_ARG_INT("run", run));
+        cr_assert_eq(tracec_session_stop(s), TRACEC_STATUS_SUCCESS);
+    }
+    const char *path = te_path("callback.pftrace");
+    FILE *f = fopen(path, "wb");
+    cr_assert(f != NULL && fwrite(c.data, 1, c.size, f) == c.size);
+    fclose(f);
+    free(c.data);
+    char *sum = check_ok(path, NULL);
+    expect_summary(sum, "sequences", "2"); /* one per session */
+    free(sum);
+    expect_clean_stats(path);
+    expect_tp(path,
+              "select a.int_value from slice s join args a using(arg_set_id) where a.key = 'debug.run' "
+              "order by s.ts;",
+              "\"int_value\"\n0\n1\n");
+}
+
+Test(track_event, session_is_written_at_exit) {
+    const char *path = te_path("exit.pftrace");
+    char cmd[1024], *out;
+    snprintf(cmd, sizeof cmd, "%s %s 2>&1", TE_EXIT_HELPER, path);
+    cr_assert_eq(te_run(cmd, &out), 0, "%s", out);
+    free(out);
+    char *sum = check_ok(path, NULL);
+    expect_summary(sum, "events:TYPE_SLICE_BEGIN", "100");
+    free(sum);
+    expect_clean_stats(path);
+}
