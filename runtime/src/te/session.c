@@ -128,6 +128,7 @@ tracec_status_t tracec_session_start(const tracec_session_config *config, tracec
         if (bc.mode == TRACEC_BUFFERING_MODE_ONESHOT || bc.mode == TRACEC_BUFFERING_MODE_CIRCULAR)
             bc.policy = TRACEC_BUFFER_POLICY_NONE;
         bc.size = config->buffer_size ? config->buffer_size : (size_t)1 << 20;
+        bc.watermark = bc.size / 2; /* STREAMING: deliver a half-full half without waiting for it to fill */
         bc.durable_size = config->durable_size;
         bc.callback = on_records;
         bc.callback_data = s;

@@ -42,7 +42,7 @@
 
 enum { SEQ_CLEARED = 1, SEQ_NEEDS = 2 };
 enum { K_NAME = 1, K_CAT, K_DBG, K_CTRACK };
-enum { TABLE_SIZE = 512, TABLE_MAX = 384, MAX_PENDING = 32, MAX_TRACKS = 256 };
+enum { TABLE_SIZE = 512, TABLE_MAX = 384, MAX_PENDING = 32, MAX_TRACKS = 256, MAX_ARGS = 32 };
 
 typedef struct entry {
     const void *key;
@@ -71,6 +71,7 @@ typedef struct te_thread {
     uint64_t next_iid;
     uint64_t misuse;
     int32_t tid;
+    uint64_t uuid; /* the thread's track (0: not computed for this sequence) */
     entry table[TABLE_SIZE];
 } te_thread;
 
@@ -99,10 +100,14 @@ static int32_t thread_tid(te_thread *t) {
 }
 
 static uint64_t thread_uuid(te_thread *t) {
-    return mix64(((uint64_t)(uint32_t)getpid() << 32) | (uint32_t)thread_tid(t)) | 1u;
+    if (TRACEC_I_UNLIKELY(t->uuid == 0))
+        t->uuid = mix64(((uint64_t)(uint32_t)getpid() << 32) | (uint32_t)thread_tid(t)) | 1u;
+    return t->uuid;
 }
 
-uint64_t tracec_te_thread_track_uuid(void) { return thread_uuid(&tl_te); }
+uint64_t tracec_te_thread_track_uuid(void) {
+    return mix64(((uint64_t)(uint32_t)getpid() << 32) | (uint32_t)syscall(SYS_gettid)) | 1u;
+}
 
 static uint64_t counter_uuid(const char *name) {
     uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a of the name, mixed with the process */
@@ -147,17 +152,19 @@ static void reset_sequence(te_thread *t) {
     t->seq = __atomic_fetch_add(&g_next_seq, 1u, __ATOMIC_RELAXED);
     t->need_header = 1;
     t->dropped = 0;
+    t->tid = 0; /* a fork child changes the epoch: pid and tid are new */
+    t->uuid = 0;
 }
 
 /* ---- packets ------------------------------------------------------------------ */
 
-static void begin(te_thread *t, tracec_writer *w, perfetto_protos_TracePacket *pkt, uint32_t kind) {
+static inline TRACEC_I_ALWAYS_INLINE void begin(te_thread *t, tracec_writer *w, perfetto_protos_TracePacket *pkt, uint32_t kind) {
     tracec_buffer_begin_packet(&t->bw, w, TRACEC_BUFFER_CATEGORY_TRACING, kind, &pkt->msg);
     perfetto_protos_TracePacket_set_trusted_packet_sequence_id(pkt, t->seq);
     if (t->dropped) perfetto_protos_TracePacket_set_previous_packet_dropped(pkt, true);
 }
 
-static bool end(te_thread *t, tracec_writer *w, perfetto_protos_TracePacket *pkt) {
+static inline TRACEC_I_ALWAYS_INLINE bool end(te_thread *t, tracec_writer *w, perfetto_protos_TracePacket *pkt) {
     tracec_status_t st = tracec_buffer_end_packet(&t->bw, w, &pkt->msg);
     if (st == TRACEC_STATUS_SUCCESS) {
         t->dropped = 0;
@@ -221,14 +228,27 @@ static te_thread *thread_ready(void) {
     return t;
 }
 
-/* Adds `key` to the names to intern before the event, unless known or already pending. */
-static void want(te_thread *t, pending *p, size_t *np, const void *key, const char *str, uint32_t kind) {
-    if (lookup(t, key, kind) != NULL) return;
+/*
+ * The iid of `key` on this sequence; 0 when it is not interned yet, in which
+ * case it is added to the names to intern before the event (unless already
+ * pending, or the dictionary is full: it is then written inline).
+ */
+static inline TRACEC_I_ALWAYS_INLINE uint64_t want(te_thread *t, pending *p, size_t *np, const void *key,
+                                                   const char *str, uint32_t kind) {
+    entry *e = lookup(t, key, kind);
+    if (TRACEC_I_LIKELY(e != NULL)) return e->val;
     for (size_t i = 0; i < *np; i++)
-        if (p[i].key == key && p[i].kind == kind) return;
-    if (*np >= MAX_PENDING || t->used + *np >= TABLE_MAX) return; /* written inline */
+        if (p[i].key == key && p[i].kind == kind) return 0;
+    if (*np >= MAX_PENDING || t->used + *np >= TABLE_MAX) return 0;
     p[*np] = (pending){key, str, kind, 0};
     ++*np;
+    return 0;
+}
+
+/* After intern_pending: the iid of a name that was pending (0 if its packet was refused). */
+static uint64_t iid_of(te_thread *t, const void *key, uint32_t kind) {
+    entry *e = lookup(t, key, kind);
+    return e != NULL ? e->val : 0;
 }
 
 /* Writes the pending names in one durable packet; on success they enter the dictionary. */
@@ -314,19 +334,17 @@ static void put_name(te_thread *t, perfetto_protos_TrackEvent *ev, const char *n
         perfetto_protos_TrackEvent_set_cstr_name(ev, name);
 }
 
-static void put_packet_header(te_thread *t, perfetto_protos_TracePacket *pkt, uint64_t ts) {
+static inline TRACEC_I_ALWAYS_INLINE void put_packet_header(perfetto_protos_TracePacket *pkt, uint64_t ts) {
     perfetto_protos_TracePacket_set_timestamp(pkt, ts);
     if (tracec_i_te_clock_id != 6u) perfetto_protos_TracePacket_set_timestamp_clock_id(pkt, tracec_i_te_clock_id);
     perfetto_protos_TracePacket_set_sequence_flags(pkt, SEQ_NEEDS);
-    (void)t;
 }
 
-static void put_annotation(te_thread *t, perfetto_protos_TrackEvent *ev, const tracec_te_arg *a) {
+static void put_annotation(perfetto_protos_TrackEvent *ev, const tracec_te_arg *a, uint64_t name_iid) {
     perfetto_protos_DebugAnnotation da;
-    entry *e = lookup(t, a->name, K_DBG);
     perfetto_protos_TrackEvent_begin_debug_annotations(ev, &da);
-    if (TRACEC_I_LIKELY(e != NULL))
-        perfetto_protos_DebugAnnotation_set_name_iid(&da, e->val);
+    if (TRACEC_I_LIKELY(name_iid != 0))
+        perfetto_protos_DebugAnnotation_set_name_iid(&da, name_iid);
     else
         perfetto_protos_DebugAnnotation_set_cstr_name(&da, a->name);
     switch (a->kind) {
@@ -347,23 +365,23 @@ static void put_annotation(te_thread *t, perfetto_protos_TrackEvent *ev, const t
 
 void tracec_i_te_emit(tracec_te_category *cat, const tracec_te_arg *a, size_t n) {
     pending p[MAX_PENDING];
+    uint64_t iid[MAX_ARGS]; /* per part: its name's iid, 0 when written inline */
     size_t np = 0;
     const tracec_te_arg *type = NULL;
     const char *dyn = NULL;
-    uint64_t ts = 0, track = 0;
-    int have_ts = 0, have_track = 0;
+    uint64_t ts = 0, track = 0, cat_iid = 0;
+    int have_ts = 0, have_track = 0, named;
     te_thread *t = thread_ready();
     if (t == NULL) return;
-    if (TRACEC_I_UNLIKELY(t->in_event)) {
+    if (TRACEC_I_UNLIKELY(t->in_event || n > MAX_ARGS)) {
         t->misuse++;
         return;
     }
     for (size_t i = 0; i < n; i++) {
+        iid[i] = 0;
         switch (a[i].kind) {
         case TRACEC_I_TE_SLICE_BEGIN:
-        case TRACEC_I_TE_INSTANT:
-            want(t, p, &np, a[i].name, a[i].name, K_NAME);
-            /* fall through */
+        case TRACEC_I_TE_INSTANT: iid[i] = want(t, p, &np, a[i].name, a[i].name, K_NAME); /* fall through */
         case TRACEC_I_TE_SLICE_END:
         case TRACEC_I_TE_COUNTER_INT:
         case TRACEC_I_TE_COUNTER_DOUBLE:
@@ -378,15 +396,15 @@ void tracec_i_te_emit(tracec_te_category *cat, const tracec_te_arg *a, size_t n)
         case TRACEC_I_TE_DYNAMIC_NAME: dyn = a[i].v.s; break;
         case TRACEC_I_TE_FLOW:
         case TRACEC_I_TE_TERMINATING_FLOW: break;
-        default: want(t, p, &np, a[i].name, a[i].name, K_DBG); break;
+        default: iid[i] = want(t, p, &np, a[i].name, a[i].name, K_DBG); break;
         }
     }
     if (type == NULL) {
         t->misuse++;
         return;
     }
-    if (type->kind == TRACEC_I_TE_SLICE_BEGIN || type->kind == TRACEC_I_TE_INSTANT)
-        want(t, p, &np, cat, cat->c.name, K_CAT);
+    named = type->kind == TRACEC_I_TE_SLICE_BEGIN || type->kind == TRACEC_I_TE_INSTANT;
+    if (named) cat_iid = want(t, p, &np, cat, cat->c.name, K_CAT);
     if (!have_track) {
         if (type->kind == TRACEC_I_TE_COUNTER_INT || type->kind == TRACEC_I_TE_COUNTER_DOUBLE) {
             track = counter_track(t, type->name);
@@ -395,14 +413,20 @@ void tracec_i_te_emit(tracec_te_category *cat, const tracec_te_arg *a, size_t n)
             track = thread_uuid(t);
         }
     }
-    intern_pending(t, p, np);
+    if (TRACEC_I_UNLIKELY(np != 0)) {
+        intern_pending(t, p, np);
+        for (size_t i = 0; i < n; i++)
+            if (a[i].name != NULL && iid[i] == 0)
+                iid[i] = iid_of(t, a[i].name, &a[i] == type ? (uint32_t)K_NAME : (uint32_t)K_DBG);
+        if (named) cat_iid = iid_of(t, cat, K_CAT);
+    }
     if (!have_ts) ts = now_ns();
 
     tracec_writer w;
     perfetto_protos_TracePacket pkt;
     perfetto_protos_TrackEvent ev;
     begin(t, &w, &pkt, TRACEC_BUFFER_TRACING_TRACK_EVENT);
-    put_packet_header(t, &pkt, ts);
+    put_packet_header(&pkt, ts);
     perfetto_protos_TracePacket_begin_track_event(&pkt, &ev);
     switch (type->kind) {
     case TRACEC_I_TE_SLICE_BEGIN: perfetto_protos_TrackEvent_set_type(&ev, perfetto_protos_TrackEvent_TYPE_SLICE_BEGIN); break;
@@ -411,12 +435,17 @@ void tracec_i_te_emit(tracec_te_category *cat, const tracec_te_arg *a, size_t n)
     default: perfetto_protos_TrackEvent_set_type(&ev, perfetto_protos_TrackEvent_TYPE_COUNTER); break;
     }
     perfetto_protos_TrackEvent_set_track_uuid(&ev, track);
-    if (type->kind == TRACEC_I_TE_SLICE_BEGIN || type->kind == TRACEC_I_TE_INSTANT) {
-        put_category(t, &ev, cat);
+    if (named) {
+        if (cat_iid != 0)
+            perfetto_protos_TrackEvent_set_category_iids(&ev, cat_iid);
+        else
+            perfetto_protos_TrackEvent_set_cstr_categories(&ev, cat->c.name);
         if (dyn != NULL)
             perfetto_protos_TrackEvent_set_cstr_name(&ev, dyn);
+        else if (iid[type - a] != 0)
+            perfetto_protos_TrackEvent_set_name_iid(&ev, iid[type - a]);
         else
-            put_name(t, &ev, type->name);
+            perfetto_protos_TrackEvent_set_cstr_name(&ev, type->name);
     } else if (type->kind == TRACEC_I_TE_COUNTER_INT) {
         perfetto_protos_TrackEvent_set_counter_value(&ev, type->v.i);
     } else if (type->kind == TRACEC_I_TE_COUNTER_DOUBLE) {
@@ -430,7 +459,7 @@ void tracec_i_te_emit(tracec_te_category *cat, const tracec_te_arg *a, size_t n)
         case TRACEC_I_TE_ARG_BOOL:
         case TRACEC_I_TE_ARG_STRING:
         case TRACEC_I_TE_ARG_POINTER:
-        case TRACEC_I_TE_ARG_JSON: put_annotation(t, &ev, &a[i]); break;
+        case TRACEC_I_TE_ARG_JSON: put_annotation(&ev, &a[i], iid[i]); break;
         case TRACEC_I_TE_FLOW: perfetto_protos_TrackEvent_set_flow_ids(&ev, a[i].v.u); break;
         case TRACEC_I_TE_TERMINATING_FLOW: perfetto_protos_TrackEvent_set_terminating_flow_ids(&ev, a[i].v.u); break;
         default: break;
@@ -453,11 +482,11 @@ int tracec_i_te_open(tracec_te_packet *p, tracec_te_category *cat, const char *n
         t->misuse++;
         return 0;
     }
-    want(t, pend, &np, name, name, K_NAME);
-    want(t, pend, &np, cat, cat->c.name, K_CAT);
+    (void)want(t, pend, &np, name, name, K_NAME);
+    (void)want(t, pend, &np, cat, cat->c.name, K_CAT);
     intern_pending(t, pend, np);
     begin(t, &p->w, &p->pkt, TRACEC_BUFFER_TRACING_TRACK_EVENT);
-    put_packet_header(t, &p->pkt, now_ns());
+    put_packet_header(&p->pkt, now_ns());
     p->i_thread = t;
     p->i_name = name;
     p->i_cat = cat;
