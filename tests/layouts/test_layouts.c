@@ -396,3 +396,74 @@ Test(layouts, one_file_in_trace_processor) {
                                    "\"one_file\",\"retry_latencies_ms[0]\",30,\"[NULL]\"\n"
                                    "\"one_file\",\"retry_latencies_ms[1]\",40,\"[NULL]\"\n");
 }
+
+/* ---- options and corner cases --------------------------------------------- */
+
+/*
+ * name_prefix and include_prefix on Perfetto's tree: Perfetto's files keep
+ * their names (perfetto_protos_TracePacket), Chrome's wrapper, which is not
+ * Perfetto's schema, takes the prefix; every header is included through the
+ * prefix (the user's tree), and all of it compiles.
+ */
+Test(layouts, perfetto_tree_name_and_include_prefix) {
+    const layout *l = &k_perfetto_tree;
+    int st = -1;
+    char *log = cg_run(&st,
+                       "cd " LAYOUTS "/%s && mkdir -p '%s/out/gen' && " CG_PROTOC_WITH_PLUGIN
+                       " --tracec_out='%s/out/gen' --tracec_opt=name_prefix=acme_,include_prefix=gen/ %s %s 2>&1",
+                       l->dir, cg_tmp, cg_tmp, l->includes, l->protos);
+    cr_assert_eq(st, 0, "protoc-gen-tracec failed:\n%s", log);
+    free(log);
+    compiles_strictly();
+    includes_no_builtin_header();
+    char *path = cg_fmt("%s/out/gen/protos/third_party/chromium/chrome_track_event.tracec.h", cg_tmp);
+    char *h = cg_read(path, NULL);
+    cr_assert_not_null(h, "no %s", path);
+    cr_expect_not_null(strstr(h, "#include \"gen/protos/perfetto/trace/trace_packet.tracec.h\"\n"), "%s", h);
+    cr_expect_not_null(strstr(h, "} acme_perfetto_protos_ChromeTrackEvent;"), "%s", h);
+    cr_expect_not_null(
+        strstr(h, "static inline void perfetto_protos_TracePacket_begin_track_event_as_acme_perfetto_protos_"
+                  "ChromeTrackEvent(perfetto_protos_TracePacket *m, acme_perfetto_protos_ChromeTrackEvent *child)"),
+        "%s", h);
+    cr_expect_null(strstr(h, "acme_perfetto_protos_TrackEvent"), "a Perfetto type took the name prefix:\n%s", h);
+    free(h);
+    free(path);
+}
+
+/*
+ * A wrapper's file imported by the file that defines TracePacket: including
+ * trace_packet's header from the wrapper's would make the two include each
+ * other, so the wrapper gets no TracePacket opening, and everything compiles.
+ */
+Test(layouts, parent_that_imports_the_wrapper) {
+    char *p = cg_fmt("%s/in/cyc/track_event.proto", cg_tmp);
+    cg_write_text(p, "syntax = \"proto2\";\npackage perfetto.protos;\n"
+                     "message TrackEvent { optional string name = 23; extensions 1000 to 9999; }\n");
+    free(p);
+    p = cg_fmt("%s/in/cyc/wrapper.proto", cg_tmp);
+    cg_write_text(p, "syntax = \"proto2\";\npackage acme;\nimport \"cyc/track_event.proto\";\n"
+                     "message Info { optional int32 x = 1; }\n"
+                     "message W { extend perfetto.protos.TrackEvent { optional int32 w = 3100; } }\n");
+    free(p);
+    p = cg_fmt("%s/in/cyc/trace_packet.proto", cg_tmp);
+    cg_write_text(p, "syntax = \"proto2\";\npackage perfetto.protos;\n"
+                     "import \"cyc/track_event.proto\";\nimport \"cyc/wrapper.proto\";\n"
+                     "message TracePacket { optional TrackEvent track_event = 11; optional acme.Info info = 900; }\n");
+    free(p);
+    int st = -1;
+    char *log = cg_run(&st,
+                       "cd '%s/in' && mkdir -p '%s/out' && " CG_PROTOC_WITH_PLUGIN
+                       " --tracec_out='%s/out' -I. cyc/track_event.proto cyc/wrapper.proto cyc/trace_packet.proto 2>&1",
+                       cg_tmp, cg_tmp, cg_tmp);
+    cr_assert_eq(st, 0, "protoc-gen-tracec failed:\n%s", log);
+    free(log);
+    compiles_strictly();
+    includes_no_builtin_header();
+    char *path = cg_fmt("%s/out/cyc/wrapper.tracec.h", cg_tmp);
+    char *h = cg_read(path, NULL);
+    cr_assert_not_null(h, "no %s", path);
+    cr_expect_null(strstr(h, "trace_packet.tracec.h"), "the wrapper's header includes its importer's:\n%s", h);
+    cr_expect_null(strstr(h, "_as_acme_W("), "an opening through a parent it cannot include:\n%s", h);
+    free(h);
+    free(path);
+}
