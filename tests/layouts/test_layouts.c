@@ -65,13 +65,29 @@ static const layout k_one_file = {"one_file", "-I.",
                                   "protos/perfetto/trace/perfetto_trace.proto acme_data.proto acme_extension.proto",
                                   "protos/perfetto/trace/perfetto_trace.proto"};
 
+/* protoc with the plugin, run in `dir`, over `protos` into cg_tmp/`out`; `opt` is --tracec_opt's value or "". */
+static void run_plugin(const char *dir, const char *includes, const char *protos, const char *out, const char *opt) {
+    int st = -1;
+    char *log = cg_run(&st, "cd '%s' && mkdir -p '%s/%s' && " CG_PROTOC_WITH_PLUGIN " --tracec_out='%s/%s' %s%s %s %s 2>&1",
+                       dir, cg_tmp, out, cg_tmp, out, opt[0] ? "--tracec_opt=" : "", opt, includes, protos);
+    cr_assert_eq(st, 0, "protoc-gen-tracec failed in %s:\n%s", dir, log);
+    free(log);
+}
+
 /* protoc with the plugin over `protos` of layout `l`, into cg_tmp/`out`. */
 static void generate_into(const layout *l, const char *protos, const char *out) {
-    int st = -1;
-    char *log = cg_run(&st, "cd " LAYOUTS "/%s && mkdir -p '%s/%s' && " CG_PROTOC_WITH_PLUGIN " --tracec_out='%s/%s' %s %s 2>&1",
-                       l->dir, cg_tmp, out, cg_tmp, out, l->includes, protos);
-    cr_assert_eq(st, 0, "protoc-gen-tracec failed on %s:\n%s", l->dir, log);
-    free(log);
+    char *dir = cg_fmt(LAYOUTS "/%s", l->dir);
+    run_plugin(dir, l->includes, protos, out, "");
+    free(dir);
+}
+
+/* The text of generated file cg_tmp/out/`rel` (malloc'd); the test fails without it. */
+static char *read_out(const char *rel) {
+    char *path = cg_fmt("%s/out/%s", cg_tmp, rel);
+    char *text = cg_read(path, NULL);
+    cr_assert_not_null(text, "nothing generated at %s", path);
+    free(path);
+    return text;
 }
 
 /* The generated .c files under cg_tmp/out, as one shell word list of absolute paths (malloc'd). */
@@ -308,8 +324,7 @@ Test(layouts, perfetto_tree_wrapper_alone) {
     char *b = cg_fmt("%s/out/protos/third_party/chromium/chrome_track_event.tracec.h", cg_tmp);
     char *d = cg_diff_files(a, b);
     cr_expect_str_eq(d, "", "generated alone, the wrapper's header differs from the whole tree's:\n%s", d);
-    char *alone = cg_read(a, NULL);
-    cr_assert_not_null(alone);
+    char *alone = read_out("../alone/protos/third_party/chromium/chrome_track_event.tracec.h");
     cr_expect_not_null(strstr(alone, "#include \"protos/perfetto/trace/trace_packet.tracec.h\"\n"),
                        "the wrapper alone does not take TracePacket from the user's tree:\n%s", alone);
     cr_expect_not_null(strstr(alone, "perfetto_protos_TracePacket_begin_track_event_as_perfetto_protos_ChromeTrackEvent"));
@@ -407,18 +422,10 @@ Test(layouts, one_file_in_trace_processor) {
  */
 Test(layouts, perfetto_tree_name_and_include_prefix) {
     const layout *l = &k_perfetto_tree;
-    int st = -1;
-    char *log = cg_run(&st,
-                       "cd " LAYOUTS "/%s && mkdir -p '%s/out/gen' && " CG_PROTOC_WITH_PLUGIN
-                       " --tracec_out='%s/out/gen' --tracec_opt=name_prefix=acme_,include_prefix=gen/ %s %s 2>&1",
-                       l->dir, cg_tmp, cg_tmp, l->includes, l->protos);
-    cr_assert_eq(st, 0, "protoc-gen-tracec failed:\n%s", log);
-    free(log);
+    run_plugin(LAYOUTS "/perfetto_tree", l->includes, l->protos, "out/gen", "name_prefix=acme_,include_prefix=gen/");
     compiles_strictly();
     includes_no_builtin_header();
-    char *path = cg_fmt("%s/out/gen/protos/third_party/chromium/chrome_track_event.tracec.h", cg_tmp);
-    char *h = cg_read(path, NULL);
-    cr_assert_not_null(h, "no %s", path);
+    char *h = read_out("gen/protos/third_party/chromium/chrome_track_event.tracec.h");
     cr_expect_not_null(strstr(h, "#include \"gen/protos/perfetto/trace/trace_packet.tracec.h\"\n"), "%s", h);
     cr_expect_not_null(strstr(h, "} acme_perfetto_protos_ChromeTrackEvent;"), "%s", h);
     cr_expect_not_null(
@@ -427,7 +434,6 @@ Test(layouts, perfetto_tree_name_and_include_prefix) {
         "%s", h);
     cr_expect_null(strstr(h, "acme_perfetto_protos_TrackEvent"), "a Perfetto type took the name prefix:\n%s", h);
     free(h);
-    free(path);
 }
 
 /*
@@ -450,20 +456,13 @@ Test(layouts, parent_that_imports_the_wrapper) {
                      "import \"cyc/track_event.proto\";\nimport \"cyc/wrapper.proto\";\n"
                      "message TracePacket { optional TrackEvent track_event = 11; optional acme.Info info = 900; }\n");
     free(p);
-    int st = -1;
-    char *log = cg_run(&st,
-                       "cd '%s/in' && mkdir -p '%s/out' && " CG_PROTOC_WITH_PLUGIN
-                       " --tracec_out='%s/out' -I. cyc/track_event.proto cyc/wrapper.proto cyc/trace_packet.proto 2>&1",
-                       cg_tmp, cg_tmp, cg_tmp);
-    cr_assert_eq(st, 0, "protoc-gen-tracec failed:\n%s", log);
-    free(log);
+    char *in = cg_fmt("%s/in", cg_tmp);
+    run_plugin(in, "-I.", "cyc/track_event.proto cyc/wrapper.proto cyc/trace_packet.proto", "out", "");
+    free(in);
     compiles_strictly();
     includes_no_builtin_header();
-    char *path = cg_fmt("%s/out/cyc/wrapper.tracec.h", cg_tmp);
-    char *h = cg_read(path, NULL);
-    cr_assert_not_null(h, "no %s", path);
+    char *h = read_out("cyc/wrapper.tracec.h");
     cr_expect_null(strstr(h, "trace_packet.tracec.h"), "the wrapper's header includes its importer's:\n%s", h);
     cr_expect_null(strstr(h, "_as_acme_W("), "an opening through a parent it cannot include:\n%s", h);
     free(h);
-    free(path);
 }
