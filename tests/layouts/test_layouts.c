@@ -14,7 +14,8 @@
  *                   guide (acme_data.proto, acme_extension.proto).
  *
  * Each test generates the layout's whole tree in one protoc run, compiles
- * every output with the strict flags (each .c alone and all together) with
+ * every output with the strict flags (each .c alone and all together, the
+ * headers as C++17 too) with
  * libtracec's built-in headers on the include path too, builds the layout's
  * write_trace.c with the outputs, the built-in schema's code and the runtime,
  * runs it, and reads the trace back with protoc --decode and with
@@ -37,6 +38,7 @@ TestSuite(layouts, .init = cg_tmp_setup, .fini = cg_tmp_teardown, .timeout = 120
 
 #define LAYOUTS TRACEC_SOURCE_DIR "/tests/layouts"
 #define CFLAGS "-std=c11 -pedantic -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes"
+#define CXXFLAGS "-std=c++17 -pedantic -Wall -Wextra -Werror"
 /* The user's generated tree first, then the runtime and libtracec's built-in headers. */
 #define INC "-I'%s/out' -I" TRACEC_SOURCE_DIR "/runtime/include -I" CG_SCHEMA_DIR
 #define RUNTIME_SRCS                                                                                          \
@@ -90,27 +92,50 @@ static char *read_out(const char *rel) {
     return text;
 }
 
-/* The generated .c files under cg_tmp/out, as one shell word list of absolute paths (malloc'd). */
-static char *generated_sources(void) {
+/*
+ * The generated files under cg_tmp/out whose names end with `suffix`, each as
+ * `fmt` makes its absolute path ("%s" once), joined (malloc'd).
+ */
+static char *generated(const char *suffix, const char *fmt) {
     char *dir = cg_fmt("%s/out", cg_tmp);
     size_t n = 0;
-    char *list = cg_list_files(dir, ".tracec.c", &n);
-    cr_assert_gt(n, 0, "nothing generated in %s", dir);
-    char *words = strdup("");
+    char *list = cg_list_files(dir, suffix, &n);
+    cr_assert_gt(n, 0, "no %s generated in %s", suffix, dir);
+    char *text = strdup("");
     for (char *save = NULL, *f = strtok_r(list, "\n", &save); f; f = strtok_r(NULL, "\n", &save)) {
-        char *w = cg_fmt("%s '%s/%s'", words, dir, f);
-        free(words);
-        words = w;
+        char *path = cg_fmt("%s/%s", dir, f);
+        char *item = cg_fmt(fmt, path);
+        char *t = cg_fmt("%s%s", text, item);
+        free(text);
+        free(item);
+        free(path);
+        text = t;
     }
     free(list);
     free(dir);
-    return words;
+    return text;
+}
+
+/* The generated .c files, as shell words. */
+static char *generated_sources(void) { return generated(".tracec.c", " '%s'"); }
+
+/* Compiles `text` as file cg_tmp/`name` with `cmd` ("gcc FLAGS"); expects no diagnostic. */
+static void compiles_as_one(const char *cmd, const char *name, const char *text) {
+    char *path = cg_fmt("%s/%s", cg_tmp, name);
+    cg_write_text(path, text);
+    int st = -1;
+    char *out = cg_run(&st, "%s -fsyntax-only " INC " '%s' 2>&1", cmd, cg_tmp, path);
+    cr_expect(st == 0 && out[0] == '\0', "%s: the generated files do not compile in one translation unit (exit %d):\n%s",
+              cmd, st, out);
+    free(out);
+    free(path);
 }
 
 /*
- * Every generated .c compiles alone, and all of them in one translation unit
- * (one TU sees every generated header: a type defined twice fails here), with
- * gcc and the strict flags, the built-in headers on the include path.
+ * Every generated .c compiles alone, all of them in one translation unit (one
+ * TU sees every generated header: a type defined twice fails here), with gcc
+ * and the strict flags, the built-in headers on the include path; and every
+ * header in one C++17 translation unit.
  */
 static void compiles_strictly(void) {
     char *srcs = generated_sources();
@@ -118,21 +143,13 @@ static void compiles_strictly(void) {
     char *out = cg_run(&st, "gcc " CFLAGS " -fsyntax-only " INC " %s 2>&1", cg_tmp, srcs);
     cr_expect(st == 0 && out[0] == '\0', "a generated file does not compile alone (exit %d):\n%s", st, out);
     free(out);
-    char *unity = cg_fmt("%s/unity.c", cg_tmp);
-    char *text = strdup("");
-    for (char *save = NULL, *f = strtok_r(srcs, " ", &save); f; f = strtok_r(NULL, " ", &save)) {
-        char *t = cg_fmt("%s#include \"%.*s\"\n", text, (int)strlen(f) - 2, f + 1); /* f is 'path' */
-        free(text);
-        text = t;
-    }
-    cg_write_text(unity, text);
-    out = cg_run(&st, "gcc " CFLAGS " -fsyntax-only " INC " '%s' 2>&1", cg_tmp, unity);
-    cr_expect(st == 0 && out[0] == '\0', "the generated files do not compile as one translation unit (exit %d):\n%s",
-              st, out);
-    free(out);
-    free(text);
-    free(unity);
     free(srcs);
+    char *unity = generated(".tracec.c", "#include \"%s\"\n");
+    compiles_as_one("gcc " CFLAGS, "unity.c", unity);
+    free(unity);
+    char *headers = generated(".tracec.h", "#include \"%s\"\n");
+    compiles_as_one("g++ " CXXFLAGS, "headers.cpp", headers);
+    free(headers);
 }
 
 /* No generated file of a layout with its own Perfetto tree includes libtracec's built-in headers. */
