@@ -15,10 +15,10 @@
  *
  * Each test generates the layout's whole tree in one protoc run, compiles
  * every output with the strict flags (each .c alone and all together, the
- * headers as C++17 too) with
- * libtracec's built-in headers on the include path too, builds the layout's
- * write_trace.c with the outputs, the built-in schema's code and the runtime,
- * runs it, and reads the trace back with protoc --decode and with
+ * headers as C++17 too) with libtracec's built-in headers on the include path
+ * too, builds the layout's write_trace.c with the outputs, the built-in
+ * schema's code and the runtime, runs it, and reads the trace back with
+ * protoc --decode, with `tracec decode` (the trace alone) and with
  * python3-protobuf (read_trace.py: Perfetto's schema plus the descriptor sets
  * the trace carries, not the user's files).  Where Perfetto's trace processor
  * is at hand (../shared/tools/trace_processor_shell), the *_in_trace_processor
@@ -253,6 +253,22 @@ static long descriptor_packet(const char *py, const char *file_name, char *files
     return size;
 }
 
+/*
+ * protoc --decode (with the layout's .proto files) and our own `tracec decode`
+ * (with nothing but the trace: its built-in schema and the trace's descriptor
+ * packets) both show each line of `lines`.
+ */
+static void decoders_show(const layout *l, const char *lines) {
+    char *text = protoc_decode(l);
+    expect_lines("protoc --decode", text, lines);
+    free(text);
+    int st = -1;
+    text = cg_run(&st, "'" TRACEC_CLI "' decode '%s/trace.pftrace' 2>&1", cg_tmp);
+    cr_expect_eq(st, 0, "tracec decode failed (exit %d):\n%s", st, text);
+    expect_lines("tracec decode", text, lines);
+    free(text);
+}
+
 /* ---- (a) the built-in schema ---------------------------------------------- */
 
 Test(layouts, builtin) {
@@ -260,14 +276,11 @@ Test(layouts, builtin) {
     generate_into(l, l->protos, "out");
     compiles_strictly();
     write_trace(l);
-    char *text = protoc_decode(l);
-    expect_lines("protoc --decode", text,
-                 "    file_name: \"acme/acme_events.proto\"\n"
-                 "    [acme.AcmeEvent.request_id]: \"req-a\"\n"
-                 "    [acme.AcmeEvent.retry_latencies_ms]: 10\n"
-                 "    [acme.AcmeEvent.retry_latencies_ms]: 20\n"
-                 "      url: \"https://a.example/\"\n");
-    free(text);
+    decoders_show(l, "    file_name: \"acme/acme_events.proto\"\n"
+                  "    [acme.AcmeEvent.request_id]: \"req-a\"\n"
+                  "    [acme.AcmeEvent.retry_latencies_ms]: 10\n"
+                  "    [acme.AcmeEvent.retry_latencies_ms]: 20\n"
+                  "      url: \"https://a.example/\"\n");
     char *py = python_read(l);
     expect_lines("read_trace.py", py,
                  "event\ttype: TYPE_INSTANT name: \"builtin\" [acme.AcmeEvent.request_id]: \"req-a\" "
@@ -297,18 +310,15 @@ Test(layouts, perfetto_tree) {
     includes_no_builtin_header();
     compiles_strictly();
     write_trace(l);
-    char *text = protoc_decode(l);
-    expect_lines("protoc --decode", text,
-                 "    file_name: \"protos/third_party/chromium/chrome_track_event.proto\"\n"
-                 "    file_name: \"protos/perfetto/trace/test_extensions.proto\"\n"
-                 "    [perfetto.protos.ChromeTrackEvent.chrome_app_state]: APP_STATE_BACKGROUND\n"
-                 "      label: \"chrome\"\n"
-                 "    [perfetto.protos.string_extension_for_testing]: \"s\"\n"
-                 "    [perfetto.protos.int_extension_for_testing]: 7\n"
-                 "    [perfetto.protos.int_extension_for_testing]: 8\n"
-                 "      child_field_for_testing: \"child\"\n"
-                 "    [perfetto.protos.uint_extension_for_testing]: 9\n");
-    free(text);
+    decoders_show(l, "    file_name: \"protos/third_party/chromium/chrome_track_event.proto\"\n"
+                  "    file_name: \"protos/perfetto/trace/test_extensions.proto\"\n"
+                  "    [perfetto.protos.ChromeTrackEvent.chrome_app_state]: APP_STATE_BACKGROUND\n"
+                  "      label: \"chrome\"\n"
+                  "    [perfetto.protos.string_extension_for_testing]: \"s\"\n"
+                  "    [perfetto.protos.int_extension_for_testing]: 7\n"
+                  "    [perfetto.protos.int_extension_for_testing]: 8\n"
+                  "      child_field_for_testing: \"child\"\n"
+                  "    [perfetto.protos.uint_extension_for_testing]: 9\n");
     char *py = python_read(l);
     expect_lines("read_trace.py", py,
                  "event\ttype: TYPE_INSTANT name: \"perfetto_tree\" "
@@ -376,14 +386,11 @@ Test(layouts, one_file) {
     includes_no_builtin_header();
     compiles_strictly();
     write_trace(l);
-    char *text = protoc_decode(l);
-    expect_lines("protoc --decode", text,
-                 "    file_name: \"acme_extension.proto\"\n"
-                 "    [com.acme.AcmeExtension.request_id]: \"req-c\"\n"
-                 "    [com.acme.AcmeExtension.retry_latencies_ms]: 30\n"
-                 "    [com.acme.AcmeExtension.retry_latencies_ms]: 40\n"
-                 "      endpoint: \"/v1/acme\"\n");
-    free(text);
+    decoders_show(l, "    file_name: \"acme_extension.proto\"\n"
+                  "    [com.acme.AcmeExtension.request_id]: \"req-c\"\n"
+                  "    [com.acme.AcmeExtension.retry_latencies_ms]: 30\n"
+                  "    [com.acme.AcmeExtension.retry_latencies_ms]: 40\n"
+                  "      endpoint: \"/v1/acme\"\n");
     char *py = python_read(l);
     expect_lines("read_trace.py", py,
                  "event\ttype: TYPE_INSTANT name: \"one_file\" [com.acme.AcmeExtension.request_id]: \"req-c\" "
