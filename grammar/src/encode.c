@@ -107,30 +107,6 @@ bool tp_error(tp_ctx *P, const char *at, const char *fmt, ...) {
     return false;
 }
 
-static const char *type_name(tracec_field_type t) {
-    switch (t) {
-    case TRACEC_TYPE_DOUBLE: return "double";
-    case TRACEC_TYPE_FLOAT: return "float";
-    case TRACEC_TYPE_INT64: return "int64";
-    case TRACEC_TYPE_UINT64: return "uint64";
-    case TRACEC_TYPE_INT32: return "int32";
-    case TRACEC_TYPE_FIXED64: return "fixed64";
-    case TRACEC_TYPE_FIXED32: return "fixed32";
-    case TRACEC_TYPE_BOOL: return "bool";
-    case TRACEC_TYPE_STRING: return "string";
-    case TRACEC_TYPE_GROUP: return "group";
-    case TRACEC_TYPE_MESSAGE: return "message";
-    case TRACEC_TYPE_BYTES: return "bytes";
-    case TRACEC_TYPE_UINT32: return "uint32";
-    case TRACEC_TYPE_ENUM: return "enum";
-    case TRACEC_TYPE_SFIXED32: return "sfixed32";
-    case TRACEC_TYPE_SFIXED64: return "sfixed64";
-    case TRACEC_TYPE_SINT32: return "sint32";
-    case TRACEC_TYPE_SINT64: return "sint64";
-    }
-    return "unknown";
-}
-
 /* ---- Suggestions ---------------------------------------------------------- */
 
 /* Edit distance with adjacent transpositions (optimal string alignment), case-insensitive. */
@@ -616,7 +592,7 @@ bool tp_push(tp_ctx *P, const char *at, char close) {
         char l[300];
         if (f->type != TRACEC_TYPE_MESSAGE && f->type != TRACEC_TYPE_GROUP)
             return tp_error(P, at, "field %s is %s, not a message: expected a value after ':'",
-                            cur_label(P, l, sizeof l), type_name(f->type));
+                            cur_label(P, l, sizeof l), tracec_field_type_name(f->type));
         if (f->msg == NULL)
             return tp_error(P, at, "the type %s of field %s is not in the descriptor pool",
                             f->type_name ? f->type_name : "?", cur_label(P, l, sizeof l));
@@ -882,7 +858,7 @@ static bool type_mismatch(tp_ctx *P, const char *at, const char *what) {
     default: expected = "an integer"; break;
     }
     return tp_error(P, at, "field %s (%s) expects %s, found %s", cur_label(P, l, sizeof l),
-                    type_name(f->type), expected, what);
+                    tracec_field_type_name(f->type), expected, what);
 }
 
 bool tp_value_string(tp_ctx *P) {
@@ -1039,7 +1015,7 @@ bool tp_value_number(tp_ctx *P, const tp_tok *t, char kind, bool neg, const char
     if (ty == TRACEC_TYPE_DOUBLE || ty == TRACEC_TYPE_FLOAT) {
         if (kind == 'o' || kind == 'x')
             return tp_error(P, t->p, "field %s (%s) takes decimal numbers only, found %s",
-                            cur_label(P, l, sizeof l), type_name(ty), kind_name(kind));
+                            cur_label(P, l, sizeof l), tracec_field_type_name(ty), kind_name(kind));
         double v = parse_double(P, t);
         if (P->failed) return false;
         return write_double(P, f, neg ? -v : v);
@@ -1105,13 +1081,13 @@ bool tp_value_number(tp_ctx *P, const tp_tok *t, char kind, bool neg, const char
     }
     if (neg && is_unsigned)
         return tp_error(P, at, "field %s (%s) takes no sign, found '-'", cur_label(P, l, sizeof l),
-                        type_name(ty));
+                        tracec_field_type_name(ty));
     if (ovf || mag > (neg ? max_neg : max_pos)) {
         if (ty == TRACEC_TYPE_BOOL)
             return tp_error(P, at, "field %s (bool) expects true, false, 1 or 0, found %.*s",
                             cur_label(P, l, sizeof l), (int)t->len, t->p);
         return tp_error(P, at, "value %s%.*s is out of range for field %s (%s)", neg ? "-" : "",
-                        (int)t->len, t->p, cur_label(P, l, sizeof l), type_name(ty));
+                        (int)t->len, t->p, cur_label(P, l, sizeof l), tracec_field_type_name(ty));
     }
     int64_t sv = neg ? (int64_t)(0 - mag) : (int64_t)mag;
     if (ty == TRACEC_TYPE_ENUM && f->enm && f->enm->closed && !tracec_i_enum_has_number(f->enm, (int32_t)sv))

@@ -152,3 +152,39 @@ Test(testing, generated_trace_round_trip_against_protoc) {
     tracec_trace_file_close(f);
     tt_tmpdir_remove(dir);
 }
+
+/*
+ * A trace whose ExtensionDescriptor gives a compiled-in extension's number
+ * (string_extension_for_testing = 9900) to another name: the conflict is
+ * surfaced through tracec_testing_conflicts() and in a failure's report.
+ */
+Test(testing, descriptor_conflicts_are_surfaced) {
+    char *dir = tt_tmpdir();
+    static const char clash[] = "syntax = \"proto2\";\npackage clash;\n"
+                                "import \"perfetto/trace/track_event/track_event.proto\";\n"
+                                "extend perfetto.protos.TrackEvent { optional int32 clash_9900 = 9900; }\n";
+    char path[600];
+    snprintf(path, sizeof path, "%s/clash.proto", dir);
+    cr_assert(tt_write_file(path, clash, sizeof clash - 1));
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "%s -I. -I%s/protos --descriptor_set_out=clash.desc clash.proto", TRACEC_PROTOC,
+             TRACEC_SOURCE_DIR);
+    cr_assert_eq(tt_run(dir, cmd, NULL, 0, NULL, NULL), 0);
+    snprintf(path, sizeof path, "%s/clash.desc", dir);
+    tt_buf set = {0}, trace = {0};
+    cr_assert(tt_read_file(path, &set));
+    cr_assert(tt_append_extension_packet(&trace, set.data, set.size, false));
+    cr_assert_null(tracec_testing_conflicts(NULL));
+    const char *r = tracec_testing_check_trace(trace.data, trace.size, "packet { timestamp: 1 }", NULL, NULL);
+    cr_assert(r);
+    const char *want = "descriptor conflict: extensions perfetto.protos.string_extension_for_testing (string = 9900 "
+                       "extending perfetto.protos.TrackEvent, from test_extensions.proto) and clash.clash_9900 (int32 = 9900 "
+                       "extending perfetto.protos.TrackEvent, from <trace packet 0 at byte offset 3>) have the same "
+                       "number; perfetto.protos.string_extension_for_testing is used\n";
+    cr_assert(strstr(r, want), "%s", r);
+    const char *c = tracec_testing_conflicts(NULL);
+    cr_assert(c && strcmp(c, want) == 0, "%s", c ? c : "(none)");
+    tt_buf_free(&set);
+    tt_buf_free(&trace);
+    tt_tmpdir_remove(dir);
+}

@@ -325,12 +325,20 @@ static tracec_pool *build_pool(const cli *c) {
     return pool;
 }
 
+/* Prints the pool's descriptor conflicts not printed yet, each once. */
+static void report_conflicts(const tracec_pool *pool) {
+    static size_t printed;
+    for (; printed < tracec_pool_conflict_count(pool); printed++)
+        fprintf(stderr, "tracec: warning: %s\n", tracec_pool_conflict(pool, printed));
+}
+
 static void load_trace_descriptors(tracec_pool *pool, const cli *c, const void *data, size_t size,
                                    const char *name) {
     tracec_error err;
     err.msg[0] = 0;
     if (tracec_load_extension_descriptors(pool, data, size, c->type, NULL, &err) != TRACEC_STATUS_SUCCESS)
         fprintf(stderr, "tracec: warning: %s: %s\n", name, err.msg);
+    report_conflicts(pool);
 }
 
 static int cmd_encode(const cli *c, tracec_pool *pool) {
@@ -506,6 +514,7 @@ int main(int argc, char **argv) {
         cli_free(&c);
         return EXIT_INVALID;
     }
+    report_conflicts(pool);
     if (strcmp(cmd, "encode") == 0)
         rc = cmd_encode(&c, pool);
     else if (strcmp(cmd, "decode") == 0)
@@ -514,6 +523,7 @@ int main(int argc, char **argv) {
         rc = cmd_diff(&c, pool);
     else
         rc = cmd_args(&c, pool);
+    report_conflicts(pool); /* those met in the text (encode, diff) */
     tracec_pool_free(pool);
     cli_free(&c);
     return rc;

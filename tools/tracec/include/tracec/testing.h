@@ -58,6 +58,16 @@ const char *tracec_testing_check_trace(const void *data, size_t size, const char
 const char *tracec_testing_check_file(const char *path, const char *expected_text,
                                       tracec_pool *pool, const char *type_name);
 
+/*
+ * The descriptor conflicts of `pool` (NULL: the default pool), one
+ * "descriptor conflict: ..." line each (tracec_pool_conflict()), or NULL
+ * when there are none.  Valid until the next call.  The check functions
+ * print each conflict once on standard error and append them to a
+ * failure's report: two extensions with one number show under the name of
+ * the first one added, which may not be the one the test expects.
+ */
+const char *tracec_testing_conflicts(const tracec_pool *pool);
+
 /* Compares two textprotos of `type_name` by meaning. */
 const char *tracec_testing_check_text(const char *actual_text, const char *expected_text,
                                       tracec_pool *pool, const char *type_name);
