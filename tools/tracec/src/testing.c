@@ -102,6 +102,21 @@ const char *tracec_testing_check_trace(const void *data, size_t size, const char
     return tracec_i_report_finish(pool, s, equal, &diff, &err);
 }
 
+const char *tracec_testing_check_trace_match(const void *data, size_t size, const char *expected_text,
+                                             tracec_pool *pool, const char *type_name, const tracec_match *match) {
+    if (!pool) pool = tracec_testing_default_pool();
+    if (!pool) return tracec_i_report_set("cannot build the default descriptor pool", 40);
+    if (!expected_text) expected_text = "";
+    bool equal = false;
+    tracec_bytes diff = TRACEC_BYTES_INIT;
+    tracec_error err;
+    err.msg[0] = 0;
+    tracec_status_t s = tracec_i_compare_filtered(pool, type_name, expected_text, strlen(expected_text), "expected",
+                                                  data, size, "actual", match ? tracec_i_match_filter : NULL, match,
+                                                  &equal, &diff, &err);
+    return tracec_i_report_finish(pool, s, equal, &diff, &err);
+}
+
 const char *tracec_testing_check_file(const char *path, const char *expected_text,
                                       tracec_pool *pool, const char *type_name) {
     FILE *f = fopen(path, "rb");
