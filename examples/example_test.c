@@ -62,6 +62,48 @@ Test(example, slice_pair_with_debug_annotations) {
                                 NULL);
 }
 
+/*
+ * Part of a trace: the whole example trace starts with its ExtensionDescriptor
+ * (~120 lines as text) and a track descriptor.  `.with` compares only the
+ * packets that have a track_event; `.ignore` leaves out fields the test does
+ * not care about, in every compared packet.  A mismatch prints the same
+ * unified diff, of what was compared.
+ */
+Test(example, the_track_events_of_a_whole_trace) {
+    example_write_trace(g_trace);
+    size_t size;
+    const uint8_t *data = tracec_trace_file_data(g_trace, &size);
+    tracec_assert_trace_match(data, size,
+                              "packet { track_event { type: TYPE_SLICE_BEGIN name: \"draw frame\" } }\n"
+                              "packet { track_event {\n"
+                              "  type: TYPE_INSTANT name: \"request done\"\n"
+                              "  [my_app.MyEvent.custom_string]: \"hello from C\"\n"
+                              "  [my_app.MyEvent.custom_counter]: -42\n"
+                              "  [my_app.MyEvent.mood]: MOOD_BUSY\n"
+                              "  [my_app.MyEvent.request] { url: \"https://example.org/\" status_code: 200 }\n"
+                              "  [my_app.MyEvent.retry_delays_ms]: [10, 20, 40]\n"
+                              "} }\n"
+                              "packet { track_event { type: TYPE_SLICE_END } }\n",
+                              NULL, .with = TRACEC_FIELDS("track_event"),
+                              .ignore = TRACEC_FIELDS("timestamp", "trusted_packet_sequence_id", "track_event.track_uuid",
+                                                      "track_event.categories", "track_event.debug_annotations"));
+    /* Or everything but the descriptor packet and the bookkeeping fields. */
+    tracec_assert_trace_match(data, size,
+                              "packet { track_descriptor { uuid: 4660 name: \"main thread\" thread { pid: 42 tid: 43 thread_name: \"main\" } } }\n"
+                              "packet { track_event { type: TYPE_SLICE_BEGIN name: \"draw frame\" } }\n"
+                              "packet { track_event { type: TYPE_INSTANT name: \"request done\" } }\n"
+                              "packet { track_event { type: TYPE_SLICE_END } }\n",
+                              NULL,
+                              .ignore = TRACEC_FIELDS("timestamp", "trusted_packet_sequence_id", "extension_descriptor",
+                                                      "track_event.track_uuid", "track_event.categories",
+                                                      "track_event.debug_annotations",
+                                                      "track_event.[my_app.MyEvent.custom_string]",
+                                                      "track_event.[my_app.MyEvent.custom_counter]",
+                                                      "track_event.[my_app.MyEvent.mood]",
+                                                      "track_event.[my_app.MyEvent.request]",
+                                                      "track_event.[my_app.MyEvent.retry_delays_ms]"));
+}
+
 Test(example, descriptor_packet_comes_first) {
     example_write_trace(g_trace);
     size_t size;

@@ -43,8 +43,10 @@ static void clear_includes(tc_ctx *ctx) {
 }
 
 /*
- * include_prefix applies to the headers of files outside the Perfetto schema:
- * the schema's headers come with libtracec, at their plain paths.
+ * include_prefix applies to every generated header but libtracec's built-in
+ * ones (perfetto/..., google/protobuf/...), which come with it at their plain
+ * paths.  A user's own copy of Perfetto's tree (protos/perfetto/...) is not
+ * built in: its headers take the prefix.
  */
 static void include(tc_ctx *ctx, tc_printer *p, const char *path) {
     const char *pfx = ctx->opt.include_prefix && !tc_is_builtin_path(path) ? ctx->opt.include_prefix : "";

@@ -12,9 +12,10 @@
  * Options (comma-separated, --tracec_opt=a=b,c=d):
  *   include_style=quote|angle   #include "x.tracec.h" (default) or <x.tracec.h>
  *   include_prefix=DIR/         prepended to the paths of included generated headers
- *                               (not to the Perfetto schema's, which libtracec ships)
+ *                               (not to libtracec's built-in perfetto/ and google/protobuf/ ones)
  *   guard_prefix=PFX_           prepended to include guards
- *   name_prefix=pfx_            prepended to every C name from files outside the Perfetto schema
+ *   name_prefix=pfx_            prepended to every C name from files outside Perfetto's schema
+ *                               (recognised by package and imports, not by path: schema.c)
  *   descriptors=none|file|deps  what the embedded FileDescriptorSet holds (default deps)
  */
 #include <stdio.h>
@@ -32,10 +33,12 @@ static const char k_usage[] =
     "Options (comma-separated):\n"
     "  include_style=quote|angle   how generated headers include each other (default quote)\n"
     "  include_prefix=DIR/         prefix for the paths of included generated headers\n"
-    "                              (not the Perfetto schema's: libtracec ships those)\n"
+    "                              (not libtracec's built-in perfetto/, google/protobuf/ ones)\n"
     "  guard_prefix=PREFIX_        prefix for include guards\n"
     "  name_prefix=prefix_         prefix for every C name (types, enum values, setters,\n"
-    "                              descriptor symbols) of files outside the Perfetto schema\n"
+    "                              descriptor symbols) of files outside Perfetto's schema\n"
+    "                              (package perfetto.protos and imported by TracePacket or\n"
+    "                              TrackEvent's files, in any layout; google.protobuf)\n"
     "  descriptors=none|file|deps  embedded descriptors: none, this file, or this file and its\n"
     "                              non-Perfetto imports (default deps)\n";
 

@@ -17,7 +17,9 @@
  *   fields have a known type and label, a number in 1..2^29-1, a type_name
  *   when they are messages, groups or enums, an oneof_index of their message;
  *   extensions have an extendee; enums have at least one value;
- *   no message has two fields with one name or one number.
+ *   no message has two fields with one name or one number;
+ *   no message is extended twice with one number in the request (protoc
+ *   only warns; the generated writers and decoders would clash).
  *
  * What needs the type index (type names that resolve to the right kind, no
  * type defined twice, extendees that exist) is checked where it is built or
@@ -161,6 +163,62 @@ static void check_message(tc_ctx *ctx, const tc_file_proto *file, const char *sc
     free(full);
 }
 
+/* The extensions of the request, for the one-number-per-extendee check. */
+typedef struct ext_seen {
+    const char *extendee; /* without the leading dot */
+    int32_t number;
+    char *full;
+    const char *file;
+} ext_seen;
+
+typedef struct ext_list {
+    ext_seen *e;
+    size_t n, cap;
+} ext_list;
+
+static void note_extensions(tc_ctx *ctx, ext_list *l, const tc_file_proto *file, const char *scope,
+                            tc_field_proto *const *exts, size_t n_exts) {
+    for (size_t k = 0; k < n_exts && ctx->error == NULL; k++) {
+        const tc_field_proto *x = exts[k];
+        const char *extendee = x->extendee[0] == '.' ? x->extendee + 1 : x->extendee;
+        char *full = scoped(scope, x->name);
+        for (size_t i = 0; i < l->n && ctx->error == NULL; i++)
+            if (l->e[i].number == x->number && strcmp(l->e[i].extendee, extendee) == 0)
+                tc_error(ctx, file->name, "extensions %s (in %s) and %s extend %s with one number, %d", l->e[i].full,
+                         l->e[i].file, full, extendee, (int)x->number);
+        if (l->n == l->cap) {
+            l->cap = l->cap ? l->cap * 2 : 16;
+            l->e = realloc(l->e, l->cap * sizeof *l->e);
+            if (l->e == NULL) exit(1);
+        }
+        l->e[l->n++] = (ext_seen){extendee, x->number, full, file->name};
+    }
+}
+
+static void note_message_extensions(tc_ctx *ctx, ext_list *l, const tc_file_proto *file, const char *scope,
+                                    const tc_msg_proto *m) {
+    char *full = scoped(scope, m->name);
+    note_extensions(ctx, l, file, full, m->extension, m->n_extension);
+    for (size_t k = 0; k < m->n_nested_type && ctx->error == NULL; k++)
+        note_message_extensions(ctx, l, file, full, m->nested_type[k]);
+    free(full);
+}
+
+/* No two extensions of the request give one extendee the same number. */
+static void check_extension_numbers(tc_ctx *ctx) {
+    const Google__Protobuf__Compiler__CodeGeneratorRequest *req = ctx->req;
+    ext_list l = {NULL, 0, 0};
+    for (size_t f = 0; f < req->n_proto_file && ctx->error == NULL; f++) {
+        const tc_file_proto *file = req->proto_file[f];
+        const char *pkg = file->package ? file->package : "";
+        note_extensions(ctx, &l, file, pkg, file->extension, file->n_extension);
+        for (size_t i = 0; i < file->n_message_type && ctx->error == NULL; i++)
+            note_message_extensions(ctx, &l, file, pkg, file->message_type[i]);
+    }
+    for (size_t i = 0; i < l.n; i++) free(l.e[i].full);
+    free(l.e);
+}
+
 /* Depth-first over imports: state 1 on the current path, 2 done.  Reports the first cycle. */
 static void check_cycles(tc_ctx *ctx, size_t f, unsigned char *state, size_t *path, size_t depth) {
     const Google__Protobuf__Compiler__CodeGeneratorRequest *req = ctx->req;
@@ -260,5 +318,6 @@ bool tc_validate(tc_ctx *ctx) {
         free(state);
         free(path);
     }
+    if (ctx->error == NULL) check_extension_numbers(ctx);
     return ctx->error == NULL;
 }

@@ -73,4 +73,8 @@ capture seed-big-te-only "$src/tests/codegen/protos" "" stress/te_only.proto
 capture seed-big-my-events "$src/examples" "" my_events.proto
 capture seed-big-test-extensions "$src/test_extensions" "" test_extensions.proto
 capture seed-big-all-types "$src/tests/plugin/protos" "" all_types.proto
+# Perfetto's schema in the users' layouts (tests/layouts): its own paths, and the one-file schema.
+capture seed-layout-chrome-wrapper "$src/tests/layouts/perfetto_tree" "" protos/third_party/chromium/chrome_track_event.proto
+capture seed-layout-one-file "$src/tests/layouts/one_file" "" protos/perfetto/trace/perfetto_trace.proto \
+  acme_data.proto acme_extension.proto
 ls -l "$corpus"

@@ -56,6 +56,9 @@ struct tracec_pool {
     /* All messages in the order they were added (iteration). */
     const tracec_msgdef **msg_list;
     size_t n_msgs, cap_msgs;
+    /* Conflicting definitions found (tracec_pool_conflict), arena strings. */
+    const char **conflicts;
+    size_t n_conflicts, cap_conflicts;
     bool oom;
 };
 
@@ -90,6 +93,30 @@ static const char *arena_strcat(tracec_pool *p, const char *a, const char *b) {
     }
     memcpy(s + la, b, lb + 1);
     return s;
+}
+
+const char *tracec_field_type_name(tracec_field_type t) {
+    switch (t) {
+    case TRACEC_TYPE_DOUBLE: return "double";
+    case TRACEC_TYPE_FLOAT: return "float";
+    case TRACEC_TYPE_INT64: return "int64";
+    case TRACEC_TYPE_UINT64: return "uint64";
+    case TRACEC_TYPE_INT32: return "int32";
+    case TRACEC_TYPE_FIXED64: return "fixed64";
+    case TRACEC_TYPE_FIXED32: return "fixed32";
+    case TRACEC_TYPE_BOOL: return "bool";
+    case TRACEC_TYPE_STRING: return "string";
+    case TRACEC_TYPE_GROUP: return "group";
+    case TRACEC_TYPE_MESSAGE: return "message";
+    case TRACEC_TYPE_BYTES: return "bytes";
+    case TRACEC_TYPE_UINT32: return "uint32";
+    case TRACEC_TYPE_ENUM: return "enum";
+    case TRACEC_TYPE_SFIXED32: return "sfixed32";
+    case TRACEC_TYPE_SFIXED64: return "sfixed64";
+    case TRACEC_TYPE_SINT32: return "sint32";
+    case TRACEC_TYPE_SINT64: return "sint64";
+    }
+    return "unknown";
 }
 
 /* ---- Hash table ------------------------------------------------------------ */
@@ -202,6 +229,7 @@ void tracec_pool_free(tracec_pool *pool) {
     free(pool->messages.e);
     free(pool->enums.e);
     free(pool->extensions.e);
+    free(pool->conflicts);
     free(pool->pending);
     free(pool->msg_list);
     for (kept_set *k = pool->sets, *n; k; k = n) {
@@ -214,6 +242,35 @@ void tracec_pool_free(tracec_pool *pool) {
         free(b);
     }
     free(pool);
+}
+
+/* Records a conflict (printf-style), once: the same text is not recorded twice. */
+static void add_conflict(tracec_pool *p, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+static void add_conflict(tracec_pool *p, const char *fmt, ...) {
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    for (size_t i = 0; i < p->n_conflicts; i++)
+        if (strcmp(p->conflicts[i], msg) == 0) return;
+    if (p->n_conflicts == p->cap_conflicts) {
+        size_t cap = p->cap_conflicts ? p->cap_conflicts * 2 : 4;
+        const char **n = realloc(p->conflicts, cap * sizeof *n);
+        if (n == NULL) {
+            p->oom = true;
+            return;
+        }
+        p->conflicts = n;
+        p->cap_conflicts = cap;
+    }
+    const char *s = arena_strcat(p, NULL, msg);
+    if (s == NULL) return;
+    p->conflicts[p->n_conflicts++] = s;
 }
 
 static bool push_pending(tracec_pool *p, tracec_fielddef *f) {
@@ -289,10 +346,43 @@ static int cmp_field_number(const void *a, const void *b) {
     return x->number < y->number ? -1 : x->number > y->number;
 }
 
+/* "repeated int64 = 5000 extending perfetto.protos.TrackEvent": an extension's definition, for conflicts. */
+static void describe_ext(char *buf, size_t cap, bool repeated, tracec_field_type type, const char *type_ref,
+                         uint32_t number, const char *extendee) {
+    snprintf(buf, cap, "%s%s = %u extending %s", repeated ? "repeated " : "",
+             type_ref && type_ref[0] ? strip_dot(type_ref) : tracec_field_type_name(type), number,
+             strip_dot(extendee));
+}
+
+/* A second definition of extension `f`'s full name: a conflict unless it is the same definition. */
+static void check_same_extension(tracec_pool *p, const tracec_fielddef *f,
+                                 const Google__Protobuf__FieldDescriptorProto *fp, const char *origin) {
+    bool repeated = fp->has_label && fp->label == GOOGLE__PROTOBUF__FIELD_DESCRIPTOR_PROTO__LABEL__LABEL_REPEATED;
+    uint32_t number = fp->has_number ? (uint32_t)fp->number : 0;
+    tracec_field_type type = fp->has_type ? (tracec_field_type)fp->type : (tracec_field_type)0;
+    const char *type_ref = fp->type_name && fp->type_name[0] ? fp->type_name : NULL;
+    const char *extendee = fp->extendee ? fp->extendee : "";
+    bool same_ref = (type_ref == NULL) == (f->type_name == NULL) &&
+                    (type_ref == NULL || strcmp(strip_dot(type_ref), strip_dot(f->type_name)) == 0);
+    if (f->number == number && f->repeated == repeated && (type == 0 || f->type == type) && same_ref &&
+        strcmp(strip_dot(f->extendee_name), strip_dot(extendee)) == 0)
+        return;
+    char a[400], b[400];
+    describe_ext(a, sizeof a, f->repeated, f->type, f->type_name, f->number, f->extendee_name);
+    describe_ext(b, sizeof b, repeated, type, type_ref, number, extendee);
+    add_conflict(p, "extension %s is defined twice, differently: %s (from %s) and %s (from %s); the first is used",
+                 f->full_name, a, f->origin, b, origin);
+}
+
 static void add_extension(tracec_pool *p, const Google__Protobuf__FieldDescriptorProto *fp,
                           const char *scope, bool proto3, const char *origin) {
     const char *full = arena_strcat(p, scope, fp->name ? fp->name : "");
-    if (full == NULL || tracec_i_htab_get(&p->extensions, full, strlen(full))) return;
+    if (full == NULL) return;
+    const tracec_fielddef *seen = tracec_i_htab_get(&p->extensions, full, strlen(full));
+    if (seen) {
+        check_same_extension(p, seen, fp, origin);
+        return;
+    }
     tracec_fielddef *f = arena_alloc(p, sizeof *f);
     if (f == NULL) return;
     fill_field(p, f, fp, scope, proto3, origin);
@@ -390,9 +480,17 @@ static void index_group_names(tracec_pool *p) {
 }
 
 static bool attach_extension(tracec_pool *p, tracec_fielddef *f, tracec_msgdef *ext) {
-    /* First definition of a number wins. */
-    for (size_t i = 0; i < ext->n_ext; i++)
-        if (ext->ext[i]->number == f->number) return true;
+    /* First definition of a number wins; another one is a conflict. */
+    for (size_t i = 0; i < ext->n_ext; i++) {
+        const tracec_fielddef *e = ext->ext[i];
+        if (e->number != f->number) continue;
+        char a[400], b[400];
+        describe_ext(a, sizeof a, e->repeated, e->type, e->type_name, e->number, ext->full_name);
+        describe_ext(b, sizeof b, f->repeated, f->type, f->type_name, f->number, ext->full_name);
+        add_conflict(p, "extensions %s (%s, from %s) and %s (%s, from %s) have the same number; %s is used",
+                     e->full_name, a, e->origin, f->full_name, b, f->origin, e->full_name);
+        return true;
+    }
     if (ext->n_ext == ext->cap_ext) {
         size_t cap = ext->cap_ext ? ext->cap_ext * 2 : 8;
         const tracec_fielddef **n = realloc(ext->ext, cap * sizeof *n);
@@ -734,6 +832,12 @@ const tracec_fielddef *tracec_pool_extension_at(const tracec_pool *pool,
                                                 const tracec_msgdef *extendee, size_t i) {
     (void)pool;
     return extendee && i < extendee->n_ext ? extendee->ext[i] : NULL;
+}
+
+size_t tracec_pool_conflict_count(const tracec_pool *pool) { return pool ? pool->n_conflicts : 0; }
+
+const char *tracec_pool_conflict(const tracec_pool *pool, size_t i) {
+    return pool && i < pool->n_conflicts ? pool->conflicts[i] : NULL;
 }
 
 size_t tracec_pool_message_count(const tracec_pool *pool) { return pool ? pool->n_msgs : 0; }

@@ -51,6 +51,7 @@ bool tp_error(tp_ctx *P, const char *at, const char *fmt, ...) {
     if (P->failed) return false;
     P->failed = true;
     if (P->err == NULL) return false;
+    if (P->held) *P->held = P->held_c; /* the line shown may hold it (in-place parses) */
     const char *text = P->orig;
     size_t line, line_start;
     size_t off = tp_locate(P, at, &line, &line_start);
@@ -105,30 +106,6 @@ bool tp_error(tp_ctx *P, const char *at, const char *fmt, ...) {
     snprintf(P->err->msg, sizeof P->err->msg, "%s:%zu:%zu: %s\n %s\n %s", P->file_name, line, col,
              msg, shown, caret);
     return false;
-}
-
-static const char *type_name(tracec_field_type t) {
-    switch (t) {
-    case TRACEC_TYPE_DOUBLE: return "double";
-    case TRACEC_TYPE_FLOAT: return "float";
-    case TRACEC_TYPE_INT64: return "int64";
-    case TRACEC_TYPE_UINT64: return "uint64";
-    case TRACEC_TYPE_INT32: return "int32";
-    case TRACEC_TYPE_FIXED64: return "fixed64";
-    case TRACEC_TYPE_FIXED32: return "fixed32";
-    case TRACEC_TYPE_BOOL: return "bool";
-    case TRACEC_TYPE_STRING: return "string";
-    case TRACEC_TYPE_GROUP: return "group";
-    case TRACEC_TYPE_MESSAGE: return "message";
-    case TRACEC_TYPE_BYTES: return "bytes";
-    case TRACEC_TYPE_UINT32: return "uint32";
-    case TRACEC_TYPE_ENUM: return "enum";
-    case TRACEC_TYPE_SFIXED32: return "sfixed32";
-    case TRACEC_TYPE_SFIXED64: return "sfixed64";
-    case TRACEC_TYPE_SINT32: return "sint32";
-    case TRACEC_TYPE_SINT64: return "sint64";
-    }
-    return "unknown";
 }
 
 /* ---- Suggestions ---------------------------------------------------------- */
@@ -513,6 +490,23 @@ bool tp_name_append(tp_ctx *P, char sep, const tp_tok *t) {
     return t == NULL || name_put(P, t->p, t->len);
 }
 
+bool tp_ext_name(tp_ctx *P, const tp_tok *t) {
+    const char *p = t->p + 1, *end = t->p + t->len - 1; /* inside the brackets */
+    while (p < end && (*p == ' ' || (*p >= '\t' && *p <= '\r'))) p++;
+    P->name_len = 0;
+    P->name_has_slash = false;
+    P->name_tok = p;
+    const char *q = end;
+    while (q > p && (q[-1] == ' ' || (q[-1] >= '\t' && q[-1] <= '\r'))) q--;
+    if (memchr(p, ' ', (size_t)(q - p)) == NULL && memchr(p, '\n', (size_t)(q - p)) == NULL &&
+        memchr(p, '\t', (size_t)(q - p)) == NULL && memchr(p, '\r', (size_t)(q - p)) == NULL &&
+        memchr(p, '\v', (size_t)(q - p)) == NULL && memchr(p, '\f', (size_t)(q - p)) == NULL)
+        return name_put(P, p, (size_t)(q - p)); /* the common case: no whitespace inside */
+    for (; p < q; p++)
+        if (!(*p == ' ' || (*p >= '\t' && *p <= '\r')) && !name_put(P, p, 1)) return false;
+    return true;
+}
+
 static bool is_any(const tracec_msgdef *m) {
     return m && strcmp(m->full_name, "google.protobuf.Any") == 0;
 }
@@ -616,7 +610,7 @@ bool tp_push(tp_ctx *P, const char *at, char close) {
         char l[300];
         if (f->type != TRACEC_TYPE_MESSAGE && f->type != TRACEC_TYPE_GROUP)
             return tp_error(P, at, "field %s is %s, not a message: expected a value after ':'",
-                            cur_label(P, l, sizeof l), type_name(f->type));
+                            cur_label(P, l, sizeof l), tracec_field_type_name(f->type));
         if (f->msg == NULL)
             return tp_error(P, at, "the type %s of field %s is not in the descriptor pool",
                             f->type_name ? f->type_name : "?", cur_label(P, l, sizeof l));
@@ -882,7 +876,7 @@ static bool type_mismatch(tp_ctx *P, const char *at, const char *what) {
     default: expected = "an integer"; break;
     }
     return tp_error(P, at, "field %s (%s) expects %s, found %s", cur_label(P, l, sizeof l),
-                    type_name(f->type), expected, what);
+                    tracec_field_type_name(f->type), expected, what);
 }
 
 bool tp_value_string(tp_ctx *P) {
@@ -933,22 +927,25 @@ static uint64_t parse_uint(const tp_tok *t, char kind, bool *overflow) {
     return v;
 }
 
-/* A float token of the form DIGITS[.DIGITS] with at most 15 digits: the digits
- * are exact in a double, and so is 10^k for k <= 22, so one division gives
- * the correctly rounded value, the same as strtod's. */
+/* A float token of the form DIGITS[.DIGITS][(e|E)[+-]DIGITS] with at most 15
+ * significant digits and a decimal exponent (after the fraction) within
+ * +-22: the digits are exact in a double, and so is 10^k for k <= 22, so one
+ * multiplication or division gives the correctly rounded value, the same as
+ * strtod's (Clinger's fast path). */
 static bool parse_double_fast(const tp_tok *t, double *out) {
 #if !defined(FLT_EVAL_METHOD) || FLT_EVAL_METHOD != 0
     /* x87 arithmetic divides in extended precision and rounds twice: strtod only. */
     (void)t, (void)out;
     return false;
 #else
-    static const double pow10[16] = {1e0, 1e1, 1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
-                                     1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
-    if (t->len > 16) return false;
+    static const double pow10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
+                                     1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+    if (t->len > 24) return false;
     uint64_t m = 0;
     int digits = 0, frac = 0;
     bool dot = false;
-    for (size_t i = 0; i < t->len; i++) {
+    size_t i = 0;
+    for (; i < t->len; i++) {
         char c = t->p[i];
         if (c >= '0' && c <= '9') {
             m = m * 10 + (uint64_t)(c - '0');
@@ -957,11 +954,26 @@ static bool parse_double_fast(const tp_tok *t, double *out) {
         } else if (c == '.' && !dot) {
             dot = true;
         } else {
-            return false;
+            break;
         }
     }
     if (digits == 0 || digits > 15) return false;
-    *out = (double)m / pow10[frac];
+    int e10 = -frac;
+    if (i < t->len) {
+        if (t->p[i] != 'e' && t->p[i] != 'E') return false;
+        i++;
+        bool neg = false;
+        if (i < t->len && (t->p[i] == '-' || t->p[i] == '+')) neg = t->p[i++] == '-';
+        if (i == t->len || t->len - i > 3) return false;
+        int x = 0;
+        for (; i < t->len; i++) {
+            if (t->p[i] < '0' || t->p[i] > '9') return false;
+            x = x * 10 + (t->p[i] - '0');
+        }
+        e10 += neg ? -x : x;
+    }
+    if (e10 < -22 || e10 > 22) return false;
+    *out = e10 < 0 ? (double)m / pow10[-e10] : (double)m * pow10[e10];
     return true;
 #endif
 }
@@ -1039,7 +1051,7 @@ bool tp_value_number(tp_ctx *P, const tp_tok *t, char kind, bool neg, const char
     if (ty == TRACEC_TYPE_DOUBLE || ty == TRACEC_TYPE_FLOAT) {
         if (kind == 'o' || kind == 'x')
             return tp_error(P, t->p, "field %s (%s) takes decimal numbers only, found %s",
-                            cur_label(P, l, sizeof l), type_name(ty), kind_name(kind));
+                            cur_label(P, l, sizeof l), tracec_field_type_name(ty), kind_name(kind));
         double v = parse_double(P, t);
         if (P->failed) return false;
         return write_double(P, f, neg ? -v : v);
@@ -1105,13 +1117,13 @@ bool tp_value_number(tp_ctx *P, const tp_tok *t, char kind, bool neg, const char
     }
     if (neg && is_unsigned)
         return tp_error(P, at, "field %s (%s) takes no sign, found '-'", cur_label(P, l, sizeof l),
-                        type_name(ty));
+                        tracec_field_type_name(ty));
     if (ovf || mag > (neg ? max_neg : max_pos)) {
         if (ty == TRACEC_TYPE_BOOL)
             return tp_error(P, at, "field %s (bool) expects true, false, 1 or 0, found %.*s",
                             cur_label(P, l, sizeof l), (int)t->len, t->p);
         return tp_error(P, at, "value %s%.*s is out of range for field %s (%s)", neg ? "-" : "",
-                        (int)t->len, t->p, cur_label(P, l, sizeof l), type_name(ty));
+                        (int)t->len, t->p, cur_label(P, l, sizeof l), tracec_field_type_name(ty));
     }
     int64_t sv = neg ? (int64_t)(0 - mag) : (int64_t)mag;
     if (ty == TRACEC_TYPE_ENUM && f->enm && f->enm->closed && !tracec_i_enum_has_number(f->enm, (int32_t)sv))
@@ -1207,13 +1219,17 @@ tracec_status_t tracec_text_encode(const tracec_pool *pool, const char *type_nam
         if (err) snprintf(err->msg, sizeof err->msg, "unknown message type \"%s\"", type_name_);
         return TRACEC_STATUS_INVALID_ARGUMENT;
     }
-    char *buf = malloc(len + 2);
+    /* The scanner needs a writable copy ending with two NULs, unless the caller's text is one. */
+    bool in_place = opts->text_in_place && text != NULL && text[len] == '\0' && text[len + 1] == '\0';
+    char *buf = in_place ? (char *)(uintptr_t)text : malloc(len + 2);
     if (buf == NULL) {
         if (err) snprintf(err->msg, sizeof err->msg, "out of memory");
         return TRACEC_STATUS_OUT_OF_MEMORY;
     }
-    if (len) memcpy(buf, text, len);
-    buf[len] = buf[len + 1] = '\0';
+    if (!in_place) {
+        if (len) memcpy(buf, text, len);
+        buf[len] = buf[len + 1] = '\0';
+    }
 
     tp_ctx ctx;
     memset(&ctx, 0, sizeof ctx);
@@ -1240,6 +1256,7 @@ tracec_status_t tracec_text_encode(const tracec_pool *pool, const char *type_nam
         tracec_tp_lex_destroy(scanner);
     }
     if (rc != 0 && !P->failed) tp_error(P, P->tok_p, "parser stack exhausted (input nested too deeply)");
+    if (P->held) *P->held = P->held_c; /* the text as it was */
 
     free(P->frames);
     free(P->words);
@@ -1248,6 +1265,6 @@ tracec_status_t tracec_text_encode(const tracec_pool *pool, const char *type_nam
     free(P->name);
     bool failed = P->failed;
     if (failed) out->size = P->out_start;
-    free(buf);
+    if (!in_place) free(buf);
     return failed ? TRACEC_STATUS_CORRUPT_DATA : TRACEC_STATUS_SUCCESS;
 }

@@ -51,6 +51,8 @@ static inline void tp_split(tp_ctx *P, const tp_tok *t) { P->pending = tp_after_
 /* "name:" and "name {" in one token: the value is the identifier. */
 %token T_NAME_COLON "identifier ':'"
 %token T_NAME_BRACE "identifier '{'"
+/* "[pkg.ext_name]" in one token (see textproto.l). */
+%token T_EXT_NAME "'['"
 
 %%
 
@@ -103,6 +105,7 @@ fields
 fname
     : T_IDENT                       { CHECK(tp_field(P, &$1)); }
     | '[' ext_name ']'              { CHECK(tp_ext_field(P)); }
+    | T_EXT_NAME                    { CHECK(tp_ext_name(P, &$1) && tp_ext_field(P)); }
     ;
 
 ext_name
@@ -213,10 +216,12 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, void *scanner, tp_ctx 
     char list[512];
     size_t used = 0;
     list[0] = '\0';
-    /* T_NAME_COLON and T_NAME_BRACE are expected wherever an identifier is: not listed. */
+    /* T_NAME_COLON and T_NAME_BRACE are expected wherever an identifier is, T_EXT_NAME
+     * wherever '[' is: not listed. */
     int kept = 0;
     for (int i = 0; i < n; i++)
-        if (exp[i] != YYSYMBOL_T_NAME_COLON && exp[i] != YYSYMBOL_T_NAME_BRACE) exp[kept++] = exp[i];
+        if (exp[i] != YYSYMBOL_T_NAME_COLON && exp[i] != YYSYMBOL_T_NAME_BRACE && exp[i] != YYSYMBOL_T_EXT_NAME)
+            exp[kept++] = exp[i];
     n = kept;
     for (int i = 0; i < n && used < sizeof list - 64; i++) {
         const char *name = exp[i] == YYSYMBOL_YYEOF ? "end of input" : yysymbol_name(exp[i]);
@@ -229,7 +234,9 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, void *scanner, tp_ctx 
                                  i == 0 ? "" : (i == n - 1 ? " or " : ", "), (int)nl, name);
     }
     char found_text[80];
-    if (found == YYSYMBOL_YYEOF)
+    if (found == YYSYMBOL_T_EXT_NAME) /* a whole "[a.b]": the '[' is what was not expected */
+        snprintf(found_text, sizeof found_text, "'['");
+    else if (found == YYSYMBOL_YYEOF)
         snprintf(found_text, sizeof found_text, "end of input");
     else
         snprintf(found_text, sizeof found_text, "'%.*s'",

@@ -97,6 +97,8 @@ typedef struct tp_ctx {
     size_t tok_len;
     const char *lex_error; /* message of a lexical error at tok_p */
     const char *pending;   /* a ':' or '{' to return as the next token, or NULL */
+    char *held;            /* where flex wrote the NUL ending the last match, or NULL */
+    char held_c;           /* the character it replaced */
 } tp_ctx;
 
 /* The actions' entry points, kept in the tracec_ namespace of the archive. */
@@ -106,6 +108,7 @@ typedef struct tp_ctx {
 #define tp_name_first tracec_i_tp_name_first
 #define tp_name_append tracec_i_tp_name_append
 #define tp_ext_field tracec_i_tp_ext_field
+#define tp_ext_name tracec_i_tp_ext_name
 #define tp_list_begin tracec_i_tp_list_begin
 #define tp_list_end tracec_i_tp_list_end
 #define tp_push tracec_i_tp_push
@@ -131,6 +134,8 @@ bool tp_field(tp_ctx *P, const tp_tok *name);
 bool tp_name_first(tp_ctx *P, const tp_tok *t);
 bool tp_name_append(tp_ctx *P, char sep, const tp_tok *t);
 bool tp_ext_field(tp_ctx *P);
+/* The name of a T_EXT_NAME token ("[a.b.c]", whitespace allowed around the parts) as tp_name_* build it. */
+bool tp_ext_name(tp_ctx *P, const tp_tok *t);
 bool tp_list_begin(tp_ctx *P, const char *at, bool colon);
 void tp_list_end(tp_ctx *P);
 bool tp_push(tp_ctx *P, const char *at, char close);

@@ -128,6 +128,44 @@ Test(codegen_errors_protoc, type_in_another_file_with_the_same_c_name) {
                  "them, or generate with --tracec_opt=name_prefix=...");
 }
 
+/*
+ * protoc only warns when two extensions give one message one number (its
+ * warning comes first); the plugin refuses the request.
+ */
+static void duplicate_number(const char *const *files, const char *gen, const char *message) {
+    for (const char *const *f = files; *f; f += 2) {
+        char *p = cg_fmt("%s/%s", cg_tmp, f[0]);
+        cg_write_text(p, f[1]);
+        free(p);
+    }
+    int st = -1;
+    char *out = cg_run(&st, "cd '%s' && rm -rf out && mkdir out && " CG_PROTOC_WITH_PLUGIN " --tracec_out=out -I. %s 2>&1",
+                       cg_tmp, gen);
+    char *want = cg_fmt("\n--tracec_out: %s\n", message);
+    cr_expect_neq(st, 0, "protoc exited 0; it printed:\n%s", out);
+    cr_expect(strstr(out, "warning: Extension number") != NULL && strstr(out, want) != NULL,
+              "protoc printed:\n%s\nexpected its warning, then:%s", out, want);
+    char *outdir = cg_fmt("%s/out", cg_tmp);
+    cr_expect_eq(count_entries(outdir), 0, "files written on error");
+    free(outdir);
+    free(want);
+    free(out);
+}
+
+#define BASE_PROTO "base.proto", "syntax = \"proto2\"; package b; message T { extensions 100 to 200; }"
+
+Test(codegen_errors_protoc, one_extendee_extended_twice_with_one_number) {
+    const char *files[] = {BASE_PROTO, "g.proto",
+                           "syntax = \"proto2\"; package g; import \"base.proto\"; message E { extend b.T { "
+                           "optional string kernel_name = 150; } }",
+                           "o.proto",
+                           "syntax = \"proto2\"; package o; import \"base.proto\"; extend b.T { optional int64 "
+                           "other_name = 150; }",
+                           NULL};
+    duplicate_number(files, "g.proto o.proto",
+                     "o.proto: extensions g.E.kernel_name (in g.proto) and o.other_name extend b.T with one number, 150");
+}
+
 Test(codegen_errors_protoc, two_files_with_one_descriptor_symbol) {
     const char *files[] = {"a-b.proto", "syntax = \"proto2\"; package one; message M {}", "a_b.proto",
                            "syntax = \"proto2\"; package two; message M {}", NULL};
@@ -237,6 +275,17 @@ Test(codegen_errors_request, file_scope_extendee_not_found) {
                   "  extension { name: \"y\" number: 100 label: LABEL_OPTIONAL type: TYPE_INT32\n"
                   "    extendee: \".p.Nowhere\" } }\n",
                   "v.proto: extendee .p.Nowhere of extension y not found in the request");
+}
+
+/* protoc refuses this shape itself (two extensions of one file with one number); a hand-made request is refused too. */
+Test(codegen_errors_request, one_extendee_extended_twice_with_one_number_in_one_file) {
+    request_error("file_to_generate: \"h.proto\"\n"
+                  "proto_file { name: \"h.proto\" package: \"h\" syntax: \"proto2\"\n"
+                  "  message_type { name: \"T\" extension_range { start: 100 end: 200 }\n"
+                  "    nested_type { name: \"N\" extension { name: \"y\" number: 120 label: LABEL_OPTIONAL\n"
+                  "      type: TYPE_INT32 extendee: \".h.T\" } } }\n"
+                  "  extension { name: \"x\" number: 120 label: LABEL_OPTIONAL type: TYPE_INT32 extendee: \".h.T\" } }\n",
+                  "h.proto: extensions h.x (in h.proto) and h.T.N.y extend h.T with one number, 120");
 }
 
 /*

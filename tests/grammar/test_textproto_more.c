@@ -224,3 +224,80 @@ Test(errors, layout) {
     free(line);
     tracec_bytes_free(&out);
 }
+
+/*
+ * The float fast path (mantissa of at most 15 digits, decimal exponent within
+ * +-22, exact powers of ten) gives strtod's bits; random tokens of every shape
+ * around its limits, against strtod as the oracle.
+ */
+Test(floats, fast_path_equals_strtod) {
+    uint64_t x = 0x2545F4914F6CDD1Dull;
+    char tok[64], text[96];
+    for (int i = 0; i < 20000; i++) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        int digits = 1 + (int)(x % 17), point = (int)((x >> 8) % (unsigned)(digits + 1));
+        int exp = (int)((x >> 16) % 61) - 30, form = (int)((x >> 24) % 4);
+        size_t n = 0;
+        uint64_t y = x;
+        for (int d = 0; d < digits; d++) {
+            if (d == point && d > 0 && form != 0) tok[n++] = '.';
+            tok[n++] = (char)('0' + (d == 0 ? 1 + y % 9 : y % 10));
+            y = y / 10 ? y / 10 : x >> 3;
+        }
+        if (form >= 2) n += (size_t)snprintf(tok + n, sizeof tok - n, "%s%d", form == 2 ? "e" : "E", exp);
+        tok[n] = 0;
+        snprintf(text, sizeof text, "f_double: %s", tok);
+        tracec_bytes out = TRACEC_BYTES_INIT;
+        tracec_error err;
+        cr_assert_eq(enc(text, strlen(text), 100, &out, &err), TRACEC_STATUS_SUCCESS, "%s: %s", tok, err.msg);
+        cr_assert_eq(out.size, 9u);
+        double want = strtod(tok, NULL), got;
+        memcpy(&got, out.data + 1, 8);
+        cr_assert(memcmp(&want, &got, 8) == 0, "%s: strtod %.17g, tracec %.17g", tok, want, got);
+        tracec_bytes_free(&out);
+    }
+}
+
+/*
+ * text_in_place: the scanner works in the caller's buffer (two NULs after
+ * the text): same output, same errors, and the buffer holds the same bytes
+ * afterwards, on success and on every kind of error.
+ */
+Test(api, text_in_place_is_the_same_and_leaves_the_text) {
+    const char *cases[] = {
+        "f_int32: 1 [tp.ext_int]: 5 child { a: 1 } f_string: \"x\\ty\"",
+        "[ tp . ext_int ]: 7",
+        "f_int32: 1 [tp.ext_nope]: 5",
+        "f_int32: 1 [tp.ext_int: 5",
+        "child { a: 1",
+        "f_int32: 1 f_string: \"abc",
+        "f_int32: 12x",
+        "f_double: 1.5e3 f_int32: \"s\"",
+        "r_int32: [1, 2, 3] f_bool: maybe",
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        size_t len = strlen(cases[i]);
+        char *buf = malloc(len + 2);
+        cr_assert(buf);
+        memcpy(buf, cases[i], len + 1);
+        buf[len + 1] = 0;
+        tracec_text_options opts = TRACEC_TEXT_OPTIONS_INIT;
+        opts.file_name = "t";
+        tracec_bytes a = TRACEC_BYTES_INIT, b = TRACEC_BYTES_INIT;
+        tracec_error ea, eb;
+        ea.msg[0] = eb.msg[0] = 0;
+        tracec_status_t sa = tracec_text_encode(tp_test_pool(), "tp.All", cases[i], len, &opts, &a, &ea);
+        opts.text_in_place = true;
+        tracec_status_t sb = tracec_text_encode(tp_test_pool(), "tp.All", buf, len, &opts, &b, &eb);
+        cr_expect_eq(sa, sb, "%s", cases[i]);
+        cr_expect_str_eq(ea.msg, eb.msg, "%s", cases[i]);
+        cr_expect(a.size == b.size && (a.size == 0 || memcmp(a.data, b.data, a.size) == 0), "%s", cases[i]);
+        cr_expect(memcmp(buf, cases[i], len + 1) == 0 && buf[len + 1] == 0, "text changed: %s -> %.*s", cases[i],
+                  (int)len, buf);
+        tracec_bytes_free(&a);
+        tracec_bytes_free(&b);
+        free(buf);
+    }
+}

@@ -14,10 +14,11 @@
  *                   guide (acme_data.proto, acme_extension.proto).
  *
  * Each test generates the layout's whole tree in one protoc run, compiles
- * every output with the strict flags (each .c alone and all together) with
- * libtracec's built-in headers on the include path too, builds the layout's
- * write_trace.c with the outputs, the built-in schema's code and the runtime,
- * runs it, and reads the trace back with protoc --decode and with
+ * every output with the strict flags (each .c alone and all together, the
+ * headers as C++17 too) with libtracec's built-in headers on the include path
+ * too, builds the layout's write_trace.c with the outputs, the built-in
+ * schema's code and the runtime, runs it, and reads the trace back with
+ * protoc --decode, with `tracec decode` (the trace alone) and with
  * python3-protobuf (read_trace.py: Perfetto's schema plus the descriptor sets
  * the trace carries, not the user's files).  Where Perfetto's trace processor
  * is at hand (../shared/tools/trace_processor_shell), the *_in_trace_processor
@@ -37,6 +38,7 @@ TestSuite(layouts, .init = cg_tmp_setup, .fini = cg_tmp_teardown, .timeout = 120
 
 #define LAYOUTS TRACEC_SOURCE_DIR "/tests/layouts"
 #define CFLAGS "-std=c11 -pedantic -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes"
+#define CXXFLAGS "-std=c++17 -pedantic -Wall -Wextra -Werror"
 /* The user's generated tree first, then the runtime and libtracec's built-in headers. */
 #define INC "-I'%s/out' -I" TRACEC_SOURCE_DIR "/runtime/include -I" CG_SCHEMA_DIR
 #define RUNTIME_SRCS                                                                                          \
@@ -65,36 +67,75 @@ static const layout k_one_file = {"one_file", "-I.",
                                   "protos/perfetto/trace/perfetto_trace.proto acme_data.proto acme_extension.proto",
                                   "protos/perfetto/trace/perfetto_trace.proto"};
 
-/* protoc with the plugin over `protos` of layout `l`, into cg_tmp/`out`. */
-static void generate_into(const layout *l, const char *protos, const char *out) {
+/* protoc with the plugin, run in `dir`, over `protos` into cg_tmp/`out`; `opt` is --tracec_opt's value or "". */
+static void run_plugin(const char *dir, const char *includes, const char *protos, const char *out, const char *opt) {
     int st = -1;
-    char *log = cg_run(&st, "cd " LAYOUTS "/%s && mkdir -p '%s/%s' && " CG_PROTOC_WITH_PLUGIN " --tracec_out='%s/%s' %s %s 2>&1",
-                       l->dir, cg_tmp, out, cg_tmp, out, l->includes, protos);
-    cr_assert_eq(st, 0, "protoc-gen-tracec failed on %s:\n%s", l->dir, log);
+    char *log = cg_run(&st, "cd '%s' && mkdir -p '%s/%s' && " CG_PROTOC_WITH_PLUGIN " --tracec_out='%s/%s' %s%s %s %s 2>&1",
+                       dir, cg_tmp, out, cg_tmp, out, opt[0] ? "--tracec_opt=" : "", opt, includes, protos);
+    cr_assert_eq(st, 0, "protoc-gen-tracec failed in %s:\n%s", dir, log);
     free(log);
 }
 
-/* The generated .c files under cg_tmp/out, as one shell word list of absolute paths (malloc'd). */
-static char *generated_sources(void) {
-    char *dir = cg_fmt("%s/out", cg_tmp);
-    size_t n = 0;
-    char *list = cg_list_files(dir, ".tracec.c", &n);
-    cr_assert_gt(n, 0, "nothing generated in %s", dir);
-    char *words = strdup("");
-    for (char *save = NULL, *f = strtok_r(list, "\n", &save); f; f = strtok_r(NULL, "\n", &save)) {
-        char *w = cg_fmt("%s '%s/%s'", words, dir, f);
-        free(words);
-        words = w;
-    }
-    free(list);
+/* protoc with the plugin over `protos` of layout `l`, into cg_tmp/`out`. */
+static void generate_into(const layout *l, const char *protos, const char *out) {
+    char *dir = cg_fmt(LAYOUTS "/%s", l->dir);
+    run_plugin(dir, l->includes, protos, out, "");
     free(dir);
-    return words;
+}
+
+/* The text of generated file cg_tmp/out/`rel` (malloc'd); the test fails without it. */
+static char *read_out(const char *rel) {
+    char *path = cg_fmt("%s/out/%s", cg_tmp, rel);
+    char *text = cg_read(path, NULL);
+    cr_assert_not_null(text, "nothing generated at %s", path);
+    free(path);
+    return text;
 }
 
 /*
- * Every generated .c compiles alone, and all of them in one translation unit
- * (one TU sees every generated header: a type defined twice fails here), with
- * gcc and the strict flags, the built-in headers on the include path.
+ * The generated files under cg_tmp/out whose names end with `suffix`, each as
+ * `fmt` makes its absolute path ("%s" once), joined (malloc'd).
+ */
+static char *generated(const char *suffix, const char *fmt) {
+    char *dir = cg_fmt("%s/out", cg_tmp);
+    size_t n = 0;
+    char *list = cg_list_files(dir, suffix, &n);
+    cr_assert_gt(n, 0, "no %s generated in %s", suffix, dir);
+    char *text = strdup("");
+    for (char *save = NULL, *f = strtok_r(list, "\n", &save); f; f = strtok_r(NULL, "\n", &save)) {
+        char *path = cg_fmt("%s/%s", dir, f);
+        char *item = cg_fmt(fmt, path);
+        char *t = cg_fmt("%s%s", text, item);
+        free(text);
+        free(item);
+        free(path);
+        text = t;
+    }
+    free(list);
+    free(dir);
+    return text;
+}
+
+/* The generated .c files, as shell words. */
+static char *generated_sources(void) { return generated(".tracec.c", " '%s'"); }
+
+/* Compiles `text` as file cg_tmp/`name` with `cmd` ("gcc FLAGS"); expects no diagnostic. */
+static void compiles_as_one(const char *cmd, const char *name, const char *text) {
+    char *path = cg_fmt("%s/%s", cg_tmp, name);
+    cg_write_text(path, text);
+    int st = -1;
+    char *out = cg_run(&st, "%s -fsyntax-only " INC " '%s' 2>&1", cmd, cg_tmp, path);
+    cr_expect(st == 0 && out[0] == '\0', "%s: the generated files do not compile in one translation unit (exit %d):\n%s",
+              cmd, st, out);
+    free(out);
+    free(path);
+}
+
+/*
+ * Every generated .c compiles alone, all of them in one translation unit (one
+ * TU sees every generated header: a type defined twice fails here), with gcc
+ * and the strict flags, the built-in headers on the include path; and every
+ * header in one C++17 translation unit.
  */
 static void compiles_strictly(void) {
     char *srcs = generated_sources();
@@ -102,21 +143,13 @@ static void compiles_strictly(void) {
     char *out = cg_run(&st, "gcc " CFLAGS " -fsyntax-only " INC " %s 2>&1", cg_tmp, srcs);
     cr_expect(st == 0 && out[0] == '\0', "a generated file does not compile alone (exit %d):\n%s", st, out);
     free(out);
-    char *unity = cg_fmt("%s/unity.c", cg_tmp);
-    char *text = strdup("");
-    for (char *save = NULL, *f = strtok_r(srcs, " ", &save); f; f = strtok_r(NULL, " ", &save)) {
-        char *t = cg_fmt("%s#include \"%.*s\"\n", text, (int)strlen(f) - 2, f + 1); /* f is 'path' */
-        free(text);
-        text = t;
-    }
-    cg_write_text(unity, text);
-    out = cg_run(&st, "gcc " CFLAGS " -fsyntax-only " INC " '%s' 2>&1", cg_tmp, unity);
-    cr_expect(st == 0 && out[0] == '\0', "the generated files do not compile as one translation unit (exit %d):\n%s",
-              st, out);
-    free(out);
-    free(text);
-    free(unity);
     free(srcs);
+    char *unity = generated(".tracec.c", "#include \"%s\"\n");
+    compiles_as_one("gcc " CFLAGS, "unity.c", unity);
+    free(unity);
+    char *headers = generated(".tracec.h", "#include \"%s\"\n");
+    compiles_as_one("g++ " CXXFLAGS, "headers.cpp", headers);
+    free(headers);
 }
 
 /* No generated file of a layout with its own Perfetto tree includes libtracec's built-in headers. */
@@ -220,6 +253,22 @@ static long descriptor_packet(const char *py, const char *file_name, char *files
     return size;
 }
 
+/*
+ * protoc --decode (with the layout's .proto files) and our own `tracec decode`
+ * (with nothing but the trace: its built-in schema and the trace's descriptor
+ * packets) both show each line of `lines`.
+ */
+static void decoders_show(const layout *l, const char *lines) {
+    char *text = protoc_decode(l);
+    expect_lines("protoc --decode", text, lines);
+    free(text);
+    int st = -1;
+    text = cg_run(&st, "'" TRACEC_CLI "' decode '%s/trace.pftrace' 2>&1", cg_tmp);
+    cr_expect_eq(st, 0, "tracec decode failed (exit %d):\n%s", st, text);
+    expect_lines("tracec decode", text, lines);
+    free(text);
+}
+
 /* ---- (a) the built-in schema ---------------------------------------------- */
 
 Test(layouts, builtin) {
@@ -227,14 +276,11 @@ Test(layouts, builtin) {
     generate_into(l, l->protos, "out");
     compiles_strictly();
     write_trace(l);
-    char *text = protoc_decode(l);
-    expect_lines("protoc --decode", text,
-                 "    file_name: \"acme/acme_events.proto\"\n"
-                 "    [acme.AcmeEvent.request_id]: \"req-a\"\n"
-                 "    [acme.AcmeEvent.retry_latencies_ms]: 10\n"
-                 "    [acme.AcmeEvent.retry_latencies_ms]: 20\n"
-                 "      url: \"https://a.example/\"\n");
-    free(text);
+    decoders_show(l, "    file_name: \"acme/acme_events.proto\"\n"
+                  "    [acme.AcmeEvent.request_id]: \"req-a\"\n"
+                  "    [acme.AcmeEvent.retry_latencies_ms]: 10\n"
+                  "    [acme.AcmeEvent.retry_latencies_ms]: 20\n"
+                  "      url: \"https://a.example/\"\n");
     char *py = python_read(l);
     expect_lines("read_trace.py", py,
                  "event\ttype: TYPE_INSTANT name: \"builtin\" [acme.AcmeEvent.request_id]: \"req-a\" "
@@ -264,18 +310,15 @@ Test(layouts, perfetto_tree) {
     includes_no_builtin_header();
     compiles_strictly();
     write_trace(l);
-    char *text = protoc_decode(l);
-    expect_lines("protoc --decode", text,
-                 "    file_name: \"protos/third_party/chromium/chrome_track_event.proto\"\n"
-                 "    file_name: \"protos/perfetto/trace/test_extensions.proto\"\n"
-                 "    [perfetto.protos.ChromeTrackEvent.chrome_app_state]: APP_STATE_BACKGROUND\n"
-                 "      label: \"chrome\"\n"
-                 "    [perfetto.protos.string_extension_for_testing]: \"s\"\n"
-                 "    [perfetto.protos.int_extension_for_testing]: 7\n"
-                 "    [perfetto.protos.int_extension_for_testing]: 8\n"
-                 "      child_field_for_testing: \"child\"\n"
-                 "    [perfetto.protos.uint_extension_for_testing]: 9\n");
-    free(text);
+    decoders_show(l, "    file_name: \"protos/third_party/chromium/chrome_track_event.proto\"\n"
+                  "    file_name: \"protos/perfetto/trace/test_extensions.proto\"\n"
+                  "    [perfetto.protos.ChromeTrackEvent.chrome_app_state]: APP_STATE_BACKGROUND\n"
+                  "      label: \"chrome\"\n"
+                  "    [perfetto.protos.string_extension_for_testing]: \"s\"\n"
+                  "    [perfetto.protos.int_extension_for_testing]: 7\n"
+                  "    [perfetto.protos.int_extension_for_testing]: 8\n"
+                  "      child_field_for_testing: \"child\"\n"
+                  "    [perfetto.protos.uint_extension_for_testing]: 9\n");
     char *py = python_read(l);
     expect_lines("read_trace.py", py,
                  "event\ttype: TYPE_INSTANT name: \"perfetto_tree\" "
@@ -308,8 +351,7 @@ Test(layouts, perfetto_tree_wrapper_alone) {
     char *b = cg_fmt("%s/out/protos/third_party/chromium/chrome_track_event.tracec.h", cg_tmp);
     char *d = cg_diff_files(a, b);
     cr_expect_str_eq(d, "", "generated alone, the wrapper's header differs from the whole tree's:\n%s", d);
-    char *alone = cg_read(a, NULL);
-    cr_assert_not_null(alone);
+    char *alone = read_out("../alone/protos/third_party/chromium/chrome_track_event.tracec.h");
     cr_expect_not_null(strstr(alone, "#include \"protos/perfetto/trace/trace_packet.tracec.h\"\n"),
                        "the wrapper alone does not take TracePacket from the user's tree:\n%s", alone);
     cr_expect_not_null(strstr(alone, "perfetto_protos_TracePacket_begin_track_event_as_perfetto_protos_ChromeTrackEvent"));
@@ -344,14 +386,11 @@ Test(layouts, one_file) {
     includes_no_builtin_header();
     compiles_strictly();
     write_trace(l);
-    char *text = protoc_decode(l);
-    expect_lines("protoc --decode", text,
-                 "    file_name: \"acme_extension.proto\"\n"
-                 "    [com.acme.AcmeExtension.request_id]: \"req-c\"\n"
-                 "    [com.acme.AcmeExtension.retry_latencies_ms]: 30\n"
-                 "    [com.acme.AcmeExtension.retry_latencies_ms]: 40\n"
-                 "      endpoint: \"/v1/acme\"\n");
-    free(text);
+    decoders_show(l, "    file_name: \"acme_extension.proto\"\n"
+                  "    [com.acme.AcmeExtension.request_id]: \"req-c\"\n"
+                  "    [com.acme.AcmeExtension.retry_latencies_ms]: 30\n"
+                  "    [com.acme.AcmeExtension.retry_latencies_ms]: 40\n"
+                  "      endpoint: \"/v1/acme\"\n");
     char *py = python_read(l);
     expect_lines("read_trace.py", py,
                  "event\ttype: TYPE_INSTANT name: \"one_file\" [com.acme.AcmeExtension.request_id]: \"req-c\" "
@@ -395,4 +434,59 @@ Test(layouts, one_file_in_trace_processor) {
                                    "\"one_file\",\"request_metadata.priority\",3,\"[NULL]\"\n"
                                    "\"one_file\",\"retry_latencies_ms[0]\",30,\"[NULL]\"\n"
                                    "\"one_file\",\"retry_latencies_ms[1]\",40,\"[NULL]\"\n");
+}
+
+/* ---- options and corner cases --------------------------------------------- */
+
+/*
+ * name_prefix and include_prefix on Perfetto's tree: Perfetto's files keep
+ * their names (perfetto_protos_TracePacket), Chrome's wrapper, which is not
+ * Perfetto's schema, takes the prefix; every header is included through the
+ * prefix (the user's tree), and all of it compiles.
+ */
+Test(layouts, perfetto_tree_name_and_include_prefix) {
+    const layout *l = &k_perfetto_tree;
+    run_plugin(LAYOUTS "/perfetto_tree", l->includes, l->protos, "out/gen", "name_prefix=acme_,include_prefix=gen/");
+    compiles_strictly();
+    includes_no_builtin_header();
+    char *h = read_out("gen/protos/third_party/chromium/chrome_track_event.tracec.h");
+    cr_expect_not_null(strstr(h, "#include \"gen/protos/perfetto/trace/trace_packet.tracec.h\"\n"), "%s", h);
+    cr_expect_not_null(strstr(h, "} acme_perfetto_protos_ChromeTrackEvent;"), "%s", h);
+    cr_expect_not_null(
+        strstr(h, "static inline void perfetto_protos_TracePacket_begin_track_event_as_acme_perfetto_protos_"
+                  "ChromeTrackEvent(perfetto_protos_TracePacket *m, acme_perfetto_protos_ChromeTrackEvent *child)"),
+        "%s", h);
+    cr_expect_null(strstr(h, "acme_perfetto_protos_TrackEvent"), "a Perfetto type took the name prefix:\n%s", h);
+    free(h);
+}
+
+/*
+ * A wrapper's file imported by the file that defines TracePacket: including
+ * trace_packet's header from the wrapper's would make the two include each
+ * other, so the wrapper gets no TracePacket opening, and everything compiles.
+ */
+Test(layouts, parent_that_imports_the_wrapper) {
+    char *p = cg_fmt("%s/in/cyc/track_event.proto", cg_tmp);
+    cg_write_text(p, "syntax = \"proto2\";\npackage perfetto.protos;\n"
+                     "message TrackEvent { optional string name = 23; extensions 1000 to 9999; }\n");
+    free(p);
+    p = cg_fmt("%s/in/cyc/wrapper.proto", cg_tmp);
+    cg_write_text(p, "syntax = \"proto2\";\npackage acme;\nimport \"cyc/track_event.proto\";\n"
+                     "message Info { optional int32 x = 1; }\n"
+                     "message W { extend perfetto.protos.TrackEvent { optional int32 w = 3100; } }\n");
+    free(p);
+    p = cg_fmt("%s/in/cyc/trace_packet.proto", cg_tmp);
+    cg_write_text(p, "syntax = \"proto2\";\npackage perfetto.protos;\n"
+                     "import \"cyc/track_event.proto\";\nimport \"cyc/wrapper.proto\";\n"
+                     "message TracePacket { optional TrackEvent track_event = 11; optional acme.Info info = 900; }\n");
+    free(p);
+    char *in = cg_fmt("%s/in", cg_tmp);
+    run_plugin(in, "-I.", "cyc/track_event.proto cyc/wrapper.proto cyc/trace_packet.proto", "out", "");
+    free(in);
+    compiles_strictly();
+    includes_no_builtin_header();
+    char *h = read_out("cyc/wrapper.tracec.h");
+    cr_expect_null(strstr(h, "trace_packet.tracec.h"), "the wrapper's header includes its importer's:\n%s", h);
+    cr_expect_null(strstr(h, "_as_acme_W("), "an opening through a parent it cannot include:\n%s", h);
+    free(h);
 }

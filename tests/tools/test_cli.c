@@ -406,3 +406,111 @@ Test(cli, example_trace_round_trips) {
     tt_buf_free(&err);
 }
 #endif
+
+/* ---- Conflicting extension descriptors ------------------------------------------------ */
+
+/* The descriptor set of `proto` (in tests/tools/data or the temp dir), without imports. */
+static void set_of(const char *proto, const char *out_name, tt_buf *set) {
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "%s -I. -I%s/protos -I%s/tests/tools/data --descriptor_set_out=%s %s", TRACEC_PROTOC,
+             TRACEC_SOURCE_DIR, TRACEC_SOURCE_DIR, out_name, proto);
+    cr_assert_eq(tt_run(dir, cmd, NULL, 0, NULL, NULL), 0, "%s", cmd);
+    char path[600];
+    snprintf(path, sizeof path, "%s/%s", dir, out_name);
+    cr_assert(tt_read_file(path, set));
+}
+
+static int count_of(const char *hay, const char *needle) {
+    int n = 0;
+    for (const char *p = hay; (p = strstr(p, needle)) != NULL; p += strlen(needle)) n++;
+    return n;
+}
+
+/* Two ExtensionDescriptor packets give field 5000 of TrackEvent two names: the first wins, with a warning. */
+Test(cli, same_number_twice_is_reported_once) {
+    tt_buf gpu = {0}, other = {0}, ab = {0}, ba = {0}, events = {0}, out = {0}, err = {0};
+    set_of("gputrace.proto", "gpu.desc", &gpu);
+    set_of("othertrace.proto", "other.desc", &other);
+    cr_assert(tt_protoc_encode(dir, "gputrace.proto", NULL, "packet { track_event { [gputrace.GpuEvent.kernel_name]: \"k\" } }",
+                               &events));
+    cr_assert(tt_append_extension_packet(&ab, gpu.data, gpu.size, false));
+    cr_assert(tt_append_extension_packet(&ab, other.data, other.size, true));
+    cr_assert(tt_append_extension_packet(&ab, other.data, other.size, false)); /* the same set again: no new conflict */
+    cr_assert(tt_buf_append(&ab, events.data, events.size));
+    cr_assert(tt_append_extension_packet(&ba, other.data, other.size, false));
+    cr_assert(tt_append_extension_packet(&ba, gpu.data, gpu.size, false));
+    cr_assert(tt_buf_append(&ba, events.data, events.size));
+    put("ab.pftrace", ab.data, ab.size);
+    put("ba.pftrace", ba.data, ba.size);
+    const char *conflict = "tracec: warning: extensions gputrace.GpuEvent.kernel_name (string = 5000 extending "
+                           "perfetto.protos.TrackEvent, from <trace packet 0 at byte offset 3>) and "
+                           "othertrace.other_name (int64 = 5000 extending perfetto.protos.TrackEvent, from <trace "
+                           "packet 1 at byte offset ";
+    cr_assert_eq(run("decode ab.pftrace", NULL, 0, &out, &err), 0, "%s", err.data);
+    cr_assert(strstr(out.data, "[gputrace.GpuEvent.kernel_name]: \"k\""), "%s", out.data);
+    cr_assert(strstr(err.data, conflict), "%s", err.data);
+    cr_assert(strstr(err.data, "; gputrace.GpuEvent.kernel_name is used\n"), "%s", err.data);
+    cr_assert_eq(count_of(err.data, "warning"), 1, "reported once:\n%s", err.data);
+    tt_buf_free(&out);
+    tt_buf_free(&err);
+    /* Swapped: the other name wins, and says so. */
+    cr_assert_eq(run("decode ba.pftrace", NULL, 0, &out, &err), 0, "%s", err.data);
+    /* int64 other_name does not read a string: an unknown field, no longer shown as kernel_name. */
+    cr_assert(strstr(out.data, "track_event {\n    5000: \"k\"\n"), "%s", out.data);
+    cr_assert(strstr(err.data, "; othertrace.other_name is used\n"), "%s", err.data);
+    cr_assert_eq(count_of(err.data, "warning"), 1, "%s", err.data);
+    tt_buf_free(&out);
+    tt_buf_free(&err);
+    /* args and diff report it too; -d comes before the trace's own descriptors. */
+    cr_assert_eq(run("args ab.pftrace", NULL, 0, &out, &err), 0, "%s", err.data);
+    cr_assert_eq(count_of(err.data, "warning: extensions gputrace.GpuEvent.kernel_name"), 1, "%s", err.data);
+    tt_buf_free(&out);
+    tt_buf_free(&err);
+    cr_assert_eq(run("decode -d gpu.desc ba.pftrace", NULL, 0, &out, &err), 0, "%s", err.data);
+    cr_assert(strstr(out.data, "[gputrace.GpuEvent.kernel_name]: \"k\""), "%s", out.data);
+    cr_assert(strstr(err.data, "from gpu.desc) and othertrace.other_name"), "%s", err.data);
+    tt_buf_free(&out);
+    tt_buf_free(&err);
+    put("ab.txt", "packet { track_event { [gputrace.GpuEvent.kernel_name]: \"k\" } }", 63);
+    cr_assert_eq(run("diff -d other.desc ab.txt ab.pftrace", NULL, 0, &out, &err), 1, "%s%s", out.data, err.data);
+    cr_assert_eq(count_of(err.data, "warning: extensions othertrace.other_name"), 1, "%s", err.data);
+    tt_buf_free(&gpu);
+    tt_buf_free(&other);
+    tt_buf_free(&ab);
+    tt_buf_free(&ba);
+    tt_buf_free(&events);
+    tt_buf_free(&out);
+    tt_buf_free(&err);
+}
+
+/* One full name, two definitions (another version of the same .proto). */
+Test(cli, same_name_different_definition_is_reported) {
+    static const char v2[] = "syntax = \"proto2\";\npackage gputrace;\n"
+                             "import \"perfetto/trace/track_event/track_event.proto\";\n"
+                             "message GpuEvent {\n  extend perfetto.protos.TrackEvent {\n"
+                             "    repeated int64 kernel_name = 5010;\n  }\n}\n";
+    put("gputrace_v2.proto", v2, sizeof v2 - 1);
+    tt_buf a = {0}, b = {0}, out = {0}, err = {0};
+    set_of("gputrace.proto", "gpu.desc", &a);
+    set_of("gputrace_v2.proto", "gpu2.desc", &b);
+    tt_buf trace = {0};
+    cr_assert(tt_append_extension_packet(&trace, b.data, b.size, false));
+    put("t.pftrace", trace.data, trace.size);
+    cr_assert_eq(run("decode -d gpu.desc t.pftrace", NULL, 0, &out, &err), 0, "%s", err.data);
+    cr_assert(strstr(err.data, "tracec: warning: extension gputrace.GpuEvent.kernel_name is defined twice, "
+                               "differently: string = 5000 extending perfetto.protos.TrackEvent (from gpu.desc) and "
+                               "repeated int64 = 5010 extending perfetto.protos.TrackEvent (from <trace packet 0 at "
+                               "byte offset 3>); the first is used\n"),
+              "%s", err.data);
+    cr_assert_eq(count_of(err.data, "warning"), 1, "%s", err.data);
+    tt_buf_free(&out);
+    tt_buf_free(&err);
+    /* The same set twice is no conflict. */
+    cr_assert_eq(run("decode -d gpu.desc -d gpu.desc t.pftrace", NULL, 0, &out, &err), 0, "%s", err.data);
+    cr_assert_eq(count_of(err.data, "warning"), 1, "%s", err.data);
+    tt_buf_free(&a);
+    tt_buf_free(&b);
+    tt_buf_free(&trace);
+    tt_buf_free(&out);
+    tt_buf_free(&err);
+}

@@ -14,7 +14,10 @@
  * Precedence: the first definition of a full name wins.  Add the sets the
  * user named first, then the built-in schema (so a user's newer Perfetto
  * schema replaces our subset); sets added later that define a name again
- * are skipped for that name, except that extensions are always merged in.
+ * are skipped for that name, except that extensions are always merged in;
+ * for an extension's number too, the first extension added with that
+ * extendee and number wins.  Clashing extensions are recorded as conflicts
+ * (tracec_pool_conflict_count()).
  *
  * Names are resolved lazily: a set may refer to types defined in another set
  * (an extension set refers to `.perfetto.protos.TrackEvent` without bundling
@@ -103,6 +106,24 @@ tracec_status_t tracec_pool_add_builtin_schema(tracec_pool *pool, tracec_error *
 
 /* Checks that every type reference resolves; the first that does not is reported. */
 tracec_status_t tracec_pool_check(const tracec_pool *pool, tracec_error *err);
+
+/*
+ * Conflicting extension definitions met while filling the pool, in the
+ * order found, each once (adding the same set again adds none):
+ *   - two extensions of one message with the same number and different
+ *     full names or types ("extensions A (...) and B (...) have the same
+ *     number; A is used");
+ *   - one extension full name defined twice with different definitions
+ *     (number, type, label or extendee).
+ * The first definition added wins (see Precedence above): the pool keeps
+ * working, and the text names the sources of both.  `tracec` prints each on
+ * standard error; tracec/testing.h adds them to a failure's report.
+ */
+size_t tracec_pool_conflict_count(const tracec_pool *pool);
+const char *tracec_pool_conflict(const tracec_pool *pool, size_t i); /* NULL when i is out of range */
+
+/* "int64", "string", "message", ...: the proto name of a field type. */
+const char *tracec_field_type_name(tracec_field_type t);
 
 /* ---- Lookups (full names without a leading dot: "perfetto.protos.TrackEvent") ---- */
 

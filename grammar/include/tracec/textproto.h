@@ -60,8 +60,15 @@ typedef struct tracec_text_options {
     bool allow_invalid_utf8;
     tracec_text_top_fn on_top_message; /* NULL: none (added last, as above) */
     void *on_top_message_ctx;
+    /*
+     * The text is followed by two NUL bytes (text[len], text[len + 1]) and
+     * may be written during the call: the scanner then works in it instead
+     * of a copy (saves a copy of the input).  It holds the same bytes again
+     * when the call returns.  Ignored when those two bytes are not NUL.
+     */
+    bool text_in_place;
 } tracec_text_options;
-#define TRACEC_TEXT_OPTIONS_INIT {"<input>", 100, false, NULL, NULL}
+#define TRACEC_TEXT_OPTIONS_INIT {"<input>", 100, false, NULL, NULL, false}
 
 /*
  * Parses `text` (`len` bytes, need not be NUL-terminated) as a message of

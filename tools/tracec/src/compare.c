@@ -16,6 +16,15 @@ tracec_status_t tracec_compare_text_binary(tracec_pool *pool, const char *type_n
                                            const char *expected_name, const void *actual,
                                            size_t actual_size, const char *actual_name,
                                            bool *equal, tracec_bytes *diff, tracec_error *err) {
+    return tracec_i_compare_filtered(pool, type_name, expected, expected_len, expected_name, actual, actual_size,
+                                     actual_name, NULL, NULL, equal, diff, err);
+}
+
+tracec_status_t tracec_i_compare_filtered(tracec_pool *pool, const char *type_name, const char *expected,
+                                          size_t expected_len, const char *expected_name, const void *actual,
+                                          size_t actual_size, const char *actual_name, tracec_i_text_filter filter,
+                                          const void *filter_ctx, bool *equal, tracec_bytes *diff,
+                                          tracec_error *err) {
     if (!type_name) type_name = TRACEC_DEFAULT_TYPE;
     if (!expected_name) expected_name = "expected";
     if (!actual_name) actual_name = "actual";
@@ -45,6 +54,11 @@ tracec_status_t tracec_compare_text_binary(tracec_pool *pool, const char *type_n
     if (s == TRACEC_STATUS_SUCCESS) {
         o.file_name = actual_name;
         s = tracec_decode_text_bytes(pool, actual, actual_size, &o, &got, err);
+    }
+    if (filter && (s == TRACEC_STATUS_SUCCESS || s == TRACEC_STATUS_CORRUPT_DATA) &&
+        (!filter(filter_ctx, false, &want) || !filter(filter_ctx, true, &got))) {
+        tracec_i_set_error(err, "out of memory");
+        s = TRACEC_STATUS_OUT_OF_MEMORY;
     }
     if (s == TRACEC_STATUS_SUCCESS || s == TRACEC_STATUS_CORRUPT_DATA) {
         bool eq = tracec_diff_lines(want.size ? (const char *)want.data : "", want.size,

@@ -133,6 +133,10 @@ tracec_status_t tracec_load_extension_descriptors(tracec_pool *pool, const void 
 static bool tracec_i_text_packet(void *ctx, uint32_t number, const uint8_t *data, size_t size, char *msg,
                                  size_t msg_cap) {
     if (number != TC_PACKET_FIELD) return true;
+    /* Most packets have no field 72 (tag bytes 0xC2 0x04): skip them without parsing. */
+    const uint8_t *q = data, *end = data + size;
+    while ((q = memchr(q, 0xC2, (size_t)(end - q))) != NULL && q + 1 < end && q[1] != 0x04) q++;
+    if (q == NULL || q + 1 >= end) return true;
     tracec_error e;
     e.msg[0] = 0;
     if (tracec_load_extension_descriptors(ctx, data, size, "perfetto.protos.TracePacket", NULL, &e) ==

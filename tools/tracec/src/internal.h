@@ -203,4 +203,19 @@ const char *tracec_i_enum_name(const tracec_i_enum *e, int32_t number, uint32_t 
 void tracec_i_set_error(tracec_error *err, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+/*
+ * tracec_compare_text_binary() with both decoded texts passed through
+ * `filter` (rewrites the text in place; `actual` tells the sides apart;
+ * false when out of memory) before the diff; filter NULL: none.  match.c's filters keep some packets and drop
+ * some fields.
+ */
+typedef bool (*tracec_i_text_filter)(const void *ctx, bool actual, tracec_bytes *text);
+tracec_status_t tracec_i_compare_filtered(tracec_pool *pool, const char *type_name, const char *expected,
+                                          size_t expected_len, const char *expected_name, const void *actual,
+                                          size_t actual_size, const char *actual_name, tracec_i_text_filter filter,
+                                          const void *filter_ctx, bool *equal, tracec_bytes *diff,
+                                          tracec_error *err);
+/* The filter of a tracec_match (ctx): its `ignore` fields dropped; on the actual side, packets without its `with` fields. */
+bool tracec_i_match_filter(const void *ctx, bool actual, tracec_bytes *text);
+
 #endif /* TRACEC_DECODE_INTERNAL_H */

@@ -213,7 +213,7 @@ static int parse_args(cli *c, int argc, char **argv) {
     return -1;
 }
 
-/* Reads a whole file ("-": standard input) into a malloc'd buffer (NUL-terminated). */
+/* Reads a whole file ("-": standard input) into a malloc'd buffer, followed by two NULs. */
 static bool read_all(const char *path, char **out, size_t *size) {
     FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
     if (!f) {
@@ -224,7 +224,7 @@ static bool read_all(const char *path, char **out, size_t *size) {
     char *buf = malloc(cap);
     bool ok = buf != NULL;
     while (ok) {
-        if (cap - len < 2) {
+        if (cap - len < 3) {
             char *nb = cap > SIZE_MAX / 2 ? NULL : realloc(buf, cap * 2);
             if (!nb) {
                 ok = false;
@@ -233,7 +233,7 @@ static bool read_all(const char *path, char **out, size_t *size) {
             buf = nb;
             cap *= 2;
         }
-        size_t n = fread(buf + len, 1, cap - len - 1, f);
+        size_t n = fread(buf + len, 1, cap - len - 2, f);
         len += n;
         if (n == 0) {
             if (ferror(f)) {
@@ -249,7 +249,7 @@ static bool read_all(const char *path, char **out, size_t *size) {
         free(buf);
         return false;
     }
-    buf[len] = 0;
+    buf[len] = buf[len + 1] = 0;
     *out = buf;
     *size = len;
     return true;
@@ -325,12 +325,20 @@ static tracec_pool *build_pool(const cli *c) {
     return pool;
 }
 
+/* Prints the pool's descriptor conflicts not printed yet, each once. */
+static void report_conflicts(const tracec_pool *pool) {
+    static size_t printed;
+    for (; printed < tracec_pool_conflict_count(pool); printed++)
+        fprintf(stderr, "tracec: warning: %s\n", tracec_pool_conflict(pool, printed));
+}
+
 static void load_trace_descriptors(tracec_pool *pool, const cli *c, const void *data, size_t size,
                                    const char *name) {
     tracec_error err;
     err.msg[0] = 0;
     if (tracec_load_extension_descriptors(pool, data, size, c->type, NULL, &err) != TRACEC_STATUS_SUCCESS)
         fprintf(stderr, "tracec: warning: %s: %s\n", name, err.msg);
+    report_conflicts(pool);
 }
 
 static int cmd_encode(const cli *c, tracec_pool *pool) {
@@ -343,6 +351,7 @@ static int cmd_encode(const cli *c, tracec_pool *pool) {
     to.file_name = display_name(in);
     if (c->max_depth) to.max_depth = c->max_depth;
     to.allow_invalid_utf8 = c->allow_invalid_utf8;
+    to.text_in_place = true; /* read_all's buffer ends with two NULs: no copy of the input */
     tracec_bytes out = TRACEC_BYTES_INIT;
     tracec_error err;
     err.msg[0] = 0;
@@ -506,6 +515,7 @@ int main(int argc, char **argv) {
         cli_free(&c);
         return EXIT_INVALID;
     }
+    report_conflicts(pool);
     if (strcmp(cmd, "encode") == 0)
         rc = cmd_encode(&c, pool);
     else if (strcmp(cmd, "decode") == 0)
@@ -514,6 +524,7 @@ int main(int argc, char **argv) {
         rc = cmd_diff(&c, pool);
     else
         rc = cmd_args(&c, pool);
+    report_conflicts(pool); /* those met in the text (encode, diff) */
     tracec_pool_free(pool);
     cli_free(&c);
     return rc;

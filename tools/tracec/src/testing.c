@@ -37,8 +37,39 @@ static const char *tracec_i_report_set(const char *msg, size_t n) {
     return (const char *)tracec_i_report.data;
 }
 
-static const char *tracec_i_report_finish(tracec_status_t s, bool equal, tracec_bytes *diff,
-                                    const tracec_error *err) {
+static tracec_bytes tracec_i_conflicts_text;
+
+const char *tracec_testing_conflicts(const tracec_pool *pool) {
+    if (!pool) pool = tracec_i_default_pool;
+    size_t n = tracec_pool_conflict_count(pool);
+    if (n == 0) return NULL;
+    tracec_i_conflicts_text.size = 0;
+    bool ok = true;
+    for (size_t i = 0; i < n; i++) {
+        const char *c = tracec_pool_conflict(pool, i);
+        ok = ok && tracec_i_bytes_append(&tracec_i_conflicts_text, "descriptor conflict: ", 21) &&
+             tracec_i_bytes_append(&tracec_i_conflicts_text, c, strlen(c)) &&
+             tracec_i_bytes_append(&tracec_i_conflicts_text, "\n", 1);
+    }
+    if (!ok || !tracec_i_bytes_append(&tracec_i_conflicts_text, "", 1)) return "(out of memory)";
+    return (const char *)tracec_i_conflicts_text.data;
+}
+
+/* Prints the conflicts of `pool` not printed yet on stderr (each once per process and pool). */
+static void tracec_i_warn_conflicts(const tracec_pool *pool) {
+    static const tracec_pool *last;
+    static size_t printed;
+    if (pool != last) {
+        last = pool;
+        printed = 0;
+    }
+    for (; printed < tracec_pool_conflict_count(pool); printed++)
+        fprintf(stderr, "tracec: warning: descriptor conflict: %s\n", tracec_pool_conflict(pool, printed));
+}
+
+static const char *tracec_i_report_finish(const tracec_pool *pool, tracec_status_t s, bool equal,
+                                          tracec_bytes *diff, const tracec_error *err) {
+    tracec_i_warn_conflicts(pool);
     if (s == TRACEC_STATUS_SUCCESS && equal) {
         free(diff->data);
         return NULL;
@@ -49,6 +80,9 @@ static const char *tracec_i_report_finish(tracec_status_t s, bool equal, tracec_
         tracec_i_bytes_append(&tracec_i_report, "\n", 1);
     }
     if (diff->size) tracec_i_bytes_append(&tracec_i_report, diff->data, diff->size);
+    /* A conflict may be why a name is not the expected one: say so next to the diff. */
+    const char *conflicts = tracec_testing_conflicts(pool);
+    if (conflicts) tracec_i_bytes_append(&tracec_i_report, conflicts, strlen(conflicts));
     free(diff->data);
     if (!tracec_i_bytes_append(&tracec_i_report, "", 1)) return "(out of memory while building the report)";
     return (const char *)tracec_i_report.data;
@@ -65,7 +99,22 @@ const char *tracec_testing_check_trace(const void *data, size_t size, const char
     err.msg[0] = 0;
     tracec_status_t s = tracec_compare_text_binary(pool, type_name, expected_text, strlen(expected_text),
                                                    "expected", data, size, "actual", &equal, &diff, &err);
-    return tracec_i_report_finish(s, equal, &diff, &err);
+    return tracec_i_report_finish(pool, s, equal, &diff, &err);
+}
+
+const char *tracec_testing_check_trace_match(const void *data, size_t size, const char *expected_text,
+                                             tracec_pool *pool, const char *type_name, const tracec_match *match) {
+    if (!pool) pool = tracec_testing_default_pool();
+    if (!pool) return tracec_i_report_set("cannot build the default descriptor pool", 40);
+    if (!expected_text) expected_text = "";
+    bool equal = false;
+    tracec_bytes diff = TRACEC_BYTES_INIT;
+    tracec_error err;
+    err.msg[0] = 0;
+    tracec_status_t s = tracec_i_compare_filtered(pool, type_name, expected_text, strlen(expected_text), "expected",
+                                                  data, size, "actual", match ? tracec_i_match_filter : NULL, match,
+                                                  &equal, &diff, &err);
+    return tracec_i_report_finish(pool, s, equal, &diff, &err);
 }
 
 const char *tracec_testing_check_file(const char *path, const char *expected_text,
