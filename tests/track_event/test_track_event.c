@@ -380,3 +380,21 @@ Test(track_event, session_is_written_at_exit) {
     free(sum);
     expect_clean_stats(path);
 }
+
+Test(track_event, typed_block_left_with_break_neither_hangs_nor_corrupts, .timeout = 20) {
+    const char *path = te_path("abandoned.pftrace");
+    tracec_session *s = start(path, TRACEC_BUFFERING_MODE_STREAMING, 0);
+    TRACEC_INSTANT(a, "before");
+    TRACEC_EVENT_AS(a, my_app_MyEvent, ev, "abandoned") {
+        my_app_MyEvent_set_custom_counter(&ev, 1);
+        break; /* misuse: the packet stays open */
+    }
+    uint64_t before = tracec_te_thread_misuse();
+    TRACEC_INSTANT(a, "dropped");
+    cr_assert_eq(tracec_te_thread_misuse(), before + 1u);
+    cr_assert_eq(tracec_session_stop(s), TRACEC_STATUS_SUCCESS);
+    char *sum = check_ok(path, NULL);
+    expect_summary(sum, "names", "before");
+    free(sum);
+    expect_clean_stats(path);
+}

@@ -191,8 +191,9 @@ void tracec_i_te_close(tracec_te_packet *p);
  * The block runs once, or never when the category is disabled (or no
  * session is active, or an event is already open on this thread: that one
  * is counted in tracec_te_thread_misuse()).  Do not leave the block with
- * break, goto or return: the packet would stay open (it is then refused at
- * the thread's next event or exit, counted, never written half).
+ * break, goto or return: the packet would stay open (refused and counted by
+ * the runtime at thread exit or session end, never written half) and the
+ * thread's later events of the session are dropped as misuse.
  */
 #define TRACEC_I_EVENT_AS(cat, Wrapper, ev, name, type)                                                  \
     for (tracec_te_packet tracec_i_te_p_ = {.i_state = 0};                                               \

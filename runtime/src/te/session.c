@@ -163,6 +163,7 @@ tracec_status_t tracec_session_flush(tracec_session *s) {
 
 tracec_status_t tracec_session_pause(tracec_session *s) {
     if (s == NULL || !s->active) return TRACEC_STATUS_BAD_STATE;
+    tracec_i_te_thread_abandon();
     return tracec_stop_context(s->ctx);
 }
 
@@ -191,6 +192,7 @@ tracec_status_t tracec_session_stop(tracec_session *s) {
         return TRACEC_STATUS_BAD_STATE;
     }
     __atomic_store_n(&tracec_i_te_gen, 0, __ATOMIC_RELEASE);
+    tracec_i_te_thread_abandon();
     st = tracec_stop_context(s->ctx);
     st2 = tracec_destroy_context(s->ctx); /* delivers what is left; no callback runs after it */
     if (st == TRACEC_STATUS_SUCCESS) st = st2;

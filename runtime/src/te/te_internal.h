@@ -25,4 +25,11 @@ extern int tracec_i_te_clk; /* clockid_t */
  */
 tracec_status_t tracec_i_te_write_session_packets(int durable, const char *process_name);
 
+/*
+ * A typed event the calling thread left open (a block left with break or
+ * return) is given up: its packet is refused and counted, so the stop or
+ * pause that follows does not wait for it.
+ */
+void tracec_i_te_thread_abandon(void);
+
 #endif /* TRACEC_TE_INTERNAL_H */

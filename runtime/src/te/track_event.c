@@ -214,6 +214,7 @@ static te_thread *thread_ready(void) {
         if (tracec_buffer_writer_init(&t->bw, (tracec_buffer_id_t){buf}, 0) != TRACEC_STATUS_SUCCESS) return NULL;
         t->gen = gen;
         t->buf = buf;
+        t->in_event = 0; /* a typed block left with break/return in an earlier session */
         t->epoch = UINT64_MAX;
     }
     if (tracec_buffer_epoch((tracec_buffer_id_t){t->buf}, &epoch) != TRACEC_STATUS_SUCCESS) return NULL;
@@ -467,6 +468,14 @@ void tracec_i_te_emit(tracec_te_category *cat, const tracec_te_arg *a, size_t n)
     }
     perfetto_protos_TracePacket_end_track_event(&pkt, &ev);
     (void)end(t, &w, &pkt);
+}
+
+void tracec_i_te_thread_abandon(void) {
+    te_thread *t = &tl_te;
+    if (!t->in_event) return;
+    tracec_buffer_writer_release(&t->bw); /* the open packet is refused and counted */
+    t->in_event = 0;
+    t->gen = 0;
 }
 
 /* ---- the typed form ------------------------------------------------------------- */
