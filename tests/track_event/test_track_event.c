@@ -398,3 +398,25 @@ Test(track_event, typed_block_left_with_break_neither_hangs_nor_corrupts, .timeo
     free(sum);
     expect_clean_stats(path);
 }
+
+Test(track_event, additional_categories_for_one_run) {
+    const char *path = te_path("extra.pftrace");
+    static const char *const extra[] = {"cat_off"};
+    tracec_start_options_t o = TRACEC_START_OPTIONS_INIT;
+    tracec_session *s = start(path, TRACEC_BUFFERING_MODE_STREAMING, 0);
+    TRACEC_INSTANT(off, "off in run 1");
+    cr_assert_eq(tracec_session_pause(s), TRACEC_STATUS_SUCCESS);
+    o.additional_categories = extra;
+    o.num_additional_categories = 1;
+    cr_assert_eq(tracec_session_resume_with_options(s, &o), TRACEC_STATUS_SUCCESS);
+    cr_assert(TRACEC_TE_ENABLED(off));
+    TRACEC_INSTANT(off, "on in run 2");
+    cr_assert_eq(tracec_session_pause(s), TRACEC_STATUS_SUCCESS);
+    cr_assert_eq(tracec_session_resume(s, TRACEC_BUFFER_DISPOSITION_RETAIN), TRACEC_STATUS_SUCCESS);
+    TRACEC_INSTANT(off, "off in run 3");
+    cr_assert_eq(tracec_session_stop(s), TRACEC_STATUS_SUCCESS);
+    char *sum = check_ok(path, NULL);
+    expect_summary(sum, "names", "on in run 2");
+    expect_summary(sum, "categories", "cat_off");
+    free(sum);
+}

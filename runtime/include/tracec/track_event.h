@@ -276,6 +276,9 @@ tracec_status_t tracec_session_pause(tracec_session *s);
  */
 tracec_status_t tracec_session_resume(tracec_session *s, tracec_buffer_disposition_t disposition);
 
+/* As above with the context's start options: a disposition and categories added for this run. */
+tracec_status_t tracec_session_resume_with_options(tracec_session *s, const tracec_start_options_t *options);
+
 /*
  * Stops, delivers everything, closes the file and ends the session (also
  * done at process exit).  NULL or an ended session: BAD_STATE.

@@ -167,12 +167,13 @@ tracec_status_t tracec_session_pause(tracec_session *s) {
     return tracec_stop_context(s->ctx);
 }
 
-tracec_status_t tracec_session_resume(tracec_session *s, tracec_buffer_disposition_t disposition) {
+tracec_status_t tracec_session_resume_with_options(tracec_session *s, const tracec_start_options_t *options) {
     tracec_start_options_t o = TRACEC_START_OPTIONS_INIT;
     uint64_t before = 0, after = 0;
     tracec_status_t st;
     if (s == NULL || !s->active) return TRACEC_STATUS_BAD_STATE;
-    o.disposition = disposition == TRACEC_BUFFER_DISPOSITION_NONE ? TRACEC_BUFFER_DISPOSITION_RETAIN : disposition;
+    if (options != NULL) o = *options;
+    if (o.disposition == TRACEC_BUFFER_DISPOSITION_NONE) o.disposition = TRACEC_BUFFER_DISPOSITION_RETAIN;
     pthread_mutex_lock(&g_mu);
     (void)tracec_buffer_epoch(s->buf, &before);
     st = tracec_start_context_with_options(s->ctx, &o);
@@ -181,6 +182,12 @@ tracec_status_t tracec_session_resume(tracec_session *s, tracec_buffer_dispositi
         st = tracec_i_te_write_session_packets(before != after, s->has_process_name ? s->process_name : NULL);
     pthread_mutex_unlock(&g_mu);
     return st;
+}
+
+tracec_status_t tracec_session_resume(tracec_session *s, tracec_buffer_disposition_t disposition) {
+    tracec_start_options_t o = TRACEC_START_OPTIONS_INIT;
+    o.disposition = disposition;
+    return tracec_session_resume_with_options(s, &o);
 }
 
 tracec_status_t tracec_session_stop(tracec_session *s) {
