@@ -420,3 +420,32 @@ Test(track_event, additional_categories_for_one_run) {
     expect_summary(sum, "categories", "cat_off");
     free(sum);
 }
+
+Test(track_event, nested_debug_annotations) {
+    const char *path = te_path("nested.pftrace");
+    tracec_session *s = start(path, TRACEC_BUFFERING_MODE_STREAMING, 0);
+    TRACEC_TE(a, TRACEC_TE_INSTANT("nested"), TRACEC_TE_TIMESTAMP(100), TRACEC_TE_ARG_DICT("req"),
+              TRACEC_TE_ARG_STRING("url", "/x"), TRACEC_TE_ARG_INT("code", 200), TRACEC_TE_ARG_ARRAY("tries"),
+              TRACEC_TE_ARG_INT("", 10), TRACEC_TE_ARG_INT("", 20), TRACEC_TE_ARG_END(), TRACEC_TE_ARG_END(),
+              TRACEC_TE_ARG_BOOL("top", 0));
+    uint64_t before = tracec_te_thread_misuse();
+    TRACEC_TE(a, TRACEC_TE_INSTANT("unbalanced"), TRACEC_TE_ARG_END()); /* END without DICT: dropped */
+    cr_assert_eq(tracec_te_thread_misuse(), before + 1u);
+    TRACEC_TE(a, TRACEC_TE_INSTANT("left open"), TRACEC_TE_TIMESTAMP(200), TRACEC_TE_ARG_ARRAY("a"),
+              TRACEC_TE_ARG_INT("", 1)); /* closed for the caller */
+    cr_assert_eq(tracec_session_stop(s), TRACEC_STATUS_SUCCESS);
+    char *sum = check_ok(path, NULL);
+    expect_summary(sum, "names", "left open|nested");
+    free(sum);
+    expect_clean_stats(path);
+    expect_tp(path,
+              "select s.name, a.key, a.int_value, a.string_value from slice s join args a using(arg_set_id) "
+              "where a.key like 'debug.%' order by s.ts, a.key;",
+              "\"name\",\"key\",\"int_value\",\"string_value\"\n"
+              "\"nested\",\"debug.req.code\",200,\"[NULL]\"\n"
+              "\"nested\",\"debug.req.tries[0]\",10,\"[NULL]\"\n"
+              "\"nested\",\"debug.req.tries[1]\",20,\"[NULL]\"\n"
+              "\"nested\",\"debug.req.url\",\"[NULL]\",\"/x\"\n"
+              "\"nested\",\"debug.top\",0,\"[NULL]\"\n"
+              "\"left open\",\"debug.a[0]\",1,\"[NULL]\"\n");
+}

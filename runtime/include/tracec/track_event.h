@@ -97,7 +97,10 @@ enum {
     TRACEC_I_TE_TERMINATING_FLOW,
     TRACEC_I_TE_TRACK,
     TRACEC_I_TE_TIMESTAMP,
-    TRACEC_I_TE_DYNAMIC_NAME
+    TRACEC_I_TE_DYNAMIC_NAME,
+    TRACEC_I_TE_ARG_DICT,
+    TRACEC_I_TE_ARG_ARRAY,
+    TRACEC_I_TE_ARG_END
 };
 
 /* One part of an event (its type, a debug annotation, a flow, ...); built by the macros below. */
@@ -128,6 +131,15 @@ typedef struct tracec_te_arg {
 #define TRACEC_TE_ARG_STRING(key, value) {TRACEC_I_TE_ARG_STRING, "" key "", {.s = (value)}}
 #define TRACEC_TE_ARG_POINTER(key, value) {TRACEC_I_TE_ARG_POINTER, "" key "", {.u = (uint64_t)(uintptr_t)(value)}}
 #define TRACEC_TE_ARG_JSON(key, value) {TRACEC_I_TE_ARG_JSON, "" key "", {.s = (value)}}
+/*
+ * Nested values: a dict or an array holds the parts up to its
+ * TRACEC_TE_ARG_END() (at most 8 levels).  Entries of a dict are named by
+ * their keys (debug.<key>.<entry>); the keys of array elements are ignored
+ * (debug.<key>[i]), write "".
+ */
+#define TRACEC_TE_ARG_DICT(key) {TRACEC_I_TE_ARG_DICT, "" key "", {0}}
+#define TRACEC_TE_ARG_ARRAY(key) {TRACEC_I_TE_ARG_ARRAY, "" key "", {0}}
+#define TRACEC_TE_ARG_END() {TRACEC_I_TE_ARG_END, NULL, {0}}
 
 /* Flows (ids shared by the events they connect), track, timestamp, a non-literal name. */
 #define TRACEC_TE_FLOW(id) {TRACEC_I_TE_FLOW, NULL, {.u = (uint64_t)(id)}}

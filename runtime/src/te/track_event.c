@@ -42,7 +42,7 @@
 
 enum { SEQ_CLEARED = 1, SEQ_NEEDS = 2 };
 enum { K_NAME = 1, K_CAT, K_DBG, K_CTRACK };
-enum { TABLE_SIZE = 512, TABLE_MAX = 384, MAX_PENDING = 32, MAX_TRACKS = 256, MAX_ARGS = 32 };
+enum { TABLE_SIZE = 512, TABLE_MAX = 384, MAX_PENDING = 32, MAX_TRACKS = 256, MAX_ARGS = 32, MAX_DEPTH = 8 };
 
 typedef struct entry {
     const void *key;
@@ -341,25 +341,53 @@ static inline TRACEC_I_ALWAYS_INLINE void put_packet_header(perfetto_protos_Trac
     perfetto_protos_TracePacket_set_sequence_flags(pkt, SEQ_NEEDS);
 }
 
-static void put_annotation(perfetto_protos_TrackEvent *ev, const tracec_te_arg *a, uint64_t name_iid) {
-    perfetto_protos_DebugAnnotation da;
-    perfetto_protos_TrackEvent_begin_debug_annotations(ev, &da);
-    if (TRACEC_I_LIKELY(name_iid != 0))
-        perfetto_protos_DebugAnnotation_set_name_iid(&da, name_iid);
-    else
-        perfetto_protos_DebugAnnotation_set_cstr_name(&da, a->name);
+/* The value of a leaf annotation. */
+static void put_value(perfetto_protos_DebugAnnotation *da, const tracec_te_arg *a) {
     switch (a->kind) {
-    case TRACEC_I_TE_ARG_INT: perfetto_protos_DebugAnnotation_set_int_value(&da, a->v.i); break;
-    case TRACEC_I_TE_ARG_UINT: perfetto_protos_DebugAnnotation_set_uint_value(&da, a->v.u); break;
-    case TRACEC_I_TE_ARG_DOUBLE: perfetto_protos_DebugAnnotation_set_double_value(&da, a->v.d); break;
-    case TRACEC_I_TE_ARG_BOOL: perfetto_protos_DebugAnnotation_set_bool_value(&da, a->v.u != 0); break;
+    case TRACEC_I_TE_ARG_INT: perfetto_protos_DebugAnnotation_set_int_value(da, a->v.i); break;
+    case TRACEC_I_TE_ARG_UINT: perfetto_protos_DebugAnnotation_set_uint_value(da, a->v.u); break;
+    case TRACEC_I_TE_ARG_DOUBLE: perfetto_protos_DebugAnnotation_set_double_value(da, a->v.d); break;
+    case TRACEC_I_TE_ARG_BOOL: perfetto_protos_DebugAnnotation_set_bool_value(da, a->v.u != 0); break;
     case TRACEC_I_TE_ARG_STRING:
-        perfetto_protos_DebugAnnotation_set_cstr_string_value(&da, a->v.s ? a->v.s : "(null)");
+        perfetto_protos_DebugAnnotation_set_cstr_string_value(da, a->v.s ? a->v.s : "(null)");
         break;
-    case TRACEC_I_TE_ARG_POINTER: perfetto_protos_DebugAnnotation_set_pointer_value(&da, a->v.u); break;
-    default: perfetto_protos_DebugAnnotation_set_cstr_legacy_json_value(&da, a->v.s ? a->v.s : "null"); break;
+    case TRACEC_I_TE_ARG_POINTER: perfetto_protos_DebugAnnotation_set_pointer_value(da, a->v.u); break;
+    default: perfetto_protos_DebugAnnotation_set_cstr_legacy_json_value(da, a->v.s ? a->v.s : "null"); break;
     }
-    perfetto_protos_TrackEvent_end_debug_annotations(ev, &da);
+}
+
+/* Open debug annotations: [0] is a TrackEvent.debug_annotations entry, each next one nested in the previous. */
+typedef struct nest {
+    perfetto_protos_DebugAnnotation da[MAX_DEPTH + 1];
+    uint8_t array[MAX_DEPTH + 1]; /* da[i] is an array (its children have no names) */
+    int depth;                    /* open dicts and arrays */
+} nest;
+
+/* Opens an annotation for part `a` at the current depth and writes its name. */
+static perfetto_protos_DebugAnnotation *open_annotation(perfetto_protos_TrackEvent *ev, nest *n,
+                                                        const tracec_te_arg *a, uint64_t name_iid) {
+    perfetto_protos_DebugAnnotation *da = &n->da[n->depth];
+    if (n->depth == 0) {
+        perfetto_protos_TrackEvent_begin_debug_annotations(ev, da);
+        if (TRACEC_I_LIKELY(name_iid != 0))
+            perfetto_protos_DebugAnnotation_set_name_iid(da, name_iid);
+        else
+            perfetto_protos_DebugAnnotation_set_cstr_name(da, a->name);
+    } else if (n->array[n->depth - 1]) {
+        perfetto_protos_DebugAnnotation_begin_array_values(&n->da[n->depth - 1], da);
+    } else {
+        perfetto_protos_DebugAnnotation_begin_dict_entries(&n->da[n->depth - 1], da);
+        perfetto_protos_DebugAnnotation_set_cstr_name(da, a->name);
+    }
+    return da;
+}
+
+/* Closes the annotation at the current depth (the generated end_* all close a nested message). */
+static void close_annotation(perfetto_protos_TrackEvent *ev, nest *n) {
+    if (n->depth == 0)
+        perfetto_protos_TrackEvent_end_debug_annotations(ev, &n->da[0]);
+    else
+        tracec_msg_end_nested(&n->da[n->depth - 1].msg, &n->da[n->depth].msg);
 }
 
 /* ---- events ------------------------------------------------------------------- */
@@ -371,7 +399,7 @@ void tracec_i_te_emit(tracec_te_category *cat, const tracec_te_arg *a, size_t n)
     const tracec_te_arg *type = NULL;
     const char *dyn = NULL;
     uint64_t ts = 0, track = 0, cat_iid = 0;
-    int have_ts = 0, have_track = 0, named;
+    int have_ts = 0, have_track = 0, named, depth = 0;
     te_thread *t = thread_ready();
     if (t == NULL) return;
     if (TRACEC_I_UNLIKELY(t->in_event || n > MAX_ARGS)) {
@@ -397,7 +425,21 @@ void tracec_i_te_emit(tracec_te_category *cat, const tracec_te_arg *a, size_t n)
         case TRACEC_I_TE_DYNAMIC_NAME: dyn = a[i].v.s; break;
         case TRACEC_I_TE_FLOW:
         case TRACEC_I_TE_TERMINATING_FLOW: break;
-        default: iid[i] = want(t, p, &np, a[i].name, a[i].name, K_DBG); break;
+        case TRACEC_I_TE_ARG_END:
+            if (depth-- == 0) {
+                t->misuse++; /* an END without its DICT or ARRAY */
+                return;
+            }
+            break;
+        default: /* an annotation: only top-level keys are interned */
+            if (depth == 0) iid[i] = want(t, p, &np, a[i].name, a[i].name, K_DBG);
+            if (a[i].kind == TRACEC_I_TE_ARG_DICT || a[i].kind == TRACEC_I_TE_ARG_ARRAY) {
+                if (++depth > MAX_DEPTH) {
+                    t->misuse++;
+                    return;
+                }
+            }
+            break;
         }
     }
     if (type == NULL) {
@@ -452,6 +494,8 @@ void tracec_i_te_emit(tracec_te_category *cat, const tracec_te_arg *a, size_t n)
     } else if (type->kind == TRACEC_I_TE_COUNTER_DOUBLE) {
         perfetto_protos_TrackEvent_set_double_counter_value(&ev, type->v.d);
     }
+    nest ns;
+    ns.depth = 0;
     for (size_t i = 0; i < n; i++) {
         switch (a[i].kind) {
         case TRACEC_I_TE_ARG_INT:
@@ -460,11 +504,27 @@ void tracec_i_te_emit(tracec_te_category *cat, const tracec_te_arg *a, size_t n)
         case TRACEC_I_TE_ARG_BOOL:
         case TRACEC_I_TE_ARG_STRING:
         case TRACEC_I_TE_ARG_POINTER:
-        case TRACEC_I_TE_ARG_JSON: put_annotation(&ev, &a[i], iid[i]); break;
+        case TRACEC_I_TE_ARG_JSON:
+            put_value(open_annotation(&ev, &ns, &a[i], iid[i]), &a[i]);
+            close_annotation(&ev, &ns);
+            break;
+        case TRACEC_I_TE_ARG_DICT:
+        case TRACEC_I_TE_ARG_ARRAY:
+            (void)open_annotation(&ev, &ns, &a[i], iid[i]);
+            ns.array[ns.depth++] = a[i].kind == TRACEC_I_TE_ARG_ARRAY;
+            break;
+        case TRACEC_I_TE_ARG_END:
+            ns.depth--;
+            close_annotation(&ev, &ns);
+            break;
         case TRACEC_I_TE_FLOW: perfetto_protos_TrackEvent_set_flow_ids(&ev, a[i].v.u); break;
         case TRACEC_I_TE_TERMINATING_FLOW: perfetto_protos_TrackEvent_set_terminating_flow_ids(&ev, a[i].v.u); break;
         default: break;
         }
+    }
+    while (ns.depth > 0) { /* dicts and arrays left open by the caller are closed */
+        ns.depth--;
+        close_annotation(&ev, &ns);
     }
     perfetto_protos_TracePacket_end_track_event(&pkt, &ev);
     (void)end(t, &w, &pkt);
