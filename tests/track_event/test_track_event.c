@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "my_events.tracec.h"
 #include "te_util.h"
@@ -448,4 +450,26 @@ Test(track_event, nested_debug_annotations) {
               "\"nested\",\"debug.req.url\",\"[NULL]\",\"/x\"\n"
               "\"nested\",\"debug.top\",0,\"[NULL]\"\n"
               "\"left open\",\"debug.a[0]\",1,\"[NULL]\"\n");
+}
+
+Test(track_event, fork_child_does_not_write_the_parents_trace) {
+    const char *path = te_path("fork.pftrace");
+    tracec_session *s = start(path, TRACEC_BUFFERING_MODE_STREAMING, 0);
+    for (int i = 0; i < 10; i++) TRACEC_INSTANT(a, "parent before");
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0) {
+        for (int i = 0; i < 10; i++) TRACEC_INSTANT(a, "child");
+        exit(0); /* atexit handlers run in the child */
+    }
+    int st;
+    cr_assert_eq(waitpid(pid, &st, 0), pid);
+    cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    for (int i = 0; i < 10; i++) TRACEC_INSTANT(a, "parent after");
+    cr_assert_eq(tracec_session_stop(s), TRACEC_STATUS_SUCCESS);
+    char *sum = check_ok(path, NULL);
+    expect_summary(sum, "names", "parent after|parent before");
+    expect_summary(sum, "events:TYPE_INSTANT", "20");
+    free(sum);
+    expect_clean_stats(path);
 }

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "te_internal.h"
 #include "tracec/trace_file.h"
@@ -26,6 +27,7 @@ struct tracec_session {
     void *write_data;
     char process_name[64];
     int has_process_name;
+    pid_t pid; /* the process that started the session: a fork child never writes the parent's output */
 };
 
 static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -53,6 +55,7 @@ static void on_records(tracec_context_id_t context, tracec_buffer_id_t buffer_id
                        size_t num_headers, void *data, uint64_t drop_count) {
     tracec_session *s = (tracec_session *)data;
     (void)context, (void)buffer_id, (void)drop_count;
+    if (getpid() != s->pid) return; /* a fork child's records: the output belongs to the parent */
     for (size_t i = 0; i < num_headers; i++) {
         if (headers[i]->category != TRACEC_BUFFER_CATEGORY_TRACING) continue;
         if (s->file != NULL)
@@ -64,7 +67,7 @@ static void on_records(tracec_context_id_t context, tracec_buffer_id_t buffer_id
 
 static void at_exit(void) {
     pthread_mutex_lock(&g_mu);
-    int active = g_session.active;
+    int active = g_session.active && g_session.pid == getpid();
     pthread_mutex_unlock(&g_mu);
     if (active) (void)tracec_session_stop(&g_session);
 }
@@ -98,6 +101,7 @@ tracec_status_t tracec_session_start(const tracec_session_config *config, tracec
         return TRACEC_STATUS_BAD_STATE;
     }
     memset(s, 0, sizeof *s);
+    s->pid = getpid();
     if (config->path != NULL) {
         st = tracec_trace_file_open(config->path, &s->file);
         if (st != TRACEC_STATUS_SUCCESS) goto fail;
