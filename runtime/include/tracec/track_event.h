@@ -181,6 +181,7 @@ typedef struct tracec_te_packet {
     void *i_thread;
     const char *i_name;
     tracec_te_category *i_cat;
+    uint64_t i_name_iid, i_cat_iid; /* 0: written inline */
     uint32_t i_type;
     uint32_t i_state; /* 0 to open, 1 open, 2 done */
 } tracec_te_packet;

@@ -318,23 +318,6 @@ static uint64_t counter_track(te_thread *t, const char *name) {
     return uuid;
 }
 
-/* Category and name of an event: iids when interned, strings otherwise. */
-static void put_category(te_thread *t, perfetto_protos_TrackEvent *ev, tracec_te_category *cat) {
-    entry *e = lookup(t, cat, K_CAT);
-    if (TRACEC_I_LIKELY(e != NULL))
-        perfetto_protos_TrackEvent_set_category_iids(ev, e->val);
-    else
-        perfetto_protos_TrackEvent_set_cstr_categories(ev, cat->c.name);
-}
-
-static void put_name(te_thread *t, perfetto_protos_TrackEvent *ev, const char *name) {
-    entry *e = lookup(t, name, K_NAME);
-    if (TRACEC_I_LIKELY(e != NULL))
-        perfetto_protos_TrackEvent_set_name_iid(ev, e->val);
-    else
-        perfetto_protos_TrackEvent_set_cstr_name(ev, name);
-}
-
 static inline TRACEC_I_ALWAYS_INLINE void put_packet_header(perfetto_protos_TracePacket *pkt, uint64_t ts) {
     perfetto_protos_TracePacket_set_timestamp(pkt, ts);
     if (tracec_i_te_clock_id != 6u) perfetto_protos_TracePacket_set_timestamp_clock_id(pkt, tracec_i_te_clock_id);
@@ -551,9 +534,13 @@ int tracec_i_te_open(tracec_te_packet *p, tracec_te_category *cat, const char *n
         t->misuse++;
         return 0;
     }
-    (void)want(t, pend, &np, name, name, K_NAME);
-    (void)want(t, pend, &np, cat, cat->c.name, K_CAT);
-    intern_pending(t, pend, np);
+    p->i_name_iid = want(t, pend, &np, name, name, K_NAME);
+    p->i_cat_iid = want(t, pend, &np, cat, cat->c.name, K_CAT);
+    if (TRACEC_I_UNLIKELY(np != 0)) {
+        intern_pending(t, pend, np);
+        p->i_name_iid = iid_of(t, name, K_NAME);
+        p->i_cat_iid = iid_of(t, cat, K_CAT);
+    }
     begin(t, &p->w, &p->pkt, TRACEC_BUFFER_TRACING_TRACK_EVENT);
     put_packet_header(&p->pkt, now_ns());
     p->i_thread = t;
@@ -569,8 +556,14 @@ void tracec_i_te_fill(tracec_te_packet *p, perfetto_protos_TrackEvent *ev) {
     te_thread *t = (te_thread *)p->i_thread;
     perfetto_protos_TrackEvent_set_type(ev, (perfetto_protos_TrackEvent_Type)p->i_type);
     perfetto_protos_TrackEvent_set_track_uuid(ev, thread_uuid(t));
-    put_category(t, ev, p->i_cat);
-    put_name(t, ev, p->i_name);
+    if (TRACEC_I_LIKELY(p->i_cat_iid != 0))
+        perfetto_protos_TrackEvent_set_category_iids(ev, p->i_cat_iid);
+    else
+        perfetto_protos_TrackEvent_set_cstr_categories(ev, p->i_cat->c.name);
+    if (TRACEC_I_LIKELY(p->i_name_iid != 0))
+        perfetto_protos_TrackEvent_set_name_iid(ev, p->i_name_iid);
+    else
+        perfetto_protos_TrackEvent_set_cstr_name(ev, p->i_name);
 }
 
 void tracec_i_te_close(tracec_te_packet *p) {
