@@ -72,6 +72,8 @@ static void at_exit(void) {
     if (active) (void)tracec_session_stop(&g_session);
 }
 
+static void fork_child(void) { __atomic_fetch_add(&tracec_i_te_epoch_hint, 1u, __ATOMIC_RELEASE); }
+
 static clockid_t clock_of(uint32_t id) {
     switch (id) {
     case 1: return CLOCK_REALTIME;
@@ -116,6 +118,7 @@ tracec_status_t tracec_session_start(const tracec_session_config *config, tracec
     if ((st = tracec_create_context(&s->ctx)) != TRACEC_STATUS_SUCCESS) goto fail;
     if (!g_atexit) {
         atexit(at_exit); /* after the runtime's own: runs before tracec_finalize() */
+        (void)pthread_atfork(NULL, NULL, fork_child);
         g_atexit = 1;
     }
     {
@@ -180,8 +183,10 @@ tracec_status_t tracec_session_resume_with_options(tracec_session *s, const trac
     if (o.disposition == TRACEC_BUFFER_DISPOSITION_NONE) o.disposition = TRACEC_BUFFER_DISPOSITION_RETAIN;
     pthread_mutex_lock(&g_mu);
     (void)tracec_buffer_epoch(s->buf, &before);
-    st = tracec_start_context_with_options(s->ctx, &o);
+    __atomic_fetch_add(&tracec_i_te_epoch_hint, 1u, __ATOMIC_RELEASE); /* before and after: no thread keeps */
+    st = tracec_start_context_with_options(s->ctx, &o);                /* an epoch read in between */
     (void)tracec_buffer_epoch(s->buf, &after);
+    __atomic_fetch_add(&tracec_i_te_epoch_hint, 1u, __ATOMIC_RELEASE);
     if (st == TRACEC_STATUS_SUCCESS)
         st = tracec_i_te_write_session_packets(before != after, s->has_process_name ? s->process_name : NULL);
     pthread_mutex_unlock(&g_mu);

@@ -16,6 +16,11 @@ extern uint64_t tracec_i_te_gen;
 extern uint64_t tracec_i_te_buf;
 extern uint32_t tracec_i_te_clock_id;
 extern int tracec_i_te_clk; /* clockid_t */
+/*
+ * Bumped whenever the buffer's epoch may have changed (a resume, a fork
+ * child), so producers read the epoch only then: one load per event.
+ */
+extern uint64_t tracec_i_te_epoch_hint;
 
 /*
  * Writes, through the calling thread's sequence: with `durable`, the

@@ -63,6 +63,7 @@ typedef struct te_thread {
     uint64_t gen;   /* session the writer is bound to (0: none) */
     uint64_t buf;   /* its buffer */
     uint64_t epoch; /* the buffer's epoch the dictionary is valid for */
+    uint64_t hint;  /* tracec_i_te_epoch_hint when the epoch was last read */
     uint32_t seq;
     uint32_t need_header;
     uint32_t dropped; /* a packet of this sequence was dropped: the next one says so */
@@ -79,6 +80,7 @@ static _Thread_local te_thread tl_te;
 static uint32_t g_next_seq = 1;
 
 uint64_t tracec_i_te_gen;
+uint64_t tracec_i_te_epoch_hint;
 uint64_t tracec_i_te_buf;
 uint32_t tracec_i_te_clock_id = 6;
 int tracec_i_te_clk = CLOCK_BOOTTIME;
@@ -205,7 +207,7 @@ static bool write_thread_header(te_thread *t) {
 static te_thread *thread_ready(void) {
     te_thread *t = &tl_te;
     uint64_t gen = __atomic_load_n(&tracec_i_te_gen, __ATOMIC_ACQUIRE);
-    uint64_t epoch;
+    uint64_t epoch, hint;
     if (TRACEC_I_UNLIKELY(gen == 0)) return NULL;
     if (TRACEC_I_UNLIKELY(t->gen != gen)) {
         uint64_t buf = __atomic_load_n(&tracec_i_te_buf, __ATOMIC_ACQUIRE);
@@ -216,11 +218,16 @@ static te_thread *thread_ready(void) {
         t->buf = buf;
         t->in_event = 0; /* a typed block left with break/return in an earlier session */
         t->epoch = UINT64_MAX;
+        t->hint = UINT64_MAX; /* look at the epoch now */
     }
-    if (tracec_buffer_epoch((tracec_buffer_id_t){t->buf}, &epoch) != TRACEC_STATUS_SUCCESS) return NULL;
-    if (TRACEC_I_UNLIKELY(epoch != t->epoch)) {
-        reset_sequence(t);
-        t->epoch = epoch;
+    hint = __atomic_load_n(&tracec_i_te_epoch_hint, __ATOMIC_ACQUIRE);
+    if (TRACEC_I_UNLIKELY(hint != t->hint)) { /* a start or a fork since this thread last looked */
+        if (tracec_buffer_epoch((tracec_buffer_id_t){t->buf}, &epoch) != TRACEC_STATUS_SUCCESS) return NULL;
+        if (epoch != t->epoch) {
+            reset_sequence(t);
+            t->epoch = epoch;
+        }
+        t->hint = hint;
     }
     if (TRACEC_I_UNLIKELY(t->need_header)) {
         if (!write_thread_header(t)) return NULL;
@@ -325,7 +332,7 @@ static inline TRACEC_I_ALWAYS_INLINE void put_packet_header(perfetto_protos_Trac
 }
 
 /* The value of a leaf annotation. */
-static void put_value(perfetto_protos_DebugAnnotation *da, const tracec_te_arg *a) {
+static inline TRACEC_I_ALWAYS_INLINE void put_value(perfetto_protos_DebugAnnotation *da, const tracec_te_arg *a) {
     switch (a->kind) {
     case TRACEC_I_TE_ARG_INT: perfetto_protos_DebugAnnotation_set_int_value(da, a->v.i); break;
     case TRACEC_I_TE_ARG_UINT: perfetto_protos_DebugAnnotation_set_uint_value(da, a->v.u); break;
@@ -347,7 +354,7 @@ typedef struct nest {
 } nest;
 
 /* Opens an annotation for part `a` at the current depth and writes its name. */
-static perfetto_protos_DebugAnnotation *open_annotation(perfetto_protos_TrackEvent *ev, nest *n,
+static inline TRACEC_I_ALWAYS_INLINE perfetto_protos_DebugAnnotation *open_annotation(perfetto_protos_TrackEvent *ev, nest *n,
                                                         const tracec_te_arg *a, uint64_t name_iid) {
     perfetto_protos_DebugAnnotation *da = &n->da[n->depth];
     if (n->depth == 0) {
@@ -366,7 +373,7 @@ static perfetto_protos_DebugAnnotation *open_annotation(perfetto_protos_TrackEve
 }
 
 /* Closes the annotation at the current depth (the generated end_* all close a nested message). */
-static void close_annotation(perfetto_protos_TrackEvent *ev, nest *n) {
+static inline TRACEC_I_ALWAYS_INLINE void close_annotation(perfetto_protos_TrackEvent *ev, nest *n) {
     if (n->depth == 0)
         perfetto_protos_TrackEvent_end_debug_annotations(ev, &n->da[0]);
     else
