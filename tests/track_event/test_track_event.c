@@ -473,3 +473,31 @@ Test(track_event, fork_child_does_not_write_the_parents_trace) {
     free(sum);
     expect_clean_stats(path);
 }
+
+/* Two more independent decoders: protoc --decode and `tracec decode` read the trace whole. */
+Test(track_event, protoc_and_tracec_decode_the_trace) {
+    const char *path = te_path("decoders.pftrace");
+    char cmd[2048], *out;
+    tracec_session *s = start(path, TRACEC_BUFFERING_MODE_STREAMING, 0);
+    TRACEC_TE(a, TRACEC_TE_SLICE_BEGIN("decoded"), TRACEC_TE_ARG_INT("k", 5));
+    TRACEC_EVENT_AS(a, my_app_MyEvent, ev, "typed") { my_app_MyEvent_set_cstr_custom_string(&ev, "via tracec"); }
+    TRACEC_SLICE_END(a);
+    cr_assert_eq(tracec_session_stop(s), TRACEC_STATUS_SUCCESS);
+
+    snprintf(cmd, sizeof cmd, "%s --decode=perfetto.protos.Trace -I %s/protos -I %s/examples "
+             "perfetto/trace/trace.proto my_events.proto < %s 2>&1", TRACEC_PROTOC, TRACEC_SOURCE_DIR,
+             TRACEC_SOURCE_DIR, path);
+    cr_assert_eq(te_run(cmd, &out), 0, "protoc --decode:\n%s", out);
+    cr_assert(strstr(out, "name: \"decoded\"") != NULL, "interned name in protoc's output:\n%s", out);
+    cr_assert(strstr(out, "sequence_flags: 1") != NULL && strstr(out, "sequence_flags: 2") != NULL, "%s", out);
+    cr_assert(strstr(out, "[my_app.MyEvent.custom_string]: \"via tracec\"") != NULL, "%s", out);
+    free(out);
+#ifdef TE_TRACEC_CLI
+    /* tracec knows the schema built in and my_events.proto from the trace's own ExtensionDescriptor */
+    snprintf(cmd, sizeof cmd, "%s decode %s 2>&1", TE_TRACEC_CLI, path);
+    cr_assert_eq(te_run(cmd, &out), 0, "tracec decode:\n%s", out);
+    cr_assert(strstr(out, "[my_app.MyEvent.custom_string]: \"via tracec\"") != NULL, "%s", out);
+    cr_assert(strstr(out, "first_packet_on_sequence: true") != NULL, "%s", out);
+    free(out);
+#endif
+}
