@@ -54,6 +54,18 @@ static void expect_summary(const char *summary, const char *key, const char *wan
     free(v);
 }
 
+/*
+ * check_trace.py finds no problem, the trace's event names are exactly
+ * `names`, and the summary's `key` (unless NULL) is `value`.
+ */
+static void check_names(const char *trace, const char *flags, const char *names, const char *key,
+                        const char *value) {
+    char *sum = check_ok(trace, flags);
+    expect_summary(sum, "names", names);
+    if (key != NULL) expect_summary(sum, key, value);
+    free(sum);
+}
+
 static void expect_tp(const char *trace, const char *sql, const char *want) {
     char *out;
     if (!te_tp(trace, sql, &out)) return;
@@ -155,10 +167,7 @@ Test(track_event, typed_extension_event) {
     cr_assert_eq(ran, 1);
     cr_assert_eq(tracec_session_stop(s), TRACEC_STATUS_SUCCESS);
 
-    char *sum = check_ok(path, NULL);
-    expect_summary(sum, "names", "typed|typed slice");
-    expect_summary(sum, "ext:custom_string", "hello");
-    free(sum);
+    check_names(path, NULL, "typed|typed slice", "ext:custom_string", "hello");
     expect_clean_stats(path);
     expect_tp(path,
               "select s.name, s.category, a.key, a.int_value, a.string_value from slice s "
@@ -191,9 +200,7 @@ Test(track_event, circular_wraps_keep_every_iid_resolvable) {
     cr_assert_eq(tracec_query_buffer_stats(tracec_session_buffer(s), &bs), TRACEC_STATUS_SUCCESS);
     cr_assert_gt(bs.overwritten, 1000u, "the buffer wrapped (overwritten %llu)", (unsigned long long)bs.overwritten);
     cr_assert_eq(tracec_session_stop(s), TRACEC_STATUS_SUCCESS);
-    char *sum = check_ok(path, "--allow-open");
-    expect_summary(sum, "names", "w0|w1");
-    free(sum);
+    check_names(path, "--allow-open", "w0|w1", NULL, NULL);
     expect_clean_stats(path);
     expect_tp(path, "select count(*) > 10 as many, min(name = 'w0' or name = 'w1') as named from slice;",
               "\"many\",\"named\"\n1,1\n");
@@ -207,9 +214,7 @@ Test(track_event, oneshot_keeps_the_first_events_and_drops_the_rest) {
     cr_assert_eq(tracec_query_buffer_stats(tracec_session_buffer(s), &bs), TRACEC_STATUS_SUCCESS);
     cr_assert_gt(bs.dropped, 100u);
     cr_assert_eq(tracec_session_stop(s), TRACEC_STATUS_SUCCESS);
-    char *sum = check_ok(path, "--allow-open");
-    expect_summary(sum, "names", "w0|w1");
-    free(sum);
+    check_names(path, "--allow-open", "w0|w1", NULL, NULL);
     expect_clean_stats(path);
     /* the first slice is the first one written */
     expect_tp(path,
@@ -252,10 +257,7 @@ Test(track_event, clear_entire_starts_new_sequences) {
     TRACEC_TE(a, TRACEC_TE_INSTANT("run2"), TRACEC_TE_ARG_INT("k", 2));
     cr_assert_eq(tracec_session_resume(s, TRACEC_BUFFER_DISPOSITION_RETAIN), TRACEC_STATUS_SUCCESS);
     cr_assert_eq(tracec_session_stop(s), TRACEC_STATUS_SUCCESS);
-    char *sum = check_ok(path, NULL);
-    expect_summary(sum, "names", "run1|run2");
-    expect_summary(sum, "sequences", "2");
-    free(sum);
+    check_names(path, NULL, "run1|run2", "sequences", "2");
     expect_clean_stats(path);
     expect_tp(path,
               "select s.name, a.int_value from slice s join args a using(arg_set_id) where a.key = 'debug.k' "
@@ -298,10 +300,7 @@ Test(track_event, category_filtering_is_exact) {
     cr_assert_eq(tracec_session_stop(s), TRACEC_STATUS_SUCCESS);
     cr_assert(!TRACEC_TE_ENABLED(a), "disabled once the session stopped");
     TRACEC_INSTANT(a, "after stop");
-    char *sum = check_ok(path, NULL);
-    expect_summary(sum, "names", "on a|on b");
-    expect_summary(sum, "categories", "cat_a|cat_b");
-    free(sum);
+    check_names(path, NULL, "on a|on b", "categories", "cat_a|cat_b");
 }
 
 Test(track_event, misuse_has_a_documented_outcome) {
@@ -328,9 +327,7 @@ Test(track_event, misuse_has_a_documented_outcome) {
     cr_assert_eq(tracec_session_start(&cfg, &s2), TRACEC_STATUS_INVALID_ARGUMENT, "no path and no callback");
     cfg.path = "/nonexistent-dir/x.pftrace";
     cr_assert_eq(tracec_session_start(&cfg, &s2), TRACEC_STATUS_IO_ERROR);
-    char *sum = check_ok(path, NULL);
-    expect_summary(sum, "names", "after|outer typed");
-    free(sum);
+    check_names(path, NULL, "after|outer typed", NULL, NULL);
 }
 
 typedef struct collected {
@@ -395,9 +392,7 @@ Test(track_event, typed_block_left_with_break_neither_hangs_nor_corrupts, .timeo
     TRACEC_INSTANT(a, "dropped");
     cr_assert_eq(tracec_te_thread_misuse(), before + 1u);
     cr_assert_eq(tracec_session_stop(s), TRACEC_STATUS_SUCCESS);
-    char *sum = check_ok(path, NULL);
-    expect_summary(sum, "names", "before");
-    free(sum);
+    check_names(path, NULL, "before", NULL, NULL);
     expect_clean_stats(path);
 }
 
@@ -417,10 +412,7 @@ Test(track_event, additional_categories_for_one_run) {
     cr_assert_eq(tracec_session_resume(s, TRACEC_BUFFER_DISPOSITION_RETAIN), TRACEC_STATUS_SUCCESS);
     TRACEC_INSTANT(off, "off in run 3");
     cr_assert_eq(tracec_session_stop(s), TRACEC_STATUS_SUCCESS);
-    char *sum = check_ok(path, NULL);
-    expect_summary(sum, "names", "on in run 2");
-    expect_summary(sum, "categories", "cat_off");
-    free(sum);
+    check_names(path, NULL, "on in run 2", "categories", "cat_off");
 }
 
 Test(track_event, nested_debug_annotations) {
@@ -436,9 +428,7 @@ Test(track_event, nested_debug_annotations) {
     TRACEC_TE(a, TRACEC_TE_INSTANT("left open"), TRACEC_TE_TIMESTAMP(200), TRACEC_TE_ARG_ARRAY("a"),
               TRACEC_TE_ARG_INT("", 1)); /* closed for the caller */
     cr_assert_eq(tracec_session_stop(s), TRACEC_STATUS_SUCCESS);
-    char *sum = check_ok(path, NULL);
-    expect_summary(sum, "names", "left open|nested");
-    free(sum);
+    check_names(path, NULL, "left open|nested", NULL, NULL);
     expect_clean_stats(path);
     expect_tp(path,
               "select s.name, a.key, a.int_value, a.string_value from slice s join args a using(arg_set_id) "
@@ -467,10 +457,7 @@ Test(track_event, fork_child_does_not_write_the_parents_trace) {
     cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
     for (int i = 0; i < 10; i++) TRACEC_INSTANT(a, "parent after");
     cr_assert_eq(tracec_session_stop(s), TRACEC_STATUS_SUCCESS);
-    char *sum = check_ok(path, NULL);
-    expect_summary(sum, "names", "parent after|parent before");
-    expect_summary(sum, "events:TYPE_INSTANT", "20");
-    free(sum);
+    check_names(path, NULL, "parent after|parent before", "events:TYPE_INSTANT", "20");
     expect_clean_stats(path);
 }
 
