@@ -10,7 +10,7 @@ cd "$root"
 build="$root/build-demo"
 echo "==> building protoc-gen-tracec, libtracec and the example (in $build)"
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTRACEC_BUILD_TESTS=OFF >/dev/null
-cmake --build "$build" -j"$(nproc)" --target protoc-gen-tracec example >/dev/null
+cmake --build "$build" -j"$(nproc)" --target protoc-gen-tracec example te_example >/dev/null
 cmake --build "$build" -j"$(nproc)" --target tracec_cli >/dev/null 2>&1 || true
 
 echo
@@ -40,4 +40,25 @@ if [ -n "$tracec_bin" ]; then
   echo
   echo "==> the same trace through 'tracec args' (extension fields resolved from the trace's own descriptor packet)"
   "$tracec_bin" args "$root/example.pftrace" || true
+fi
+
+echo
+echo "==> track events in one line: examples/te_example.c (slices, counters, flows, a typed MyEvent, two threads)"
+"$build/examples/te_example" "$root/te_example.pftrace"
+tp="$root/../shared/tools/trace_processor_shell"
+if [ -x "$tp" ]; then
+  echo "    as Perfetto's trace processor sees it:"
+  q=$(mktemp)
+  cat >"$q" <<'SQL'
+select s.ts - (select min(ts) from slice) as rel_ts, s.dur, s.name, s.category, s.depth, t.name as thread,
+       group_concat(a.key || '=' || coalesce(a.int_value, a.string_value, a.real_value), ' ') as args
+from slice s join thread_track tt on s.track_id = tt.id join thread t using(utid)
+left join args a on a.arg_set_id = s.arg_set_id and a.key not like 'legacy_event.%'
+group by s.id order by s.ts;
+select t.name as counter, c.value from counter c join counter_track t on c.track_id = t.id order by c.ts;
+SQL
+  "$tp" "$root/te_example.pftrace" -q "$q" 2>/dev/null || true
+  rm -f "$q"
+elif [ -n "$tracec_bin" ]; then
+  "$tracec_bin" decode "$root/te_example.pftrace" | head -n 60
 fi

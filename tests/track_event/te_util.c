@@ -11,6 +11,15 @@
 #include <unistd.h>
 
 static char g_dir[256];
+static pid_t g_dir_pid; /* a fork child's exit leaves the directory to its parent */
+
+/* The scratch directory goes at exit unless TE_KEEP is set (to look at the traces). */
+static void remove_dir(void) {
+    char cmd[300];
+    if (getenv("TE_KEEP") != NULL || g_dir[0] == '\0' || getpid() != g_dir_pid) return;
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
+    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", g_dir);
+}
 
 const char *te_path(const char *name) {
     static char paths[8][512];
@@ -18,6 +27,8 @@ const char *te_path(const char *name) {
     if (g_dir[0] == '\0') {
         snprintf(g_dir, sizeof g_dir, "%s/te_test_%ld_XXXXXX", TRACEC_BINARY_DIR, (long)getpid());
         if (mkdtemp(g_dir) == NULL) return NULL;
+        g_dir_pid = getpid();
+        atexit(remove_dir);
     }
     char *p = paths[next++ % 8u];
     snprintf(p, 512, "%s/%s", g_dir, name);

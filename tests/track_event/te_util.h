@@ -7,7 +7,10 @@
 
 #include <stddef.h>
 
-/* A path `name` inside this process's scratch directory (static storage, one per call slot 0..7). */
+/*
+ * A path `name` inside this process's scratch directory (static storage, one
+ * per call slot 0..7).  The directory is removed at exit unless TE_KEEP is set.
+ */
 const char *te_path(const char *name);
 
 /* Runs `cmd` with /bin/sh; returns its exit status (-1 if abnormal) and its stdout in *out (malloc'd). */

@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "my_events.tracec.h"
 #include "te_util.h"
@@ -50,6 +52,18 @@ static void expect_summary(const char *summary, const char *key, const char *wan
     cr_assert(v != NULL && strcmp(v, want) == 0, "%s: got '%s', want '%s'\n%s", key, v ? v : "(none)", want,
               summary);
     free(v);
+}
+
+/*
+ * check_trace.py finds no problem, the trace's event names are exactly
+ * `names`, and the summary's `key` (unless NULL) is `value`.
+ */
+static void check_names(const char *trace, const char *flags, const char *names, const char *key,
+                        const char *value) {
+    char *sum = check_ok(trace, flags);
+    expect_summary(sum, "names", names);
+    if (key != NULL) expect_summary(sum, key, value);
+    free(sum);
 }
 
 static void expect_tp(const char *trace, const char *sql, const char *want) {
@@ -153,10 +167,7 @@ Test(track_event, typed_extension_event) {
     cr_assert_eq(ran, 1);
     cr_assert_eq(tracec_session_stop(s), TRACEC_STATUS_SUCCESS);
 
-    char *sum = check_ok(path, NULL);
-    expect_summary(sum, "names", "typed|typed slice");
-    expect_summary(sum, "ext:custom_string", "hello");
-    free(sum);
+    check_names(path, NULL, "typed|typed slice", "ext:custom_string", "hello");
     expect_clean_stats(path);
     expect_tp(path,
               "select s.name, s.category, a.key, a.int_value, a.string_value from slice s "
@@ -189,9 +200,7 @@ Test(track_event, circular_wraps_keep_every_iid_resolvable) {
     cr_assert_eq(tracec_query_buffer_stats(tracec_session_buffer(s), &bs), TRACEC_STATUS_SUCCESS);
     cr_assert_gt(bs.overwritten, 1000u, "the buffer wrapped (overwritten %llu)", (unsigned long long)bs.overwritten);
     cr_assert_eq(tracec_session_stop(s), TRACEC_STATUS_SUCCESS);
-    char *sum = check_ok(path, "--allow-open");
-    expect_summary(sum, "names", "w0|w1");
-    free(sum);
+    check_names(path, "--allow-open", "w0|w1", NULL, NULL);
     expect_clean_stats(path);
     expect_tp(path, "select count(*) > 10 as many, min(name = 'w0' or name = 'w1') as named from slice;",
               "\"many\",\"named\"\n1,1\n");
@@ -205,9 +214,7 @@ Test(track_event, oneshot_keeps_the_first_events_and_drops_the_rest) {
     cr_assert_eq(tracec_query_buffer_stats(tracec_session_buffer(s), &bs), TRACEC_STATUS_SUCCESS);
     cr_assert_gt(bs.dropped, 100u);
     cr_assert_eq(tracec_session_stop(s), TRACEC_STATUS_SUCCESS);
-    char *sum = check_ok(path, "--allow-open");
-    expect_summary(sum, "names", "w0|w1");
-    free(sum);
+    check_names(path, "--allow-open", "w0|w1", NULL, NULL);
     expect_clean_stats(path);
     /* the first slice is the first one written */
     expect_tp(path,
@@ -250,10 +257,7 @@ Test(track_event, clear_entire_starts_new_sequences) {
     TRACEC_TE(a, TRACEC_TE_INSTANT("run2"), TRACEC_TE_ARG_INT("k", 2));
     cr_assert_eq(tracec_session_resume(s, TRACEC_BUFFER_DISPOSITION_RETAIN), TRACEC_STATUS_SUCCESS);
     cr_assert_eq(tracec_session_stop(s), TRACEC_STATUS_SUCCESS);
-    char *sum = check_ok(path, NULL);
-    expect_summary(sum, "names", "run1|run2");
-    expect_summary(sum, "sequences", "2");
-    free(sum);
+    check_names(path, NULL, "run1|run2", "sequences", "2");
     expect_clean_stats(path);
     expect_tp(path,
               "select s.name, a.int_value from slice s join args a using(arg_set_id) where a.key = 'debug.k' "
@@ -296,10 +300,7 @@ Test(track_event, category_filtering_is_exact) {
     cr_assert_eq(tracec_session_stop(s), TRACEC_STATUS_SUCCESS);
     cr_assert(!TRACEC_TE_ENABLED(a), "disabled once the session stopped");
     TRACEC_INSTANT(a, "after stop");
-    char *sum = check_ok(path, NULL);
-    expect_summary(sum, "names", "on a|on b");
-    expect_summary(sum, "categories", "cat_a|cat_b");
-    free(sum);
+    check_names(path, NULL, "on a|on b", "categories", "cat_a|cat_b");
 }
 
 Test(track_event, misuse_has_a_documented_outcome) {
@@ -326,9 +327,7 @@ Test(track_event, misuse_has_a_documented_outcome) {
     cr_assert_eq(tracec_session_start(&cfg, &s2), TRACEC_STATUS_INVALID_ARGUMENT, "no path and no callback");
     cfg.path = "/nonexistent-dir/x.pftrace";
     cr_assert_eq(tracec_session_start(&cfg, &s2), TRACEC_STATUS_IO_ERROR);
-    char *sum = check_ok(path, NULL);
-    expect_summary(sum, "names", "after|outer typed");
-    free(sum);
+    check_names(path, NULL, "after|outer typed", NULL, NULL);
 }
 
 typedef struct collected {
@@ -379,4 +378,113 @@ Test(track_event, session_is_written_at_exit) {
     expect_summary(sum, "events:TYPE_SLICE_BEGIN", "100");
     free(sum);
     expect_clean_stats(path);
+}
+
+Test(track_event, typed_block_left_with_break_neither_hangs_nor_corrupts, .timeout = 20) {
+    const char *path = te_path("abandoned.pftrace");
+    tracec_session *s = start(path, TRACEC_BUFFERING_MODE_STREAMING, 0);
+    TRACEC_INSTANT(a, "before");
+    TRACEC_EVENT_AS(a, my_app_MyEvent, ev, "abandoned") {
+        my_app_MyEvent_set_custom_counter(&ev, 1);
+        break; /* misuse: the packet stays open */
+    }
+    uint64_t before = tracec_te_thread_misuse();
+    TRACEC_INSTANT(a, "dropped");
+    cr_assert_eq(tracec_te_thread_misuse(), before + 1u);
+    cr_assert_eq(tracec_session_stop(s), TRACEC_STATUS_SUCCESS);
+    check_names(path, NULL, "before", NULL, NULL);
+    expect_clean_stats(path);
+}
+
+Test(track_event, additional_categories_for_one_run) {
+    const char *path = te_path("extra.pftrace");
+    static const char *const extra[] = {"cat_off"};
+    tracec_start_options_t o = TRACEC_START_OPTIONS_INIT;
+    tracec_session *s = start(path, TRACEC_BUFFERING_MODE_STREAMING, 0);
+    TRACEC_INSTANT(off, "off in run 1");
+    cr_assert_eq(tracec_session_pause(s), TRACEC_STATUS_SUCCESS);
+    o.additional_categories = extra;
+    o.num_additional_categories = 1;
+    cr_assert_eq(tracec_session_resume_with_options(s, &o), TRACEC_STATUS_SUCCESS);
+    cr_assert(TRACEC_TE_ENABLED(off));
+    TRACEC_INSTANT(off, "on in run 2");
+    cr_assert_eq(tracec_session_pause(s), TRACEC_STATUS_SUCCESS);
+    cr_assert_eq(tracec_session_resume(s, TRACEC_BUFFER_DISPOSITION_RETAIN), TRACEC_STATUS_SUCCESS);
+    TRACEC_INSTANT(off, "off in run 3");
+    cr_assert_eq(tracec_session_stop(s), TRACEC_STATUS_SUCCESS);
+    check_names(path, NULL, "on in run 2", "categories", "cat_off");
+}
+
+Test(track_event, nested_debug_annotations) {
+    const char *path = te_path("nested.pftrace");
+    tracec_session *s = start(path, TRACEC_BUFFERING_MODE_STREAMING, 0);
+    TRACEC_TE(a, TRACEC_TE_INSTANT("nested"), TRACEC_TE_TIMESTAMP(100), TRACEC_TE_ARG_DICT("req"),
+              TRACEC_TE_ARG_STRING("url", "/x"), TRACEC_TE_ARG_INT("code", 200), TRACEC_TE_ARG_ARRAY("tries"),
+              TRACEC_TE_ARG_INT("", 10), TRACEC_TE_ARG_INT("", 20), TRACEC_TE_ARG_END(), TRACEC_TE_ARG_END(),
+              TRACEC_TE_ARG_BOOL("top", 0));
+    uint64_t before = tracec_te_thread_misuse();
+    TRACEC_TE(a, TRACEC_TE_INSTANT("unbalanced"), TRACEC_TE_ARG_END()); /* END without DICT: dropped */
+    cr_assert_eq(tracec_te_thread_misuse(), before + 1u);
+    TRACEC_TE(a, TRACEC_TE_INSTANT("left open"), TRACEC_TE_TIMESTAMP(200), TRACEC_TE_ARG_ARRAY("a"),
+              TRACEC_TE_ARG_INT("", 1)); /* closed for the caller */
+    cr_assert_eq(tracec_session_stop(s), TRACEC_STATUS_SUCCESS);
+    check_names(path, NULL, "left open|nested", NULL, NULL);
+    expect_clean_stats(path);
+    expect_tp(path,
+              "select s.name, a.key, a.int_value, a.string_value from slice s join args a using(arg_set_id) "
+              "where a.key like 'debug.%' order by s.ts, a.key;",
+              "\"name\",\"key\",\"int_value\",\"string_value\"\n"
+              "\"nested\",\"debug.req.code\",200,\"[NULL]\"\n"
+              "\"nested\",\"debug.req.tries[0]\",10,\"[NULL]\"\n"
+              "\"nested\",\"debug.req.tries[1]\",20,\"[NULL]\"\n"
+              "\"nested\",\"debug.req.url\",\"[NULL]\",\"/x\"\n"
+              "\"nested\",\"debug.top\",0,\"[NULL]\"\n"
+              "\"left open\",\"debug.a[0]\",1,\"[NULL]\"\n");
+}
+
+Test(track_event, fork_child_does_not_write_the_parents_trace) {
+    const char *path = te_path("fork.pftrace");
+    tracec_session *s = start(path, TRACEC_BUFFERING_MODE_STREAMING, 0);
+    for (int i = 0; i < 10; i++) TRACEC_INSTANT(a, "parent before");
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0) {
+        for (int i = 0; i < 10; i++) TRACEC_INSTANT(a, "child");
+        exit(0); /* atexit handlers run in the child */
+    }
+    int st;
+    cr_assert_eq(waitpid(pid, &st, 0), pid);
+    cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    for (int i = 0; i < 10; i++) TRACEC_INSTANT(a, "parent after");
+    cr_assert_eq(tracec_session_stop(s), TRACEC_STATUS_SUCCESS);
+    check_names(path, NULL, "parent after|parent before", "events:TYPE_INSTANT", "20");
+    expect_clean_stats(path);
+}
+
+/* Two more independent decoders: protoc --decode and `tracec decode` read the trace whole. */
+Test(track_event, protoc_and_tracec_decode_the_trace) {
+    const char *path = te_path("decoders.pftrace");
+    char cmd[2048], *out;
+    tracec_session *s = start(path, TRACEC_BUFFERING_MODE_STREAMING, 0);
+    TRACEC_TE(a, TRACEC_TE_SLICE_BEGIN("decoded"), TRACEC_TE_ARG_INT("k", 5));
+    TRACEC_EVENT_AS(a, my_app_MyEvent, ev, "typed") { my_app_MyEvent_set_cstr_custom_string(&ev, "via tracec"); }
+    TRACEC_SLICE_END(a);
+    cr_assert_eq(tracec_session_stop(s), TRACEC_STATUS_SUCCESS);
+
+    snprintf(cmd, sizeof cmd, "%s --decode=perfetto.protos.Trace -I %s/protos -I %s/examples "
+             "perfetto/trace/trace.proto my_events.proto < %s 2>&1", TRACEC_PROTOC, TRACEC_SOURCE_DIR,
+             TRACEC_SOURCE_DIR, path);
+    cr_assert_eq(te_run(cmd, &out), 0, "protoc --decode:\n%s", out);
+    cr_assert(strstr(out, "name: \"decoded\"") != NULL, "interned name in protoc's output:\n%s", out);
+    cr_assert(strstr(out, "sequence_flags: 1") != NULL && strstr(out, "sequence_flags: 2") != NULL, "%s", out);
+    cr_assert(strstr(out, "[my_app.MyEvent.custom_string]: \"via tracec\"") != NULL, "%s", out);
+    free(out);
+#ifdef TE_TRACEC_CLI
+    /* tracec knows the schema built in and my_events.proto from the trace's own ExtensionDescriptor */
+    snprintf(cmd, sizeof cmd, "%s decode %s 2>&1", TE_TRACEC_CLI, path);
+    cr_assert_eq(te_run(cmd, &out), 0, "tracec decode:\n%s", out);
+    cr_assert(strstr(out, "[my_app.MyEvent.custom_string]: \"via tracec\"") != NULL, "%s", out);
+    cr_assert(strstr(out, "first_packet_on_sequence: true") != NULL, "%s", out);
+    free(out);
+#endif
 }

@@ -97,7 +97,10 @@ enum {
     TRACEC_I_TE_TERMINATING_FLOW,
     TRACEC_I_TE_TRACK,
     TRACEC_I_TE_TIMESTAMP,
-    TRACEC_I_TE_DYNAMIC_NAME
+    TRACEC_I_TE_DYNAMIC_NAME,
+    TRACEC_I_TE_ARG_DICT,
+    TRACEC_I_TE_ARG_ARRAY,
+    TRACEC_I_TE_ARG_END
 };
 
 /* One part of an event (its type, a debug annotation, a flow, ...); built by the macros below. */
@@ -128,6 +131,15 @@ typedef struct tracec_te_arg {
 #define TRACEC_TE_ARG_STRING(key, value) {TRACEC_I_TE_ARG_STRING, "" key "", {.s = (value)}}
 #define TRACEC_TE_ARG_POINTER(key, value) {TRACEC_I_TE_ARG_POINTER, "" key "", {.u = (uint64_t)(uintptr_t)(value)}}
 #define TRACEC_TE_ARG_JSON(key, value) {TRACEC_I_TE_ARG_JSON, "" key "", {.s = (value)}}
+/*
+ * Nested values: a dict or an array holds the parts up to its
+ * TRACEC_TE_ARG_END() (at most 8 levels).  Entries of a dict are named by
+ * their keys (debug.<key>.<entry>); the keys of array elements are ignored
+ * (debug.<key>[i]), write "".
+ */
+#define TRACEC_TE_ARG_DICT(key) {TRACEC_I_TE_ARG_DICT, "" key "", {0}}
+#define TRACEC_TE_ARG_ARRAY(key) {TRACEC_I_TE_ARG_ARRAY, "" key "", {0}}
+#define TRACEC_TE_ARG_END() {TRACEC_I_TE_ARG_END, NULL, {0}}
 
 /* Flows (ids shared by the events they connect), track, timestamp, a non-literal name. */
 #define TRACEC_TE_FLOW(id) {TRACEC_I_TE_FLOW, NULL, {.u = (uint64_t)(id)}}
@@ -169,6 +181,7 @@ typedef struct tracec_te_packet {
     void *i_thread;
     const char *i_name;
     tracec_te_category *i_cat;
+    uint64_t i_name_iid, i_cat_iid; /* 0: written inline */
     uint32_t i_type;
     uint32_t i_state; /* 0 to open, 1 open, 2 done */
 } tracec_te_packet;
@@ -191,8 +204,9 @@ void tracec_i_te_close(tracec_te_packet *p);
  * The block runs once, or never when the category is disabled (or no
  * session is active, or an event is already open on this thread: that one
  * is counted in tracec_te_thread_misuse()).  Do not leave the block with
- * break, goto or return: the packet would stay open (it is then refused at
- * the thread's next event or exit, counted, never written half).
+ * break, goto or return: the packet would stay open (refused and counted by
+ * the runtime at thread exit or session end, never written half) and the
+ * thread's later events of the session are dropped as misuse.
  */
 #define TRACEC_I_EVENT_AS(cat, Wrapper, ev, name, type)                                                  \
     for (tracec_te_packet tracec_i_te_p_ = {.i_state = 0};                                               \
@@ -274,6 +288,9 @@ tracec_status_t tracec_session_pause(tracec_session *s);
  * and every thread re-emits its sequence state.
  */
 tracec_status_t tracec_session_resume(tracec_session *s, tracec_buffer_disposition_t disposition);
+
+/* As above with the context's start options: a disposition and categories added for this run. */
+tracec_status_t tracec_session_resume_with_options(tracec_session *s, const tracec_start_options_t *options);
 
 /*
  * Stops, delivers everything, closes the file and ends the session (also

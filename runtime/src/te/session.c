@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "te_internal.h"
 #include "tracec/trace_file.h"
@@ -26,6 +27,7 @@ struct tracec_session {
     void *write_data;
     char process_name[64];
     int has_process_name;
+    pid_t pid; /* the process that started the session: a fork child never writes the parent's output */
 };
 
 static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -53,6 +55,7 @@ static void on_records(tracec_context_id_t context, tracec_buffer_id_t buffer_id
                        size_t num_headers, void *data, uint64_t drop_count) {
     tracec_session *s = (tracec_session *)data;
     (void)context, (void)buffer_id, (void)drop_count;
+    if (getpid() != s->pid) return; /* a fork child's records: the output belongs to the parent */
     for (size_t i = 0; i < num_headers; i++) {
         if (headers[i]->category != TRACEC_BUFFER_CATEGORY_TRACING) continue;
         if (s->file != NULL)
@@ -64,10 +67,12 @@ static void on_records(tracec_context_id_t context, tracec_buffer_id_t buffer_id
 
 static void at_exit(void) {
     pthread_mutex_lock(&g_mu);
-    int active = g_session.active;
+    int active = g_session.active && g_session.pid == getpid();
     pthread_mutex_unlock(&g_mu);
     if (active) (void)tracec_session_stop(&g_session);
 }
+
+static void fork_child(void) { __atomic_fetch_add(&tracec_i_te_epoch_hint, 1u, __ATOMIC_RELEASE); }
 
 static clockid_t clock_of(uint32_t id) {
     switch (id) {
@@ -98,6 +103,7 @@ tracec_status_t tracec_session_start(const tracec_session_config *config, tracec
         return TRACEC_STATUS_BAD_STATE;
     }
     memset(s, 0, sizeof *s);
+    s->pid = getpid();
     if (config->path != NULL) {
         st = tracec_trace_file_open(config->path, &s->file);
         if (st != TRACEC_STATUS_SUCCESS) goto fail;
@@ -112,6 +118,7 @@ tracec_status_t tracec_session_start(const tracec_session_config *config, tracec
     if ((st = tracec_create_context(&s->ctx)) != TRACEC_STATUS_SUCCESS) goto fail;
     if (!g_atexit) {
         atexit(at_exit); /* after the runtime's own: runs before tracec_finalize() */
+        (void)pthread_atfork(NULL, NULL, fork_child);
         g_atexit = 1;
     }
     {
@@ -163,23 +170,33 @@ tracec_status_t tracec_session_flush(tracec_session *s) {
 
 tracec_status_t tracec_session_pause(tracec_session *s) {
     if (s == NULL || !s->active) return TRACEC_STATUS_BAD_STATE;
+    tracec_i_te_thread_abandon();
     return tracec_stop_context(s->ctx);
 }
 
-tracec_status_t tracec_session_resume(tracec_session *s, tracec_buffer_disposition_t disposition) {
+tracec_status_t tracec_session_resume_with_options(tracec_session *s, const tracec_start_options_t *options) {
     tracec_start_options_t o = TRACEC_START_OPTIONS_INIT;
     uint64_t before = 0, after = 0;
     tracec_status_t st;
     if (s == NULL || !s->active) return TRACEC_STATUS_BAD_STATE;
-    o.disposition = disposition == TRACEC_BUFFER_DISPOSITION_NONE ? TRACEC_BUFFER_DISPOSITION_RETAIN : disposition;
+    if (options != NULL) o = *options;
+    if (o.disposition == TRACEC_BUFFER_DISPOSITION_NONE) o.disposition = TRACEC_BUFFER_DISPOSITION_RETAIN;
     pthread_mutex_lock(&g_mu);
     (void)tracec_buffer_epoch(s->buf, &before);
-    st = tracec_start_context_with_options(s->ctx, &o);
+    __atomic_fetch_add(&tracec_i_te_epoch_hint, 1u, __ATOMIC_RELEASE); /* before and after: no thread keeps */
+    st = tracec_start_context_with_options(s->ctx, &o);                /* an epoch read in between */
     (void)tracec_buffer_epoch(s->buf, &after);
+    __atomic_fetch_add(&tracec_i_te_epoch_hint, 1u, __ATOMIC_RELEASE);
     if (st == TRACEC_STATUS_SUCCESS)
         st = tracec_i_te_write_session_packets(before != after, s->has_process_name ? s->process_name : NULL);
     pthread_mutex_unlock(&g_mu);
     return st;
+}
+
+tracec_status_t tracec_session_resume(tracec_session *s, tracec_buffer_disposition_t disposition) {
+    tracec_start_options_t o = TRACEC_START_OPTIONS_INIT;
+    o.disposition = disposition;
+    return tracec_session_resume_with_options(s, &o);
 }
 
 tracec_status_t tracec_session_stop(tracec_session *s) {
@@ -191,6 +208,7 @@ tracec_status_t tracec_session_stop(tracec_session *s) {
         return TRACEC_STATUS_BAD_STATE;
     }
     __atomic_store_n(&tracec_i_te_gen, 0, __ATOMIC_RELEASE);
+    tracec_i_te_thread_abandon();
     st = tracec_stop_context(s->ctx);
     st2 = tracec_destroy_context(s->ctx); /* delivers what is left; no callback runs after it */
     if (st == TRACEC_STATUS_SUCCESS) st = st2;

@@ -16,6 +16,11 @@ extern uint64_t tracec_i_te_gen;
 extern uint64_t tracec_i_te_buf;
 extern uint32_t tracec_i_te_clock_id;
 extern int tracec_i_te_clk; /* clockid_t */
+/*
+ * Bumped whenever the buffer's epoch may have changed (a resume, a fork
+ * child), so producers read the epoch only then: one load per event.
+ */
+extern uint64_t tracec_i_te_epoch_hint;
 
 /*
  * Writes, through the calling thread's sequence: with `durable`, the
@@ -24,5 +29,12 @@ extern int tracec_i_te_clk; /* clockid_t */
  * Returns the first failing status.
  */
 tracec_status_t tracec_i_te_write_session_packets(int durable, const char *process_name);
+
+/*
+ * A typed event the calling thread left open (a block left with break or
+ * return) is given up: its packet is refused and counted, so the stop or
+ * pause that follows does not wait for it.
+ */
+void tracec_i_te_thread_abandon(void);
 
 #endif /* TRACEC_TE_INTERNAL_H */

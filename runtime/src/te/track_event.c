@@ -42,7 +42,7 @@
 
 enum { SEQ_CLEARED = 1, SEQ_NEEDS = 2 };
 enum { K_NAME = 1, K_CAT, K_DBG, K_CTRACK };
-enum { TABLE_SIZE = 512, TABLE_MAX = 384, MAX_PENDING = 32, MAX_TRACKS = 256, MAX_ARGS = 32 };
+enum { TABLE_SIZE = 512, TABLE_MAX = 384, MAX_PENDING = 32, MAX_TRACKS = 256, MAX_ARGS = 32, MAX_DEPTH = 8 };
 
 typedef struct entry {
     const void *key;
@@ -63,6 +63,7 @@ typedef struct te_thread {
     uint64_t gen;   /* session the writer is bound to (0: none) */
     uint64_t buf;   /* its buffer */
     uint64_t epoch; /* the buffer's epoch the dictionary is valid for */
+    uint64_t hint;  /* tracec_i_te_epoch_hint when the epoch was last read */
     uint32_t seq;
     uint32_t need_header;
     uint32_t dropped; /* a packet of this sequence was dropped: the next one says so */
@@ -79,6 +80,7 @@ static _Thread_local te_thread tl_te;
 static uint32_t g_next_seq = 1;
 
 uint64_t tracec_i_te_gen;
+uint64_t tracec_i_te_epoch_hint;
 uint64_t tracec_i_te_buf;
 uint32_t tracec_i_te_clock_id = 6;
 int tracec_i_te_clk = CLOCK_BOOTTIME;
@@ -205,7 +207,7 @@ static bool write_thread_header(te_thread *t) {
 static te_thread *thread_ready(void) {
     te_thread *t = &tl_te;
     uint64_t gen = __atomic_load_n(&tracec_i_te_gen, __ATOMIC_ACQUIRE);
-    uint64_t epoch;
+    uint64_t epoch, hint;
     if (TRACEC_I_UNLIKELY(gen == 0)) return NULL;
     if (TRACEC_I_UNLIKELY(t->gen != gen)) {
         uint64_t buf = __atomic_load_n(&tracec_i_te_buf, __ATOMIC_ACQUIRE);
@@ -214,12 +216,18 @@ static te_thread *thread_ready(void) {
         if (tracec_buffer_writer_init(&t->bw, (tracec_buffer_id_t){buf}, 0) != TRACEC_STATUS_SUCCESS) return NULL;
         t->gen = gen;
         t->buf = buf;
+        t->in_event = 0; /* a typed block left with break/return in an earlier session */
         t->epoch = UINT64_MAX;
+        t->hint = UINT64_MAX; /* look at the epoch now */
     }
-    if (tracec_buffer_epoch((tracec_buffer_id_t){t->buf}, &epoch) != TRACEC_STATUS_SUCCESS) return NULL;
-    if (TRACEC_I_UNLIKELY(epoch != t->epoch)) {
-        reset_sequence(t);
-        t->epoch = epoch;
+    hint = __atomic_load_n(&tracec_i_te_epoch_hint, __ATOMIC_ACQUIRE);
+    if (TRACEC_I_UNLIKELY(hint != t->hint)) { /* a start or a fork since this thread last looked */
+        if (tracec_buffer_epoch((tracec_buffer_id_t){t->buf}, &epoch) != TRACEC_STATUS_SUCCESS) return NULL;
+        if (epoch != t->epoch) {
+            reset_sequence(t);
+            t->epoch = epoch;
+        }
+        t->hint = hint;
     }
     if (TRACEC_I_UNLIKELY(t->need_header)) {
         if (!write_thread_header(t)) return NULL;
@@ -317,48 +325,59 @@ static uint64_t counter_track(te_thread *t, const char *name) {
     return uuid;
 }
 
-/* Category and name of an event: iids when interned, strings otherwise. */
-static void put_category(te_thread *t, perfetto_protos_TrackEvent *ev, tracec_te_category *cat) {
-    entry *e = lookup(t, cat, K_CAT);
-    if (TRACEC_I_LIKELY(e != NULL))
-        perfetto_protos_TrackEvent_set_category_iids(ev, e->val);
-    else
-        perfetto_protos_TrackEvent_set_cstr_categories(ev, cat->c.name);
-}
-
-static void put_name(te_thread *t, perfetto_protos_TrackEvent *ev, const char *name) {
-    entry *e = lookup(t, name, K_NAME);
-    if (TRACEC_I_LIKELY(e != NULL))
-        perfetto_protos_TrackEvent_set_name_iid(ev, e->val);
-    else
-        perfetto_protos_TrackEvent_set_cstr_name(ev, name);
-}
-
 static inline TRACEC_I_ALWAYS_INLINE void put_packet_header(perfetto_protos_TracePacket *pkt, uint64_t ts) {
     perfetto_protos_TracePacket_set_timestamp(pkt, ts);
     if (tracec_i_te_clock_id != 6u) perfetto_protos_TracePacket_set_timestamp_clock_id(pkt, tracec_i_te_clock_id);
     perfetto_protos_TracePacket_set_sequence_flags(pkt, SEQ_NEEDS);
 }
 
-static void put_annotation(perfetto_protos_TrackEvent *ev, const tracec_te_arg *a, uint64_t name_iid) {
-    perfetto_protos_DebugAnnotation da;
-    perfetto_protos_TrackEvent_begin_debug_annotations(ev, &da);
-    if (TRACEC_I_LIKELY(name_iid != 0))
-        perfetto_protos_DebugAnnotation_set_name_iid(&da, name_iid);
-    else
-        perfetto_protos_DebugAnnotation_set_cstr_name(&da, a->name);
+/* The value of a leaf annotation. */
+static inline TRACEC_I_ALWAYS_INLINE void put_value(perfetto_protos_DebugAnnotation *da, const tracec_te_arg *a) {
     switch (a->kind) {
-    case TRACEC_I_TE_ARG_INT: perfetto_protos_DebugAnnotation_set_int_value(&da, a->v.i); break;
-    case TRACEC_I_TE_ARG_UINT: perfetto_protos_DebugAnnotation_set_uint_value(&da, a->v.u); break;
-    case TRACEC_I_TE_ARG_DOUBLE: perfetto_protos_DebugAnnotation_set_double_value(&da, a->v.d); break;
-    case TRACEC_I_TE_ARG_BOOL: perfetto_protos_DebugAnnotation_set_bool_value(&da, a->v.u != 0); break;
+    case TRACEC_I_TE_ARG_INT: perfetto_protos_DebugAnnotation_set_int_value(da, a->v.i); break;
+    case TRACEC_I_TE_ARG_UINT: perfetto_protos_DebugAnnotation_set_uint_value(da, a->v.u); break;
+    case TRACEC_I_TE_ARG_DOUBLE: perfetto_protos_DebugAnnotation_set_double_value(da, a->v.d); break;
+    case TRACEC_I_TE_ARG_BOOL: perfetto_protos_DebugAnnotation_set_bool_value(da, a->v.u != 0); break;
     case TRACEC_I_TE_ARG_STRING:
-        perfetto_protos_DebugAnnotation_set_cstr_string_value(&da, a->v.s ? a->v.s : "(null)");
+        perfetto_protos_DebugAnnotation_set_cstr_string_value(da, a->v.s ? a->v.s : "(null)");
         break;
-    case TRACEC_I_TE_ARG_POINTER: perfetto_protos_DebugAnnotation_set_pointer_value(&da, a->v.u); break;
-    default: perfetto_protos_DebugAnnotation_set_cstr_legacy_json_value(&da, a->v.s ? a->v.s : "null"); break;
+    case TRACEC_I_TE_ARG_POINTER: perfetto_protos_DebugAnnotation_set_pointer_value(da, a->v.u); break;
+    default: perfetto_protos_DebugAnnotation_set_cstr_legacy_json_value(da, a->v.s ? a->v.s : "null"); break;
     }
-    perfetto_protos_TrackEvent_end_debug_annotations(ev, &da);
+}
+
+/* Open debug annotations: [0] is a TrackEvent.debug_annotations entry, each next one nested in the previous. */
+typedef struct nest {
+    perfetto_protos_DebugAnnotation da[MAX_DEPTH + 1];
+    uint8_t array[MAX_DEPTH + 1]; /* da[i] is an array (its children have no names) */
+    int depth;                    /* open dicts and arrays */
+} nest;
+
+/* Opens an annotation for part `a` at the current depth and writes its name. */
+static inline TRACEC_I_ALWAYS_INLINE perfetto_protos_DebugAnnotation *open_annotation(perfetto_protos_TrackEvent *ev, nest *n,
+                                                        const tracec_te_arg *a, uint64_t name_iid) {
+    perfetto_protos_DebugAnnotation *da = &n->da[n->depth];
+    if (n->depth == 0) {
+        perfetto_protos_TrackEvent_begin_debug_annotations(ev, da);
+        if (TRACEC_I_LIKELY(name_iid != 0))
+            perfetto_protos_DebugAnnotation_set_name_iid(da, name_iid);
+        else
+            perfetto_protos_DebugAnnotation_set_cstr_name(da, a->name);
+    } else if (n->array[n->depth - 1]) {
+        perfetto_protos_DebugAnnotation_begin_array_values(&n->da[n->depth - 1], da);
+    } else {
+        perfetto_protos_DebugAnnotation_begin_dict_entries(&n->da[n->depth - 1], da);
+        perfetto_protos_DebugAnnotation_set_cstr_name(da, a->name);
+    }
+    return da;
+}
+
+/* Closes the annotation at the current depth (the generated end_* all close a nested message). */
+static inline TRACEC_I_ALWAYS_INLINE void close_annotation(perfetto_protos_TrackEvent *ev, nest *n) {
+    if (n->depth == 0)
+        perfetto_protos_TrackEvent_end_debug_annotations(ev, &n->da[0]);
+    else
+        tracec_msg_end_nested(&n->da[n->depth - 1].msg, &n->da[n->depth].msg);
 }
 
 /* ---- events ------------------------------------------------------------------- */
@@ -370,7 +389,7 @@ void tracec_i_te_emit(tracec_te_category *cat, const tracec_te_arg *a, size_t n)
     const tracec_te_arg *type = NULL;
     const char *dyn = NULL;
     uint64_t ts = 0, track = 0, cat_iid = 0;
-    int have_ts = 0, have_track = 0, named;
+    int have_ts = 0, have_track = 0, named, depth = 0;
     te_thread *t = thread_ready();
     if (t == NULL) return;
     if (TRACEC_I_UNLIKELY(t->in_event || n > MAX_ARGS)) {
@@ -396,7 +415,21 @@ void tracec_i_te_emit(tracec_te_category *cat, const tracec_te_arg *a, size_t n)
         case TRACEC_I_TE_DYNAMIC_NAME: dyn = a[i].v.s; break;
         case TRACEC_I_TE_FLOW:
         case TRACEC_I_TE_TERMINATING_FLOW: break;
-        default: iid[i] = want(t, p, &np, a[i].name, a[i].name, K_DBG); break;
+        case TRACEC_I_TE_ARG_END:
+            if (depth-- == 0) {
+                t->misuse++; /* an END without its DICT or ARRAY */
+                return;
+            }
+            break;
+        default: /* an annotation: only top-level keys are interned */
+            if (depth == 0) iid[i] = want(t, p, &np, a[i].name, a[i].name, K_DBG);
+            if (a[i].kind == TRACEC_I_TE_ARG_DICT || a[i].kind == TRACEC_I_TE_ARG_ARRAY) {
+                if (++depth > MAX_DEPTH) {
+                    t->misuse++;
+                    return;
+                }
+            }
+            break;
         }
     }
     if (type == NULL) {
@@ -451,6 +484,8 @@ void tracec_i_te_emit(tracec_te_category *cat, const tracec_te_arg *a, size_t n)
     } else if (type->kind == TRACEC_I_TE_COUNTER_DOUBLE) {
         perfetto_protos_TrackEvent_set_double_counter_value(&ev, type->v.d);
     }
+    nest ns;
+    ns.depth = 0;
     for (size_t i = 0; i < n; i++) {
         switch (a[i].kind) {
         case TRACEC_I_TE_ARG_INT:
@@ -459,14 +494,38 @@ void tracec_i_te_emit(tracec_te_category *cat, const tracec_te_arg *a, size_t n)
         case TRACEC_I_TE_ARG_BOOL:
         case TRACEC_I_TE_ARG_STRING:
         case TRACEC_I_TE_ARG_POINTER:
-        case TRACEC_I_TE_ARG_JSON: put_annotation(&ev, &a[i], iid[i]); break;
+        case TRACEC_I_TE_ARG_JSON:
+            put_value(open_annotation(&ev, &ns, &a[i], iid[i]), &a[i]);
+            close_annotation(&ev, &ns);
+            break;
+        case TRACEC_I_TE_ARG_DICT:
+        case TRACEC_I_TE_ARG_ARRAY:
+            (void)open_annotation(&ev, &ns, &a[i], iid[i]);
+            ns.array[ns.depth++] = a[i].kind == TRACEC_I_TE_ARG_ARRAY;
+            break;
+        case TRACEC_I_TE_ARG_END:
+            ns.depth--;
+            close_annotation(&ev, &ns);
+            break;
         case TRACEC_I_TE_FLOW: perfetto_protos_TrackEvent_set_flow_ids(&ev, a[i].v.u); break;
         case TRACEC_I_TE_TERMINATING_FLOW: perfetto_protos_TrackEvent_set_terminating_flow_ids(&ev, a[i].v.u); break;
         default: break;
         }
     }
+    while (ns.depth > 0) { /* dicts and arrays left open by the caller are closed */
+        ns.depth--;
+        close_annotation(&ev, &ns);
+    }
     perfetto_protos_TracePacket_end_track_event(&pkt, &ev);
     (void)end(t, &w, &pkt);
+}
+
+void tracec_i_te_thread_abandon(void) {
+    te_thread *t = &tl_te;
+    if (!t->in_event) return;
+    tracec_buffer_writer_release(&t->bw); /* the open packet is refused and counted */
+    t->in_event = 0;
+    t->gen = 0;
 }
 
 /* ---- the typed form ------------------------------------------------------------- */
@@ -482,9 +541,13 @@ int tracec_i_te_open(tracec_te_packet *p, tracec_te_category *cat, const char *n
         t->misuse++;
         return 0;
     }
-    (void)want(t, pend, &np, name, name, K_NAME);
-    (void)want(t, pend, &np, cat, cat->c.name, K_CAT);
-    intern_pending(t, pend, np);
+    p->i_name_iid = want(t, pend, &np, name, name, K_NAME);
+    p->i_cat_iid = want(t, pend, &np, cat, cat->c.name, K_CAT);
+    if (TRACEC_I_UNLIKELY(np != 0)) {
+        intern_pending(t, pend, np);
+        p->i_name_iid = iid_of(t, name, K_NAME);
+        p->i_cat_iid = iid_of(t, cat, K_CAT);
+    }
     begin(t, &p->w, &p->pkt, TRACEC_BUFFER_TRACING_TRACK_EVENT);
     put_packet_header(&p->pkt, now_ns());
     p->i_thread = t;
@@ -500,8 +563,14 @@ void tracec_i_te_fill(tracec_te_packet *p, perfetto_protos_TrackEvent *ev) {
     te_thread *t = (te_thread *)p->i_thread;
     perfetto_protos_TrackEvent_set_type(ev, (perfetto_protos_TrackEvent_Type)p->i_type);
     perfetto_protos_TrackEvent_set_track_uuid(ev, thread_uuid(t));
-    put_category(t, ev, p->i_cat);
-    put_name(t, ev, p->i_name);
+    if (TRACEC_I_LIKELY(p->i_cat_iid != 0))
+        perfetto_protos_TrackEvent_set_category_iids(ev, p->i_cat_iid);
+    else
+        perfetto_protos_TrackEvent_set_cstr_categories(ev, p->i_cat->c.name);
+    if (TRACEC_I_LIKELY(p->i_name_iid != 0))
+        perfetto_protos_TrackEvent_set_name_iid(ev, p->i_name_iid);
+    else
+        perfetto_protos_TrackEvent_set_cstr_name(ev, p->i_name);
 }
 
 void tracec_i_te_close(tracec_te_packet *p) {
