@@ -1067,7 +1067,8 @@ static void deliver_streaming(dctx *d, uint32_t flags) {
  * cannot be allocated.
  */
 static bool snap_reserve(tracec_i_buffer *b, size_t n) {
-    if (n <= b->snap_cap) return true;
+    /* Allocated even for n == 0: memcpy to a NULL snap is undefined, even of 0 bytes. */
+    if (n <= b->snap_cap && b->snap != NULL) return true;
     size_t cap = b->snap_cap ? b->snap_cap : 4096u;
     while (cap < n) cap *= 2u;
     uint8_t *p = (uint8_t *)realloc(b->snap, cap);
