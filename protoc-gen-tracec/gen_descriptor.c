@@ -6,8 +6,9 @@
  *   none  nothing (no descriptor object, no registration);
  *   file  this file only;
  *   deps  (default) this file and every file it imports, directly or not,
- *         that is not part of the Perfetto schema or google/protobuf (a
- *         decoder has those already), in dependency order.
+ *         that is not part of Perfetto's schema (schema.c: recognised by
+ *         package and by what imports it, not by path; a decoder has those
+ *         already), in dependency order (the request's).
  * Source info is stripped.
  */
 #include <stdio.h>
@@ -16,22 +17,8 @@
 
 #include "plugin.h"
 
-/* A decoder of Perfetto traces has these already. */
-static bool is_well_known(const tc_file_proto *f) { return tc_is_schema_file(f->name); }
-
-/* Marks `f` and (for deps) its non-well-known imports, transitively. */
-static void mark(tc_ctx *ctx, const tc_file_proto *f, bool *keep) {
-    for (size_t i = 0; i < ctx->req->n_proto_file; i++) {
-        if (ctx->req->proto_file[i] != f) continue;
-        if (keep[i]) return;
-        keep[i] = true;
-        break;
-    }
-    for (size_t d = 0; d < f->n_dependency; d++) {
-        const tc_file_proto *dep = tc_find_file(ctx, f->dependency[d]);
-        if (dep && !is_well_known(dep)) mark(ctx, dep, keep);
-    }
-}
+/* Imports followed for descriptors=deps: a decoder of Perfetto traces has Perfetto's schema already. */
+static bool outside_schema(const tc_ctx *ctx, const tc_file_proto *f) { return !tc_is_perfetto_schema(ctx, f); }
 
 static char *descriptor_symbol(const tc_ctx *ctx, const tc_file_proto *file) {
     char *id = tc_file_c(ctx, file, true);
@@ -63,7 +50,7 @@ void tc_gen_descriptor_def(tc_ctx *ctx, tc_printer *p, const tc_file_proto *file
     if (ctx->opt.descriptors == TC_DESC_FILE) {
         for (size_t i = 0; i < n; i++) keep[i] = ctx->req->proto_file[i] == file;
     } else {
-        mark(ctx, file, keep);
+        tc_mark_imports(ctx, file, keep, outside_schema);
     }
     Google__Protobuf__FileDescriptorSet set = GOOGLE__PROTOBUF__FILE_DESCRIPTOR_SET__INIT;
     Google__Protobuf__FileDescriptorProto **files = calloc(n ? n : 1, sizeof *files);

@@ -36,26 +36,24 @@
 
 /*
  * Where Perfetto's schema opens the messages applications extend, for files
- * whose request does not contain the parent (a user's proto that imports
- * only track_event.proto still gets TracePacket_begin_track_event_as_...).
+ * that do not import the parent (a user's proto that imports only
+ * track_event.proto still gets TracePacket_begin_track_event_as_...).  The
+ * parent's header is found by tc_perfetto_parent (schema.c): the request's
+ * file that defines it, or the path beside the extendee's in the user's
+ * Perfetto tree.
  */
 typedef struct builtin_parent {
     const char *extendee;
     const char *parent;
     const char *field;
     int number;
-    const char *header; /* generated header that declares the parent */
 } builtin_parent;
 
 static const builtin_parent k_builtin_parents[] = {
-    {"perfetto.protos.TrackEvent", "perfetto.protos.TracePacket", "track_event", 11,
-     "perfetto/trace/trace_packet.tracec.h"},
-    {"perfetto.protos.InternedData", "perfetto.protos.TracePacket", "interned_data", 12,
-     "perfetto/trace/trace_packet.tracec.h"},
-    {"perfetto.protos.TracePacket", "perfetto.protos.Trace", "packet", 1,
-     "perfetto/trace/trace.tracec.h"},
-    {"perfetto.protos.DebugAnnotation", "perfetto.protos.TrackEvent", "debug_annotations", 4,
-     "perfetto/trace/track_event/track_event.tracec.h"},
+    {"perfetto.protos.TrackEvent", "perfetto.protos.TracePacket", "track_event", 11},
+    {"perfetto.protos.InternedData", "perfetto.protos.TracePacket", "interned_data", 12},
+    {"perfetto.protos.TracePacket", "perfetto.protos.Trace", "packet", 1},
+    {"perfetto.protos.DebugAnnotation", "perfetto.protos.TrackEvent", "debug_annotations", 4},
 };
 
 static const char *extendee_of(const tc_field_proto *f) {
@@ -73,33 +71,13 @@ bool tc_check_wrappers(tc_ctx *ctx, const tc_file_proto *file) {
 
 /* ---- where a wrapper can be opened -------------------------------------- */
 
-/* Marks the files `file` can see: itself and its imports, transitively. */
-static void mark_closure(const tc_ctx *ctx, const tc_file_proto *file, bool *seen) {
-    for (size_t i = 0; i < ctx->req->n_proto_file; i++) {
-        if (ctx->req->proto_file[i] != file) continue;
-        if (seen[i]) return;
-        seen[i] = true;
-        break;
-    }
-    for (size_t d = 0; d < file->n_dependency; d++) {
-        const tc_file_proto *dep = tc_find_file(ctx, file->dependency[d]);
-        if (dep) mark_closure(ctx, dep, seen);
-    }
-}
-
-static bool in_closure(const tc_ctx *ctx, const bool *seen, const tc_file_proto *file) {
-    for (size_t i = 0; i < ctx->req->n_proto_file; i++)
-        if (ctx->req->proto_file[i] == file) return seen[i];
-    return false;
-}
-
 /* One place a wrapper's extendee is opened: message field `field` of `parent`. */
 typedef struct open_site {
     const char *parent_full; /* for sorting */
     char *parent_c;
     char *field;
     int number;
-    const char *header; /* a header to include (built-in parents), or NULL */
+    char *header; /* a header to include (parents outside the file's imports), or NULL */
 } open_site;
 
 typedef struct open_sites {
@@ -108,7 +86,7 @@ typedef struct open_sites {
 } open_sites;
 
 static void add_site(open_sites *s, const char *parent_full, const char *parent_c, const char *field,
-                     int number, const char *header) {
+                     int number, char *header) {
     if (s->n == s->cap) {
         s->cap = s->cap ? s->cap * 2 : 8;
         open_site *nv = realloc(s->v, s->cap * sizeof *nv);
@@ -128,42 +106,54 @@ static void free_sites(open_sites *s) {
     for (size_t i = 0; i < s->n; i++) {
         free(s->v[i].parent_c);
         free(s->v[i].field);
+        free(s->v[i].header);
     }
     free(s->v);
 }
 
+/* The fields of type `x` in parent `pt`, opened with `header` included (copied; may be NULL). */
+static void add_fields_of(open_sites *out, const tc_ctx *ctx, const tc_type *pt, const tc_type *x,
+                          const char *header) {
+    for (size_t i = 0; i < pt->msg->n_field; i++) {
+        const tc_field_proto *f = pt->msg->field[i];
+        if (f->type != GOOGLE__PROTOBUF__FIELD_DESCRIPTOR_PROTO__TYPE__TYPE_MESSAGE) continue;
+        if (tc_index_find(ctx, f->type_name) != x) continue;
+        add_site(out, pt->full_name, pt->c_name, pt->field_ident ? pt->field_ident[i] : f->name, f->number,
+                 header ? tc_strdup(header) : NULL);
+    }
+}
+
 /*
  * Every message field of type X that the wrapper's file can see (its own
- * file and its imports, transitively: the output never depends on what else
- * is in the request), then the built-in Perfetto parents the file cannot see.
- * Sorted by parent full name, then field number.
+ * file and its imports, transitively), then the Perfetto parents of
+ * k_builtin_parents it cannot see, found by tc_perfetto_parent: the request's
+ * definition (its fields of type X) or the header beside the user's Perfetto
+ * tree (the table's field).  Sorted by parent full name, then field number.
  */
 static void collect_sites(tc_ctx *ctx, const tc_type *w, open_sites *out) {
     const tc_type *x = w->extendee;
-    size_t n = ctx->req->n_proto_file;
-    bool *seen = calloc(n ? n : 1, sizeof *seen);
-    if (seen == NULL) exit(1);
-    mark_closure(ctx, w->file, seen);
+    bool *seen = tc_imports_of(ctx, w->file);
     for (size_t s = 0; s < ctx->index.cap; s++) {
         const tc_type *pt = ctx->index.slots[s];
-        if (pt == NULL || pt->kind != TC_MESSAGE || pt->is_wrapper || !in_closure(ctx, seen, pt->file))
+        if (pt == NULL || pt->kind != TC_MESSAGE || pt->is_wrapper || !tc_file_in(ctx, seen, pt->file))
             continue;
-        for (size_t i = 0; i < pt->msg->n_field; i++) {
-            const tc_field_proto *f = pt->msg->field[i];
-            if (f->type != GOOGLE__PROTOBUF__FIELD_DESCRIPTOR_PROTO__TYPE__TYPE_MESSAGE) continue;
-            if (tc_index_find(ctx, f->type_name) != x) continue;
-            add_site(out, pt->full_name, pt->c_name, pt->field_ident ? pt->field_ident[i] : f->name,
-                     f->number, NULL);
-        }
+        add_fields_of(out, ctx, pt, x, NULL);
     }
     for (size_t i = 0; i < sizeof k_builtin_parents / sizeof k_builtin_parents[0]; i++) {
         const builtin_parent *b = &k_builtin_parents[i];
         if (strcmp(b->extendee, x->full_name) != 0) continue;
         const tc_type *pt = tc_index_find(ctx, b->parent);
-        if (pt && in_closure(ctx, seen, pt->file)) continue; /* found above */
-        char *pc = tc_c_name(b->parent);
-        add_site(out, b->parent, pc, b->field, b->number, b->header);
-        free(pc);
+        if (pt && tc_file_in(ctx, seen, pt->file)) continue; /* found above */
+        char *header = NULL;
+        if (!tc_perfetto_parent(ctx, w->file, b->parent, &header)) continue;
+        if (pt && pt->kind == TC_MESSAGE) {
+            add_fields_of(out, ctx, pt, x, header);
+            free(header);
+        } else {
+            char *pc = tc_c_name(b->parent);
+            add_site(out, b->parent, pc, b->field, b->number, header);
+            free(pc);
+        }
     }
     free(seen);
     if (out->n > 1) qsort(out->v, out->n, sizeof *out->v, cmp_site);

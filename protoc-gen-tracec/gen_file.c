@@ -47,7 +47,7 @@ static void clear_includes(tc_ctx *ctx) {
  * the schema's headers come with libtracec, at their plain paths.
  */
 static void include(tc_ctx *ctx, tc_printer *p, const char *path) {
-    const char *pfx = ctx->opt.include_prefix && !tc_is_schema_file(path) ? ctx->opt.include_prefix : "";
+    const char *pfx = ctx->opt.include_prefix && !tc_is_builtin_path(path) ? ctx->opt.include_prefix : "";
     char *full = tc_strcat3(pfx, path, "");
     tc_emit(p, ctx->opt.angle_includes ? "#include <$h$>\n" : "#include \"$h$\"\n", "h", full, NULL);
     free(full);
@@ -88,19 +88,23 @@ static void gen_header(tc_ctx *ctx, tc_printer *p, const tc_file_proto *file) {
             ctx->opt.angle_includes ? "#include <" : "#include \"", "rt_close", ctx->opt.angle_includes ? ">" : "\"",
             NULL);
     /*
-     * Files of the Perfetto schema get no typed descriptor writer: trace_packet
-     * and what it imports cannot include trace_packet.tracec.h.
+     * Files of Perfetto's schema get no typed descriptor writer: trace_packet
+     * and what it imports cannot include trace_packet.tracec.h.  Others take
+     * the TracePacket of the user's own Perfetto tree (schema.c).
      */
+    char *packet_header = NULL;
     bool needs_packet = ctx->opt.descriptors != TC_DESC_NONE && file_has_extensions(file) &&
-                        !tc_is_schema_file(file->name);
-    /* Imports (in their order), then built-in parents of wrappers, then TracePacket. */
+                        !tc_is_perfetto_schema(ctx, file) &&
+                        tc_perfetto_parent(ctx, file, "perfetto.protos.TracePacket", &packet_header);
+    /* Imports (in their order), then parents of wrappers outside them, then TracePacket. */
     for (size_t i = 0; i < file->n_dependency; i++) {
         char *h = tc_output_name(file->dependency[i], ".tracec.h");
         tc_include_add(ctx, h);
         free(h);
     }
     tc_gen_wrapper_includes(ctx, p, file);
-    if (needs_packet) tc_include_add(ctx, "perfetto/trace/trace_packet.tracec.h");
+    if (packet_header) tc_include_add(ctx, packet_header);
+    free(packet_header);
     if (ctx->n_includes > 0) tc_emit(p, "\n", NULL);
     for (size_t i = 0; i < ctx->n_includes; i++) include(ctx, p, ctx->includes[i]);
     clear_includes(ctx);

@@ -74,7 +74,7 @@ const tc_file_proto *tc_find_file(const tc_ctx *ctx, const char *name) {
 static char *prefixed_c(const tc_ctx *ctx, const tc_file_proto *file, const char *full) {
     char *c = tc_c_name(full);
     const char *pfx = ctx->opt.name_prefix;
-    if (pfx && pfx[0] && !tc_is_schema_file(file->name)) {
+    if (pfx && pfx[0] && !tc_is_perfetto_schema(ctx, file)) {
         char *t = tc_strcat3(pfx, c, "");
         free(c);
         c = t;

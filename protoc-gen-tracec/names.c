@@ -150,14 +150,14 @@ bool tc_is_reserved(const char *id) {
                    cmp_str) != NULL;
 }
 
-bool tc_is_schema_file(const char *proto_path) {
+bool tc_is_builtin_path(const char *proto_path) {
     return strncmp(proto_path, "perfetto/", 9) == 0 || strncmp(proto_path, "google/protobuf/", 16) == 0;
 }
 
 char *tc_package_c(const tc_ctx *ctx, const tc_file_proto *file) {
     char *pkg = tc_c_name(file->package ? file->package : "");
     const char *pfx = ctx->opt.name_prefix;
-    if (pfx && pfx[0] && !tc_is_schema_file(file->name)) {
+    if (pfx && pfx[0] && !tc_is_perfetto_schema(ctx, file)) {
         char *t = tc_strcat3(pfx, pkg, "");
         free(pkg);
         pkg = t;
@@ -175,7 +175,7 @@ char *tc_file_c(const tc_ctx *ctx, const tc_file_proto *file, bool with_ext) {
     char *id = tc_file_ident(stem);
     free(stem);
     const char *pfx = ctx->opt.name_prefix;
-    if (pfx && pfx[0] && !tc_is_schema_file(file->name)) {
+    if (pfx && pfx[0] && !tc_is_perfetto_schema(ctx, file)) {
         char *t = tc_strcat3(pfx, id, "");
         free(id);
         id = t;

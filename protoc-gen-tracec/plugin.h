@@ -9,6 +9,7 @@
  *   printer.c        a growable text buffer with $var$ templates and indentation
  *   names.c          every C name the generator emits is built here
  *   index.c          full proto name -> type, for messages and enums of all files
+ *   schema.c         which files are Perfetto's schema; where its messages are declared
  *   gen_file.c       one .h and one .c per .proto file
  *   gen_message.c    writer structs, field setters, enums
  *   gen_extension.c  wrapper writers and file-scope extensions
@@ -96,8 +97,11 @@ char *tc_guard(const char *prefix, const char *proto_path);
  * a type name of the runtime (tracec_msg, ...).
  */
 bool tc_is_reserved(const char *id);
-/* Files that belong to the Perfetto schema libtracec ships (perfetto/, google/protobuf/). */
-bool tc_is_schema_file(const char *proto_path);
+/*
+ * Paths of the files whose generated headers libtracec ships (perfetto/,
+ * google/protobuf/): include_prefix does not apply to their headers.
+ */
+bool tc_is_builtin_path(const char *proto_path);
 
 /* A set of generated C identifiers with who owns each (for collision checks). */
 typedef struct tc_symtab {
@@ -171,6 +175,7 @@ typedef struct tc_ctx {
     tc_symtab syms;            /* every generated C identifier of the request */
     tc_scoped_ext *scoped;     /* extensions outside wrappers, in request order */
     size_t n_scoped;
+    bool *schema;              /* per proto_file: part of Perfetto's schema (schema.c) */
     char **includes;           /* extra headers of the file being generated (deduplicated) */
     size_t n_includes;
     char *error; /* first error; generation stops when set */
@@ -210,6 +215,38 @@ void tc_index_free(tc_index *index);
 /* Looks up ".a.b.C" or "a.b.C". */
 const tc_type *tc_index_find(const tc_ctx *ctx, const char *name);
 const tc_file_proto *tc_find_file(const tc_ctx *ctx, const char *name);
+
+/* ---- schema.c ----------------------------------------------------------- */
+
+/* Decides ctx->schema, before the index is built (names depend on it). */
+void tc_mark_schema(tc_ctx *ctx);
+/*
+ * True when `file` is part of Perfetto's schema: package perfetto.protos and
+ * imported (directly or not) by the files that define TracePacket or
+ * TrackEvent, or those files themselves; libtracec's built-in files; package
+ * google.protobuf.  A decoder of Perfetto traces knows these, so they are not
+ * embedded, and name_prefix does not apply to them.
+ */
+bool tc_is_perfetto_schema(const tc_ctx *ctx, const tc_file_proto *file);
+/*
+ * Whether code generated for `from` can use the writer of Perfetto message
+ * `message` ("perfetto.protos.TracePacket"), and which header declares it:
+ * *header is NULL when `from`'s imports declare it already, else the header
+ * to include (malloc'd).  In order: `from`'s imports; the file of the request
+ * that defines it (unless that file imports `from`); for the messages of
+ * k_perfetto_files, the same path below the root of the Perfetto tree `from`
+ * imports ("protos/" for protos/perfetto/trace/...; "" for the built-in
+ * schema or when it imports none).  False when none applies.
+ */
+bool tc_perfetto_parent(const tc_ctx *ctx, const tc_file_proto *from, const char *message, char **header);
+
+typedef bool (*tc_file_filter_fn)(const tc_ctx *ctx, const tc_file_proto *file);
+/* Marks `file` and the imports it reaches through files `follow` accepts (NULL: all) in seen[]. */
+void tc_mark_imports(const tc_ctx *ctx, const tc_file_proto *file, bool *seen, tc_file_filter_fn follow);
+/* `file` and every file it imports, directly or not, as a calloc'd flag per proto_file. */
+bool *tc_imports_of(const tc_ctx *ctx, const tc_file_proto *file);
+/* True when `file` is flagged in `set` (one flag per proto_file). */
+bool tc_file_in(const tc_ctx *ctx, const bool *set, const tc_file_proto *file);
 
 /* ---- generators --------------------------------------------------------- */
 

@@ -195,6 +195,7 @@ bool tc_run(const uint8_t *in, size_t size, uint8_t **resp_out, size_t *resp_siz
     ctx.req = req;
     parse_options(&ctx, req->parameter);
     if (ctx.error == NULL) tc_validate(&ctx);
+    if (ctx.error == NULL) tc_mark_schema(&ctx);
     if (ctx.error == NULL) tc_index_build(&ctx);
     if (ctx.error == NULL) tc_resolve_names(&ctx);
 
@@ -235,6 +236,7 @@ bool tc_run(const uint8_t *in, size_t size, uint8_t **resp_out, size_t *resp_siz
     free(ctx.opt.name_prefix);
     for (size_t i = 0; i < ctx.n_scoped; i++) free(ctx.scoped[i].ident);
     free(ctx.scoped);
+    free(ctx.schema);
     for (size_t i = 0; i < ctx.n_includes; i++) free(ctx.includes[i]);
     free(ctx.includes);
     tc_sym_free(&ctx.syms);

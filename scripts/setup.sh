@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
-# Installs the Debian packages tracec needs, and nothing when they are present.
+# Installs the Debian packages tracec needs, and nothing when they are present:
+# the toolchain and libraries, and every program the tests and scripts run
+# (patch, diff, sed, awk, find, sort, python3, ...), so that the README's two
+# commands pass on a bare Debian 12 (scripts/fresh-check.sh proves it).
 # Usage: scripts/setup.sh [--bench]   (needs root, or sudo, for apt-get)
 set -euo pipefail
 pkgs=(protobuf-compiler libprotobuf-dev libprotoc-dev libprotobuf-c-dev
       protobuf-c-compiler flex bison libcriterion-dev python3-protobuf
       zlib1g-dev cmake pkg-config gcc g++ clang make
-      nanopb libnanopb-dev libclang-rt-14-dev valgrind gcc-multilib)
+      nanopb libnanopb-dev libclang-rt-14-dev valgrind gcc-multilib
+      python3 binutils patch diffutils findutils sed grep mawk coreutils)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

@@ -27,19 +27,33 @@ enum { WT_VARINT = 0, WT_I64 = 1, WT_LEN = 2, WT_SGROUP = 3, WT_EGROUP = 4, WT_I
 
 /* ---- Errors ------------------------------------------------------------- */
 
+/* The offset of `at` and the start of its line, and its line number. */
+static size_t tp_locate(const tp_ctx *P, const char *at, size_t *line, size_t *line_start) {
+    if (at == NULL || at < P->base || at > P->base + P->len) at = P->base + P->len;
+    size_t off = (size_t)(at - P->base);
+    *line = 1;
+    *line_start = 0;
+    for (size_t i = 0; i < off; i++)
+        if (P->orig[i] == '\n') {
+            ++*line;
+            *line_start = i + 1;
+        }
+    return off;
+}
+
+void tp_line_col(const tp_ctx *P, const char *at, size_t *line, size_t *col) {
+    size_t line_start;
+    size_t off = tp_locate(P, at, line, &line_start);
+    *col = off - line_start + 1;
+}
+
 bool tp_error(tp_ctx *P, const char *at, const char *fmt, ...) {
     if (P->failed) return false;
     P->failed = true;
     if (P->err == NULL) return false;
-    if (at == NULL || at < P->base || at > P->base + P->len) at = P->base + P->len;
-    size_t off = (size_t)(at - P->base);
     const char *text = P->orig;
-    size_t line = 1, line_start = 0;
-    for (size_t i = 0; i < off; i++)
-        if (text[i] == '\n') {
-            line++;
-            line_start = i + 1;
-        }
+    size_t line, line_start;
+    size_t off = tp_locate(P, at, &line, &line_start);
     size_t line_end = off;
     while (line_end < P->len && text[line_end] != '\n') line_end++;
     size_t col = off - line_start + 1;
@@ -626,6 +640,20 @@ bool tp_push(tp_ctx *P, const char *at, char close) {
     return true;
 }
 
+/* The on_top_message hook, for the message of frame F (just closed). */
+static bool call_on_top(tp_ctx *P, const tp_frame *F, const char *at) {
+    const uint8_t *o = P->out->data;
+    size_t body = P->out->size - F->len_pos - 1, pos = F->len_pos;
+    while (o[pos] & 0x80) { /* the length, widened by close_len */
+        pos++;
+        body--;
+    }
+    char msg[512];
+    msg[0] = 0;
+    if (P->on_top(P->on_top_ctx, F->field->number, o + pos + 1, body, msg, sizeof msg)) return true;
+    return tp_error(P, at, "%s", msg[0] ? msg : "rejected");
+}
+
 bool tp_pop(tp_ctx *P, const char *at) {
     tp_frame *F = top(P);
     if (F->msg) {
@@ -633,6 +661,8 @@ bool tp_pop(tp_ctx *P, const char *at) {
         if (F->group) {
             if (!w_tag(P, F->field->number, WT_EGROUP)) return false;
         } else if (!close_len(P, F->len_pos)) {
+            return false;
+        } else if (P->depth == 1 && P->on_top && !call_on_top(P, F, at)) {
             return false;
         }
     }
@@ -1197,6 +1227,8 @@ tracec_status_t tracec_text_encode(const tracec_pool *pool, const char *type_nam
     P->file_name = opts->file_name ? opts->file_name : "<input>";
     P->max_depth = opts->max_depth > 0 ? opts->max_depth : 100;
     P->allow_invalid_utf8 = opts->allow_invalid_utf8;
+    P->on_top = opts->on_top_message;
+    P->on_top_ctx = opts->on_top_message_ctx;
     P->err = err;
     P->depth = -1;
 

@@ -234,10 +234,18 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, void *scanner, tp_ctx 
     else
         snprintf(found_text, sizeof found_text, "'%.*s'",
                  (int)(P->tok_len > 40 ? 40 : P->tok_len), P->tok_p);
+    /* At the end of input inside a message, also say where that message opened. */
+    char opened[96] = "";
+    if (found == YYSYMBOL_YYEOF && P->depth > 0) {
+        const tp_frame *F = &P->frames[P->depth];
+        size_t line, col;
+        tp_line_col(P, F->open, &line, &col);
+        snprintf(opened, sizeof opened, " (the '%c' at %zu:%zu is not closed)", *F->open, line, col);
+    }
     if (n > 0)
-        tp_error(P, at, "expected %s, found %s", list, found_text);
+        tp_error(P, at, "expected %s, found %s%s", list, found_text, opened);
     else
-        tp_error(P, at, "unexpected %s", found_text);
+        tp_error(P, at, "unexpected %s%s", found_text, opened);
     return 0;
 }
 

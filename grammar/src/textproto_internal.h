@@ -58,6 +58,8 @@ typedef struct tp_ctx {
     const char *file_name;
     int max_depth;
     bool allow_invalid_utf8;
+    tracec_text_top_fn on_top;
+    void *on_top_ctx;
     tracec_error *err;
     bool failed;
 
@@ -99,6 +101,7 @@ typedef struct tp_ctx {
 
 /* The actions' entry points, kept in the tracec_ namespace of the archive. */
 #define tp_error tracec_i_tp_error
+#define tp_line_col tracec_i_tp_line_col
 #define tp_field tracec_i_tp_field
 #define tp_name_first tracec_i_tp_name_first
 #define tp_name_append tracec_i_tp_name_append
@@ -120,6 +123,9 @@ bool tp_error(tp_ctx *P, const char *at, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)))
 #endif
     ;
+
+/* The 1-based line and byte column of `at` (a pointer into the input copy). */
+void tp_line_col(const tp_ctx *P, const char *at, size_t *line, size_t *col);
 
 bool tp_field(tp_ctx *P, const tp_tok *name);
 bool tp_name_first(tp_ctx *P, const tp_tok *t);

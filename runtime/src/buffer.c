@@ -427,6 +427,9 @@ static tracec_status_t drop(tracec_i_buffer *b, tracec_status_t why) {
  * its chunk busy: where an emit would wait in STREAMING LOSSLESS, PARK tells
  * grow() to give the chunk back first and then wait (grow_parked()).  On a
  * callback thread nothing waits: the record is refused (WOULD_DEADLOCK).
+ * Nor on a thread that has another packet open that the wait (or a wrap)
+ * could be waiting for (thread_open_packet_blocks()): refused the same way,
+ * checked only where it would wait, so switches and drops do not pay for it.
  */
 static int make_room(tracec_i_buffer *b, int h, uint32_t body, const tracec_i_wstate *ws, bool in_grow) {
     bool on_cb = tracec_i_current_thread != NULL;
@@ -437,15 +440,9 @@ static int make_room(tracec_i_buffer *b, int h, uint32_t body, const tracec_i_ws
     if (x != h) return RETRY;
     tracec_i_half *X = &b->half[x];
     uint64_t s = atomic_load_explicit(&X->state, memory_order_acquire);
-    /* A thread with another packet open must not wait for a delivery, or wrap over
-       writers, that may be waiting for that packet to end: refused as on a callback thread. */
-    if (!on_cb && thread_open_packet_blocks(b, (s & TRACEC_I_SEALED) ? x : 1 - x, ws)) {
-        on_cb = true;
-        can_wait = false;
-        no_wait = TRACEC_STATUS_WOULD_DEADLOCK;
-    }
     if (s & TRACEC_I_SEALED) {
         /* A delivery is locating the new records of the active half (ONESHOT, CIRCULAR): briefly. */
+        if (!on_cb && thread_open_packet_blocks(b, x, ws)) return drop(b, TRACEC_STATUS_WOULD_DEADLOCK);
         if (in_grow && !on_cb) return PARK;
         if (!can_wait) return drop(b, no_wait);
         pthread_cond_wait(&b->cv, &b->mu);
@@ -462,6 +459,7 @@ static int make_room(tracec_i_buffer *b, int h, uint32_t body, const tracec_i_ws
                 request(b, TRACEC_I_REQ_FULL);
                 return RETRY;
             }
+            if (!on_cb && thread_open_packet_blocks(b, y, ws)) return drop(b, TRACEC_STATUS_WOULD_DEADLOCK);
             if (in_grow && !on_cb) return PARK;
             if (!can_wait) return drop(b, no_wait);
             request(b, TRACEC_I_REQ_FULL);
@@ -475,13 +473,13 @@ static int make_room(tracec_i_buffer *b, int h, uint32_t body, const tracec_i_ws
                in Y (park it first: the new chunk may take its place). */
             if (in_grow && ws != NULL && ws->blk != NULL && __atomic_load_n(&ws->half, __ATOMIC_RELAXED) == y)
                 return on_cb ? (int)drop(b, no_wait) : PARK;
+            if (!on_cb && thread_open_packet_blocks(b, y, ws)) return drop(b, TRACEC_STATUS_WOULD_DEADLOCK);
             if (Y->pinned || Y->phase == TRACEC_I_WRAPPING) {
                 if (in_grow && !on_cb) return PARK;
                 if (!can_wait) return drop(b, no_wait);
                 pthread_cond_wait(&b->cv, &b->mu);
                 return RETRY;
             }
-            if (on_cb && tracec_i_current_thread == NULL) return drop(b, no_wait); /* its packet sits in Y */
             do_wrap(b, x, ws);
             return RETRY;
         default: /* ONESHOT: no space comes back while it runs; from now on full_drop() refuses without mu */
@@ -630,6 +628,27 @@ static void writer_fail_window(tracec_buffer_writer *bw, tracec_status_t st) {
 
 static void refuse(tracec_i_buffer *b) { atomic_fetch_add_explicit(&b->refused, 1, memory_order_relaxed); }
 
+/* Abandons the packet open on `ws` (counted in `refused`): its bytes become padding. */
+static void abandon_packet(tracec_i_wstate *ws) {
+    tracec_i_buffer *b = ws->b;
+    refuse(b);
+    if (ws->in_packet == 2) pthread_mutex_unlock(&b->dmu);
+    else __atomic_store_n(&ws->busy, 0u, __ATOMIC_RELEASE);
+    ws->in_packet = 0;
+}
+
+/*
+ * True when `base` is the base of the packet open on `ws` (in its chunk,
+ * in the durable part, or parked in the scratch buffer by grow()): a window
+ * with another base belongs to a packet that already ended, or to another
+ * writer, and must not touch the open packet.
+ */
+static bool is_open_window(const tracec_i_wstate *ws, const uint8_t *base) {
+    if (ws->in_packet == 2) return base == ws->b->dmem + atomic_load_explicit(&ws->b->doff, memory_order_relaxed);
+    return ws->in_packet == 1 &&
+           ((ws->body != NULL && base == ws->body + ws->used) || (ws->scratch != NULL && base == ws->scratch));
+}
+
 /* A fresh state for `bw` on buffer `b`, in b's writer list. */
 static tracec_status_t state_attach(tracec_buffer_writer *bw, tracec_i_buffer *b) {
     size_t reserve = bw->i_reserve ? bw->i_reserve : TRACEC_I_DEFAULT_RESERVE;
@@ -675,9 +694,7 @@ tracec_status_t tracec_buffer_writer_init(tracec_buffer_writer *bw, tracec_buffe
 static void state_detach(tracec_i_wstate *ws) {
     tracec_i_buffer *b = ws->b;
     if (b == NULL) return;
-    if (ws->in_packet != 0) refuse(b);
-    if (ws->in_packet == 2) pthread_mutex_unlock(&b->dmu);
-    ws->in_packet = 0;
+    if (ws->in_packet != 0) abandon_packet(ws);
     __atomic_store_n(&ws->busy, 0u, __ATOMIC_RELEASE);
     pthread_mutex_lock(&b->mu);
     while (b->stealing > 0) pthread_cond_wait(&b->cv, &b->mu);
@@ -726,7 +743,8 @@ static void open_window(tracec_writer *w) {
     w->top = TRACEC_I_ROOT;
 }
 
-void tracec_i_buffer_begin(tracec_buffer_writer *bw, uint32_t category, uint32_t kind) {
+void tracec_i_buffer_begin(tracec_buffer_writer *bw, const tracec_writer *caller, uint32_t category,
+                           uint32_t kind) {
     tracec_i_wstate *ws = own_state(bw);
     tracec_writer *w = &bw->w;
     if (ws == NULL) {
@@ -745,10 +763,22 @@ void tracec_i_buffer_begin(tracec_buffer_writer *bw, uint32_t category, uint32_t
     }
     if (ws->owner == NULL) state_bind(ws);
     if (ws->in_packet == 1 || ws->in_packet == 2) {
-        /* A packet is open: it is kept, this one is refused (and counted). */
-        refuse(ws->b);
-        writer_fail_window(bw, TRACEC_STATUS_BAD_STATE);
-        return;
+        /*
+         * A second begin while a packet is open.  With another tracec_writer
+         * the open packet is kept (end it with its own writer) and this one
+         * is refused.  With the open packet's own writer (a missing end, the
+         * usual case) its window is about to be overwritten and the packet
+         * could never end, holding its chunk busy and every delivery of its
+         * half: it is abandoned and this one begins.  Either way one packet
+         * is counted in `refused`.  (`caller` may be uninitialised here; only
+         * its base is compared.)
+         */
+        if (!is_open_window(ws, caller->base)) {
+            refuse(ws->b);
+            writer_fail_window(bw, TRACEC_STATUS_BAD_STATE);
+            return;
+        }
+        abandon_packet(ws);
     }
     tracec_i_buffer *b = ws->b;
     if (b == NULL || atomic_load_explicit(&b->destroyed, memory_order_acquire)) {
@@ -899,6 +929,8 @@ tracec_status_t tracec_i_buffer_commit(tracec_buffer_writer *bw) {
     if (w->base == g_nowhere) return w->status != TRACEC_STATUS_SUCCESS ? w->status : TRACEC_STATUS_BAD_STATE;
     tracec_i_wstate *ws = own_state(bw);
     if (ws == NULL || ws->in_packet == 0) return TRACEC_STATUS_BAD_STATE;
+    /* Not the open packet's window (ended twice, or a packet of another writer): the open one is left alone. */
+    if (!is_open_window(ws, w->base)) return TRACEC_STATUS_BAD_STATE;
     tracec_i_buffer *b = ws->b;
     tracec_status_t st = w->status;
     int kind_of_packet = (int)ws->in_packet;
@@ -906,10 +938,10 @@ tracec_status_t tracec_i_buffer_commit(tracec_buffer_writer *bw) {
     if (st != TRACEC_STATUS_SUCCESS) {
         if (kind_of_packet == 2) pthread_mutex_unlock(&b->dmu);
         else __atomic_store_n(&ws->busy, 0u, __ATOMIC_RELEASE);
-        /* A packet refused for room was counted where it was refused (make_room, grow);
-           one the context's stop closed is not counted (as an emit); any other is misuse. */
-        if (st != TRACEC_STATUS_BUFFER_FULL && st != TRACEC_STATUS_WOULD_DEADLOCK && st != TRACEC_STATUS_CLOSED &&
-            st != TRACEC_STATUS_OUT_OF_MEMORY)
+        /* A packet refused for room was counted in `dropped` where it was refused (make_room,
+           grow, full_drop); any other begun packet is counted here: misuse (NESTING_MISMATCH,
+           MESSAGE_TOO_LARGE, RECORD_TOO_LARGE) or the context stopping while it was open (CLOSED). */
+        if (st != TRACEC_STATUS_BUFFER_FULL && st != TRACEC_STATUS_WOULD_DEADLOCK && st != TRACEC_STATUS_OUT_OF_MEMORY)
             refuse(b);
         w->ptr = w->base;
         return st;

@@ -159,9 +159,60 @@ tracec_status_t tracec_trace_file_open_memory(tracec_trace_file **out) {
     return open_common(-1, out);
 }
 
+/* Reads a varint at *p (< end); false if it is truncated or longer than 10 bytes. */
+static bool read_varint(const uint8_t **p, const uint8_t *end, uint64_t *v) {
+    uint64_t x = 0;
+    for (unsigned shift = 0; shift < 70u && *p < end; shift += 7u) {
+        uint8_t c = *(*p)++;
+        x |= (uint64_t)(c & 0x7Fu) << shift;
+        if (!(c & 0x80u)) {
+            *v = x;
+            return true;
+        }
+    }
+    return false;
+}
+
+/*
+ * Counts the Trace.packet (field 1) records in [p, p + size), which must be
+ * whole top-level Trace fields; false if a field is malformed or truncated.
+ */
+static bool count_trace_packets(const uint8_t *p, size_t size, uint64_t *packets) {
+    const uint8_t *end = p + size;
+    uint64_t n = 0;
+    while (p < end) {
+        uint64_t tag, len;
+        if (!read_varint(&p, end, &tag) || (tag >> 3) == 0) return false;
+        switch (tag & 7u) {
+            case 0: /* varint */
+                if (!read_varint(&p, end, &len)) return false;
+                break;
+            case 1: /* fixed64 */
+                if ((size_t)(end - p) < 8u) return false;
+                p += 8;
+                break;
+            case 2: /* length-delimited */
+                if (!read_varint(&p, end, &len) || len > (uint64_t)(end - p)) return false;
+                p += len;
+                n += tag == 0x0Au;
+                break;
+            case 5: /* fixed32 */
+                if ((size_t)(end - p) < 4u) return false;
+                p += 4;
+                break;
+            default: /* groups have no place at the top of a Trace */
+                return false;
+        }
+    }
+    *packets = n;
+    return true;
+}
+
 tracec_status_t tracec_trace_file_append_raw(tracec_trace_file *f, const void *data, size_t size) {
     if (f == NULL || (data == NULL && size > 0)) return TRACEC_STATUS_INVALID_ARGUMENT;
     if (f->in_packet) return TRACEC_STATUS_BAD_STATE;
+    uint64_t packets = 0;
+    if (size > 0 && !count_trace_packets((const uint8_t *)data, size, &packets)) return TRACEC_STATUS_INVALID_ARGUMENT;
     if (f->cap - f->used < size) {
         tracec_status_t s = drain(f);
         if (s != TRACEC_STATUS_SUCCESS) return s;
@@ -176,6 +227,7 @@ tracec_status_t tracec_trace_file_append_raw(tracec_trace_file *f, const void *d
     }
     if (size) memcpy(f->buf + f->used, data, size);
     f->used += size;
+    f->packets += packets;
     return TRACEC_STATUS_SUCCESS;
 }
 

@@ -135,3 +135,31 @@ Test(buffer_fork, records_below_watermark_are_delivered_at_exit, .timeout = 60) 
     cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "helper status %d", st);
     cr_assert_str_eq(last, "delivered 11\n");
 }
+
+/* Runs the exit helper in `mode`; returns its output (all lines) and asserts it exited 0. */
+static void run_exit_helper(const char *mode, char *out, size_t cap) {
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "%s %s", EXIT_HELPER, mode);
+    FILE *p = popen(cmd, "r");
+    cr_assert_not_null(p);
+    size_t n = fread(out, 1, cap - 1, p);
+    out[n] = '\0';
+    int st = pclose(p);
+    cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "helper %s: status %d, output:\n%s", mode, st, out);
+}
+
+/* exit() with a packet open (issue 10, item 2): the flush before it says WOULD_DEADLOCK, exit finishes,
+   everything committed is delivered and the open packet is counted in `refused`. */
+static void exit_with_packet_open(const char *mode) {
+    char out[1024];
+    run_exit_helper(mode, out, sizeof out);
+    cr_assert_not_null(strstr(out, "flush TRACEC_STATUS_WOULD_DEADLOCK\n"), "%s", out);
+    cr_assert_not_null(strstr(out, "delivered 11\n"), "%s", out);
+    cr_assert_not_null(strstr(out, "stats accepted 11 delivered 11 dropped 0 refused 1\n"), "%s", out);
+}
+
+Test(buffer_fork, exit_with_a_packet_open_finishes_and_counts_it, .timeout = 60) { exit_with_packet_open("open"); }
+
+Test(buffer_fork, exit_from_a_thread_with_a_packet_open_finishes_and_counts_it, .timeout = 60) {
+    exit_with_packet_open("thread-open");
+}

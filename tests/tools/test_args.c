@@ -113,3 +113,41 @@ Test(args, corrupt_trace_reports_offset) {
     cr_assert_str_eq(err.msg, "<input>: byte offset 12: length runs past the end of the enclosing message");
     tracec_pool_free(pool);
 }
+
+/*
+ * Every row is valid UTF-8 and valid CSV (python's csv module reads it back):
+ * bytes values are C-escaped, NULs included; strings with quotes, commas and
+ * line breaks are quoted; strings and names that are not UTF-8 are escaped.
+ */
+Test(args, csv_is_utf8_and_valid_csv) {
+    const char *text =
+        "packet { track_event {\n"
+        "  name: \"e\"\n"
+        "  [csvx.blob]: \"a\\000b\\377\\n\\\"q\\\",\\\\\"\n"
+        "  [csvx.text]: \"caf\\303\\251, \\\"quoted\\\"\\nline 2\\r\\n\"\n"
+        "  debug_annotations { name: \"bad\\377name\" string_value: \"x\\300y\" }\n"
+        "  debug_annotations { name: \"ok\" string_value: \"back\\\\slash\" }\n"
+        "} }\n";
+    tt_buf trace = {0};
+    cr_assert(tt_protoc_encode(dir, "csv_ext.proto", NULL, text, &trace));
+    char path[600];
+    snprintf(path, sizeof path, "%s/t.pftrace", dir);
+    cr_assert(tt_write_file(path, trace.data, trace.size));
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd,
+             "%s args -I%s/protos -I%s/tests/tools/data --proto csv_ext.proto t.pftrace t.csv && "
+             "%s %s/tests/tools/csv_rows.py t.csv",
+             TRACEC_CLI, TRACEC_SOURCE_DIR, TRACEC_SOURCE_DIR, TRACEC_PYTHON3, TRACEC_SOURCE_DIR);
+    tt_buf out = {0}, err = {0};
+    cr_assert_eq(tt_run(dir, cmd, NULL, 0, &out, &err), 0, "%s%s", out.data, err.data);
+    const char *want =
+        "['event', 'flat_key', 'key', 'int_value', 'string_value', 'real_value']\n"
+        "['0', 'debug.bad\\\\377name', 'debug.bad\\\\377name', '', 'x\\\\300y', '']\n"
+        "['0', 'debug.ok', 'debug.ok', '', 'back\\\\slash', '']\n"
+        "['0', 'blob', 'blob', '', 'a\\\\000b\\\\377\\\\n\\\\\"q\\\\\",\\\\\\\\', '']\n"
+        "['0', 'text', 'text', '', 'café, \"quoted\"\\nline 2\\r\\n', '']\n";
+    cr_assert_str_eq(out.data, want);
+    tt_buf_free(&out);
+    tt_buf_free(&err);
+    tt_buf_free(&trace);
+}

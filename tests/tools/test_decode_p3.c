@@ -39,9 +39,10 @@ static tracec_pool *p3_pool(void) {
     return p;
 }
 
-static tracec_status_t decode(tracec_pool *pool, const void *data, size_t n, const char *type, tt_buf *text,
-                              tracec_error *err) {
+static tracec_status_t decode_opt(tracec_pool *pool, const void *data, size_t n, const char *type, bool hide_unknown,
+                                  tt_buf *text, tracec_error *err) {
     tracec_decode_options o = TRACEC_DECODE_OPTIONS_INIT;
+    o.hide_unknown = hide_unknown;
     o.type_name = type;
     o.file_name = "in.bin";
     o.extension_descriptors = false;
@@ -54,6 +55,11 @@ static tracec_status_t decode(tracec_pool *pool, const void *data, size_t n, con
     text->size = out.size;
     free(out.data);
     return s;
+}
+
+static tracec_status_t decode(tracec_pool *pool, const void *data, size_t n, const char *type, tt_buf *text,
+                              tracec_error *err) {
+    return decode_opt(pool, data, n, type, false, text, err);
 }
 
 static bool same(const tt_buf *a, const tt_buf *b) {
@@ -115,6 +121,61 @@ Test(decode_p3, hand_made_cases_match_protoc) {
     cr_assert_eq(tt_run(dir, cmd, NULL, 0, NULL, &err), 0, "%s", err.data);
     tt_buf_free(&err);
     cr_assert_geq(compare_dir("cases"), 40);
+}
+
+/*
+ * protobuf 21.12's text-format conformance tests *UnknownFields_Drop.TextFormatOutput
+ * (unknown_drop.py, python3-protobuf's print_unknown_fields=False as the oracle):
+ * hide_unknown leaves unknown fields out; the API and `tracec decode --no-unknown`.
+ */
+Test(decode_p3, unknown_fields_drop_like_print_unknown_fields_false) {
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd,
+             "%s --include_imports --descriptor_set_out=p3.desc " PROTOC_P3 " && "
+             "PYTHONPATH=%s/tests/tools %s %s/tests/tools/unknown_drop.py p3.desc u",
+             TRACEC_PROTOC, TRACEC_SOURCE_DIR, TRACEC_PYTHON3, TRACEC_SOURCE_DIR);
+    tt_buf err = {0};
+    cr_assert_eq(tt_run(dir, cmd, NULL, 0, NULL, &err), 0, "%s", err.data);
+    tt_buf_free(&err);
+    char path[1024];
+    snprintf(path, sizeof path, "%s/u/list", dir);
+    tt_buf list = {0};
+    cr_assert(tt_read_file(path, &list), "%s", path);
+    tracec_pool *pool = p3_pool();
+    int count = 0;
+    for (char *name = list.data, *nl; name && *name; name = nl ? nl + 1 : NULL) {
+        nl = strchr(name, '\n');
+        if (nl) *nl = 0;
+        tt_buf bin = {0}, want = {0}, got = {0}, shown = {0};
+        snprintf(path, sizeof path, "%s/u/%s.bin", dir, name);
+        cr_assert(tt_read_file(path, &bin), "%s", path);
+        snprintf(path, sizeof path, "%s/u/%s.txt", dir, name);
+        cr_assert(tt_read_file(path, &want), "%s", path);
+        tracec_error derr;
+        cr_assert_eq(decode_opt(pool, bin.data, bin.size, "tracec_test.p3.Scalars", true, &got, &derr),
+                     TRACEC_STATUS_SUCCESS, "%s: %s", name, derr.msg);
+        cr_expect(same(&got, &want), "%s_Drop: python3-protobuf prints\n%s\ntracec prints\n%s", name, want.data,
+                  got.data);
+        /* Without the option the unknown fields are there (protoc --decode's form, tested above). */
+        cr_assert_eq(decode(pool, bin.data, bin.size, "tracec_test.p3.Scalars", &shown, &derr), TRACEC_STATUS_SUCCESS);
+        cr_expect(strstr(shown.data, "\n10") != NULL || strncmp(shown.data, "10", 2) == 0, "%s: unknown fields not printed by default:\n%s", name,
+                  shown.data);
+        /* The command line. */
+        snprintf(cmd, sizeof cmd, "%s decode --no-unknown --type tracec_test.p3.Scalars -I%s -I%s --proto p3.proto u/%s.bin",
+                 TRACEC_CLI, DATA_DIR, TRACEC_PROTOBUF_INCLUDE, name);
+        tt_buf cli_out = {0};
+        cr_assert_eq(tt_run(dir, cmd, NULL, 0, &cli_out, NULL), 0, "%s", cmd);
+        cr_expect(same(&cli_out, &want), "%s: tracec decode --no-unknown prints\n%s", name, cli_out.data);
+        tt_buf_free(&cli_out);
+        tt_buf_free(&bin);
+        tt_buf_free(&want);
+        tt_buf_free(&got);
+        tt_buf_free(&shown);
+        count++;
+    }
+    tt_buf_free(&list);
+    tracec_pool_free(pool);
+    cr_assert_eq(count, 8);
 }
 
 /* Random wire data of `type` (gen_wire.py), listed for compare_dir. */

@@ -380,3 +380,42 @@ Test(writer, ending_another_writers_child_is_a_nesting_error) {
     tracec_msg_end_group(&r1, 1, &c1);
     cr_assert_eq(w1.status, TRACEC_STATUS_NESTING_MISMATCH);
 }
+
+/* Every Trace.packet appended raw counts in tracec_trace_file_packets() (it read 0 before). */
+Test(trace_file, append_raw_counts_its_packets) {
+    tracec_trace_file *f;
+    cr_assert_eq(tracec_trace_file_open_memory(&f), TRACEC_STATUS_SUCCESS);
+    /* Two records as a buffer delivers them: 0x0A, a 4-byte padded length, the packet
+       (field 8 = 1); a plain 1-byte length; and a Trace field other than packet (2). */
+    static const uint8_t recs[] = {0x0A, 0x82, 0x80, 0x80, 0x00, 0x40, 0x01,
+                                   0x0A, 0x02, 0x40, 0x02,
+                                   0x10, 0x05};
+    for (int i = 0; i < 100000; i++)
+        cr_assert_eq(tracec_trace_file_append_raw(f, recs, sizeof recs), TRACEC_STATUS_SUCCESS);
+    cr_assert_eq(tracec_trace_file_packets(f), 200000u);
+    size_t size = 0;
+    cr_assert_not_null(tracec_trace_file_data(f, &size));
+    cr_assert_eq(size, 100000u * sizeof recs);
+    /* Not whole fields: refused, nothing appended, not counted. */
+    static const uint8_t truncated[] = {0x0A, 0x05, 0x40, 0x01};
+    static const uint8_t long_varint[] = {0x0A, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01};
+    static const uint8_t group[] = {0x0B, 0x0C};
+    static const uint8_t field0[] = {0x02, 0x00};
+    cr_assert_eq(tracec_trace_file_append_raw(f, truncated, sizeof truncated), TRACEC_STATUS_INVALID_ARGUMENT);
+    cr_assert_eq(tracec_trace_file_append_raw(f, long_varint, sizeof long_varint), TRACEC_STATUS_INVALID_ARGUMENT);
+    cr_assert_eq(tracec_trace_file_append_raw(f, group, sizeof group), TRACEC_STATUS_INVALID_ARGUMENT);
+    cr_assert_eq(tracec_trace_file_append_raw(f, field0, sizeof field0), TRACEC_STATUS_INVALID_ARGUMENT);
+    cr_assert_eq(tracec_trace_file_append_raw(f, recs, 3), TRACEC_STATUS_INVALID_ARGUMENT);
+    cr_assert_eq(tracec_trace_file_append_raw(f, NULL, 0), TRACEC_STATUS_SUCCESS);
+    cr_assert_eq(tracec_trace_file_packets(f), 200000u);
+    cr_assert_not_null(tracec_trace_file_data(f, &size));
+    cr_assert_eq(size, 100000u * sizeof recs);
+    /* Packets written through the writer and appended raw are counted alike. */
+    tracec_writer w;
+    tracec_msg pkt;
+    tracec_trace_file_begin_packet(f, &w, &pkt);
+    tracec_msg_put_varint(&pkt, TRACEC_TAG(8, TRACEC_WIRE_VARINT), 3);
+    cr_assert_eq(tracec_trace_file_end_packet(f, &w, &pkt), TRACEC_STATUS_SUCCESS);
+    cr_assert_eq(tracec_trace_file_packets(f), 200001u);
+    cr_assert_eq(tracec_trace_file_close(f), TRACEC_STATUS_SUCCESS);
+}

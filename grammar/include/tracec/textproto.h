@@ -36,6 +36,19 @@ typedef struct tracec_bytes {
 #define TRACEC_BYTES_INIT {NULL, 0, 0}
 void tracec_bytes_free(tracec_bytes *b);
 
+/*
+ * Called when a message value given to a field of the root message ends
+ * (each `packet { ... }` of a perfetto.protos.Trace), with the field number
+ * and the message's encoded bytes (valid during the call).  It may add to
+ * the pool descriptors that the rest of the text uses: the parse looks
+ * names up as it goes (tracec_text_encode_trace() in tracec/decode.h loads
+ * ExtensionDescriptor packets this way).  Returning false stops the parse
+ * with an error at the message's closing brace; `msg` (NUL-terminated,
+ * `msg_cap` bytes) then says why.
+ */
+typedef bool (*tracec_text_top_fn)(void *ctx, uint32_t number, const uint8_t *data, size_t size, char *msg,
+                                   size_t msg_cap);
+
 typedef struct tracec_text_options {
     const char *file_name; /* used in error messages; "<stdin>" for standard input */
     int max_depth;         /* message nesting limit (default 100) */
@@ -45,8 +58,10 @@ typedef struct tracec_text_options {
      * default, reject them.  (Added last: older initialisers leave it false.)
      */
     bool allow_invalid_utf8;
+    tracec_text_top_fn on_top_message; /* NULL: none (added last, as above) */
+    void *on_top_message_ctx;
 } tracec_text_options;
-#define TRACEC_TEXT_OPTIONS_INIT {"<input>", 100, false}
+#define TRACEC_TEXT_OPTIONS_INIT {"<input>", 100, false, NULL, NULL}
 
 /*
  * Parses `text` (`len` bytes, need not be NUL-terminated) as a message of

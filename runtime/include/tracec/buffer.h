@@ -163,19 +163,49 @@ tracec_status_t tracec_assign_callback_thread(tracec_buffer_id_t buffer_id,
 tracec_status_t tracec_buffer_emit(tracec_buffer_id_t buffer_id, uint32_t category, uint32_t kind,
                                    const void *payload, size_t size);
 
-/* Counters, cumulative since creation. */
+/*
+ * Counters, cumulative since the buffer was created (a fork child starts
+ * from 0).  Every record or packet that was offered ends in exactly one
+ * of delivered, dropped, overwritten or refused, or is still waiting for a
+ * delivery; once a flush (or stop) returned with no packet open:
+ *
+ *     delivered + dropped + overwritten + refused
+ *         = records emitted (except CLOSED and argument errors)
+ *         + packets begun (begin on an initialised writer of an accepting
+ *           buffer; a second begin while one is open counts as begun)
+ *
+ * (tests/runtime/buffer_misuse_test.c checks it under random misuse).
+ */
 typedef struct tracec_buffer_stats_t {
-    uint64_t accepted;           /* records emitted and packets ended with SUCCESS */
-    uint64_t dropped;            /* refused for lack of space (BUFFER_FULL, WOULD_DEADLOCK) */
-    uint64_t overwritten;        /* CIRCULAR: undelivered records overwritten by wrap-around */
-    uint64_t delivered;          /* records handed to the callback */
-    uint64_t deliveries;         /* callback invocations */
-    uint64_t watermark_requests; /* watermark crossings that requested a delivery */
-    uint64_t half_switches;      /* STREAMING half switches / CIRCULAR wraps */
-    uint64_t producer_waits;     /* LOSSLESS: times a producer waited for a half to be delivered */
-    uint64_t refused;            /* packets begun and lost to misuse: NESTING_MISMATCH, MESSAGE_TOO_LARGE,
-                                    RECORD_TOO_LARGE, a second begin while one is open, a packet left
-                                    open when its writer was released or its thread exited */
+    /* Records emitted (tracec_buffer_emit, tracec_service_emit) and packets
+       ended (tracec_buffer_end_packet, fast and slow path, durable or not)
+       with SUCCESS.  Packets still in a writer's chunk are included. */
+    uint64_t accepted;
+    /* Refused for lack of room: BUFFER_FULL (DISCARD, ONESHOT full, durable
+       part full), WOULD_DEADLOCK (a wait on a callback thread or with
+       another packet open), OUT_OF_MEMORY (grow()'s scratch buffer).  Only
+       policy decisions, so DISCARD's accounting is exact. */
+    uint64_t dropped;
+    /* CIRCULAR: accepted records overwritten by wrap-around before any
+       delivery saw them. */
+    uint64_t overwritten;
+    /* Records handed to the callback (each exactly once). */
+    uint64_t delivered;
+    /* Callback invocations. */
+    uint64_t deliveries;
+    /* Watermark crossings that requested a delivery (STREAMING). */
+    uint64_t watermark_requests;
+    /* STREAMING half switches / CIRCULAR wraps. */
+    uint64_t half_switches;
+    /* LOSSLESS: times a producer waited for a half to be delivered. */
+    uint64_t producer_waits;
+    /* Packets begun and lost to anything but room: the writer's error at the
+       end (NESTING_MISMATCH, MESSAGE_TOO_LARGE, RECORD_TOO_LARGE), the
+       context stopping under an open packet that needed a new chunk
+       (CLOSED), a second begin while a packet is open (one of the two),
+       a packet left open when its writer was released, its thread exited
+       or the process called exit().  docs/buffers.md, "Misuse". */
+    uint64_t refused;
 } tracec_buffer_stats_t;
 
 tracec_status_t tracec_query_buffer_stats(tracec_buffer_id_t buffer_id, tracec_buffer_stats_t *stats);
@@ -268,7 +298,7 @@ tracec_status_t tracec_buffer_writer_init(tracec_buffer_writer *bw, tracec_buffe
                                           size_t reserve);
 
 /* ---- internals the inline packet functions call (do not use directly) ---- */
-void tracec_i_buffer_begin(tracec_buffer_writer *bw, uint32_t category, uint32_t kind);
+void tracec_i_buffer_begin(tracec_buffer_writer *bw, const tracec_writer *caller, uint32_t category, uint32_t kind);
 tracec_status_t tracec_i_buffer_commit(tracec_buffer_writer *bw);
 
 /*
@@ -322,7 +352,7 @@ static inline void tracec_buffer_begin_packet(tracec_buffer_writer *bw, tracec_w
         }
         __atomic_store_n(&ws->busy, 0u, __ATOMIC_RELEASE);
     }
-    tracec_i_buffer_begin(bw, category, kind);
+    tracec_i_buffer_begin(bw, w, category, kind);
     w->ptr = bw->w.ptr;
     w->end = bw->w.end;
     w->base = bw->w.base;
@@ -336,10 +366,15 @@ opened:
 }
 
 /*
- * Ends the packet.  SUCCESS: accepted.  BUFFER_FULL / WOULD_DEADLOCK:
- * dropped and counted.  CLOSED, RECORD_TOO_LARGE, MESSAGE_TOO_LARGE,
- * NESTING_MISMATCH, BAD_STATE (no packet open, or `packet` was not begun on
- * `w`): dropped, not counted.  INVALID_ARGUMENT for NULL arguments.
+ * Ends the packet.  SUCCESS: accepted.  BUFFER_FULL / WOULD_DEADLOCK /
+ * OUT_OF_MEMORY: dropped, counted in `dropped`.  CLOSED (the context stopped
+ * under it), RECORD_TOO_LARGE, MESSAGE_TOO_LARGE, NESTING_MISMATCH: counted
+ * in `refused`.  BAD_STATE: no packet open on `w` (ended twice, never begun,
+ * or refused at begin because another packet was open: counted there), or
+ * `packet` was not begun on `w`; the packet open on the writer, if any, is
+ * untouched.  A begin that failed ends with its status (CLOSED,
+ * BUFFER_NOT_FOUND: not counted; BUFFER_FULL: counted).  INVALID_ARGUMENT
+ * for NULL arguments.
  *
  * Fast path (inline): a healthy packet in the chunk gets its record header
  * back-filled, the chunk's committed length is stored, and busy is cleared

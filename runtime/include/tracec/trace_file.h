@@ -96,7 +96,14 @@ static inline tracec_status_t tracec_trace_file_end_packet(tracec_trace_file *f,
     return tracec_i_trace_file_commit(f, w->base, w->ptr, tracec_writer_end_root(w, &root));
 }
 
-/* Appends `size` bytes that are already whole Trace records (0x0A, length, packet). */
+/*
+ * Appends `size` bytes that are already whole Trace fields (normally
+ * records 0x0A, length, packet: a buffer delivery's payloads); each
+ * Trace.packet among them counts in tracec_trace_file_packets().  Data
+ * that is not a sequence of whole fields (truncated, a bad tag or wire
+ * type) is INVALID_ARGUMENT and nothing is appended; BAD_STATE while a
+ * packet is open; OUT_OF_MEMORY, IO_ERROR.
+ */
 tracec_status_t tracec_trace_file_append_raw(tracec_trace_file *f, const void *data, size_t size);
 
 /* Writes every accepted packet to the file (no-op for memory traces). */
@@ -108,7 +115,8 @@ tracec_status_t tracec_trace_file_flush(tracec_trace_file *f);
  */
 const uint8_t *tracec_trace_file_data(const tracec_trace_file *f, size_t *size);
 
-/* Number of packets accepted / dropped so far. */
+/* Packets accepted so far (ended with SUCCESS, and those appended by
+   tracec_trace_file_append_raw) / packets begun and dropped. */
 uint64_t tracec_trace_file_packets(const tracec_trace_file *f);
 uint64_t tracec_trace_file_dropped(const tracec_trace_file *f);
 

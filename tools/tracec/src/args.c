@@ -369,10 +369,11 @@ static void tracec_i_emit_real(tracec_i_args *a, double v) {
     tracec_i_emit(a, &arg);
 }
 
-static void tracec_i_emit_str(tracec_i_args *a, const uint8_t *s, size_t n) {
+static void tracec_i_emit_str(tracec_i_args *a, const uint8_t *s, size_t n, bool is_bytes) {
     tracec_arg arg;
     memset(&arg, 0, sizeof arg);
     arg.type = TRACEC_ARG_STRING;
+    arg.is_bytes = is_bytes;
     arg.string_value = n ? (const char *)s : "";
     arg.string_len = n;
     tracec_i_emit(a, &arg);
@@ -417,7 +418,7 @@ static void tracec_i_emit_scalar(tracec_i_args *a, const tracec_i_field *f, uint
         uint32_t n;
         const char *name = f->en ? tracec_i_enum_name(f->en, (int32_t)v, &n) : NULL;
         if (name)
-            tracec_i_emit_str(a, (const uint8_t *)name, n);
+            tracec_i_emit_str(a, (const uint8_t *)name, n, false);
         else
             tracec_i_emit_int(a, (int32_t)(uint32_t)v);
         return;
@@ -481,7 +482,7 @@ static void tracec_i_nested_value(tracec_i_args *a, const uint8_t *p, size_t n, 
             } else if (it.number == NV_BOOL && it.wt == TC_WT_VARINT)
                 tracec_i_emit_int(a, it.v != 0);
             else if (it.number == NV_STRING && it.wt == TC_WT_LEN)
-                tracec_i_emit_str(a, it.data, it.len);
+                tracec_i_emit_str(a, it.data, it.len, false);
         }
     }
 }
@@ -551,15 +552,15 @@ static void tracec_i_annotation_value(tracec_i_args *a, const uint8_t *p, size_t
             break;
         case DA_STRING:
         case DA_LEGACY_JSON:
-            if (it.wt == TC_WT_LEN) tracec_i_emit_str(a, it.data, it.len);
+            if (it.wt == TC_WT_LEN) tracec_i_emit_str(a, it.data, it.len, false);
             break;
         case DA_STRING_IID:
             if (it.wt == TC_WT_VARINT) {
                 const tracec_i_span *s = a->cur ? tracec_i_intern_get(&a->cur->strings, it.v) : NULL;
                 if (s)
-                    tracec_i_emit_str(a, s->p, s->n);
+                    tracec_i_emit_str(a, s->p, s->n, false);
                 else
-                    tracec_i_emit_str(a, (const uint8_t *)"", 0);
+                    tracec_i_emit_str(a, (const uint8_t *)"", 0, false);
             }
             break;
         case DA_NESTED:
@@ -661,7 +662,7 @@ static void tracec_i_field_args(tracec_i_args *a, tracec_i_field *f, const trace
             else if (sub)
                 tracec_i_message_args(a, sub, it->data, it->len, depth + 1);
         } else if (f->type == TRACEC_TYPE_STRING || f->type == TRACEC_TYPE_BYTES) {
-            tracec_i_emit_str(a, it->data, it->len);
+            tracec_i_emit_str(a, it->data, it->len, f->type == TRACEC_TYPE_BYTES);
         } else {
             tracec_i_emit_scalar(a, f, it->v);
         }
@@ -843,6 +844,8 @@ tracec_status_t tracec_args_visit(tracec_pool *pool, const void *trace, size_t s
 
 typedef struct tracec_i_csv {
     tracec_i_out o;
+    char *esc; /* escaped cells */
+    size_t esc_cap;
 } tracec_i_csv;
 
 static void tracec_i_csv_field(tracec_i_out *o, const char *s, size_t n) {
@@ -864,17 +867,40 @@ static void tracec_i_csv_field(tracec_i_out *o, const char *s, size_t n) {
     tracec_i_out_putc(o, '"');
 }
 
+/* A cell of text: as is when it is valid UTF-8 without NULs (and not `bytes`), else C-escaped. */
+static void tracec_i_csv_text(tracec_i_csv *c, const char *s, size_t n, bool is_bytes) {
+    if (!is_bytes && tracec_i_utf8_text((const uint8_t *)s, n)) {
+        tracec_i_csv_field(&c->o, s, n);
+        return;
+    }
+    if (n > (SIZE_MAX - 1) / 4) {
+        c->o.failed = true;
+        return;
+    }
+    if (c->esc_cap < 4 * n + 1) {
+        char *ne = realloc(c->esc, 4 * n + 1);
+        if (!ne) {
+            c->o.failed = true;
+            return;
+        }
+        c->esc = ne;
+        c->esc_cap = 4 * n + 1;
+    }
+    tracec_i_csv_field(&c->o, c->esc, tracec_i_escape(c->esc, (const uint8_t *)s, n));
+}
+
 static bool tracec_i_csv_row(void *ctx, const tracec_arg *arg) {
-    tracec_i_out *o = &((tracec_i_csv *)ctx)->o;
+    tracec_i_csv *c = ctx;
+    tracec_i_out *o = &c->o;
     tracec_i_out_u64(o, arg->event);
     tracec_i_out_putc(o, ',');
-    tracec_i_csv_field(o, arg->flat_key, strlen(arg->flat_key));
+    tracec_i_csv_text(c, arg->flat_key, strlen(arg->flat_key), false);
     tracec_i_out_putc(o, ',');
-    tracec_i_csv_field(o, arg->key, strlen(arg->key));
+    tracec_i_csv_text(c, arg->key, strlen(arg->key), false);
     tracec_i_out_putc(o, ',');
     if (arg->type == TRACEC_ARG_INT) tracec_i_out_i64(o, arg->int_value);
     tracec_i_out_putc(o, ',');
-    if (arg->type == TRACEC_ARG_STRING) tracec_i_csv_field(o, arg->string_value, arg->string_len);
+    if (arg->type == TRACEC_ARG_STRING) tracec_i_csv_text(c, arg->string_value, arg->string_len, arg->is_bytes);
     tracec_i_out_putc(o, ',');
     if (arg->type == TRACEC_ARG_REAL) tracec_i_out_double(o, arg->real_value);
     tracec_i_out_putc(o, '\n');
@@ -885,6 +911,7 @@ tracec_status_t tracec_args_csv(tracec_pool *pool, const void *trace, size_t siz
                                 const tracec_decode_options *opts, tracec_write_fn write,
                                 void *write_ctx, tracec_args_stats *stats, tracec_error *err) {
     tracec_i_csv c;
+    memset(&c, 0, sizeof c);
     tracec_i_out_init(&c.o, write, write_ctx);
     tracec_i_out_puts(&c.o, "event,flat_key,key,int_value,string_value,real_value\n");
     tracec_status_t s = tracec_args_visit(pool, trace, size, opts, tracec_i_csv_row, &c, stats, err);
@@ -894,5 +921,6 @@ tracec_status_t tracec_args_csv(tracec_pool *pool, const void *trace, size_t siz
         tracec_i_set_error(err, "cannot write the CSV output");
     }
     tracec_i_out_free(&c.o);
+    free(c.esc);
     return s;
 }

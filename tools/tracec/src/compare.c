@@ -30,7 +30,7 @@ tracec_status_t tracec_compare_text_binary(tracec_pool *pool, const char *type_n
     tracec_bytes want_bin = TRACEC_BYTES_INIT, want = TRACEC_BYTES_INIT, got = TRACEC_BYTES_INIT;
     tracec_text_options to = TRACEC_TEXT_OPTIONS_INIT;
     to.file_name = expected_name;
-    tracec_status_t s = tracec_text_encode(pool, type_name, expected ? expected : "", expected_len,
+    tracec_status_t s = tracec_text_encode_trace(pool, type_name, expected ? expected : "", expected_len,
                                            &to, &want_bin, err);
     if (s != TRACEC_STATUS_SUCCESS) {
         tracec_bytes_free(&want_bin);

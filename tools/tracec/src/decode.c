@@ -54,6 +54,7 @@ typedef struct tracec_i_dec {
     size_t input_size;
     const char *file_name;
     int max_depth;
+    bool hide_unknown;
     tracec_error *err;
     tracec_status_t status;
     size_t merged_off; /* offset reported for errors inside merged message bodies */
@@ -473,7 +474,8 @@ static void tracec_i_print_default(tracec_i_dec *d, const tracec_i_field *f, int
 
 static bool tracec_i_print_rec(tracec_i_dec *d, tracec_i_msg *mi, const tracec_i_rec *r, int depth) {
     if (r->kind == REC_UNKNOWN) {
-        tracec_i_print_unknown(d, r->number, r->wt, r->v, r->data, r->len, depth, TC_UNKNOWN_BUDGET);
+        if (!d->hide_unknown)
+            tracec_i_print_unknown(d, r->number, r->wt, r->v, r->data, r->len, depth, TC_UNKNOWN_BUDGET);
         return true;
     }
     if (r->kind == REC_PACKED) return tracec_i_print_packed(d, mi, r, depth);
@@ -929,6 +931,7 @@ tracec_status_t tracec_decode_text(tracec_pool *pool, const void *data, size_t s
     d.input_size = size;
     d.file_name = o.file_name;
     d.max_depth = o.max_depth;
+    d.hide_unknown = o.hide_unknown;
     d.err = err;
     d.status = TRACEC_STATUS_SUCCESS;
     d.s = tracec_i_schema_new(pool);

@@ -127,3 +127,29 @@ tracec_status_t tracec_load_extension_descriptors(tracec_pool *pool, const void 
     if (n_sets) *n_sets = c.n_sets;
     return c.status;
 }
+
+/* ---- Descriptors from the text being encoded -------------------------------- */
+
+static bool tracec_i_text_packet(void *ctx, uint32_t number, const uint8_t *data, size_t size, char *msg,
+                                 size_t msg_cap) {
+    if (number != TC_PACKET_FIELD) return true;
+    tracec_error e;
+    e.msg[0] = 0;
+    if (tracec_load_extension_descriptors(ctx, data, size, "perfetto.protos.TracePacket", NULL, &e) ==
+        TRACEC_STATUS_SUCCESS)
+        return true;
+    snprintf(msg, msg_cap, "extension_descriptor of this packet: %s", e.msg);
+    return false;
+}
+
+tracec_status_t tracec_text_encode_trace(tracec_pool *pool, const char *type_name, const char *text,
+                                         size_t len, const tracec_text_options *opts, tracec_bytes *out,
+                                         tracec_error *err) {
+    tracec_text_options o = TRACEC_TEXT_OPTIONS_INIT;
+    if (opts) o = *opts;
+    if (pool && type_name && strcmp(type_name, TRACEC_DEFAULT_TYPE) == 0) {
+        o.on_top_message = tracec_i_text_packet;
+        o.on_top_message_ctx = pool;
+    }
+    return tracec_text_encode(pool, type_name, text, len, &o, out, err);
+}

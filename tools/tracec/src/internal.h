@@ -105,6 +105,10 @@ void tracec_i_out_float(tracec_i_out *o, float v);   /* as protoc prints floats 
 void tracec_i_out_hex(tracec_i_out *o, uint64_t v, int digits); /* 0x + `digits` lower-case hex digits */
 /* Bytes escaped as protoc's text printer does (C escapes, octal for the rest), without quotes. */
 void tracec_i_out_escaped(tracec_i_out *o, const uint8_t *s, size_t n);
+/* The same into dst (room for 4 * n bytes); returns the length written. */
+size_t tracec_i_escape(char *dst, const uint8_t *s, size_t n);
+/* Whether s is valid UTF-8 (no overlong forms, surrogates or values above U+10FFFF) without a NUL. */
+bool tracec_i_utf8_text(const uint8_t *s, size_t n);
 
 /* Write callbacks for tracec_i_out. */
 bool tracec_i_write_bytes(void *ctx, const void *data, size_t size); /* ctx: tracec_bytes* */

@@ -36,6 +36,7 @@ typedef struct cli {
     int max_depth;
     bool no_builtin;
     bool allow_invalid_utf8;
+    bool no_unknown;
 } cli;
 
 static const char *const usage_main =
@@ -56,7 +57,8 @@ static const char *const usage_schema =
     "schema options (the built-in Perfetto-compatible schema is loaded after -d and --proto):\n"
     "  --type T          root message type (default perfetto.protos.Trace)\n"
     "  -d, --descriptor_set_in SET.desc\n"
-    "                    a FileDescriptorSet (protoc --include_imports --descriptor_set_out);\n"
+    "                    a FileDescriptorSet (protoc --include_imports --descriptor_set_out),\n"
+    "                    or a trace: the sets of its ExtensionDescriptor packets;\n"
     "                    may be given many times; its names win over the built-in ones\n"
     "  -I DIR            import directory for --proto (many allowed)\n"
     "  --proto FILE      a .proto file, compiled with protoc (many allowed)\n"
@@ -84,7 +86,10 @@ static void print_usage(FILE *f, const char *cmd) {
               "(default: standard output), in the style of `protoc --decode`.  Extension\n"
               "fields print as [full.name], unknown fields by number; ExtensionDescriptor\n"
               "packets in the trace (also extension_set_gzip) describe extensions.  A\n"
-              "malformed input prints what was decoded, then the error with its byte offset.\n\n",
+              "malformed input prints what was decoded, then the error with its byte offset.\n\n"
+              "  --no-unknown      leave out unknown fields (undeclared fields, extensions\n"
+              "                    without a descriptor, undeclared closed-enum values), as\n"
+              "                    protobuf's print_unknown_fields = false does\n\n",
               f);
     } else if (strcmp(cmd, "diff") == 0) {
         fputs("usage: tracec diff [--type T] [-d SET.desc ...] [-I DIR ... --proto FILE ...]\n"
@@ -150,6 +155,10 @@ static int parse_args(cli *c, int argc, char **argv) {
         }
         if (strcmp(a, "--no-builtin") == 0) {
             c->no_builtin = true;
+            continue;
+        }
+        if (strcmp(a, "--no-unknown") == 0 && strcmp(c->cmd, "decode") == 0) {
+            c->no_unknown = true;
             continue;
         }
         if (strcmp(a, "--allow-invalid-utf8") == 0 && strcmp(c->cmd, "encode") == 0) {
@@ -262,6 +271,30 @@ static bool close_out(FILE *f, const char *path) {
     return ok;
 }
 
+static bool read_all(const char *path, char **out, size_t *size);
+
+/*
+ * A -d source: a FileDescriptorSet, or a trace whose ExtensionDescriptor
+ * packets hold sets (as `tracec diff` and `decode` use a trace's own).
+ */
+static bool add_descriptor_source(tracec_pool *pool, const char *path) {
+    char *data;
+    size_t size, n_sets = 0;
+    if (!read_all(path, &data, &size)) return false;
+    tracec_error err;
+    err.msg[0] = 0;
+    tracec_status_t s = tracec_load_extension_descriptors(pool, data, size, TRACEC_DEFAULT_TYPE, &n_sets, &err);
+    if (s == TRACEC_STATUS_SUCCESS && n_sets == 0) s = tracec_pool_add_set(pool, data, size, path, &err);
+    free(data);
+    if (s == TRACEC_STATUS_SUCCESS) return true;
+    if (n_sets == 0 && s == TRACEC_STATUS_CORRUPT_DATA)
+        fprintf(stderr, "tracec: %s: neither a FileDescriptorSet nor a trace with ExtensionDescriptor packets (%s)\n",
+                path, err.msg);
+    else
+        fprintf(stderr, "tracec: %s: %s\n", path, err.msg);
+    return false;
+}
+
 static tracec_pool *build_pool(const cli *c) {
     tracec_pool *pool = tracec_pool_new();
     if (!pool) {
@@ -270,8 +303,7 @@ static tracec_pool *build_pool(const cli *c) {
     }
     tracec_error err;
     for (size_t i = 0; i < c->n_sets; i++) {
-        if (tracec_pool_add_set_file(pool, c->sets[i], &err) != TRACEC_STATUS_SUCCESS) {
-            fprintf(stderr, "tracec: %s\n", err.msg);
+        if (!add_descriptor_source(pool, c->sets[i])) {
             tracec_pool_free(pool);
             return NULL;
         }
@@ -314,7 +346,7 @@ static int cmd_encode(const cli *c, tracec_pool *pool) {
     tracec_bytes out = TRACEC_BYTES_INIT;
     tracec_error err;
     err.msg[0] = 0;
-    tracec_status_t s = tracec_text_encode(pool, c->type, text, len, &to, &out, &err);
+    tracec_status_t s = tracec_text_encode_trace(pool, c->type, text, len, &to, &out, &err);
     free(text);
     if (s != TRACEC_STATUS_SUCCESS) {
         fprintf(stderr, "%s\n", err.msg);
@@ -359,6 +391,7 @@ static int cmd_decode(const cli *c, tracec_pool *pool) {
     o.type_name = c->type;
     o.file_name = display_name(in);
     o.extension_descriptors = false;
+    o.hide_unknown = c->no_unknown;
     if (c->max_depth) o.max_depth = c->max_depth;
     tracec_error err;
     err.msg[0] = 0;

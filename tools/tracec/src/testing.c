@@ -101,8 +101,8 @@ const char *tracec_testing_check_text(const char *actual_text, const char *expec
     err.msg[0] = 0;
     tracec_text_options to = TRACEC_TEXT_OPTIONS_INIT;
     to.file_name = "actual";
-    tracec_status_t s = tracec_text_encode(pool, type_name, actual_text ? actual_text : "",
-                                           actual_text ? strlen(actual_text) : 0, &to, &bin, &err);
+    tracec_status_t s = tracec_text_encode_trace(pool, type_name, actual_text ? actual_text : "",
+                                                 actual_text ? strlen(actual_text) : 0, &to, &bin, &err);
     if (s != TRACEC_STATUS_SUCCESS) {
         tracec_bytes_free(&bin);
         return tracec_i_report_set(err.msg, strlen(err.msg));

@@ -149,6 +149,28 @@ static const uint8_t tracec_i_needs_escape[256] = {
     1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
 };
 
+/* Writes the escape of byte `c` (which needs one) at p (4 bytes of room); returns its length. */
+static size_t tracec_i_escape_byte(char *p, uint8_t c) {
+    char e = 0;
+    switch (c) {
+    case '\n': e = 'n'; break;
+    case '\r': e = 'r'; break;
+    case '\t': e = 't'; break;
+    case '"': e = '"'; break;
+    case '\'': e = '\''; break;
+    case '\\': e = '\\'; break;
+    default:
+        p[0] = '\\';
+        p[1] = (char)('0' + (c >> 6));
+        p[2] = (char)('0' + ((c >> 3) & 7));
+        p[3] = (char)('0' + (c & 7));
+        return 4;
+    }
+    p[0] = '\\';
+    p[1] = e;
+    return 2;
+}
+
 void tracec_i_out_escaped(tracec_i_out *o, const uint8_t *s, size_t n) {
     size_t i = 0;
     while (i < n) {
@@ -156,24 +178,56 @@ void tracec_i_out_escaped(tracec_i_out *o, const uint8_t *s, size_t n) {
         while (j < n && !tracec_i_needs_escape[s[j]]) j++;
         if (j > i) tracec_i_out_put(o, s + i, j - i);
         if (j == n) break;
-        uint8_t c = s[j];
         char *p = tracec_i_out_reserve(o, 4);
-        switch (c) {
-        case '\n': p[0] = '\\'; p[1] = 'n'; o->len += 2; break;
-        case '\r': p[0] = '\\'; p[1] = 'r'; o->len += 2; break;
-        case '\t': p[0] = '\\'; p[1] = 't'; o->len += 2; break;
-        case '"': p[0] = '\\'; p[1] = '"'; o->len += 2; break;
-        case '\'': p[0] = '\\'; p[1] = '\''; o->len += 2; break;
-        case '\\': p[0] = '\\'; p[1] = '\\'; o->len += 2; break;
-        default:
-            p[0] = '\\';
-            p[1] = (char)('0' + (c >> 6));
-            p[2] = (char)('0' + ((c >> 3) & 7));
-            p[3] = (char)('0' + (c & 7));
-            o->len += 4;
-        }
+        o->len += tracec_i_escape_byte(p, s[j]);
         i = j + 1;
     }
+}
+
+size_t tracec_i_escape(char *dst, const uint8_t *s, size_t n) {
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (tracec_i_needs_escape[s[i]])
+            k += tracec_i_escape_byte(dst + k, s[i]);
+        else
+            dst[k++] = (char)s[i];
+    }
+    return k;
+}
+
+bool tracec_i_utf8_text(const uint8_t *s, size_t n) {
+    size_t i = 0;
+    while (i < n) {
+        uint8_t c = s[i];
+        if (c < 0x80) {
+            if (c == 0) return false;
+            i++;
+            continue;
+        }
+        size_t len;
+        uint32_t cp;
+        if (c >= 0xc2 && c <= 0xdf) {
+            len = 2;
+            cp = c & 0x1f;
+        } else if (c >= 0xe0 && c <= 0xef) {
+            len = 3;
+            cp = c & 0x0f;
+        } else if (c >= 0xf0 && c <= 0xf4) {
+            len = 4;
+            cp = c & 0x07;
+        } else {
+            return false;
+        }
+        if (n - i < len) return false;
+        for (size_t k = 1; k < len; k++) {
+            if ((s[i + k] & 0xc0) != 0x80) return false;
+            cp = cp << 6 | (s[i + k] & 0x3f);
+        }
+        if ((len == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)))
+            return false;
+        i += len;
+    }
+    return true;
 }
 
 bool tracec_i_bytes_append(tracec_bytes *b, const void *data, size_t n) {

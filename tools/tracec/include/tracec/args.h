@@ -41,6 +41,7 @@ typedef struct tracec_arg {
     const char *string_value; /* TRACEC_ARG_STRING: string_len bytes, may hold NULs */
     size_t string_len;
     double real_value;        /* TRACEC_ARG_REAL */
+    bool is_bytes;            /* TRACEC_ARG_STRING from a `bytes` field (binary data, not text) */
 } tracec_arg;
 
 /* Receives each argument; returning false stops the walk (the call then returns ERROR). */
@@ -70,6 +71,10 @@ tracec_status_t tracec_args_visit(tracec_pool *pool, const void *trace, size_t s
 /*
  * The same as CSV: a header `event,flat_key,key,int_value,string_value,real_value`
  * and one row per argument; empty cells for the columns that do not apply.
+ * Every row is valid UTF-8: `bytes` values, and keys or strings that are not
+ * valid UTF-8 or hold a NUL, are written C-escaped as `tracec decode` prints
+ * them (\n \r \t \" \' \\, \ooo octal for other bytes outside 0x20..0x7e).
+ * Cells holding a comma, a quote or a line break are quoted per RFC 4180.
  */
 tracec_status_t tracec_args_csv(tracec_pool *pool, const void *trace, size_t size,
                                 const tracec_decode_options *opts, tracec_write_fn write,

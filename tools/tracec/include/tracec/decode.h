@@ -43,8 +43,15 @@ typedef struct tracec_decode_options {
     const char *file_name;      /* names the input in errors; NULL means "<input>" */
     int max_depth;              /* message nesting limit; <= 0 means 100 */
     bool extension_descriptors; /* first load ExtensionDescriptor packets found in the input */
+    /*
+     * Leave unknown fields out of the text (protobuf's print_unknown_fields =
+     * false): fields the schema does not declare, extensions no descriptor
+     * explains, and closed-enum values the enum does not declare.  (Added
+     * last: older initialisers leave it false, which prints them.)
+     */
+    bool hide_unknown;
 } tracec_decode_options;
-#define TRACEC_DECODE_OPTIONS_INIT {"perfetto.protos.Trace", "<input>", 100, true}
+#define TRACEC_DECODE_OPTIONS_INIT {"perfetto.protos.Trace", "<input>", 100, true, false}
 
 #define TRACEC_DEFAULT_TYPE "perfetto.protos.Trace"
 
@@ -79,6 +86,21 @@ tracec_status_t tracec_decode_text_bytes(tracec_pool *pool, const void *data, si
 tracec_status_t tracec_load_extension_descriptors(tracec_pool *pool, const void *data,
                                                   size_t size, const char *type_name,
                                                   size_t *n_sets, tracec_error *err);
+
+/*
+ * tracec_text_encode() for text that carries its own descriptors: when the
+ * root type is perfetto.protos.Trace, the ExtensionDescriptor packets of the
+ * text (`packet { extension_descriptor { extension_set { ... } } }`, as
+ * `tracec decode` prints them) are added to `pool` as soon as each packet
+ * ends, so later packets can name the extensions they describe
+ * (`[my_app.MyEvent.custom_string]`).  So `tracec decode T | tracec encode`
+ * gives back T's bytes for canonical T with custom fields.  A set that is not
+ * a FileDescriptorSet is an error at that packet.  opts->on_top_message must
+ * be NULL (it is used).  Same returns as tracec_text_encode().
+ */
+tracec_status_t tracec_text_encode_trace(tracec_pool *pool, const char *type_name, const char *text,
+                                         size_t len, const tracec_text_options *opts, tracec_bytes *out,
+                                         tracec_error *err);
 
 /* Fills `opts` with the defaults (same as TRACEC_DECODE_OPTIONS_INIT). */
 void tracec_decode_options_init(tracec_decode_options *opts);

@@ -1,0 +1,28 @@
+/*
+ * te_internal.h - what track_event.c and session.c share: the active
+ * session as the producers see it (published with release stores, read
+ * with acquire loads), and the packets the session asks a thread to write.
+ */
+#ifndef TRACEC_TE_INTERNAL_H
+#define TRACEC_TE_INTERNAL_H
+
+#include <stdint.h>
+
+#include "tracec/track_event.h"
+
+/* 0: no session.  A new value for every session start. */
+extern uint64_t tracec_i_te_gen;
+/* The active session's buffer handle and timestamp clock (valid once gen is seen). */
+extern uint64_t tracec_i_te_buf;
+extern uint32_t tracec_i_te_clock_id;
+extern int tracec_i_te_clk; /* clockid_t */
+
+/*
+ * Writes, through the calling thread's sequence: with `durable`, the
+ * extension descriptors of the registered files, the process track and
+ * the declared tracks; always a ClockSnapshot.  `process_name` may be NULL.
+ * Returns the first failing status.
+ */
+tracec_status_t tracec_i_te_write_session_packets(int durable, const char *process_name);
+
+#endif /* TRACEC_TE_INTERNAL_H */

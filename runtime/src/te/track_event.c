@@ -1,0 +1,624 @@
+/*
+ * track_event.c - the write side of tracec/track_event.h: per-thread
+ * sequences (writer, sequence id, interning dictionary), the packets an
+ * event is made of, tracks and the session's durable packets.
+ *
+ * One sequence per thread and session:
+ *
+ *   first packet   durable TRACK_DESCRIPTOR: SEQ_INCREMENTAL_STATE_CLEARED,
+ *                  first_packet_on_sequence, the thread's TrackDescriptor
+ *   new names      durable INTERNED_DATA: SEQ_NEEDS_INCREMENTAL_STATE and the
+ *                  names an event is about to use for the first time
+ *   new counters   durable TRACK_DESCRIPTOR: the counter track of a name
+ *   each event     TRACK_EVENT: SEQ_NEEDS_INCREMENTAL_STATE, iids
+ *
+ * Durable packets survive a CIRCULAR wrap and are delivered before the
+ * events that follow them, so every iid in a saved trace resolves.  When
+ * the buffer's epoch changes (CLEAR_ENTIRE) the thread starts a new
+ * sequence.  A name whose interning packet was refused (durable part full)
+ * is written inline instead, never as a dangling iid.
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "perfetto/trace/clock_snapshot.tracec.h"
+#include "perfetto/trace/extension_descriptor.tracec.h"
+#include "perfetto/trace/interned_data/interned_data.tracec.h"
+#include "perfetto/trace/trace_packet.tracec.h"
+#include "perfetto/trace/track_event/counter_descriptor.tracec.h"
+#include "perfetto/trace/track_event/debug_annotation.tracec.h"
+#include "perfetto/trace/track_event/process_descriptor.tracec.h"
+#include "perfetto/trace/track_event/thread_descriptor.tracec.h"
+#include "perfetto/trace/track_event/track_descriptor.tracec.h"
+#include "perfetto/trace/track_event/track_event.tracec.h"
+#include "te_internal.h"
+#include "tracec/registry.h"
+
+enum { SEQ_CLEARED = 1, SEQ_NEEDS = 2 };
+enum { K_NAME = 1, K_CAT, K_DBG, K_CTRACK };
+enum { TABLE_SIZE = 512, TABLE_MAX = 384, MAX_PENDING = 32, MAX_TRACKS = 256, MAX_ARGS = 32 };
+
+typedef struct entry {
+    const void *key;
+    uint64_t val; /* iid, or a counter track's uuid */
+    uint32_t kind;
+} entry;
+
+typedef struct pending {
+    const void *key;
+    const char *str;
+    uint32_t kind;
+    uint64_t iid;
+} pending;
+
+/* A thread's sequence.  Thread-local; the buffer writer's state is runtime-owned and released at thread exit. */
+typedef struct te_thread {
+    tracec_buffer_writer bw;
+    uint64_t gen;   /* session the writer is bound to (0: none) */
+    uint64_t buf;   /* its buffer */
+    uint64_t epoch; /* the buffer's epoch the dictionary is valid for */
+    uint32_t seq;
+    uint32_t need_header;
+    uint32_t dropped; /* a packet of this sequence was dropped: the next one says so */
+    uint32_t in_event;
+    uint32_t used;
+    uint64_t next_iid;
+    uint64_t misuse;
+    int32_t tid;
+    uint64_t uuid; /* the thread's track (0: not computed for this sequence) */
+    entry table[TABLE_SIZE];
+} te_thread;
+
+static _Thread_local te_thread tl_te;
+static uint32_t g_next_seq = 1;
+
+uint64_t tracec_i_te_gen;
+uint64_t tracec_i_te_buf;
+uint32_t tracec_i_te_clock_id = 6;
+int tracec_i_te_clk = CLOCK_BOOTTIME;
+
+/* ---- ids --------------------------------------------------------------------- */
+
+static uint64_t mix64(uint64_t x) {
+    x += 0x9e3779b97f4a7c15ull;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
+uint64_t tracec_te_process_track_uuid(void) { return mix64(((uint64_t)(uint32_t)getpid() << 32) | 0x7063u) | 1u; }
+
+static int32_t thread_tid(te_thread *t) {
+    if (t->tid == 0) t->tid = (int32_t)syscall(SYS_gettid);
+    return t->tid;
+}
+
+static uint64_t thread_uuid(te_thread *t) {
+    if (TRACEC_I_UNLIKELY(t->uuid == 0))
+        t->uuid = mix64(((uint64_t)(uint32_t)getpid() << 32) | (uint32_t)thread_tid(t)) | 1u;
+    return t->uuid;
+}
+
+uint64_t tracec_te_thread_track_uuid(void) {
+    return mix64(((uint64_t)(uint32_t)getpid() << 32) | (uint32_t)syscall(SYS_gettid)) | 1u;
+}
+
+static uint64_t counter_uuid(const char *name) {
+    uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a of the name, mixed with the process */
+    for (const unsigned char *p = (const unsigned char *)name; *p; p++) h = (h ^ *p) * 0x100000001b3ull;
+    return mix64(h ^ tracec_te_process_track_uuid()) | 1u;
+}
+
+static uint64_t now_ns(void) {
+    struct timespec ts;
+    clock_gettime((clockid_t)tracec_i_te_clk, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t tracec_te_thread_misuse(void) { return tl_te.misuse; }
+
+/* ---- the dictionary ------------------------------------------------------------ */
+
+static uint32_t slot_of(const void *key, uint32_t kind) {
+    uint64_t h = ((uint64_t)(uintptr_t)key ^ kind) * 0x9e3779b97f4a7c15ull;
+    return (uint32_t)(h >> 55); /* 9 bits: TABLE_SIZE */
+}
+
+static entry *lookup(te_thread *t, const void *key, uint32_t kind) {
+    for (uint32_t i = slot_of(key, kind);; i = (i + 1u) & (TABLE_SIZE - 1u)) {
+        entry *e = &t->table[i];
+        if (e->key == key && e->kind == kind) return e;
+        if (e->key == NULL) return NULL;
+    }
+}
+
+static void insert(te_thread *t, const void *key, uint32_t kind, uint64_t val) {
+    uint32_t i = slot_of(key, kind);
+    while (t->table[i].key != NULL) i = (i + 1u) & (TABLE_SIZE - 1u);
+    t->table[i] = (entry){key, val, kind};
+    t->used++;
+}
+
+static void reset_sequence(te_thread *t) {
+    memset(t->table, 0, sizeof t->table);
+    t->used = 0;
+    t->next_iid = 1;
+    t->seq = __atomic_fetch_add(&g_next_seq, 1u, __ATOMIC_RELAXED);
+    t->need_header = 1;
+    t->dropped = 0;
+    t->tid = 0; /* a fork child changes the epoch: pid and tid are new */
+    t->uuid = 0;
+}
+
+/* ---- packets ------------------------------------------------------------------ */
+
+static inline TRACEC_I_ALWAYS_INLINE void begin(te_thread *t, tracec_writer *w, perfetto_protos_TracePacket *pkt, uint32_t kind) {
+    tracec_buffer_begin_packet(&t->bw, w, TRACEC_BUFFER_CATEGORY_TRACING, kind, &pkt->msg);
+    perfetto_protos_TracePacket_set_trusted_packet_sequence_id(pkt, t->seq);
+    if (t->dropped) perfetto_protos_TracePacket_set_previous_packet_dropped(pkt, true);
+}
+
+static inline TRACEC_I_ALWAYS_INLINE bool end(te_thread *t, tracec_writer *w, perfetto_protos_TracePacket *pkt) {
+    tracec_status_t st = tracec_buffer_end_packet(&t->bw, w, &pkt->msg);
+    if (st == TRACEC_STATUS_SUCCESS) {
+        t->dropped = 0;
+        return true;
+    }
+    if (st == TRACEC_STATUS_BUFFER_FULL || st == TRACEC_STATUS_WOULD_DEADLOCK || st == TRACEC_STATUS_OUT_OF_MEMORY)
+        t->dropped = 1;
+    return false;
+}
+
+static bool write_thread_header(te_thread *t) {
+    tracec_writer w;
+    perfetto_protos_TracePacket pkt;
+    perfetto_protos_TrackDescriptor td;
+    perfetto_protos_ThreadDescriptor th;
+    char name[32] = "";
+    (void)pthread_getname_np(pthread_self(), name, sizeof name);
+    begin(t, &w, &pkt, TRACEC_BUFFER_TRACING_TRACK_DESCRIPTOR);
+    perfetto_protos_TracePacket_set_sequence_flags(&pkt, SEQ_CLEARED);
+    perfetto_protos_TracePacket_set_first_packet_on_sequence(&pkt, true);
+    perfetto_protos_TracePacket_begin_track_descriptor(&pkt, &td);
+    perfetto_protos_TrackDescriptor_set_uuid(&td, thread_uuid(t));
+    perfetto_protos_TrackDescriptor_set_parent_uuid(&td, tracec_te_process_track_uuid());
+    perfetto_protos_TrackDescriptor_begin_thread(&td, &th);
+    perfetto_protos_ThreadDescriptor_set_pid(&th, (int32_t)getpid());
+    perfetto_protos_ThreadDescriptor_set_tid(&th, thread_tid(t));
+    if (name[0]) perfetto_protos_ThreadDescriptor_set_cstr_thread_name(&th, name);
+    perfetto_protos_TrackDescriptor_end_thread(&td, &th);
+    perfetto_protos_TracePacket_end_track_descriptor(&pkt, &td);
+    return end(t, &w, &pkt);
+}
+
+/*
+ * The calling thread's sequence for the active session, bound, current with
+ * the buffer's epoch and announced; NULL when there is no session (or the
+ * sequence cannot be announced: the event is then not written).
+ */
+static te_thread *thread_ready(void) {
+    te_thread *t = &tl_te;
+    uint64_t gen = __atomic_load_n(&tracec_i_te_gen, __ATOMIC_ACQUIRE);
+    uint64_t epoch;
+    if (TRACEC_I_UNLIKELY(gen == 0)) return NULL;
+    if (TRACEC_I_UNLIKELY(t->gen != gen)) {
+        uint64_t buf = __atomic_load_n(&tracec_i_te_buf, __ATOMIC_ACQUIRE);
+        if (t->gen != 0) tracec_buffer_writer_release(&t->bw);
+        t->gen = 0;
+        if (tracec_buffer_writer_init(&t->bw, (tracec_buffer_id_t){buf}, 0) != TRACEC_STATUS_SUCCESS) return NULL;
+        t->gen = gen;
+        t->buf = buf;
+        t->epoch = UINT64_MAX;
+    }
+    if (tracec_buffer_epoch((tracec_buffer_id_t){t->buf}, &epoch) != TRACEC_STATUS_SUCCESS) return NULL;
+    if (TRACEC_I_UNLIKELY(epoch != t->epoch)) {
+        reset_sequence(t);
+        t->epoch = epoch;
+    }
+    if (TRACEC_I_UNLIKELY(t->need_header)) {
+        if (!write_thread_header(t)) return NULL;
+        t->need_header = 0;
+    }
+    return t;
+}
+
+/*
+ * The iid of `key` on this sequence; 0 when it is not interned yet, in which
+ * case it is added to the names to intern before the event (unless already
+ * pending, or the dictionary is full: it is then written inline).
+ */
+static inline TRACEC_I_ALWAYS_INLINE uint64_t want(te_thread *t, pending *p, size_t *np, const void *key,
+                                                   const char *str, uint32_t kind) {
+    entry *e = lookup(t, key, kind);
+    if (TRACEC_I_LIKELY(e != NULL)) return e->val;
+    for (size_t i = 0; i < *np; i++)
+        if (p[i].key == key && p[i].kind == kind) return 0;
+    if (*np >= MAX_PENDING || t->used + *np >= TABLE_MAX) return 0;
+    p[*np] = (pending){key, str, kind, 0};
+    ++*np;
+    return 0;
+}
+
+/* After intern_pending: the iid of a name that was pending (0 if its packet was refused). */
+static uint64_t iid_of(te_thread *t, const void *key, uint32_t kind) {
+    entry *e = lookup(t, key, kind);
+    return e != NULL ? e->val : 0;
+}
+
+/* Writes the pending names in one durable packet; on success they enter the dictionary. */
+static void intern_pending(te_thread *t, pending *p, size_t np) {
+    tracec_writer w;
+    perfetto_protos_TracePacket pkt;
+    perfetto_protos_InternedData id;
+    if (np == 0) return;
+    begin(t, &w, &pkt, TRACEC_BUFFER_TRACING_INTERNED_DATA);
+    perfetto_protos_TracePacket_set_sequence_flags(&pkt, SEQ_NEEDS);
+    perfetto_protos_TracePacket_begin_interned_data(&pkt, &id);
+    for (size_t i = 0; i < np; i++) {
+        p[i].iid = t->next_iid + i;
+        if (p[i].kind == K_NAME) {
+            perfetto_protos_EventName en;
+            perfetto_protos_InternedData_begin_event_names(&id, &en);
+            perfetto_protos_EventName_set_iid(&en, p[i].iid);
+            perfetto_protos_EventName_set_cstr_name(&en, p[i].str);
+            perfetto_protos_InternedData_end_event_names(&id, &en);
+        } else if (p[i].kind == K_CAT) {
+            perfetto_protos_EventCategory ec;
+            perfetto_protos_InternedData_begin_event_categories(&id, &ec);
+            perfetto_protos_EventCategory_set_iid(&ec, p[i].iid);
+            perfetto_protos_EventCategory_set_cstr_name(&ec, p[i].str);
+            perfetto_protos_InternedData_end_event_categories(&id, &ec);
+        } else {
+            perfetto_protos_DebugAnnotationName dn;
+            perfetto_protos_InternedData_begin_debug_annotation_names(&id, &dn);
+            perfetto_protos_DebugAnnotationName_set_iid(&dn, p[i].iid);
+            perfetto_protos_DebugAnnotationName_set_cstr_name(&dn, p[i].str);
+            perfetto_protos_InternedData_end_debug_annotation_names(&id, &dn);
+        }
+    }
+    perfetto_protos_TracePacket_end_interned_data(&pkt, &id);
+    if (!end(t, &w, &pkt)) return;
+    t->next_iid += np;
+    for (size_t i = 0; i < np; i++) insert(t, p[i].key, p[i].kind, p[i].iid);
+}
+
+static bool write_track_descriptor(te_thread *t, uint64_t uuid, const char *name, int counter) {
+    tracec_writer w;
+    perfetto_protos_TracePacket pkt;
+    perfetto_protos_TrackDescriptor td;
+    begin(t, &w, &pkt, TRACEC_BUFFER_TRACING_TRACK_DESCRIPTOR);
+    perfetto_protos_TracePacket_begin_track_descriptor(&pkt, &td);
+    perfetto_protos_TrackDescriptor_set_uuid(&td, uuid);
+    perfetto_protos_TrackDescriptor_set_parent_uuid(&td, tracec_te_process_track_uuid());
+    perfetto_protos_TrackDescriptor_set_cstr_name(&td, name);
+    if (counter) {
+        perfetto_protos_CounterDescriptor cd;
+        perfetto_protos_TrackDescriptor_begin_counter(&td, &cd);
+        perfetto_protos_TrackDescriptor_end_counter(&td, &cd);
+    }
+    perfetto_protos_TracePacket_end_track_descriptor(&pkt, &td);
+    return end(t, &w, &pkt);
+}
+
+/* The counter track of `name` (a literal), its descriptor written once per sequence; 0 if it could not be. */
+static uint64_t counter_track(te_thread *t, const char *name) {
+    entry *e = lookup(t, name, K_CTRACK);
+    uint64_t uuid;
+    if (TRACEC_I_LIKELY(e != NULL)) return e->val;
+    uuid = counter_uuid(name);
+    if (t->used >= TABLE_MAX || !write_track_descriptor(t, uuid, name, 1)) return 0;
+    insert(t, name, K_CTRACK, uuid);
+    return uuid;
+}
+
+/* Category and name of an event: iids when interned, strings otherwise. */
+static void put_category(te_thread *t, perfetto_protos_TrackEvent *ev, tracec_te_category *cat) {
+    entry *e = lookup(t, cat, K_CAT);
+    if (TRACEC_I_LIKELY(e != NULL))
+        perfetto_protos_TrackEvent_set_category_iids(ev, e->val);
+    else
+        perfetto_protos_TrackEvent_set_cstr_categories(ev, cat->c.name);
+}
+
+static void put_name(te_thread *t, perfetto_protos_TrackEvent *ev, const char *name) {
+    entry *e = lookup(t, name, K_NAME);
+    if (TRACEC_I_LIKELY(e != NULL))
+        perfetto_protos_TrackEvent_set_name_iid(ev, e->val);
+    else
+        perfetto_protos_TrackEvent_set_cstr_name(ev, name);
+}
+
+static inline TRACEC_I_ALWAYS_INLINE void put_packet_header(perfetto_protos_TracePacket *pkt, uint64_t ts) {
+    perfetto_protos_TracePacket_set_timestamp(pkt, ts);
+    if (tracec_i_te_clock_id != 6u) perfetto_protos_TracePacket_set_timestamp_clock_id(pkt, tracec_i_te_clock_id);
+    perfetto_protos_TracePacket_set_sequence_flags(pkt, SEQ_NEEDS);
+}
+
+static void put_annotation(perfetto_protos_TrackEvent *ev, const tracec_te_arg *a, uint64_t name_iid) {
+    perfetto_protos_DebugAnnotation da;
+    perfetto_protos_TrackEvent_begin_debug_annotations(ev, &da);
+    if (TRACEC_I_LIKELY(name_iid != 0))
+        perfetto_protos_DebugAnnotation_set_name_iid(&da, name_iid);
+    else
+        perfetto_protos_DebugAnnotation_set_cstr_name(&da, a->name);
+    switch (a->kind) {
+    case TRACEC_I_TE_ARG_INT: perfetto_protos_DebugAnnotation_set_int_value(&da, a->v.i); break;
+    case TRACEC_I_TE_ARG_UINT: perfetto_protos_DebugAnnotation_set_uint_value(&da, a->v.u); break;
+    case TRACEC_I_TE_ARG_DOUBLE: perfetto_protos_DebugAnnotation_set_double_value(&da, a->v.d); break;
+    case TRACEC_I_TE_ARG_BOOL: perfetto_protos_DebugAnnotation_set_bool_value(&da, a->v.u != 0); break;
+    case TRACEC_I_TE_ARG_STRING:
+        perfetto_protos_DebugAnnotation_set_cstr_string_value(&da, a->v.s ? a->v.s : "(null)");
+        break;
+    case TRACEC_I_TE_ARG_POINTER: perfetto_protos_DebugAnnotation_set_pointer_value(&da, a->v.u); break;
+    default: perfetto_protos_DebugAnnotation_set_cstr_legacy_json_value(&da, a->v.s ? a->v.s : "null"); break;
+    }
+    perfetto_protos_TrackEvent_end_debug_annotations(ev, &da);
+}
+
+/* ---- events ------------------------------------------------------------------- */
+
+void tracec_i_te_emit(tracec_te_category *cat, const tracec_te_arg *a, size_t n) {
+    pending p[MAX_PENDING];
+    uint64_t iid[MAX_ARGS]; /* per part: its name's iid, 0 when written inline */
+    size_t np = 0;
+    const tracec_te_arg *type = NULL;
+    const char *dyn = NULL;
+    uint64_t ts = 0, track = 0, cat_iid = 0;
+    int have_ts = 0, have_track = 0, named;
+    te_thread *t = thread_ready();
+    if (t == NULL) return;
+    if (TRACEC_I_UNLIKELY(t->in_event || n > MAX_ARGS)) {
+        t->misuse++;
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        iid[i] = 0;
+        switch (a[i].kind) {
+        case TRACEC_I_TE_SLICE_BEGIN:
+        case TRACEC_I_TE_INSTANT: iid[i] = want(t, p, &np, a[i].name, a[i].name, K_NAME); /* fall through */
+        case TRACEC_I_TE_SLICE_END:
+        case TRACEC_I_TE_COUNTER_INT:
+        case TRACEC_I_TE_COUNTER_DOUBLE:
+            if (type != NULL) {
+                t->misuse++; /* two types in one event */
+                return;
+            }
+            type = &a[i];
+            break;
+        case TRACEC_I_TE_TIMESTAMP: ts = a[i].v.u, have_ts = 1; break;
+        case TRACEC_I_TE_TRACK: track = a[i].v.u, have_track = 1; break;
+        case TRACEC_I_TE_DYNAMIC_NAME: dyn = a[i].v.s; break;
+        case TRACEC_I_TE_FLOW:
+        case TRACEC_I_TE_TERMINATING_FLOW: break;
+        default: iid[i] = want(t, p, &np, a[i].name, a[i].name, K_DBG); break;
+        }
+    }
+    if (type == NULL) {
+        t->misuse++;
+        return;
+    }
+    named = type->kind == TRACEC_I_TE_SLICE_BEGIN || type->kind == TRACEC_I_TE_INSTANT;
+    if (named) cat_iid = want(t, p, &np, cat, cat->c.name, K_CAT);
+    if (!have_track) {
+        if (type->kind == TRACEC_I_TE_COUNTER_INT || type->kind == TRACEC_I_TE_COUNTER_DOUBLE) {
+            track = counter_track(t, type->name);
+            if (track == 0) return; /* its descriptor was refused: the value would have no track */
+        } else {
+            track = thread_uuid(t);
+        }
+    }
+    if (TRACEC_I_UNLIKELY(np != 0)) {
+        intern_pending(t, p, np);
+        for (size_t i = 0; i < n; i++)
+            if (a[i].name != NULL && iid[i] == 0)
+                iid[i] = iid_of(t, a[i].name, &a[i] == type ? (uint32_t)K_NAME : (uint32_t)K_DBG);
+        if (named) cat_iid = iid_of(t, cat, K_CAT);
+    }
+    if (!have_ts) ts = now_ns();
+
+    tracec_writer w;
+    perfetto_protos_TracePacket pkt;
+    perfetto_protos_TrackEvent ev;
+    begin(t, &w, &pkt, TRACEC_BUFFER_TRACING_TRACK_EVENT);
+    put_packet_header(&pkt, ts);
+    perfetto_protos_TracePacket_begin_track_event(&pkt, &ev);
+    switch (type->kind) {
+    case TRACEC_I_TE_SLICE_BEGIN: perfetto_protos_TrackEvent_set_type(&ev, perfetto_protos_TrackEvent_TYPE_SLICE_BEGIN); break;
+    case TRACEC_I_TE_SLICE_END: perfetto_protos_TrackEvent_set_type(&ev, perfetto_protos_TrackEvent_TYPE_SLICE_END); break;
+    case TRACEC_I_TE_INSTANT: perfetto_protos_TrackEvent_set_type(&ev, perfetto_protos_TrackEvent_TYPE_INSTANT); break;
+    default: perfetto_protos_TrackEvent_set_type(&ev, perfetto_protos_TrackEvent_TYPE_COUNTER); break;
+    }
+    perfetto_protos_TrackEvent_set_track_uuid(&ev, track);
+    if (named) {
+        if (cat_iid != 0)
+            perfetto_protos_TrackEvent_set_category_iids(&ev, cat_iid);
+        else
+            perfetto_protos_TrackEvent_set_cstr_categories(&ev, cat->c.name);
+        if (dyn != NULL)
+            perfetto_protos_TrackEvent_set_cstr_name(&ev, dyn);
+        else if (iid[type - a] != 0)
+            perfetto_protos_TrackEvent_set_name_iid(&ev, iid[type - a]);
+        else
+            perfetto_protos_TrackEvent_set_cstr_name(&ev, type->name);
+    } else if (type->kind == TRACEC_I_TE_COUNTER_INT) {
+        perfetto_protos_TrackEvent_set_counter_value(&ev, type->v.i);
+    } else if (type->kind == TRACEC_I_TE_COUNTER_DOUBLE) {
+        perfetto_protos_TrackEvent_set_double_counter_value(&ev, type->v.d);
+    }
+    for (size_t i = 0; i < n; i++) {
+        switch (a[i].kind) {
+        case TRACEC_I_TE_ARG_INT:
+        case TRACEC_I_TE_ARG_UINT:
+        case TRACEC_I_TE_ARG_DOUBLE:
+        case TRACEC_I_TE_ARG_BOOL:
+        case TRACEC_I_TE_ARG_STRING:
+        case TRACEC_I_TE_ARG_POINTER:
+        case TRACEC_I_TE_ARG_JSON: put_annotation(&ev, &a[i], iid[i]); break;
+        case TRACEC_I_TE_FLOW: perfetto_protos_TrackEvent_set_flow_ids(&ev, a[i].v.u); break;
+        case TRACEC_I_TE_TERMINATING_FLOW: perfetto_protos_TrackEvent_set_terminating_flow_ids(&ev, a[i].v.u); break;
+        default: break;
+        }
+    }
+    perfetto_protos_TracePacket_end_track_event(&pkt, &ev);
+    (void)end(t, &w, &pkt);
+}
+
+/* ---- the typed form ------------------------------------------------------------- */
+
+int tracec_i_te_open(tracec_te_packet *p, tracec_te_category *cat, const char *name, uint32_t type) {
+    pending pend[2];
+    size_t np = 0;
+    te_thread *t;
+    p->i_state = 2; /* the loop runs at most once whatever happens */
+    t = thread_ready();
+    if (t == NULL) return 0;
+    if (t->in_event) {
+        t->misuse++;
+        return 0;
+    }
+    (void)want(t, pend, &np, name, name, K_NAME);
+    (void)want(t, pend, &np, cat, cat->c.name, K_CAT);
+    intern_pending(t, pend, np);
+    begin(t, &p->w, &p->pkt, TRACEC_BUFFER_TRACING_TRACK_EVENT);
+    put_packet_header(&p->pkt, now_ns());
+    p->i_thread = t;
+    p->i_name = name;
+    p->i_cat = cat;
+    p->i_type = type;
+    p->i_state = 1;
+    t->in_event = 1;
+    return 1;
+}
+
+void tracec_i_te_fill(tracec_te_packet *p, perfetto_protos_TrackEvent *ev) {
+    te_thread *t = (te_thread *)p->i_thread;
+    perfetto_protos_TrackEvent_set_type(ev, (perfetto_protos_TrackEvent_Type)p->i_type);
+    perfetto_protos_TrackEvent_set_track_uuid(ev, thread_uuid(t));
+    put_category(t, ev, p->i_cat);
+    put_name(t, ev, p->i_name);
+}
+
+void tracec_i_te_close(tracec_te_packet *p) {
+    te_thread *t = (te_thread *)p->i_thread;
+    (void)end(t, &p->w, &p->pkt);
+    t->in_event = 0;
+    p->i_state = 2;
+}
+
+/* ---- tracks and the session's packets ----------------------------------------- */
+
+typedef struct track_def {
+    uint64_t uuid;
+    char *name;
+    int counter;
+} track_def;
+
+static pthread_mutex_t g_tracks_mu = PTHREAD_MUTEX_INITIALIZER;
+static track_def g_tracks[MAX_TRACKS];
+static size_t g_ntracks;
+
+tracec_status_t tracec_te_define_track(uint64_t uuid, const char *name, int counter) {
+    tracec_status_t st = TRACEC_STATUS_SUCCESS;
+    te_thread *t;
+    if (uuid == 0 || name == NULL) return TRACEC_STATUS_INVALID_ARGUMENT;
+    pthread_mutex_lock(&g_tracks_mu);
+    if (g_ntracks >= MAX_TRACKS) {
+        st = TRACEC_STATUS_LIMIT_EXCEEDED;
+    } else if ((g_tracks[g_ntracks].name = strdup(name)) == NULL) {
+        st = TRACEC_STATUS_OUT_OF_MEMORY;
+    } else {
+        g_tracks[g_ntracks].uuid = uuid;
+        g_tracks[g_ntracks].counter = counter != 0;
+        g_ntracks++;
+    }
+    pthread_mutex_unlock(&g_tracks_mu);
+    if (st == TRACEC_STATUS_SUCCESS && (t = thread_ready()) != NULL && !t->in_event)
+        (void)write_track_descriptor(t, uuid, name, counter);
+    return st;
+}
+
+/* The runtime's own schema is known to every reader: only the application's files are embedded. */
+static bool is_own_schema(const tracec_file_descriptor *d) {
+    return strncmp(d->file_name, "perfetto/", 9) == 0 || strncmp(d->file_name, "google/protobuf/", 16) == 0;
+}
+
+static tracec_status_t write_process_track(te_thread *t, const char *process_name) {
+    tracec_writer w;
+    perfetto_protos_TracePacket pkt;
+    perfetto_protos_TrackDescriptor td;
+    perfetto_protos_ProcessDescriptor pd;
+    char comm[64] = "";
+    if (process_name == NULL) {
+        FILE *f = fopen("/proc/self/comm", "r");
+        if (f != NULL) {
+            if (fgets(comm, sizeof comm, f) != NULL) comm[strcspn(comm, "\n")] = '\0';
+            fclose(f);
+        }
+        process_name = comm;
+    }
+    begin(t, &w, &pkt, TRACEC_BUFFER_TRACING_TRACK_DESCRIPTOR);
+    perfetto_protos_TracePacket_begin_track_descriptor(&pkt, &td);
+    perfetto_protos_TrackDescriptor_set_uuid(&td, tracec_te_process_track_uuid());
+    perfetto_protos_TrackDescriptor_begin_process(&td, &pd);
+    perfetto_protos_ProcessDescriptor_set_pid(&pd, (int32_t)getpid());
+    if (process_name[0]) perfetto_protos_ProcessDescriptor_set_cstr_process_name(&pd, process_name);
+    perfetto_protos_TrackDescriptor_end_process(&td, &pd);
+    perfetto_protos_TracePacket_end_track_descriptor(&pkt, &td);
+    return end(t, &w, &pkt) ? TRACEC_STATUS_SUCCESS : TRACEC_STATUS_BUFFER_FULL;
+}
+
+static tracec_status_t write_clock_snapshot(te_thread *t) {
+    static const struct {
+        uint32_t id;
+        clockid_t clk;
+    } clocks[] = {{6, CLOCK_BOOTTIME}, {3, CLOCK_MONOTONIC}, {1, CLOCK_REALTIME}};
+    tracec_writer w;
+    perfetto_protos_TracePacket pkt;
+    perfetto_protos_ClockSnapshot cs;
+    begin(t, &w, &pkt, TRACEC_BUFFER_TRACING_TRACK_DESCRIPTOR); /* durable: clocks outlive a wrap */
+    perfetto_protos_TracePacket_begin_clock_snapshot(&pkt, &cs);
+    for (size_t i = 0; i < sizeof clocks / sizeof clocks[0]; i++) {
+        perfetto_protos_ClockSnapshot_Clock c;
+        struct timespec ts;
+        clock_gettime(clocks[i].clk, &ts);
+        perfetto_protos_ClockSnapshot_begin_clocks(&cs, &c);
+        perfetto_protos_ClockSnapshot_Clock_set_clock_id(&c, clocks[i].id);
+        perfetto_protos_ClockSnapshot_Clock_set_timestamp(&c, (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec);
+        perfetto_protos_ClockSnapshot_end_clocks(&cs, &c);
+    }
+    perfetto_protos_ClockSnapshot_set_primary_trace_clock(&cs, (perfetto_protos_BuiltinClock)tracec_i_te_clock_id);
+    perfetto_protos_TracePacket_end_clock_snapshot(&pkt, &cs);
+    return end(t, &w, &pkt) ? TRACEC_STATUS_SUCCESS : TRACEC_STATUS_BUFFER_FULL;
+}
+
+tracec_status_t tracec_i_te_write_session_packets(int durable, const char *process_name) {
+    tracec_status_t st = TRACEC_STATUS_SUCCESS, s2;
+    te_thread *t = thread_ready();
+    if (t == NULL) return TRACEC_STATUS_CLOSED;
+    if (durable) {
+        for (const tracec_file_descriptor *d = tracec_registry_first(); d; d = tracec_registry_next(d)) {
+            tracec_writer w;
+            perfetto_protos_TracePacket pkt;
+            if (is_own_schema(d)) continue;
+            begin(t, &w, &pkt, TRACEC_BUFFER_TRACING_EXTENSION_DESCRIPTOR);
+            tracec_write_extension_descriptor(&pkt.msg, d);
+            if (!end(t, &w, &pkt) && st == TRACEC_STATUS_SUCCESS) st = TRACEC_STATUS_BUFFER_FULL;
+        }
+        s2 = write_process_track(t, process_name);
+        if (st == TRACEC_STATUS_SUCCESS) st = s2;
+        pthread_mutex_lock(&g_tracks_mu);
+        for (size_t i = 0; i < g_ntracks; i++)
+            if (!write_track_descriptor(t, g_tracks[i].uuid, g_tracks[i].name, g_tracks[i].counter) &&
+                st == TRACEC_STATUS_SUCCESS)
+                st = TRACEC_STATUS_BUFFER_FULL;
+        pthread_mutex_unlock(&g_tracks_mu);
+    }
+    s2 = write_clock_snapshot(t);
+    return st == TRACEC_STATUS_SUCCESS ? s2 : st;
+}

@@ -1,0 +1,443 @@
+/*
+ * buffer_misuse_test.c - mistakes real programs make with the buffer
+ * runtime (issue 10): each one is a clear status, a counted drop or a
+ * documented automatic behaviour, never a crash, a hang or a packet lost
+ * uncounted.  docs/buffers.md, "Misuse", lists them with these tests.
+ * Runs under ASan+UBSan and TSan like the other buffer tests.
+ */
+#include "buffer_test_util.h"
+
+/* The counters' closing equation (buffer.h): everything offered is accounted for. */
+static uint64_t accounted(const tracec_buffer_stats_t *st) {
+    return st->delivered + st->dropped + st->overwritten + st->refused;
+}
+
+/* A packet record: field 900 = a trec of `len` bytes. */
+static tracec_status_t put_trec_packet(tracec_buffer_writer *bw, uint32_t thread, uint64_t seq, size_t len) {
+    uint8_t rec[512];
+    trec_make(rec, len, thread, seq);
+    return put_bytes_packet(bw, TRACEC_BUFFER_CATEGORY_USER, 1, rec, len);
+}
+
+/* True when every delivered payload is one Trace.packet record holding field 900 with a whole trec. */
+static bool packets_whole(collector *c, size_t *bad_at) {
+    for (size_t i = 0; i < c->n; i++) {
+        const uint8_t *p = c->recs[i].data;
+        size_t n = c->recs[i].size;
+        trec r;
+        /* 0x0A, 4-byte padded length, tag 900 (0xA2 0x38), 1-byte length, payload */
+        if (n < 8 || p[0] != 0x0A || p[5] != 0xA2 || p[6] != 0x38 || (size_t)p[7] + 8u != n ||
+            !trec_check(p + 8, p[7], &r)) {
+            *bad_at = i;
+            return false;
+        }
+    }
+    return true;
+}
+
+/* ---- 1. a thread that exits without tracec_buffer_writer_release ------- */
+
+typedef struct exit_arg {
+    tracec_buffer_id_t b;
+    uint32_t id;
+    int packets;
+    int leave_open; /* return with a packet begun and not ended */
+} exit_arg;
+
+static void *write_and_exit(void *p) {
+    exit_arg *a = (exit_arg *)p;
+    tracec_buffer_writer bw; /* on this thread's stack, never released */
+    if (tracec_buffer_writer_init(&bw, a->b, 0) != TRACEC_STATUS_SUCCESS) return (void *)1;
+    for (int i = 0; i < a->packets; i++)
+        if (put_trec_packet(&bw, a->id, (uint64_t)i, 40) != TRACEC_STATUS_SUCCESS) return (void *)2;
+    if (a->leave_open) {
+        tracec_writer w;
+        tracec_msg pkt;
+        tracec_buffer_begin_packet(&bw, &w, TRACEC_BUFFER_CATEGORY_USER, 1, &pkt);
+        tracec_msg_put_varint(&pkt, TRACEC_TAG(8, TRACEC_WIRE_VARINT), 1);
+    }
+    return NULL;
+}
+
+/* Asserts that thread t's packets 0..n-1 arrived once each, in order (one assertion: a failure names the first fault). */
+static void assert_each_thread_in_order(collector *c, uint32_t threads, int n) {
+    uint64_t *next = calloc(threads, sizeof *next);
+    size_t bad = 0;
+    cr_assert(packets_whole(c, &bad), "record %zu is torn", bad);
+    char why[160] = "";
+    for (size_t i = 0; i < c->n && !why[0]; i++) {
+        trec r = {0, 0, 0, 0};
+        (void)trec_check(c->recs[i].data + 8, c->recs[i].size - 8, &r);
+        if (r.thread >= threads)
+            snprintf(why, sizeof why, "record %zu: thread %u", i, r.thread);
+        else if (r.seq != next[r.thread])
+            snprintf(why, sizeof why, "thread %u: got %llu, expected %llu", r.thread, (unsigned long long)r.seq,
+                     (unsigned long long)next[r.thread]);
+        else
+            next[r.thread]++;
+    }
+    for (uint32_t t = 0; t < threads && !why[0]; t++)
+        if (next[t] != (uint64_t)n)
+            snprintf(why, sizeof why, "thread %u: %llu packets", t, (unsigned long long)next[t]);
+    free(next);
+    cr_assert(!why[0], "%s", why);
+}
+
+/* The issue's report: 8 threads write 10 packets each and return; main flushes. */
+Test(buffer_misuse, thread_exit_without_release_delivers_committed_packets, .timeout = 60) {
+    tracec_context_id_t ctx;
+    collector c;
+    tracec_buffer_id_t b = collected_buffer(&ctx, &c, 65536, 65536, TRACEC_BUFFER_POLICY_LOSSLESS);
+    pthread_t t[8];
+    exit_arg a[8];
+    for (uint32_t i = 0; i < 8; i++) {
+        a[i] = (exit_arg){b, i, 10, 0};
+        pthread_create(&t[i], NULL, write_and_exit, &a[i]);
+    }
+    for (int i = 0; i < 8; i++) {
+        void *rv;
+        pthread_join(t[i], &rv);
+        cr_assert_null(rv, "thread %d failed", i);
+    }
+    tracec_buffer_stats_t st = flush_and_stats(b);
+    cr_assert_eq(collector_count(&c), 80);
+    cr_assert_eq(st.delivered, 80);
+    cr_assert_eq(st.accepted, 80);
+    cr_assert_eq(st.refused, 0);
+    assert_each_thread_in_order(&c, 8, 10);
+    test_end();
+}
+
+/* 256 short-lived threads, 8 at a time, each leaving its last packet open, while deliveries run. */
+Test(buffer_misuse, many_short_lived_threads_lose_only_their_open_packet, .timeout = 120) {
+    tracec_context_id_t ctx;
+    collector c;
+    tracec_buffer_id_t b = collected_buffer(&ctx, &c, 4096, 2048, TRACEC_BUFFER_POLICY_LOSSLESS);
+    enum { WAVES = 32, PER = 8, N = 5 };
+    exit_arg a[WAVES * PER];
+    for (int w = 0; w < WAVES; w++) {
+        pthread_t t[PER];
+        for (int i = 0; i < PER; i++) {
+            uint32_t id = (uint32_t)(w * PER + i);
+            a[id] = (exit_arg){b, id, N, 1};
+            pthread_create(&t[i], NULL, write_and_exit, &a[id]);
+        }
+        if (w % 4 == 0) OK(tracec_flush_buffer_async(b));
+        for (int i = 0; i < PER; i++) {
+            void *rv;
+            pthread_join(t[i], &rv);
+            cr_assert_null(rv, "thread %d failed", w * PER + i);
+        }
+    }
+    tracec_buffer_stats_t st = flush_and_stats(b);
+    cr_assert_eq(st.delivered, (uint64_t)WAVES * PER * N);
+    cr_assert_eq(st.accepted, (uint64_t)WAVES * PER * N);
+    cr_assert_eq(st.refused, (uint64_t)WAVES * PER, "one open packet per thread");
+    cr_assert_eq(st.dropped, 0);
+    assert_each_thread_in_order(&c, WAVES * PER, N);
+    test_end();
+}
+
+/* A writer whose thread exited gets a fresh state at its next begin (a static writer used by a new thread). */
+static tracec_buffer_writer g_static_bw;
+
+static void *begin_once(void *p) {
+    (void)p;
+    return (void *)(uintptr_t)put_trec_packet(&g_static_bw, 0, 0, 40);
+}
+
+Test(buffer_misuse, writer_of_an_exited_thread_is_rearmed_at_next_begin, .timeout = 30) {
+    tracec_context_id_t ctx;
+    collector c;
+    tracec_buffer_id_t b = collected_buffer(&ctx, &c, 65536, 65536, TRACEC_BUFFER_POLICY_LOSSLESS);
+    OK(tracec_buffer_writer_init(&g_static_bw, b, 0));
+    pthread_t t;
+    void *rv;
+    pthread_create(&t, NULL, begin_once, NULL);
+    pthread_join(t, &rv);
+    cr_assert_eq((tracec_status_t)(uintptr_t)rv, TRACEC_STATUS_SUCCESS);
+    OK(put_trec_packet(&g_static_bw, 0, 1, 40)); /* the state went with the thread: a new one */
+    tracec_buffer_stats_t st = flush_and_stats(b);
+    cr_assert_eq(st.delivered, 2);
+    cr_assert_eq(st.accepted, 2);
+    assert_each_thread_in_order(&c, 1, 2);
+    tracec_buffer_writer_release(&g_static_bw);
+    test_end();
+}
+
+/* ---- 2. flush, destroy, lifecycle with a packet open ------------------- */
+
+Test(buffer_misuse, calls_that_wait_return_would_deadlock_with_a_packet_open, .timeout = 30) {
+    tracec_context_id_t ctx;
+    collector c, c2;
+    tracec_buffer_id_t b = collected_buffer(&ctx, &c, 65536, 65536, TRACEC_BUFFER_POLICY_LOSSLESS);
+    collector_init(&c2);
+    tracec_buffer_id_t b2;
+    OK(tracec_create_buffer(ctx, 65536, 65536, TRACEC_BUFFER_POLICY_LOSSLESS, collect_cb, &c2, &b2));
+    tracec_buffer_writer bw;
+    OK(tracec_buffer_writer_init(&bw, b, 0));
+    OK(put_trec_packet(&bw, 0, 0, 40));
+    tracec_writer w;
+    tracec_msg pkt;
+    tracec_buffer_begin_packet(&bw, &w, TRACEC_BUFFER_CATEGORY_USER, 1, &pkt);
+    uint8_t rec[40];
+    trec_make(rec, sizeof rec, 0, 1);
+    tracec_msg_put_bytes(&pkt, TRACEC_TAG(900, TRACEC_WIRE_LEN), rec, sizeof rec);
+    cr_assert_eq(tracec_flush_buffer(b), TRACEC_STATUS_WOULD_DEADLOCK);
+    cr_assert_eq(tracec_flush_buffer(b2), TRACEC_STATUS_WOULD_DEADLOCK, "another buffer: same callback thread");
+    cr_assert_eq(tracec_destroy_buffer(b), TRACEC_STATUS_WOULD_DEADLOCK);
+    cr_assert_eq(tracec_stop_context(ctx), TRACEC_STATUS_WOULD_DEADLOCK);
+    cr_assert_eq(tracec_terminate_context(ctx), TRACEC_STATUS_WOULD_DEADLOCK);
+    cr_assert_eq(tracec_destroy_context(ctx), TRACEC_STATUS_WOULD_DEADLOCK);
+    cr_assert_eq(tracec_finalize(), TRACEC_STATUS_WOULD_DEADLOCK);
+    OK(tracec_flush_buffer_async(b)); /* never waits */
+    OK(tracec_buffer_end_packet(&bw, &w, &pkt));
+    tracec_buffer_stats_t st = flush_and_stats(b);
+    cr_assert_eq(st.delivered, 2);
+    cr_assert_eq(st.refused, 0);
+    assert_each_thread_in_order(&c, 1, 2);
+    OK(tracec_stop_context(ctx));
+    tracec_buffer_writer_release(&bw);
+    test_end();
+}
+
+/*
+ * Emits into the buffer that holds this thread's open packet until it is
+ * full twice: the second switch would wait for the delivery of the half
+ * holding the open packet, which waits for that packet to end.  It is
+ * refused with WOULD_DEADLOCK and counted instead of hanging.
+ */
+Test(buffer_misuse, emit_that_would_wait_for_own_open_packet_is_refused, .timeout = 30) {
+    tracec_context_id_t ctx;
+    collector c;
+    tracec_buffer_id_t b = collected_buffer(&ctx, &c, 4096, 4096, TRACEC_BUFFER_POLICY_LOSSLESS);
+    c.keep = 0;
+    tracec_buffer_writer bw;
+    OK(tracec_buffer_writer_init(&bw, b, 0));
+    tracec_writer w;
+    tracec_msg pkt;
+    tracec_buffer_begin_packet(&bw, &w, TRACEC_BUFFER_CATEGORY_USER, 1, &pkt);
+    tracec_msg_put_varint(&pkt, TRACEC_TAG(8, TRACEC_WIRE_VARINT), 7);
+    uint8_t rec[64] = {0};
+    uint64_t ok = 0, wd = 0;
+    for (int i = 0; i < 400; i++) {
+        tracec_status_t s = tracec_buffer_emit(b, TRACEC_BUFFER_CATEGORY_USER, 2, rec, sizeof rec);
+        if (s == TRACEC_STATUS_SUCCESS) ok++;
+        else if (s == TRACEC_STATUS_WOULD_DEADLOCK) wd++;
+        else cr_assert(0, "emit %d: %s", i, ST(s));
+    }
+    cr_assert_gt(wd, 0, "some emits had to be refused");
+    OK(tracec_buffer_end_packet(&bw, &w, &pkt));
+    tracec_buffer_stats_t st = flush_and_stats(b);
+    cr_assert_eq(st.dropped, wd);
+    cr_assert_eq(st.accepted, ok + 1);
+    cr_assert_eq(st.delivered, ok + 1);
+    tracec_buffer_writer_release(&bw);
+    test_end();
+}
+
+/* ---- 4. double begin, ends that do not match, writer errors ------------ */
+
+Test(buffer_misuse, double_begin_with_another_writer_keeps_the_first, .timeout = 30) {
+    tracec_context_id_t ctx;
+    collector c;
+    tracec_buffer_id_t b = collected_buffer(&ctx, &c, 65536, 65536, TRACEC_BUFFER_POLICY_LOSSLESS);
+    tracec_buffer_writer bw;
+    OK(tracec_buffer_writer_init(&bw, b, 0));
+    uint8_t rec[40];
+    tracec_writer w1, w2;
+    tracec_msg p1, p2;
+    memset(&w2, 0, sizeof w2);
+    tracec_buffer_begin_packet(&bw, &w1, TRACEC_BUFFER_CATEGORY_USER, 1, &p1);
+    trec_make(rec, sizeof rec, 0, 0);
+    tracec_msg_put_bytes(&p1, TRACEC_TAG(900, TRACEC_WIRE_LEN), rec, sizeof rec);
+    tracec_buffer_begin_packet(&bw, &w2, TRACEC_BUFFER_CATEGORY_USER, 1, &p2);
+    cr_assert_eq(w2.status, TRACEC_STATUS_BAD_STATE);
+    trec_make(rec, sizeof rec, 0, 99);
+    tracec_msg_put_bytes(&p2, TRACEC_TAG(900, TRACEC_WIRE_LEN), rec, sizeof rec); /* goes nowhere */
+    cr_assert_eq(tracec_buffer_end_packet(&bw, &w2, &p2), TRACEC_STATUS_BAD_STATE);
+    OK(tracec_buffer_end_packet(&bw, &w1, &p1));
+    OK(put_trec_packet(&bw, 0, 1, 40));
+    tracec_buffer_stats_t st = flush_and_stats(b);
+    cr_assert_eq(st.delivered, 2);
+    cr_assert_eq(st.accepted, 2);
+    cr_assert_eq(st.refused, 1, "the second begin");
+    assert_each_thread_in_order(&c, 1, 2);
+    tracec_buffer_writer_release(&bw);
+    test_end();
+}
+
+/* One tracec_writer begun twice (a missing end): the first packet's window is gone, so it is abandoned. */
+static void double_begin_same_writer(tracec_buffering_mode_t mode, uint32_t category, uint32_t kind) {
+    tracec_context_id_t ctx;
+    collector c;
+    tracec_buffer_id_t b = mode == TRACEC_BUFFERING_MODE_STREAMING
+                               ? collected_buffer(&ctx, &c, 65536, 65536, TRACEC_BUFFER_POLICY_LOSSLESS)
+                               : collected_mode_buffer(&ctx, &c, mode, 65536, 0);
+    tracec_buffer_writer bw;
+    OK(tracec_buffer_writer_init(&bw, b, 0));
+    uint8_t rec[40];
+    tracec_writer w;
+    tracec_msg pkt;
+    for (uint64_t i = 0; i < 3; i++) {
+        tracec_buffer_begin_packet(&bw, &w, category, kind, &pkt);
+        trec_make(rec, sizeof rec, 0, 100 + i);
+        tracec_msg_put_bytes(&pkt, TRACEC_TAG(900, TRACEC_WIRE_LEN), rec, sizeof rec);
+        /* no end */
+        tracec_buffer_begin_packet(&bw, &w, category, kind, &pkt);
+        cr_assert_eq(w.status, TRACEC_STATUS_SUCCESS);
+        trec_make(rec, sizeof rec, 0, i);
+        tracec_msg_put_bytes(&pkt, TRACEC_TAG(900, TRACEC_WIRE_LEN), rec, sizeof rec);
+        OK(tracec_buffer_end_packet(&bw, &w, &pkt));
+    }
+    tracec_buffer_stats_t st = flush_and_stats(b); /* never hangs on the abandoned packet */
+    cr_assert_eq(st.delivered, 3);
+    cr_assert_eq(st.accepted, 3);
+    cr_assert_eq(st.refused, 3);
+    assert_each_thread_in_order(&c, 1, 3);
+    tracec_buffer_writer_release(&bw);
+    test_end();
+}
+
+Test(buffer_misuse, double_begin_with_the_same_writer_abandons_the_first, .timeout = 30) {
+    double_begin_same_writer(TRACEC_BUFFERING_MODE_STREAMING, TRACEC_BUFFER_CATEGORY_USER, 1);
+}
+
+Test(buffer_misuse, double_begin_of_a_durable_packet_abandons_the_first, .timeout = 30) {
+    double_begin_same_writer(TRACEC_BUFFERING_MODE_ONESHOT, TRACEC_BUFFER_CATEGORY_TRACING,
+                             TRACEC_BUFFER_TRACING_INTERNED_DATA);
+}
+
+Test(buffer_misuse, ending_a_packet_twice_leaves_the_open_one_alone, .timeout = 30) {
+    tracec_context_id_t ctx;
+    collector c;
+    tracec_buffer_id_t b = collected_buffer(&ctx, &c, 65536, 65536, TRACEC_BUFFER_POLICY_LOSSLESS);
+    tracec_buffer_writer bw;
+    OK(tracec_buffer_writer_init(&bw, b, 0));
+    uint8_t rec[40];
+    tracec_writer w1, w2;
+    tracec_msg p1, p2;
+    tracec_buffer_begin_packet(&bw, &w1, TRACEC_BUFFER_CATEGORY_USER, 1, &p1);
+    trec_make(rec, sizeof rec, 0, 0);
+    tracec_msg_put_bytes(&p1, TRACEC_TAG(900, TRACEC_WIRE_LEN), rec, sizeof rec);
+    OK(tracec_buffer_end_packet(&bw, &w1, &p1));
+    tracec_buffer_begin_packet(&bw, &w2, TRACEC_BUFFER_CATEGORY_USER, 1, &p2);
+    cr_assert_eq(tracec_buffer_end_packet(&bw, &w1, &p1), TRACEC_STATUS_BAD_STATE, "ended twice");
+    cr_assert_eq(tracec_buffer_end_packet(&bw, &w2, &p1), TRACEC_STATUS_BAD_STATE, "a packet of another writer");
+    trec_make(rec, sizeof rec, 0, 1);
+    tracec_msg_put_bytes(&p2, TRACEC_TAG(900, TRACEC_WIRE_LEN), rec, sizeof rec);
+    OK(tracec_buffer_end_packet(&bw, &w2, &p2));
+    cr_assert_eq(tracec_buffer_end_packet(&bw, &w2, &p2), TRACEC_STATUS_BAD_STATE, "no packet open");
+    tracec_buffer_stats_t st = flush_and_stats(b);
+    cr_assert_eq(st.delivered, 2);
+    cr_assert_eq(st.refused, 0);
+    assert_each_thread_in_order(&c, 1, 2);
+    tracec_buffer_writer_release(&bw);
+    test_end();
+}
+
+/* Each writer error drops its packet and counts it in `refused`, not `dropped`; the writer goes on. */
+Test(buffer_misuse, writer_errors_are_counted_as_refused, .timeout = 30) {
+    tracec_context_id_t ctx;
+    collector c;
+    tracec_buffer_id_t b = collected_buffer(&ctx, &c, 4096, 4096, TRACEC_BUFFER_POLICY_LOSSLESS);
+    tracec_buffer_writer bw;
+    OK(tracec_buffer_writer_init(&bw, b, 0));
+    tracec_writer w;
+    tracec_msg pkt, child, never, other;
+    /* A nested message that was never begun (a zeroed child), as in the issue. */
+    tracec_buffer_begin_packet(&bw, &w, TRACEC_BUFFER_CATEGORY_USER, 1, &pkt);
+    memset(&never, 0, sizeof never);
+    tracec_msg_end_nested(&pkt, &never);
+    cr_assert_eq(tracec_buffer_end_packet(&bw, &w, &pkt), TRACEC_STATUS_NESTING_MISMATCH);
+    /* Ending the outer child while an inner one is open. */
+    tracec_buffer_begin_packet(&bw, &w, TRACEC_BUFFER_CATEGORY_USER, 1, &pkt);
+    tracec_msg_begin_nested(&pkt, TRACEC_TAG(11, TRACEC_WIRE_LEN), &child);
+    tracec_msg_begin_nested(&child, TRACEC_TAG(1, TRACEC_WIRE_LEN), &other);
+    tracec_msg_end_nested(&pkt, &child);
+    cr_assert_eq(tracec_buffer_end_packet(&bw, &w, &pkt), TRACEC_STATUS_NESTING_MISMATCH);
+    /* The packet's own end while a child is open. */
+    tracec_buffer_begin_packet(&bw, &w, TRACEC_BUFFER_CATEGORY_USER, 1, &pkt);
+    tracec_msg_begin_nested(&pkt, TRACEC_TAG(11, TRACEC_WIRE_LEN), &child);
+    cr_assert_eq(tracec_buffer_end_packet(&bw, &w, &pkt), TRACEC_STATUS_NESTING_MISMATCH);
+    /* Bigger than a half. */
+    static uint8_t big[8192];
+    cr_assert_eq(put_bytes_packet(&bw, TRACEC_BUFFER_CATEGORY_USER, 1, big, sizeof big),
+                 TRACEC_STATUS_RECORD_TOO_LARGE);
+    OK(put_trec_packet(&bw, 0, 0, 40));
+    /* Released with a packet open. */
+    tracec_buffer_begin_packet(&bw, &w, TRACEC_BUFFER_CATEGORY_USER, 1, &pkt);
+    tracec_buffer_writer_release(&bw);
+    cr_assert_eq(tracec_buffer_end_packet(&bw, &w, &pkt), TRACEC_STATUS_BAD_STATE, "its writer is gone");
+    tracec_buffer_stats_t st = flush_and_stats(b);
+    cr_assert_eq(st.refused, 5);
+    cr_assert_eq(st.dropped, 0);
+    cr_assert_eq(st.delivered, 1);
+    cr_assert_eq(accounted(&st), 6);
+    assert_each_thread_in_order(&c, 1, 1);
+    test_end();
+}
+
+/* The context stops while a packet is open; the packet then needs a new chunk: CLOSED, counted. */
+static void *stop_ctx(void *p) { return (void *)(uintptr_t)tracec_stop_context(*(tracec_context_id_t *)p); }
+
+Test(buffer_misuse, packet_closed_by_a_stop_is_counted, .timeout = 30) {
+    tracec_context_id_t ctx;
+    collector c;
+    tracec_buffer_id_t b = collected_buffer(&ctx, &c, 65536, 65536, TRACEC_BUFFER_POLICY_LOSSLESS);
+    tracec_buffer_writer bw;
+    OK(tracec_buffer_writer_init(&bw, b, 0));
+    OK(put_trec_packet(&bw, 0, 0, 40));
+    tracec_writer w;
+    tracec_msg pkt;
+    tracec_buffer_begin_packet(&bw, &w, TRACEC_BUFFER_CATEGORY_USER, 1, &pkt);
+    pthread_t t; /* the stop waits for this packet, so it runs on another thread */
+    pthread_create(&t, NULL, stop_ctx, &ctx);
+    uint64_t v = 0;
+    tracec_status_t es;
+    while ((es = tracec_buffer_emit(b, TRACEC_BUFFER_CATEGORY_USER, 2, &v, sizeof v)) != TRACEC_STATUS_CLOSED) {
+        cr_assert_eq(es, TRACEC_STATUS_SUCCESS, "%s", ST(es));
+        v++;
+        usleep(200);
+    }
+    static uint8_t big[20000]; /* outgrows the chunk: no new chunk once closed */
+    tracec_msg_put_bytes(&pkt, TRACEC_TAG(900, TRACEC_WIRE_LEN), big, sizeof big);
+    cr_assert_eq(tracec_buffer_end_packet(&bw, &w, &pkt), TRACEC_STATUS_CLOSED);
+    void *rv;
+    pthread_join(t, &rv);
+    cr_assert_eq((tracec_status_t)(uintptr_t)rv, TRACEC_STATUS_SUCCESS);
+    tracec_buffer_stats_t st = flush_and_stats(b);
+    cr_assert_eq(st.refused, 1);
+    cr_assert_eq(st.delivered, 1 + v);
+    cr_assert_eq(accounted(&st), 2 + v);
+    tracec_buffer_writer_release(&bw);
+    test_end();
+}
+
+/* ---- 5. accepted counts every path ------------------------------------- */
+
+Test(buffer_misuse, accepted_counts_emits_and_packets_on_every_path, .timeout = 30) {
+    tracec_context_id_t ctx;
+    collector c;
+    tracec_buffer_id_t b = collected_mode_buffer(&ctx, &c, TRACEC_BUFFERING_MODE_ONESHOT, 65536, 0);
+    tracec_buffer_writer bw;
+    OK(tracec_buffer_writer_init(&bw, b, 0));
+    uint64_t v = 1;
+    for (int i = 0; i < 10; i++) OK(tracec_buffer_emit(b, TRACEC_BUFFER_CATEGORY_USER, 1, &v, sizeof v));
+    for (int i = 0; i < 10; i++) OK(tracec_buffer_emit(b, TRACEC_BUFFER_CATEGORY_TRACING, 4, &v, sizeof v));
+    for (uint64_t i = 0; i < 10; i++) OK(put_trec_packet(&bw, 0, i, 40)); /* the first takes the slow path */
+    for (int i = 0; i < 10; i++) /* durable packets: the out-of-line path */
+        OK(put_bytes_packet(&bw, TRACEC_BUFFER_CATEGORY_TRACING, TRACEC_BUFFER_TRACING_INTERNED_DATA, &v, 8));
+    static uint8_t big[3000]; /* outgrows its chunk: grow() */
+    OK(put_bytes_packet(&bw, TRACEC_BUFFER_CATEGORY_USER, 1, big, sizeof big));
+    tracec_buffer_stats_t st;
+    OK(tracec_query_buffer_stats(b, &st));
+    cr_assert_eq(st.accepted, 41, "before any delivery, packets still in the writer's chunk included");
+    st = flush_and_stats(b);
+    cr_assert_eq(st.accepted, 41);
+    cr_assert_eq(st.delivered, 41);
+    tracec_buffer_writer_release(&bw);
+    OK(tracec_query_buffer_stats(b, &st));
+    cr_assert_eq(st.accepted, 41, "a released writer's packets stay counted");
+    test_end();
+}

@@ -1,0 +1,151 @@
+#!/usr/bin/env python3
+"""The python3-protobuf oracle of the track-event tests: reads a .pftrace
+written through tracec/track_event.h and checks the invariants a Perfetto
+reader relies on.  Prints one `problem: ...` line per violation (exit 1) or
+`ok` (exit 0), then a summary, one `key<TAB>value` a line:
+
+    check_trace.py SCHEMA_PB TRACE [--allow-open]
+
+SCHEMA_PB  protoc --include_imports --descriptor_set_out of
+           perfetto/trace/trace.proto and my_events.proto
+--allow-open  slices left open at the end are not a problem (a CIRCULAR
+           trace may have lost their begins or ends)
+
+Invariants:
+  * the first packet of each trusted_packet_sequence_id sets
+    SEQ_INCREMENTAL_STATE_CLEARED (and first_packet_on_sequence);
+  * every iid used (name_iid, category_iids, debug annotation name_iid) is
+    defined earlier on the same sequence, and the packet that uses it sets
+    SEQ_NEEDS_INCREMENTAL_STATE;
+  * every track_uuid used has a TrackDescriptor somewhere in the trace, and
+    counter events are on tracks whose descriptor has `counter`;
+  * per track, slice ends never outnumber begins (and, unless
+    --allow-open, every slice is closed).
+Summary keys: sequences, packets, events:<TYPE>, names (sorted, |-joined),
+categories, dropped_flags, clocks (timestamp_clock_id of the events, 0 for
+none), ext:<field> (typed extension fields seen).
+"""
+import sys
+
+from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+
+
+def main():
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    allow_open = "--allow-open" in sys.argv
+    fds = descriptor_pb2.FileDescriptorSet()
+    with open(args[0], "rb") as f:
+        fds.ParseFromString(f.read())
+    pool = descriptor_pool.DescriptorPool()
+    for fd in fds.file:
+        pool.Add(fd)
+    classes = message_factory.MessageFactory(pool).GetMessages([fd.name for fd in fds.file])
+    trace_cls = classes["perfetto.protos.Trace"]
+    trace = trace_cls()
+    with open(args[1], "rb") as f:
+        trace.ParseFromString(f.read())
+
+    problems = []
+    seqs = {}  # seq id -> {"names": {}, "cats": {}, "dbg": {}}
+    tracks = {}  # uuid -> is counter
+    used_tracks = []  # (uuid, is counter event)
+    open_slices = {}
+    events = {}
+    names, cats = set(), set()
+    dropped = 0
+    ext = {}
+    clocks = set()
+    for i, p in enumerate(trace.packet):
+        if p.HasField("track_descriptor"):
+            tracks[p.track_descriptor.uuid] = p.track_descriptor.HasField("counter")
+    for i, p in enumerate(trace.packet):
+        seq = p.trusted_packet_sequence_id
+        flags = p.sequence_flags
+        if p.previous_packet_dropped:
+            dropped += 1
+        if seq and seq not in seqs:
+            if not flags & 1 or not p.first_packet_on_sequence:
+                problems.append("packet %d: first packet of sequence %d lacks CLEARED/first_packet_on_sequence" % (i, seq))
+            seqs[seq] = {"names": {}, "cats": {}, "dbg": {}}
+        st = seqs.get(seq)
+        if flags & 1 and st is not None:
+            st["names"].clear(), st["cats"].clear(), st["dbg"].clear()
+        if p.HasField("interned_data"):
+            d = p.interned_data
+            for e in d.event_names:
+                st["names"][e.iid] = e.name
+            for e in d.event_categories:
+                st["cats"][e.iid] = e.name
+            for e in d.debug_annotation_names:
+                st["dbg"][e.iid] = e.name
+        if not p.HasField("track_event"):
+            continue
+        te = p.track_event
+        clocks.add(p.timestamp_clock_id)
+        tname = te.DESCRIPTOR.fields_by_number[9].enum_type.values_by_number[te.type].name
+        events[tname] = events.get(tname, 0) + 1
+        uses_iid = False
+
+        def resolve(table, iid, what):
+            if st is None or iid not in st[table]:
+                problems.append("packet %d: %s iid %d undefined on sequence %d" % (i, what, iid, seq))
+                return "?"
+            return st[table][iid]
+
+        if te.HasField("name_iid"):
+            uses_iid = True
+            names.add(resolve("names", te.name_iid, "name"))
+        elif te.HasField("name"):
+            names.add(te.name)
+        for c in te.category_iids:
+            uses_iid = True
+            cats.add(resolve("cats", c, "category"))
+        for c in te.categories:
+            cats.add(c)
+        for da in te.debug_annotations:
+            if da.HasField("name_iid"):
+                uses_iid = True
+                resolve("dbg", da.name_iid, "debug annotation name")
+        if uses_iid and not flags & 2:
+            problems.append("packet %d: uses iids without SEQ_NEEDS_INCREMENTAL_STATE" % i)
+        is_counter = tname == "TYPE_COUNTER"
+        if not te.HasField("track_uuid"):
+            problems.append("packet %d: event without track_uuid" % i)
+        else:
+            u = te.track_uuid
+            if u not in tracks:
+                problems.append("packet %d: track %d has no descriptor" % (i, u))
+            elif is_counter and not tracks[u]:
+                problems.append("packet %d: counter on track %d, which is not a counter track" % (i, u))
+            if tname == "TYPE_SLICE_BEGIN":
+                open_slices[u] = open_slices.get(u, 0) + 1
+            elif tname == "TYPE_SLICE_END":
+                if open_slices.get(u, 0) == 0 and not allow_open:
+                    problems.append("packet %d: slice end without a begin on track %d" % (i, u))
+                open_slices[u] = max(0, open_slices.get(u, 0) - 1)
+        for fd, value in te.ListFields():
+            if fd.is_extension:
+                ext[fd.name] = value
+    if not allow_open:
+        for u, n in open_slices.items():
+            if n:
+                problems.append("track %d: %d slices left open" % (u, n))
+    for pr in problems[:50]:
+        print("problem: " + pr)
+    if not problems:
+        print("ok")
+    print("sequences\t%d" % len(seqs))
+    print("packets\t%d" % len(trace.packet))
+    for k in sorted(events):
+        print("events:%s\t%d" % (k, events[k]))
+    print("names\t%s" % "|".join(sorted(names)))
+    print("categories\t%s" % "|".join(sorted(cats)))
+    print("dropped_flags\t%d" % dropped)
+    print("clocks\t%s" % "|".join(str(c) for c in sorted(clocks)))
+    for k in sorted(ext):
+        print("ext:%s\t%s" % (k, ext[k]))
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

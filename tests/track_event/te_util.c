@@ -1,0 +1,114 @@
+/*
+ * te_util.c - see te_util.h.
+ */
+#define _GNU_SOURCE
+#include "te_util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static char g_dir[256];
+
+const char *te_path(const char *name) {
+    static char paths[8][512];
+    static unsigned next;
+    if (g_dir[0] == '\0') {
+        snprintf(g_dir, sizeof g_dir, "%s/te_test_%ld_XXXXXX", TRACEC_BINARY_DIR, (long)getpid());
+        if (mkdtemp(g_dir) == NULL) return NULL;
+    }
+    char *p = paths[next++ % 8u];
+    snprintf(p, 512, "%s/%s", g_dir, name);
+    return p;
+}
+
+int te_run(const char *cmd, char **out) {
+    FILE *f = popen(cmd, "r");
+    size_t cap = 4096, n = 0, k;
+    char *buf = malloc(cap);
+    if (f == NULL || buf == NULL) {
+        if (f) pclose(f);
+        free(buf);
+        *out = NULL;
+        return -1;
+    }
+    while ((k = fread(buf + n, 1, cap - n - 1, f)) > 0) {
+        n += k;
+        if (cap - n < 2) buf = realloc(buf, cap *= 2);
+    }
+    buf[n] = '\0';
+    *out = buf;
+    int st = pclose(f);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static const char *schema_pb(void) {
+    static char path[512];
+    if (path[0] == '\0') {
+        char cmd[2048], *out;
+        snprintf(path, sizeof path, "%s", te_path("schema.pb"));
+        snprintf(cmd, sizeof cmd,
+                 "%s --include_imports --descriptor_set_out=%s -I %s/protos -I %s/examples "
+                 "perfetto/trace/trace.proto my_events.proto 2>&1",
+                 TRACEC_PROTOC, path, TRACEC_SOURCE_DIR, TRACEC_SOURCE_DIR);
+        if (te_run(cmd, &out) != 0) fprintf(stderr, "protoc failed: %s\n", out ? out : "");
+        free(out);
+    }
+    return path;
+}
+
+int te_check(const char *trace, const char *flags, char **out) {
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "%s %s/tests/track_event/check_trace.py %s %s %s 2>&1", TRACEC_PYTHON3,
+             TRACEC_SOURCE_DIR, schema_pb(), trace, flags ? flags : "");
+    return te_run(cmd, out);
+}
+
+static const char *tp_path(void) {
+    static char path[512];
+    snprintf(path, sizeof path, "%s/../shared/tools/trace_processor_shell", TRACEC_SOURCE_DIR);
+    return path;
+}
+
+int te_tp(const char *trace, const char *sql, char **out) {
+    char cmd[2048], qpath[512];
+    *out = NULL;
+    if (access(tp_path(), X_OK) != 0) {
+        fprintf(stderr, "SKIP (trace processor checks): %s not found\n", tp_path());
+        return 0;
+    }
+    snprintf(qpath, sizeof qpath, "%s.sql", trace);
+    FILE *q = fopen(qpath, "w");
+    if (q == NULL) return 0;
+    fputs(sql, q);
+    fclose(q);
+    snprintf(cmd, sizeof cmd, "%s %s -q %s 2>/dev/null", tp_path(), trace, qpath);
+    return te_run(cmd, out) == 0 ? 1 : (fprintf(stderr, "trace processor failed: %s\n", *out ? *out : ""), 1);
+}
+
+char *te_tp_bad_stats(const char *trace) {
+    char *out;
+    if (!te_tp(trace,
+               "select name, idx, severity, source, value from stats "
+               "where value > 0 and severity in ('error', 'data_loss');",
+               &out))
+        return strdup("");
+    /* drop the header line */
+    char *nl = out ? strchr(out, '\n') : NULL;
+    char *rest = strdup(nl ? nl + 1 : "");
+    free(out);
+    return rest;
+}
+
+char *te_summary(const char *summary, const char *key) {
+    size_t kl = strlen(key);
+    for (const char *p = summary; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+        if (strncmp(p, key, kl) == 0 && p[kl] == '\t') {
+            const char *v = p + kl + 1;
+            return strndup(v, strcspn(v, "\n"));
+        }
+    }
+    return NULL;
+}

@@ -1,0 +1,31 @@
+/*
+ * te_util.h - helpers of the track-event tests: a scratch directory, the
+ * python3-protobuf checker (check_trace.py) and Perfetto's trace processor.
+ */
+#ifndef TRACEC_TESTS_TE_UTIL_H
+#define TRACEC_TESTS_TE_UTIL_H
+
+#include <stddef.h>
+
+/* A path `name` inside this process's scratch directory (static storage, one per call slot 0..7). */
+const char *te_path(const char *name);
+
+/* Runs `cmd` with /bin/sh; returns its exit status (-1 if abnormal) and its stdout in *out (malloc'd). */
+int te_run(const char *cmd, char **out);
+
+/* check_trace.py on `trace` (`flags` may be NULL); exit status, its output in *out (malloc'd). */
+int te_check(const char *trace, const char *flags, char **out);
+
+/*
+ * The trace processor's CSV answer to `sql` on `trace` in *out (malloc'd).
+ * Returns 0 (and prints why) when ../shared/tools/trace_processor_shell is absent.
+ */
+int te_tp(const char *trace, const char *sql, char **out);
+
+/* The rows of the `stats` table that are errors or data losses (empty when none). */
+char *te_tp_bad_stats(const char *trace);
+
+/* The line `key<TAB>value` of a check_trace.py summary: the value (malloc'd), or NULL. */
+char *te_summary(const char *summary, const char *key);
+
+#endif

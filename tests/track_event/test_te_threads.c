@@ -1,0 +1,128 @@
+/*
+ * test_te_threads.c - track events from many threads: four long-lived
+ * producers, short-lived threads that exit mid-session, and a stop that
+ * races with producers.  Each thread gets its own sequence; the trace
+ * processor sees every slice on its thread's track.  Runs under TSan too
+ * (label tsan; with tests/runtime/tsan_runner in the TSan build).
+ */
+#define _GNU_SOURCE /* pthread_setname_np */
+#include <criterion/criterion.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "te_util.h"
+#include "tracec/track_event.h"
+
+#define THREAD_CATEGORIES(C) C(t, "threads")
+TRACEC_TE_DECLARE_CATEGORIES(THREAD_CATEGORIES)
+TRACEC_TE_DEFINE_CATEGORIES(THREAD_CATEGORIES)
+
+enum { LONG_THREADS = 4, SHORT_THREADS = 8, LONG_ITERS = 200, SHORT_ITERS = 10 };
+
+typedef struct worker_arg {
+    char name[16];
+    int iters;
+    volatile int *stop; /* NULL: run `iters` times */
+} worker_arg;
+
+static void *worker(void *p) {
+    worker_arg *w = (worker_arg *)p;
+    pthread_setname_np(pthread_self(), w->name);
+    for (int i = 0; w->stop ? !__atomic_load_n(w->stop, __ATOMIC_RELAXED) : i < w->iters; i++) {
+        TRACEC_TE(t, TRACEC_TE_SLICE_BEGIN("work"), TRACEC_TE_ARG_INT("iter", i));
+        TRACEC_INSTANT(t, "tick");
+        TRACEC_COUNTER(t, "progress", i);
+        TRACEC_SLICE_END(t);
+    }
+    return NULL;
+}
+
+static void check(const char *path, const char *flags, char **summary) {
+    char *out;
+    int rc = te_check(path, flags, &out);
+    cr_assert_eq(rc, 0, "check_trace.py:\n%s", out ? out : "");
+    *summary = out;
+}
+
+Test(te_threads, long_and_short_lived_threads_each_get_a_sequence) {
+    const char *path = te_path("threads.pftrace");
+    tracec_session_config cfg = TRACEC_SESSION_CONFIG_INIT;
+    tracec_session *s;
+    pthread_t lt[LONG_THREADS], st[SHORT_THREADS];
+    worker_arg la[LONG_THREADS], sa[SHORT_THREADS];
+    cfg.path = path;
+    cfg.buffer_size = 64 * 1024;
+    cr_assert_eq(tracec_session_start(&cfg, &s), TRACEC_STATUS_SUCCESS);
+    for (int i = 0; i < LONG_THREADS; i++) {
+        snprintf(la[i].name, sizeof la[i].name, "long%d", i);
+        la[i].iters = LONG_ITERS;
+        la[i].stop = NULL;
+        cr_assert_eq(pthread_create(&lt[i], NULL, worker, &la[i]), 0);
+    }
+    for (int i = 0; i < SHORT_THREADS; i += 2) { /* two at a time, each exits while the session runs */
+        for (int j = i; j < i + 2; j++) {
+            snprintf(sa[j].name, sizeof sa[j].name, "short%d", j);
+            sa[j].iters = SHORT_ITERS;
+            sa[j].stop = NULL;
+            cr_assert_eq(pthread_create(&st[j], NULL, worker, &sa[j]), 0);
+        }
+        for (int j = i; j < i + 2; j++) pthread_join(st[j], NULL);
+    }
+    for (int i = 0; i < LONG_THREADS; i++) pthread_join(lt[i], NULL);
+    cr_assert_eq(tracec_session_stop(s), TRACEC_STATUS_SUCCESS);
+
+    char *sum;
+    check(path, NULL, &sum);
+    char *v = te_summary(sum, "sequences");
+    cr_assert(v != NULL && atoi(v) == 1 + LONG_THREADS + SHORT_THREADS, "sequences: %s\n%s", v, sum);
+    free(v);
+    v = te_summary(sum, "events:TYPE_SLICE_BEGIN");
+    cr_assert(v != NULL && atoi(v) == LONG_THREADS * LONG_ITERS + SHORT_THREADS * SHORT_ITERS, "%s", sum);
+    free(v);
+    free(sum);
+
+    char *out, *bad = te_tp_bad_stats(path);
+    cr_assert_eq(strcmp(bad, ""), 0, "error / data_loss stats:\n%s", bad);
+    free(bad);
+    if (te_tp(path,
+              "select t.name, count(*) as n, max(s.depth) as depth from slice s join thread_track tt "
+              "on s.track_id = tt.id join thread t using(utid) where s.name = 'work' group by t.name "
+              "order by t.name;",
+              &out)) {
+        const char *want =
+            "\"name\",\"n\",\"depth\"\n\"long0\",200,0\n\"long1\",200,0\n\"long2\",200,0\n\"long3\",200,0\n"
+            "\"short0\",10,0\n\"short1\",10,0\n\"short2\",10,0\n\"short3\",10,0\n\"short4\",10,0\n"
+            "\"short5\",10,0\n\"short6\",10,0\n\"short7\",10,0\n";
+        cr_assert(out != NULL && strcmp(out, want) == 0, "got\n%s", out ? out : "");
+        free(out);
+    }
+}
+
+Test(te_threads, stop_while_threads_write) {
+    const char *path = te_path("race.pftrace");
+    tracec_session_config cfg = TRACEC_SESSION_CONFIG_INIT;
+    tracec_session *s;
+    pthread_t th[LONG_THREADS];
+    worker_arg wa[LONG_THREADS];
+    volatile int stop = 0;
+    cfg.path = path;
+    cfg.mode = TRACEC_BUFFERING_MODE_CIRCULAR;
+    cfg.buffer_size = 16 * 1024;
+    cr_assert_eq(tracec_session_start(&cfg, &s), TRACEC_STATUS_SUCCESS);
+    for (int i = 0; i < LONG_THREADS; i++) {
+        snprintf(wa[i].name, sizeof wa[i].name, "racer%d", i);
+        wa[i].stop = &stop;
+        cr_assert_eq(pthread_create(&th[i], NULL, worker, &wa[i]), 0);
+    }
+    struct timespec ts = {0, 20 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+    cr_assert_eq(tracec_session_stop(s), TRACEC_STATUS_SUCCESS); /* producers still running */
+    nanosleep(&ts, NULL);
+    __atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
+    for (int i = 0; i < LONG_THREADS; i++) pthread_join(th[i], NULL);
+    char *sum;
+    check(path, "--allow-open", &sum);
+    free(sum);
+}

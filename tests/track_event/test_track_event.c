@@ -1,0 +1,382 @@
+/*
+ * test_track_event.c - tracec/track_event.h end to end: sessions write
+ * .pftrace files that Perfetto's trace processor loads without errors and
+ * shows exactly as written (slices, args, counters, tracks, interned
+ * names, typed extension fields), and that check_trace.py (python3-protobuf)
+ * finds consistent (iids defined before use per sequence, descriptors for
+ * every track, sequence flags, nesting).
+ */
+#define _GNU_SOURCE /* pthread_setname_np */
+#include <criterion/criterion.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "my_events.tracec.h"
+#include "te_util.h"
+#include "tracec/track_event.h"
+
+#define TEST_CATEGORIES(C) C(a, "cat_a") C(b, "cat_b") C(off, "cat_off")
+TRACEC_TE_DECLARE_CATEGORIES(TEST_CATEGORIES)
+TRACEC_TE_DEFINE_CATEGORIES(TEST_CATEGORIES)
+
+static tracec_session *start(const char *path, tracec_buffering_mode_t mode, size_t size) {
+    static const char *const cats[] = {"cat_a", "cat_b"};
+    tracec_session_config cfg = TRACEC_SESSION_CONFIG_INIT;
+    tracec_session *s = NULL;
+    cfg.path = path;
+    cfg.mode = mode;
+    cfg.buffer_size = size;
+    cfg.categories = cats;
+    cfg.num_categories = 2;
+    cfg.process_name = "te_test";
+    pthread_setname_np(pthread_self(), "te_main");
+    tracec_status_t st = tracec_session_start(&cfg, &s);
+    cr_assert_eq(st, TRACEC_STATUS_SUCCESS, "start: %s", tracec_status_str(st));
+    return s;
+}
+
+/* check_trace.py finds no problem; returns its summary (malloc'd). */
+static char *check_ok(const char *trace, const char *flags) {
+    char *out;
+    int rc = te_check(trace, flags, &out);
+    cr_assert_eq(rc, 0, "check_trace.py on %s:\n%s", trace, out ? out : "");
+    return out;
+}
+
+static void expect_summary(const char *summary, const char *key, const char *want) {
+    char *v = te_summary(summary, key);
+    cr_assert(v != NULL && strcmp(v, want) == 0, "%s: got '%s', want '%s'\n%s", key, v ? v : "(none)", want,
+              summary);
+    free(v);
+}
+
+static void expect_tp(const char *trace, const char *sql, const char *want) {
+    char *out;
+    if (!te_tp(trace, sql, &out)) return;
+    cr_assert(out != NULL && strcmp(out, want) == 0, "trace processor, %s\n--- got\n%s--- want\n%s", sql,
+              out ? out : "", want);
+    free(out);
+}
+
+static void expect_clean_stats(const char *trace) {
+    char *bad = te_tp_bad_stats(trace);
+    cr_assert_str_eq(bad, "", "error / data_loss stats:\n%s", bad);
+    free(bad);
+}
+
+static void write_basic_events(void) {
+    char dyn[16];
+    TRACEC_TE(a, TRACEC_TE_SLICE_BEGIN("outer"), TRACEC_TE_TIMESTAMP(1000), TRACEC_TE_ARG_INT("i", -5),
+              TRACEC_TE_ARG_UINT("u", 7), TRACEC_TE_ARG_DOUBLE("d", 1.5), TRACEC_TE_ARG_BOOL("flag", 1),
+              TRACEC_TE_ARG_STRING("s", "str"), TRACEC_TE_ARG_POINTER("p", 0x1234));
+    TRACEC_TE(a, TRACEC_TE_INSTANT("inner"), TRACEC_TE_TIMESTAMP(1500), TRACEC_TE_FLOW(9),
+              TRACEC_TE_ARG_INT("i", 6));
+    TRACEC_TE(b, TRACEC_TE_SLICE_BEGIN("flow end"), TRACEC_TE_TIMESTAMP(1600), TRACEC_TE_TERMINATING_FLOW(9));
+    TRACEC_TE(b, TRACEC_TE_SLICE_END(), TRACEC_TE_TIMESTAMP(1700));
+    TRACEC_TE(a, TRACEC_TE_SLICE_END(), TRACEC_TE_TIMESTAMP(2000));
+    TRACEC_TE(a, TRACEC_TE_COUNTER_INT("queue", 3), TRACEC_TE_TIMESTAMP(1100));
+    TRACEC_TE(a, TRACEC_TE_COUNTER_INT("queue", 4), TRACEC_TE_TIMESTAMP(1200));
+    TRACEC_TE(a, TRACEC_TE_COUNTER_DOUBLE("ratio", 0.25), TRACEC_TE_TIMESTAMP(1200));
+    cr_assert_eq(tracec_te_define_track(77, "gpu queue", 0), TRACEC_STATUS_SUCCESS);
+    cr_assert_eq(tracec_te_define_track(78, "mem", 1), TRACEC_STATUS_SUCCESS);
+    TRACEC_TE(a, TRACEC_TE_INSTANT("on custom"), TRACEC_TE_TRACK(77), TRACEC_TE_TIMESTAMP(1300));
+    TRACEC_TE(a, TRACEC_TE_COUNTER_INT("mem", 512), TRACEC_TE_TRACK(78), TRACEC_TE_TIMESTAMP(1400));
+    snprintf(dyn, sizeof dyn, "dyn %d", 1);
+    TRACEC_TE(a, TRACEC_TE_INSTANT("unused"), TRACEC_TE_DYNAMIC_NAME(dyn), TRACEC_TE_TIMESTAMP(1800));
+    TRACEC_INSTANT(off, "disabled");
+}
+
+Test(track_event, basic_events_as_the_trace_processor_sees_them) {
+    const char *path = te_path("basic.pftrace");
+    tracec_session *s = start(path, TRACEC_BUFFERING_MODE_STREAMING, 0);
+    write_basic_events();
+    cr_assert_eq(tracec_session_stop(s), TRACEC_STATUS_SUCCESS);
+
+    char *sum = check_ok(path, NULL);
+    expect_summary(sum, "names", "dyn 1|flow end|inner|on custom|outer");
+    expect_summary(sum, "categories", "cat_a|cat_b");
+    expect_summary(sum, "events:TYPE_COUNTER", "4");
+    expect_summary(sum, "sequences", "1");
+    free(sum);
+
+    expect_clean_stats(path);
+    expect_tp(path, "select ts, dur, name, category, depth from slice order by ts;",
+              "\"ts\",\"dur\",\"name\",\"category\",\"depth\"\n"
+              "1000,1000,\"outer\",\"cat_a\",0\n"
+              "1300,0,\"on custom\",\"cat_a\",0\n"
+              "1500,0,\"inner\",\"cat_a\",1\n"
+              "1600,100,\"flow end\",\"cat_b\",1\n"
+              "1800,0,\"dyn 1\",\"cat_a\",1\n");
+    expect_tp(path,
+              "select key, int_value, string_value, real_value from args join slice using(arg_set_id) "
+              "where slice.name = 'outer' and key like 'debug.%' order by key;",
+              "\"key\",\"int_value\",\"string_value\",\"real_value\"\n"
+              "\"debug.d\",\"[NULL]\",\"[NULL]\",1.500000\n"
+              "\"debug.flag\",1,\"[NULL]\",\"[NULL]\"\n"
+              "\"debug.i\",-5,\"[NULL]\",\"[NULL]\"\n"
+              "\"debug.p\",4660,\"[NULL]\",\"[NULL]\"\n"
+              "\"debug.s\",\"[NULL]\",\"str\",\"[NULL]\"\n"
+              "\"debug.u\",7,\"[NULL]\",\"[NULL]\"\n");
+    expect_tp(path,
+              "select t.name, c.ts, c.value from counter c join counter_track t on c.track_id = t.id "
+              "order by t.name, c.ts;",
+              "\"name\",\"ts\",\"value\"\n"
+              "\"mem\",1400,512.000000\n"
+              "\"queue\",1100,3.000000\n"
+              "\"queue\",1200,4.000000\n"
+              "\"ratio\",1200,0.250000\n");
+    expect_tp(path,
+              "select so.name as src, si.name as dst from flow f join slice so on f.slice_out = so.id "
+              "join slice si on f.slice_in = si.id;",
+              "\"src\",\"dst\"\n\"inner\",\"flow end\"\n");
+    expect_tp(path,
+              "select t.name as thread, p.name as process, p.pid = t.tid as main from thread_track tt "
+              "join thread t using(utid) join process p using(upid);",
+              "\"thread\",\"process\",\"main\"\n\"te_main\",\"te_test\",1\n");
+}
+
+Test(track_event, typed_extension_event) {
+    const char *path = te_path("typed.pftrace");
+    tracec_session *s = start(path, TRACEC_BUFFERING_MODE_STREAMING, 0);
+    int ran = 0;
+    TRACEC_EVENT_AS(a, my_app_MyEvent, ev, "typed") {
+        my_app_MyEvent_set_cstr_custom_string(&ev, "hello");
+        my_app_MyEvent_set_custom_counter(&ev, -42);
+        my_app_MyEvent_set_mood(&ev, my_app_MOOD_BUSY);
+        ran++;
+    }
+    TRACEC_SLICE_BEGIN_AS(b, my_app_MyEvent, ev, "typed slice") { my_app_MyEvent_set_custom_counter(&ev, 7); }
+    TRACEC_SLICE_END(b);
+    TRACEC_EVENT_AS(off, my_app_MyEvent, ev, "disabled") { ran += 100; }
+    cr_assert_eq(ran, 1);
+    cr_assert_eq(tracec_session_stop(s), TRACEC_STATUS_SUCCESS);
+
+    char *sum = check_ok(path, NULL);
+    expect_summary(sum, "names", "typed|typed slice");
+    expect_summary(sum, "ext:custom_string", "hello");
+    free(sum);
+    expect_clean_stats(path);
+    expect_tp(path,
+              "select s.name, s.category, a.key, a.int_value, a.string_value from slice s "
+              "join args a using(arg_set_id) where a.key not like 'event.%' and a.key not like 'legacy%' "
+              "order by s.name, a.key;",
+              "\"name\",\"category\",\"key\",\"int_value\",\"string_value\"\n"
+              "\"typed\",\"cat_a\",\"custom_counter\",-42,\"[NULL]\"\n"
+              "\"typed\",\"cat_a\",\"custom_string\",\"[NULL]\",\"hello\"\n"
+              "\"typed\",\"cat_a\",\"mood\",\"[NULL]\",\"MOOD_BUSY\"\n"
+              "\"typed slice\",\"cat_b\",\"custom_counter\",7,\"[NULL]\"\n");
+}
+
+/* Four call sites, so four names to intern and keep alive across wraps. */
+static void write_many(int n) {
+    for (int i = 0; i < n; i++) {
+        switch (i & 3) {
+        case 0: TRACEC_TE(a, TRACEC_TE_SLICE_BEGIN("w0"), TRACEC_TE_ARG_INT("i", i)); break;
+        case 1: TRACEC_TE(a, TRACEC_TE_INSTANT("w1"), TRACEC_TE_ARG_STRING("s", "some text")); break;
+        case 2: TRACEC_COUNTER(b, "c2", i); break;
+        default: TRACEC_SLICE_END(a); break;
+        }
+    }
+}
+
+Test(track_event, circular_wraps_keep_every_iid_resolvable) {
+    const char *path = te_path("circular.pftrace");
+    tracec_session *s = start(path, TRACEC_BUFFERING_MODE_CIRCULAR, 4096);
+    write_many(20000);
+    tracec_buffer_stats_t bs;
+    cr_assert_eq(tracec_query_buffer_stats(tracec_session_buffer(s), &bs), TRACEC_STATUS_SUCCESS);
+    cr_assert_gt(bs.overwritten, 1000u, "the buffer wrapped (overwritten %llu)", (unsigned long long)bs.overwritten);
+    cr_assert_eq(tracec_session_stop(s), TRACEC_STATUS_SUCCESS);
+    char *sum = check_ok(path, "--allow-open");
+    expect_summary(sum, "names", "w0|w1");
+    free(sum);
+    expect_clean_stats(path);
+    expect_tp(path, "select count(*) > 10 as many, min(name = 'w0' or name = 'w1') as named from slice;",
+              "\"many\",\"named\"\n1,1\n");
+}
+
+Test(track_event, oneshot_keeps_the_first_events_and_drops_the_rest) {
+    const char *path = te_path("oneshot.pftrace");
+    tracec_session *s = start(path, TRACEC_BUFFERING_MODE_ONESHOT, 4096);
+    write_many(4000);
+    tracec_buffer_stats_t bs;
+    cr_assert_eq(tracec_query_buffer_stats(tracec_session_buffer(s), &bs), TRACEC_STATUS_SUCCESS);
+    cr_assert_gt(bs.dropped, 100u);
+    cr_assert_eq(tracec_session_stop(s), TRACEC_STATUS_SUCCESS);
+    char *sum = check_ok(path, "--allow-open");
+    expect_summary(sum, "names", "w0|w1");
+    free(sum);
+    expect_clean_stats(path);
+    /* the first slice is the first one written */
+    expect_tp(path,
+              "select s.name, a.int_value from slice s join args a using(arg_set_id) where a.key = 'debug.i' "
+              "order by s.ts limit 1;",
+              "\"name\",\"int_value\"\n\"w0\",0\n");
+}
+
+Test(track_event, streaming_discard_marks_packets_after_a_drop) {
+    const char *path = te_path("discard.pftrace");
+    tracec_session_config cfg = TRACEC_SESSION_CONFIG_INIT;
+    tracec_session *s;
+    cfg.path = path;
+    cfg.policy = TRACEC_BUFFER_POLICY_DISCARD;
+    cfg.buffer_size = 4096;
+    cr_assert_eq(tracec_session_start(&cfg, &s), TRACEC_STATUS_SUCCESS);
+    for (int round = 0; round < 4; round++) {
+        write_many(2000); /* fills the buffer: drops */
+        cr_assert_eq(tracec_session_flush(s), TRACEC_STATUS_SUCCESS);
+    }
+    tracec_buffer_stats_t bs;
+    cr_assert_eq(tracec_query_buffer_stats(tracec_session_buffer(s), &bs), TRACEC_STATUS_SUCCESS);
+    cr_assert_gt(bs.dropped, 0u);
+    cr_assert_eq(tracec_session_stop(s), TRACEC_STATUS_SUCCESS);
+    char *sum = check_ok(path, "--allow-open");
+    char *d = te_summary(sum, "dropped_flags");
+    cr_assert(d != NULL && atoi(d) > 0, "previous_packet_dropped after drops:\n%s", sum);
+    free(d);
+    free(sum);
+    expect_clean_stats(path);
+}
+
+Test(track_event, clear_entire_starts_new_sequences) {
+    const char *path = te_path("clear.pftrace");
+    tracec_session *s = start(path, TRACEC_BUFFERING_MODE_ONESHOT, 65536);
+    TRACEC_TE(a, TRACEC_TE_INSTANT("run1"), TRACEC_TE_ARG_INT("k", 1));
+    cr_assert_eq(tracec_session_pause(s), TRACEC_STATUS_SUCCESS);
+    TRACEC_INSTANT(a, "while paused");
+    cr_assert_eq(tracec_session_resume(s, TRACEC_BUFFER_DISPOSITION_CLEAR_ENTIRE), TRACEC_STATUS_SUCCESS);
+    TRACEC_TE(a, TRACEC_TE_INSTANT("run2"), TRACEC_TE_ARG_INT("k", 2));
+    cr_assert_eq(tracec_session_resume(s, TRACEC_BUFFER_DISPOSITION_RETAIN), TRACEC_STATUS_SUCCESS);
+    cr_assert_eq(tracec_session_stop(s), TRACEC_STATUS_SUCCESS);
+    char *sum = check_ok(path, NULL);
+    expect_summary(sum, "names", "run1|run2");
+    expect_summary(sum, "sequences", "2");
+    free(sum);
+    expect_clean_stats(path);
+    expect_tp(path,
+              "select s.name, a.int_value from slice s join args a using(arg_set_id) where a.key = 'debug.k' "
+              "order by s.ts;",
+              "\"name\",\"int_value\"\n\"run1\",1\n\"run2\",2\n");
+    expect_tp(path, "select count(distinct snapshot_id) as snapshots from clock_snapshot;", "\"snapshots\"\n3\n");
+}
+
+Test(track_event, monotonic_clock_and_default_timestamps) {
+    const char *path = te_path("mono.pftrace");
+    tracec_session_config cfg = TRACEC_SESSION_CONFIG_INIT;
+    tracec_session *s;
+    cfg.path = path;
+    cfg.clock_id = 3;
+    cr_assert_eq(tracec_session_start(&cfg, &s), TRACEC_STATUS_SUCCESS);
+    for (int i = 0; i < 10; i++) {
+        TRACEC_SLICE_BEGIN(a, "m");
+        TRACEC_SLICE_END(a);
+    }
+    cr_assert_eq(tracec_session_stop(s), TRACEC_STATUS_SUCCESS);
+    char *sum = check_ok(path, NULL);
+    expect_summary(sum, "clocks", "3");
+    free(sum);
+    expect_clean_stats(path);
+    /* every slice converted to the trace clock and ordered, none negative */
+    expect_tp(path, "select count(*) as n, min(dur) >= 0 as ok from slice where name = 'm';",
+              "\"n\",\"ok\"\n10,1\n");
+}
+
+Test(track_event, category_filtering_is_exact) {
+    const char *path = te_path("cats.pftrace");
+    tracec_session *s = start(path, TRACEC_BUFFERING_MODE_STREAMING, 0); /* cat_a and cat_b */
+    int evaluated = 0;
+    cr_assert(!TRACEC_TE_ENABLED(off));
+    cr_assert(TRACEC_TE_ENABLED(a));
+    TRACEC_TE(off, TRACEC_TE_INSTANT("off"), TRACEC_TE_ARG_INT("n", ++evaluated));
+    TRACEC_TE(a, TRACEC_TE_INSTANT("on a"));
+    TRACEC_TE(b, TRACEC_TE_INSTANT("on b"));
+    cr_assert_eq(evaluated, 0, "arguments of a disabled event are not evaluated");
+    cr_assert_eq(tracec_session_stop(s), TRACEC_STATUS_SUCCESS);
+    cr_assert(!TRACEC_TE_ENABLED(a), "disabled once the session stopped");
+    TRACEC_INSTANT(a, "after stop");
+    char *sum = check_ok(path, NULL);
+    expect_summary(sum, "names", "on a|on b");
+    expect_summary(sum, "categories", "cat_a|cat_b");
+    free(sum);
+}
+
+Test(track_event, misuse_has_a_documented_outcome) {
+    const char *path = te_path("misuse.pftrace");
+    tracec_session *s2;
+    tracec_session_config cfg = TRACEC_SESSION_CONFIG_INIT;
+    TRACEC_INSTANT(a, "no session yet"); /* disabled: nothing happens */
+    tracec_session *s = start(path, TRACEC_BUFFERING_MODE_STREAMING, 0);
+    cfg.path = te_path("second.pftrace");
+    cr_assert_eq(tracec_session_start(&cfg, &s2), TRACEC_STATUS_BAD_STATE, "one session at a time");
+    uint64_t before = tracec_te_thread_misuse();
+    TRACEC_EVENT_AS(a, my_app_MyEvent, ev, "outer typed") {
+        TRACEC_INSTANT(a, "nested"); /* an event while one is open on this thread: dropped, counted */
+        my_app_MyEvent_set_custom_counter(&ev, 1);
+    }
+    cr_assert_eq(tracec_te_thread_misuse(), before + 1u);
+    TRACEC_INSTANT(a, "after");
+    cr_assert_eq(tracec_te_define_track(0, "bad", 0), TRACEC_STATUS_INVALID_ARGUMENT);
+    cr_assert_eq(tracec_session_stop(s), TRACEC_STATUS_SUCCESS);
+    cr_assert_eq(tracec_session_stop(s), TRACEC_STATUS_BAD_STATE);
+    cr_assert_eq(tracec_session_stop(NULL), TRACEC_STATUS_BAD_STATE);
+    cr_assert_eq(tracec_session_flush(s), TRACEC_STATUS_BAD_STATE);
+    cfg.path = NULL;
+    cr_assert_eq(tracec_session_start(&cfg, &s2), TRACEC_STATUS_INVALID_ARGUMENT, "no path and no callback");
+    cfg.path = "/nonexistent-dir/x.pftrace";
+    cr_assert_eq(tracec_session_start(&cfg, &s2), TRACEC_STATUS_IO_ERROR);
+    char *sum = check_ok(path, NULL);
+    expect_summary(sum, "names", "after|outer typed");
+    free(sum);
+}
+
+typedef struct collected {
+    unsigned char *data;
+    size_t size;
+} collected;
+
+static void collect(const void *data, size_t size, void *user) {
+    collected *c = (collected *)user;
+    c->data = realloc(c->data, c->size + size);
+    memcpy(c->data + c->size, data, size);
+    c->size += size;
+}
+
+Test(track_event, callback_sessions_and_sessions_in_sequence) {
+    collected c = {NULL, 0};
+    for (int run = 0; run < 2; run++) {
+        tracec_session_config cfg = TRACEC_SESSION_CONFIG_INIT;
+        tracec_session *s;
+        cfg.write = collect;
+        cfg.write_data = &c;
+        cr_assert_eq(tracec_session_start(&cfg, &s), TRACEC_STATUS_SUCCESS);
+        TRACEC_TE(a, TRACEC_TE_INSTANT("cb"), TRACEC_TE_ARG_INT("run", run));
+        cr_assert_eq(tracec_session_stop(s), TRACEC_STATUS_SUCCESS);
+    }
+    const char *path = te_path("callback.pftrace");
+    FILE *f = fopen(path, "wb");
+    cr_assert(f != NULL && fwrite(c.data, 1, c.size, f) == c.size);
+    fclose(f);
+    free(c.data);
+    char *sum = check_ok(path, NULL);
+    expect_summary(sum, "sequences", "2"); /* one per session */
+    free(sum);
+    expect_clean_stats(path);
+    expect_tp(path,
+              "select a.int_value from slice s join args a using(arg_set_id) where a.key = 'debug.run' "
+              "order by s.ts;",
+              "\"int_value\"\n0\n1\n");
+}
+
+Test(track_event, session_is_written_at_exit) {
+    const char *path = te_path("exit.pftrace");
+    char cmd[1024], *out;
+    snprintf(cmd, sizeof cmd, "%s %s 2>&1", TE_EXIT_HELPER, path);
+    cr_assert_eq(te_run(cmd, &out), 0, "%s", out);
+    free(out);
+    char *sum = check_ok(path, NULL);
+    expect_summary(sum, "events:TYPE_SLICE_BEGIN", "100");
+    free(sum);
+    expect_clean_stats(path);
+}
