@@ -108,11 +108,14 @@ Test(example, descriptor_packet_comes_first) {
     example_write_trace(g_trace);
     size_t size;
     const uint8_t *data = tracec_trace_file_data(g_trace, &size);
-    /* 0x0A, a 4-byte length, then TracePacket field 10 (sequence id) and field 72. */
+    /* 0x0A, a minimal varint length, then TracePacket field 10 (sequence id) and field 72. */
     cr_assert_gt(size, 12u);
     cr_assert_eq(data[0], 0x0a);
-    cr_assert_eq(data[5], 0x50); /* trusted_packet_sequence_id */
-    cr_assert_eq(data[7], 0xc2); /* field 72, wire type 2: 0xC2 0x04 */
-    cr_assert_eq(data[8], 0x04);
+    size_t i = 1;
+    while (data[i] & 0x80) i++; /* the length */
+    i++;
+    cr_assert_eq(data[i], 0x50); /* trusted_packet_sequence_id */
+    cr_assert_eq(data[i + 2], 0xc2); /* field 72, wire type 2: 0xC2 0x04 */
+    cr_assert_eq(data[i + 3], 0x04);
     cr_assert_eq(tracec_trace_file_packets(g_trace), 5u);
 }

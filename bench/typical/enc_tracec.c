@@ -5,14 +5,7 @@
  */
 #include "typical_tracec.h"
 
-BENCH_NOINLINE size_t bench_encode_tracec(void *ctx, const bench_input *in, uint8_t *buf,
-                                          size_t cap) {
-    tracec_writer w;
-    perfetto_protos_TracePacket pkt;
+BENCH_NOINLINE size_t bench_encode_tracec(void *ctx, const bench_input *in, uint8_t *buf, size_t cap) {
     (void)ctx;
-    tracec_writer_init_array(&w, buf, cap);
-    tracec_writer_begin_root(&w, &pkt.msg);
-    typical_tracec_fields(&pkt, in);
-    if (tracec_writer_end_root(&w, &pkt.msg) != TRACEC_STATUS_SUCCESS) return 0;
-    return tracec_writer_size(&w);
+    return typical_tracec_into_array(in, buf, cap);
 }

@@ -55,6 +55,9 @@ size_t bench_encode_protobuf_c(void *ctx, const bench_input *in, uint8_t *buf, s
 size_t bench_encode_nanopb(void *ctx, const bench_input *in, uint8_t *buf, size_t cap);
 size_t bench_encode_libprotobuf(void *ctx, const bench_input *in, uint8_t *buf, size_t cap);
 size_t bench_encode_libprotobuf_flat(void *ctx, const bench_input *in, uint8_t *buf, size_t cap);
+/* Extra rows: tracec built with TRACEC_FIXED_NESTED_LENGTHS and its floor (4-byte nested lengths). */
+size_t bench_encode_tracec_len4(void *ctx, const bench_input *in, uint8_t *buf, size_t cap);
+size_t bench_encode_direct_len4(void *ctx, const bench_input *in, uint8_t *buf, size_t cap);
 
 void *bench_protobuf_c_new(void);
 void bench_protobuf_c_free(void *ctx);

@@ -1,8 +1,8 @@
 /*
  * typical_tracec.h - the typical packet's fields written with tracec's
  * generated writers into an open TracePacket, shared by bench_typical
- * (enc_tracec.c: into an array) and bench_buffer (into a trace buffer), so
- * both measure the same writes.  Each caller opens and closes the packet
+ * (enc_tracec.c and enc_tracec_len4.c: into an array) and bench_buffer
+ * (into a trace buffer), so all measure the same writes.  Each caller opens and closes the packet
  * its own way (tracec_writer_begin_root / tracec_buffer_begin_packet).
  * Always inlined, so each benchmark's measured code is what it was when
  * the writes stood in its own function.
@@ -37,6 +37,17 @@ static BENCH_ALWAYS_INLINE void typical_tracec_fields(perfetto_protos_TracePacke
     bench_BenchEvent_set_bench_counter(&ev, in->counter);
     bench_BenchEvent_set_bench_label(&ev, in->label, in->label_len);
     perfetto_protos_TracePacket_end_track_event_as_bench_BenchEvent(pkt, &ev);
+}
+
+/* The whole packet into the caller's array (re-initialised per packet); its size, 0 on failure. */
+static BENCH_ALWAYS_INLINE size_t typical_tracec_into_array(const bench_input *in, uint8_t *buf, size_t cap) {
+    tracec_writer w;
+    perfetto_protos_TracePacket pkt;
+    tracec_writer_init_array(&w, buf, cap);
+    tracec_writer_begin_root(&w, &pkt.msg);
+    typical_tracec_fields(&pkt, in);
+    if (tracec_writer_end_root(&w, &pkt.msg) != TRACEC_STATUS_SUCCESS) return 0;
+    return tracec_writer_size(&w);
 }
 
 #endif

@@ -585,6 +585,11 @@ static int acquire_chunk(tracec_i_buffer *b, tracec_i_wstate *ws, uint32_t min_b
         int h = (int)atomic_load_explicit(&b->active, memory_order_acquire);
         tracec_i_half *hf = &b->half[h];
         uint32_t want = (uint32_t)b->chunk > min_body ? (uint32_t)b->chunk : min_body;
+        /* grow(): half the packet again of headroom if the half has it, so the
+           setters (and nested lengths widening at their ends) that follow do
+           not take a chunk each; try_reserve() settles for min_body. */
+        if (partial > 0 && want - min_body < partial / 2u)
+            want = (uint32_t)TRACEC_I_ALIGN8((size_t)min_body + partial / 2u);
         uint64_t old;
         bool sealed;
         tracec_i_blk *blk = try_reserve(b, hf, want, min_body, &old, &sealed);
@@ -1094,7 +1099,8 @@ static void deliver_streaming(dctx *d, uint32_t flags) {
  * cannot be allocated.
  */
 static bool snap_reserve(tracec_i_buffer *b, size_t n) {
-    if (n <= b->snap_cap) return true;
+    /* Allocated even for n == 0: memcpy to a NULL snap is undefined, even of 0 bytes. */
+    if (n <= b->snap_cap && b->snap != NULL) return true;
     size_t cap = b->snap_cap ? b->snap_cap : 4096u;
     while (cap < n) cap *= 2u;
     uint8_t *p = (uint8_t *)realloc(b->snap, cap);

@@ -5,7 +5,7 @@
  *
  *     buf             buf + used        w.ptr            buf + cap
  *      |  accepted      |  open packet    |   free          |
- *      |  packets, not  |  (0x0A, len4,   |                 |
+ *      |  packets, not  |  (0x0A, len,    |                 |
  *      |  written yet   |   body so far)  |                 |
  *
  * A packet is written through a caller-owned tracec_writer whose window is

@@ -11,6 +11,23 @@ bool tracec_writer_slowpath(tracec_writer *w, size_t need) {
     return false;
 }
 
+bool tracec_writer_widen_length(tracec_writer *w, uint32_t size_off) {
+    if (w->status != TRACEC_STATUS_SUCCESS) return false;
+    size_t len = (size_t)(w->ptr - w->base) - size_off - 1u;
+    if (len > TRACEC_MAX_NESTED_SIZE) {
+        tracec_writer_fail(w, TRACEC_STATUS_MESSAGE_TOO_LARGE);
+        return false;
+    }
+    size_t extra = tracec_varint_size(len) - 1u;
+    /* grow() may move the record: base is read again after it. */
+    if (!tracec_writer_reserve(w, extra)) return false;
+    uint8_t *size = w->base + size_off;
+    memmove(size + 1u + extra, size + 1u, len);
+    tracec_put_varint32(size, (uint32_t)len);
+    w->ptr += extra;
+    return true;
+}
+
 /*
  * Packed fields: the exact payload size is computed first, so the length is
  * written once, minimal, in front of the values.

@@ -8,7 +8,7 @@
  *                           OUTDIR/nopkg.bin       (NoPkg)
  *
  * test_bytes.c (test_codegen_bytes) encodes each .txtpb with protoc --encode and compares the
- * bytes (after shrinking our 4-byte nested lengths to minimal varints) and
+ * bytes (exactly: our nested lengths are minimal, as libprotobuf's) and
  * the protoc --decode text of both.  Fields are written in field-number
  * order, as protoc serializes them.
  */

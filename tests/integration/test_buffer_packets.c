@@ -74,9 +74,13 @@ static void check_exactly_once(const uint8_t *data, size_t size) {
     size_t off = 0;
     while (off < size) {
         cr_assert_eq(data[off], 0x0a, "offset %zu is not a Trace.packet record", off);
-        uint32_t len = (uint32_t)(data[off + 1] & 0x7f) | (uint32_t)(data[off + 2] & 0x7f) << 7 |
-                       (uint32_t)(data[off + 3] & 0x7f) << 14 | (uint32_t)data[off + 4] << 21;
-        const uint8_t *p = data + off + 5;
+        uint32_t len = 0;
+        size_t h = 1; /* the minimal varint length after 0x0A */
+        for (int shift = 0; h < 6 && off + h < size; shift += 7) {
+            len |= (uint32_t)(data[off + h] & 0x7f) << shift;
+            if (!(data[off + h++] & 0x80)) break;
+        }
+        const uint8_t *p = data + off + h;
         cr_assert_eq(p[0], 0x40); /* timestamp */
         uint64_t ts = 0;
         int shift = 0;
@@ -91,7 +95,7 @@ static void check_exactly_once(const uint8_t *data, size_t size) {
         cr_assert_eq(ts, g_seen[seq_id - 1], "sequence %u: packet %llu out of order or duplicated", seq_id,
                      (unsigned long long)ts);
         g_seen[seq_id - 1]++;
-        off += 5 + len;
+        off += h + len;
     }
     for (int t = 0; t < kThreads; t++) cr_assert_eq(g_seen[t], (uint64_t)kPerThread, "thread %d", t);
 }

@@ -264,7 +264,7 @@ Test(buffer_api, oversize_records_are_errors_not_drops, .timeout = 30) {
     tracec_buffer_writer_release(&bw);
     OK(tracec_flush_buffer(b));
     cr_assert_eq(collector_count(&c), 2);
-    cr_assert_eq(c.recs[1].size, 7, "0x0A, 4-byte length, field 8 = 5");
+    cr_assert_eq(c.recs[1].size, 4, "0x0A, 1-byte length, field 8 = 5");
     free(big);
     test_end();
 }

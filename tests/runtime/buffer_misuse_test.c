@@ -19,15 +19,38 @@ static tracec_status_t put_trec_packet(tracec_buffer_writer *bw, uint32_t thread
     return put_bytes_packet(bw, TRACEC_BUFFER_CATEGORY_USER, 1, rec, len);
 }
 
+/* Reads a varint of at most 4 bytes at *p (< end); 0 if there is none. */
+static size_t small_varint(const uint8_t *p, const uint8_t *end, size_t *v) {
+    size_t x = 0;
+    for (size_t i = 0; i < 4 && p + i < end; i++) {
+        x |= (size_t)(p[i] & 0x7F) << (7 * i);
+        if (!(p[i] & 0x80)) {
+            *v = x;
+            return i + 1;
+        }
+    }
+    return 0;
+}
+
+/* The trec of one delivered payload: one Trace.packet record holding field 900 (tag 0xA2 0x38) and nothing else.
+   Lengths may be minimal or padded (TRACEC_FIXED_NESTED_LENGTHS). NULL if the record is not that. */
+static const uint8_t *trec_payload(const delivered_rec *d, size_t *len) {
+    const uint8_t *p = d->data, *end = d->data + d->size;
+    size_t plen, k;
+    if (d->size < 2 || p[0] != 0x0A || !(k = small_varint(p + 1, end, &plen)) || 1 + k + plen != d->size) return NULL;
+    p += 1 + k;
+    if (end - p < 3 || p[0] != 0xA2 || p[1] != 0x38 || !(k = small_varint(p + 2, end, len)) || 2 + k + *len != plen)
+        return NULL;
+    return p + 2 + k;
+}
+
 /* True when every delivered payload is one Trace.packet record holding field 900 with a whole trec. */
 static bool packets_whole(collector *c, size_t *bad_at) {
     for (size_t i = 0; i < c->n; i++) {
-        const uint8_t *p = c->recs[i].data;
-        size_t n = c->recs[i].size;
+        size_t len = 0;
+        const uint8_t *t = trec_payload(&c->recs[i], &len);
         trec r;
-        /* 0x0A, 4-byte padded length, tag 900 (0xA2 0x38), 1-byte length, payload */
-        if (n < 8 || p[0] != 0x0A || p[5] != 0xA2 || p[6] != 0x38 || (size_t)p[7] + 8u != n ||
-            !trec_check(p + 8, p[7], &r)) {
+        if (t == NULL || !trec_check(t, len, &r)) {
             *bad_at = i;
             return false;
         }
@@ -67,7 +90,9 @@ static void assert_each_thread_in_order(collector *c, uint32_t threads, int n) {
     char why[160] = "";
     for (size_t i = 0; i < c->n && !why[0]; i++) {
         trec r = {0, 0, 0, 0};
-        (void)trec_check(c->recs[i].data + 8, c->recs[i].size - 8, &r);
+        size_t len = 0;
+        const uint8_t *t = trec_payload(&c->recs[i], &len);
+        if (t != NULL) (void)trec_check(t, len, &r);
         if (r.thread >= threads)
             snprintf(why, sizeof why, "record %zu: thread %u", i, r.thread);
         else if (r.seq != next[r.thread])

@@ -84,13 +84,13 @@ Test(buffer_modes, oneshot_packets_keep_the_first, .timeout = 30) {
     OK(tracec_flush_buffer(b));
     cr_assert_eq(collector_count(&c), accepted);
     for (size_t i = 0; i < accepted; i++) {
-        /* 0x0A, 4-byte length, then field 8 varint i */
+        /* 0x0A, 1-byte length, then field 8 varint i */
         const uint8_t *p = c.recs[i].data;
         cr_assert_eq(p[0], 0x0A);
-        cr_assert_eq(p[5], 0x40);
+        cr_assert_eq(p[2], 0x40);
         uint64_t v = 0;
         int sh = 0;
-        const uint8_t *q = p + 6;
+        const uint8_t *q = p + 3;
         do {
             v |= (uint64_t)(*q & 0x7f) << sh;
             sh += 7;
@@ -146,9 +146,9 @@ static void circular_run(bool packets) {
         }
         event e;
         if (packets) {
-            /* 0x0A, 4-byte length, 2-byte tag of field 900, 1-byte length, the event */
-            cr_assert_eq(r->size, 5 + 2 + 1 + sizeof e);
-            memcpy(&e, r->data + 8, sizeof e);
+            /* 0x0A, 1-byte length, 2-byte tag of field 900, 1-byte length, the event */
+            cr_assert_eq(r->size, 2 + 2 + 1 + sizeof e);
+            memcpy(&e, r->data + 5, sizeof e);
         } else {
             memcpy(&e, r->data, sizeof e);
         }
@@ -232,7 +232,7 @@ static void circular_slow_callback_run(bool packets) {
     size_t runs = 0;
     for (size_t i = 0; i < n; i++) {
         event e;
-        size_t off = packets ? 8 : 0;
+        size_t off = packets ? 5 : 0; /* 0x0A, 1-byte length, 2-byte tag, 1-byte length */
         cr_assert_eq(c.recs[i].size, off + sizeof e);
         memcpy(&e, c.recs[i].data + off, sizeof e);
         event want = make_event(e.seq);
@@ -306,10 +306,12 @@ Test(buffer_modes, circular_packet_outgrowing_a_chunk_in_the_other_half_parks, .
     size_t n = collector_count(&c);
     cr_assert_gt(n, 0);
     delivered_rec *last = &c.recs[n - 1];
-    /* 0x0A, 4-byte length, tag of field 900 (2 bytes), length 1000 (2 bytes), the data */
-    cr_assert_eq(last->size, 5 + 2 + 2 + sizeof data);
+    /* 0x0A, 2-byte length (1004), tag of field 900 (2 bytes), length 1000 (2 bytes), the data */
+    cr_assert_eq(last->size, 3 + 2 + 2 + sizeof data);
     cr_assert_eq(last->data[0], 0x0A);
-    cr_assert_eq(memcmp(last->data + 9, data, sizeof data), 0, "the parked packet arrived whole");
+    cr_assert_eq(last->data[1], 0x80 | (1004 & 0x7f));
+    cr_assert_eq(last->data[2], 1004 >> 7);
+    cr_assert_eq(memcmp(last->data + 7, data, sizeof data), 0, "the parked packet arrived whole");
     cr_assert_eq(n + st.overwritten, (size_t)v + 1, "delivered %zu + overwritten %llu = produced %llu", n,
                  (unsigned long long)st.overwritten, (unsigned long long)v + 1);
     tracec_buffer_writer_release(&bw);
@@ -336,7 +338,7 @@ Test(buffer_modes, durable_packets, .timeout = 30) {
     OK(tracec_flush_buffer(b));
     cr_assert_gt(collector_count(&c), 1);
     cr_assert_eq(c.recs[0].kind, TRACEC_BUFFER_TRACING_INTERNED_DATA);
-    cr_assert_eq(memcmp(c.recs[0].data + 7, "interned-name", 13), 0);
+    cr_assert_eq(memcmp(c.recs[0].data + 4, "interned-name", 13), 0); /* 0x0A, length, tag 12, length */
     tracec_buffer_writer_release(&bw);
     test_end();
 }

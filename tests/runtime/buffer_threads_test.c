@@ -46,11 +46,13 @@ static bool unwrap(const delivered_rec *r, const uint8_t **p, size_t *len) {
         return true;
     }
     const uint8_t *d = r->data, *e = r->data + r->size;
-    if (r->size < 5 || d[0] != 0x0A) return false;
-    uint32_t plen = (uint32_t)(d[1] & 0x7f) | (uint32_t)(d[2] & 0x7f) << 7 | (uint32_t)(d[3] & 0x7f) << 14 |
-                    (uint32_t)d[4] << 21;
-    if (plen != r->size - 5) return false;
-    d += 5;
+    if (r->size < 2 || d[0] != 0x0A) return false;
+    uint64_t plen = 0; /* a minimal varint */
+    int psh = 0;
+    for (d++; d < e && (*d & 0x80) && psh < 28; d++, psh += 7) plen |= (uint64_t)(*d & 0x7f) << psh;
+    if (d >= e || (*d == 0 && psh > 0)) return false;
+    plen |= (uint64_t)*d++ << psh;
+    if (plen != (uint64_t)(e - d)) return false;
     if (d + 4 > e || d[0] != 0x40) return false; /* field 8 varint 12345 = 0xB9 0x60 */
     d += 3;
     if (d + 3 > e || d[0] != 0xA2 || d[1] != 0x38) return false; /* tag of field 900, LEN */
@@ -288,7 +290,7 @@ Test(buffer_threads, lossless_packet_larger_than_a_half_is_an_error, .timeout = 
     tracec_buffer_writer_release(&bw);
     OK(tracec_flush_buffer(b));
     cr_assert_eq(collector_count(&c), 3);
-    cr_assert_eq(c.recs[2].size, 7, "0x0A, 4-byte length, field 8 = 5");
+    cr_assert_eq(c.recs[2].size, 4, "0x0A, 1-byte length, field 8 = 5");
     free(big);
     test_end();
 }

@@ -29,7 +29,21 @@ Test(writer, array_full_fails_without_overflow) {
     for (size_t i = 16; i < sizeof buf; i++) cr_assert_eq(buf[i], 0xAA, "byte %zu past the end written", i);
 }
 
-Test(writer, nested_length_is_four_byte_redundant_varint) {
+#ifdef TRACEC_FIXED_NESTED_LENGTHS
+/* The bytes of a nested message's length field: always 4 (redundant varint). */
+static size_t len_bytes(size_t len) {
+    (void)len;
+    return 4;
+}
+static const uint8_t k_nested_want[] = {0x1a, 0x83, 0x80, 0x80, 0x00, 0x08, 0x96, 0x01};
+#else
+/* The bytes of a nested message's length field: the minimal varint. */
+static size_t len_bytes(size_t len) { return tracec_varint_size(len); }
+static const uint8_t k_nested_want[] = {0x1a, 0x03, 0x08, 0x96, 0x01};
+#endif
+
+/* Field 3 { field 1 = 150 }: a minimal 1-byte length, or 4 redundant bytes. */
+Test(writer, nested_length_field) {
     uint8_t buf[64];
     tracec_writer w;
     tracec_msg root, child;
@@ -39,10 +53,133 @@ Test(writer, nested_length_is_four_byte_redundant_varint) {
     tracec_msg_put_varint(&child, TRACEC_TAG(1, TRACEC_WIRE_VARINT), 150);
     tracec_msg_end_nested(&root, &child);
     cr_assert_eq(tracec_writer_end_root(&w, &root), TRACEC_STATUS_SUCCESS);
-    static const uint8_t want[] = {0x1a, 0x83, 0x80, 0x80, 0x00, 0x08, 0x96, 0x01};
-    cr_assert_eq(tracec_writer_size(&w), sizeof want);
-    cr_assert_arr_eq(buf, want, sizeof want);
+    cr_assert_eq(tracec_writer_size(&w), sizeof k_nested_want);
+    cr_assert_arr_eq(buf, k_nested_want, sizeof k_nested_want);
 }
+
+#ifndef TRACEC_FIXED_NESTED_LENGTHS
+/* Writes field 3 { field 2: bytes of n 'x' } followed by field 4 = 1 into `w`. */
+static void write_padded_child(tracec_writer *w, size_t n) {
+    tracec_msg root, child;
+    static char xs[20000];
+    memset(xs, 'x', sizeof xs);
+    tracec_writer_begin_root(w, &root);
+    tracec_msg_begin_nested(&root, TRACEC_TAG(3, TRACEC_WIRE_LEN), &child);
+    tracec_msg_put_bytes(&child, TRACEC_TAG(2, TRACEC_WIRE_LEN), xs, n);
+    tracec_msg_end_nested(&root, &child);
+    tracec_msg_put_varint(&root, TRACEC_TAG(4, TRACEC_WIRE_VARINT), 1);
+}
+
+/* Bodies of 126..129 and 16382..16385 bytes: the length widens to 2 and 3
+   bytes, the body moves forward intact, and later fields follow it. */
+Test(writer, long_bodies_get_minimal_lengths) {
+    static const size_t bodies[] = {126, 127, 128, 129, 16382, 16383, 16384, 16385};
+    static uint8_t buf[17000];
+    for (size_t k = 0; k < sizeof bodies / sizeof bodies[0]; k++) {
+        size_t body = bodies[k];
+        size_t n = body - 1 - tracec_varint_size(body - 3); /* tag 0x12, its length, n bytes */
+        if (1 + tracec_varint_size(n) + n != body) n--;
+        cr_assert_eq(1 + tracec_varint_size(n) + n, body);
+        tracec_writer w;
+        tracec_writer_init_array(&w, buf, sizeof buf);
+        write_padded_child(&w, n);
+        cr_assert_eq(w.status, TRACEC_STATUS_SUCCESS);
+        size_t lb = tracec_varint_size(body);
+        cr_assert_eq(tracec_writer_size(&w), 1 + lb + body + 2, "body %zu", body);
+        cr_assert_eq(buf[0], 0x1a);
+        uint64_t got = 0;
+        for (size_t i = 0; i < lb; i++) got |= (uint64_t)(buf[1 + i] & 0x7f) << (7 * i);
+        cr_assert_eq(got, body);
+        cr_assert_eq(buf[lb], got >> (7 * (lb - 1)), "minimal: the last length byte has no continuation");
+        cr_assert_eq(buf[1 + lb], 0x12);
+        for (size_t i = 1 + lb + 1 + tracec_varint_size(n); i < 1 + lb + body; i++)
+            cr_assert_eq(buf[i], 'x', "body %zu: byte %zu", body, i);
+        cr_assert_eq(buf[1 + lb + body], 0x20);
+        cr_assert_eq(buf[1 + lb + body + 1], 0x01);
+    }
+}
+
+/* A body that needs a longer length than the one byte reserved, in an array
+   with no room for it: BUFFER_FULL, nothing written past the end.  Where the
+   4-byte form's setters have room, the compact form has too. */
+Test(writer, widening_without_room_fails_cleanly) {
+    uint8_t buf[160];
+    uint8_t xs[127];
+    memset(xs, 'x', sizeof xs);
+    memset(buf, 0xAA, sizeof buf);
+    tracec_writer w;
+    tracec_msg root, child;
+    tracec_writer_init_array(&w, buf, 1 + 1 + 129); /* tag, 1-byte length, body: no room for a 2nd length byte */
+    tracec_writer_begin_root(&w, &root);
+    tracec_msg_begin_nested(&root, TRACEC_TAG(3, TRACEC_WIRE_LEN), &child);
+    /* The body through the unchecked layer, to fill the window exactly: field 2, 127 bytes. */
+    cr_assert(tracec_writer_reserve(&w, 129));
+    w.ptr = tracec_put_varint32(tracec_put_tag(w.ptr, TRACEC_TAG(2, TRACEC_WIRE_LEN)), 127);
+    memcpy(w.ptr, xs, 127);
+    w.ptr += 127;
+    cr_assert_eq(w.ptr, w.end);
+    tracec_msg_end_nested(&root, &child);
+    cr_assert_eq(w.status, TRACEC_STATUS_BUFFER_FULL);
+    cr_assert_eq(tracec_writer_end_root(&w, &root), TRACEC_STATUS_BUFFER_FULL);
+    for (size_t i = 131; i < sizeof buf; i++) cr_assert_eq(buf[i], 0xAA, "byte %zu past the end written", i);
+    /* Exactly the room the 4-byte form's setters need: tag, 4, and put_bytes' worst case. */
+    tracec_writer_init_array(&w, buf, 1 + 4 + TRACEC_MAX_TAG_SIZE + 5 + 127);
+    tracec_writer_begin_root(&w, &root);
+    tracec_msg_begin_nested(&root, TRACEC_TAG(3, TRACEC_WIRE_LEN), &child);
+    tracec_msg_put_bytes(&child, TRACEC_TAG(2, TRACEC_WIRE_LEN), xs, sizeof xs);
+    tracec_msg_end_nested(&root, &child);
+    cr_assert_eq(tracec_writer_end_root(&w, &root), TRACEC_STATUS_SUCCESS);
+    cr_assert_eq(tracec_writer_size(&w), 1 + 2 + 129);
+}
+
+/* Depth 32, every level over 128 bytes: each end widens its length, in a
+   trace file whose staging buffer grows (the record moves) while the
+   innermost body is written. */
+Test(trace_file, deep_long_nesting_through_grow) {
+    tracec_trace_file *f;
+    cr_assert_eq(tracec_trace_file_open_memory(&f), TRACEC_STATUS_SUCCESS);
+    enum { kDepth = 32, kPad = 100000 };
+    char *xs = malloc(kPad);
+    memset(xs, 'y', kPad);
+    tracec_writer w;
+    tracec_msg m[kDepth + 1];
+    tracec_trace_file_begin_packet(f, &w, &m[0]);
+    for (int d = 1; d <= kDepth; d++) {
+        tracec_msg_begin_nested(&m[d - 1], TRACEC_TAG(3, TRACEC_WIRE_LEN), &m[d]);
+        tracec_msg_put_bytes(&m[d], TRACEC_TAG(2, TRACEC_WIRE_LEN), xs, 100);
+    }
+    tracec_msg_put_bytes(&m[kDepth], TRACEC_TAG(2, TRACEC_WIRE_LEN), xs, kPad); /* outgrows 64 KiB */
+    for (int d = kDepth; d >= 1; d--) {
+        tracec_msg_end_nested(&m[d - 1], &m[d]);
+        tracec_msg_put_varint(&m[d - 1], TRACEC_TAG(4, TRACEC_WIRE_VARINT), (uint64_t)d);
+    }
+    cr_assert_eq(tracec_trace_file_end_packet(f, &w, &m[0]), TRACEC_STATUS_SUCCESS);
+    /* The expected bytes, built from the inside out with minimal lengths. */
+    size_t body = 1 + 1 + 100 + 1 + tracec_varint_size(kPad) + kPad; /* innermost */
+    size_t bodies[kDepth + 1];
+    bodies[kDepth] = body;
+    for (int d = kDepth - 1; d >= 0; d--)
+        bodies[d] = (d ? 1 + 1 + 100 : 0) + 1 + tracec_varint_size(bodies[d + 1]) + bodies[d + 1] + 2;
+    size_t size;
+    const uint8_t *data = tracec_trace_file_data(f, &size);
+    cr_assert_eq(size, 1 + tracec_varint_size(bodies[0]) + bodies[0]);
+    size_t off = 0;
+    for (int d = 0; d < kDepth; d++) {
+        size_t start = off;
+        cr_assert_eq(data[off++], d == 0 ? 0x0a : 0x1a, "depth %d", d);
+        uint64_t len = 0;
+        int shift = 0;
+        do len |= (uint64_t)(data[off] & 0x7f) << shift, shift += 7;
+        while (data[off++] & 0x80);
+        cr_assert_eq(len, bodies[d], "depth %d", d);
+        cr_assert_eq(off - start - 1, tracec_varint_size(len), "depth %d: minimal length", d);
+        cr_assert_eq(data[off + len - 2], 0x20, "depth %d: the field after the child", d);
+        if (d > 0) off += 1 + 1 + 100; /* the 100-byte pad */
+    }
+    free(xs);
+    cr_assert_eq(tracec_trace_file_close(f), TRACEC_STATUS_SUCCESS);
+}
+#endif
 
 Test(writer, ending_out_of_order_is_a_nesting_error) {
     uint8_t buf[64];
@@ -112,9 +249,13 @@ Test(trace_file, failed_packet_is_dropped_and_earlier_ones_kept) {
     write_packet(f, 3, 0);
     size_t size;
     const uint8_t *data = tracec_trace_file_data(f, &size);
-    /* Two packets of 0x0A, 4-byte length, 0x40 varint. */
+    /* Two packets of 0x0A, the length, 0x40 varint. */
+#ifdef TRACEC_FIXED_NESTED_LENGTHS
     static const uint8_t want[] = {0x0a, 0x82, 0x80, 0x80, 0x00, 0x40, 0x01,
                                    0x0a, 0x82, 0x80, 0x80, 0x00, 0x40, 0x03};
+#else
+    static const uint8_t want[] = {0x0a, 0x02, 0x40, 0x01, 0x0a, 0x02, 0x40, 0x03};
+#endif
     cr_assert_eq(size, sizeof want);
     cr_assert_arr_eq(data, want, sizeof want);
     cr_assert_eq(tracec_trace_file_packets(f), 2u);
@@ -133,14 +274,15 @@ Test(trace_file, file_grows_and_drains_across_large_packets) {
     for (uint64_t i = 0; i < 200; i++) {
         size_t pad = (i % 7 == 0) ? 300000 : 1000; /* some packets larger than the staging buffer */
         write_packet(f, i, pad);
-        expected += 1 + 4 + 1 + tracec_varint_size(i) + 2 + tracec_varint_size(pad) + pad;
+        size_t body = 1 + tracec_varint_size(i) + 2 + tracec_varint_size(pad) + pad;
+        expected += 1 + len_bytes(body) + body;
     }
     cr_assert_eq(tracec_trace_file_close(f), TRACEC_STATUS_SUCCESS);
     FILE *in = fopen(path, "rb");
     cr_assert_not_null(in);
     fseek(in, 0, SEEK_END);
     long got = ftell(in);
-    /* Walk the records: each is 0x0A, a 4-byte length, and a packet whose timestamp is its index. */
+    /* Walk the records: each is 0x0A, a length, and a packet whose timestamp is its index. */
     fseek(in, 0, SEEK_SET);
     uint8_t *all = malloc((size_t)got);
     cr_assert_eq(fread(all, 1, (size_t)got, in), (size_t)got);
@@ -150,18 +292,22 @@ Test(trace_file, file_grows_and_drains_across_large_packets) {
     size_t off = 0;
     for (uint64_t i = 0; i < 200; i++) {
         cr_assert_eq(all[off], 0x0a);
-        uint32_t len = (uint32_t)(all[off + 1] & 0x7f) | (uint32_t)(all[off + 2] & 0x7f) << 7 |
-                       (uint32_t)(all[off + 3] & 0x7f) << 14 | (uint32_t)all[off + 4] << 21;
-        cr_assert_eq(all[off + 5], 0x40);
+        uint32_t len = 0;
+        size_t h = 1; /* bytes of 0x0A and the length */
+        int sh = 0;
+        do len |= (uint32_t)(all[off + h] & 0x7f) << sh, sh += 7;
+        while (all[off + h++] & 0x80);
+        cr_assert_eq(h - 1, len_bytes(len));
+        cr_assert_eq(all[off + h], 0x40);
         uint64_t ts = 0;
         int shift = 0;
-        size_t p = off + 6;
+        size_t p = off + h + 1;
         do {
             ts |= (uint64_t)(all[p] & 0x7f) << shift;
             shift += 7;
         } while (all[p++] & 0x80);
         cr_assert_eq(ts, i, "packet %llu out of order", (unsigned long long)i);
-        off += 5 + len;
+        off += h + len;
     }
     cr_assert_eq(off, (size_t)got);
     free(all);

@@ -234,8 +234,9 @@ tracec_status_t tracec_buffer_epoch(tracec_buffer_id_t buffer_id, uint64_t *epoc
  *     ...
  *     tracec_buffer_writer_release(&bw);          // before freeing `bw`
  *
- * Each delivered payload is one `Trace.packet` record: 0x0A, a 4-byte
- * length, the TracePacket bytes, so payloads concatenate into a .pftrace.
+ * Each delivered payload is one `Trace.packet` record: 0x0A, the minimal
+ * varint length, the TracePacket bytes, so payloads concatenate into a
+ * .pftrace.
  * A packet is never split: when it outgrows its chunk, grow() moves the
  * partial packet to a new chunk (see docs/buffers.md).
  */

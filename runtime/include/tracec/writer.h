@@ -27,10 +27,16 @@
  *     wins) and every later call on it does nothing.  The sink drops the
  *     record when it is finished and reports the status.
  *
- * A nested message reserves a 4-byte "redundant" varint length when it
- * begins (0x80|b0, 0x80|b1, 0x80|b2, b3) and back-fills it when it ends, so
- * a message never needs a second pass or a copy.  The largest message body
- * is 2^28 - 1 bytes.
+ * A nested message reserves one byte for its length when it begins and
+ * back-fills it when it ends: a body under 128 bytes (the common case) costs
+ * one store, and the bytes are protobuf's canonical (minimal) encoding.  A
+ * longer body is moved forward by the 1 to 3 bytes its length needs, out of
+ * line (tracec_writer_widen_length); the peak space a message needs is never
+ * more than with a fixed 4-byte length.  Built with
+ * TRACEC_FIXED_NESTED_LENGTHS defined (CMake option of the same name), every
+ * nested message instead reserves a 4-byte "redundant" varint length
+ * (0x80|b0, 0x80|b1, 0x80|b2, b3), back-filled in place and never moved.
+ * The largest message body is 2^28 - 1 bytes either way.
  *
  * Three levels, as in Perfetto's C API:
  *   tracec_put_*          unchecked: raw stores at a pointer, returns the new pointer;
@@ -95,8 +101,16 @@ enum {
 /* Largest encoded tag (field numbers up to 2^29 - 1) and varint. */
 #define TRACEC_MAX_TAG_SIZE 5u
 #define TRACEC_MAX_VARINT_SIZE 10u
-/* Size of the reserved length of a nested message, and the largest body. */
+/*
+ * Size of the length a nested message reserves when it begins, and the
+ * largest body.  Compact (1, widened at the end when the body needs more) by
+ * default; 4, fixed, with TRACEC_FIXED_NESTED_LENGTHS.
+ */
+#ifdef TRACEC_FIXED_NESTED_LENGTHS
 #define TRACEC_NESTED_SIZE_BYTES 4u
+#else
+#define TRACEC_NESTED_SIZE_BYTES 1u
+#endif
 #define TRACEC_MAX_NESTED_SIZE ((1u << 28) - 1u)
 
 typedef struct tracec_writer tracec_writer;
@@ -122,7 +136,7 @@ struct tracec_writer {
 /* An open message: where its length field is, and the writer it lives on. */
 typedef struct tracec_msg {
     tracec_writer *w;
-    uint32_t size_off; /* offset from w->base of the 4-byte length; TRACEC_I_ROOT for a root */
+    uint32_t size_off; /* offset from w->base of the length field; TRACEC_I_ROOT for a root */
     uint32_t parent;   /* w->top when this message began */
 } tracec_msg;
 
@@ -137,6 +151,15 @@ typedef struct tracec_msg {
  * only ever called on a copy of the writer, see tracec_writer_reserve).
  */
 bool tracec_writer_slowpath(tracec_writer *w, size_t need) TRACEC_I_WARN_UNUSED;
+
+/*
+ * Ends the nested message whose 1-byte length field is at base + size_off
+ * when its body is 128 bytes or more: makes room for the body's minimal
+ * length (growing if needed), moves the body forward and writes the length.
+ * False (status set: MESSAGE_TOO_LARGE, or the grow failure) if it could
+ * not.  Out of line, on a copy of the writer as the slow path.
+ */
+bool tracec_writer_widen_length(tracec_writer *w, uint32_t size_off) TRACEC_I_WARN_UNUSED;
 
 /* Records `status` as the writer's error unless one is already recorded. */
 static inline void tracec_writer_fail(tracec_writer *w, tracec_status_t status) {
@@ -432,11 +455,26 @@ static inline TRACEC_I_ALWAYS_INLINE void tracec_msg_end_nested(tracec_msg *pare
     }
     uint8_t *size = w->base + child->size_off;
     size_t len = (size_t)(w->ptr - size) - TRACEC_NESTED_SIZE_BYTES;
+#ifdef TRACEC_FIXED_NESTED_LENGTHS
     if (TRACEC_I_UNLIKELY(len > TRACEC_MAX_NESTED_SIZE)) {
         tracec_writer_fail(w, TRACEC_STATUS_MESSAGE_TOO_LARGE);
         return;
     }
     tracec_put_size4(size, (uint32_t)len);
+#else
+    if (TRACEC_I_LIKELY(len < 0x80u)) {
+        *size = (uint8_t)len;
+    } else {
+        /* On a copy, as tracec_i_reserve_slow, so w stays in registers. */
+        tracec_writer tmp = *w;
+        bool ok = tracec_writer_widen_length(&tmp, child->size_off);
+        w->ptr = tmp.ptr;
+        w->end = tmp.end;
+        w->base = tmp.base;
+        w->status = tmp.status;
+        if (!ok) return;
+    }
+#endif
     w->top = child->parent;
 }
 
