@@ -256,7 +256,8 @@ typedef struct tracec_session_config {
     tracec_buffering_mode_t mode;   /* STREAMING (default), ONESHOT, CIRCULAR */
     tracec_buffer_policy_t policy;  /* STREAMING: LOSSLESS (default) or DISCARD */
     size_t buffer_size;             /* bytes per half; 0 = 1 MiB */
-    size_t durable_size;            /* ONESHOT/CIRCULAR durable part; 0 = the buffer's default */
+    size_t durable_size;            /* ONESHOT/CIRCULAR durable part; 0 = size/16, at least the
+                                       extension descriptors + 64 KiB */
     const char *const *categories;  /* enabled categories; NULL = all */
     size_t num_categories;
     uint32_t clock_id;              /* a BuiltinClock: 6 BOOTTIME (default, 0 too), 3 MONOTONIC, 1 REALTIME */
@@ -272,7 +273,9 @@ typedef struct tracec_session_config {
  * registered generated file (the runtime's own schema excepted), the
  * process track, the declared tracks, a ClockSnapshot.  One session at a
  * time: BAD_STATE while one is active.  IO_ERROR (errno set) when the file
- * cannot be created; any status of the context and buffer calls.
+ * cannot be created; BUFFER_FULL when those packets do not fit (an explicit
+ * durable_size too small); any status of the context and buffer calls.
+ * INVALID_ARGUMENT: no path and no callback, an unsupported clock_id.
  */
 tracec_status_t tracec_session_start(const tracec_session_config *config, tracec_session **out);
 

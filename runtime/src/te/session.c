@@ -137,6 +137,11 @@ tracec_status_t tracec_session_start(const tracec_session_config *config, tracec
         bc.size = config->buffer_size ? config->buffer_size : (size_t)1 << 20;
         bc.watermark = bc.size / 2; /* STREAMING: deliver a half-full half without waiting for it to fill */
         bc.durable_size = config->durable_size;
+        if (bc.durable_size == 0 && bc.mode != TRACEC_BUFFERING_MODE_STREAMING) {
+            /* the buffer's default (size/16), but room for the descriptors and 64 KiB of sequence state */
+            size_t need = tracec_i_te_descriptor_bytes() + ((size_t)64 << 10);
+            bc.durable_size = bc.size / 16u > need ? bc.size / 16u : need;
+        }
         bc.callback = on_records;
         bc.callback_data = s;
         if ((st = tracec_create_buffer_with_config(s->ctx, &bc, &s->buf)) != TRACEC_STATUS_SUCCESS) goto fail;

@@ -30,6 +30,9 @@ extern uint64_t tracec_i_te_epoch_hint;
  */
 tracec_status_t tracec_i_te_write_session_packets(int durable, const char *process_name);
 
+/* Bytes of the ExtensionDescriptor packets a session writes at start. */
+size_t tracec_i_te_descriptor_bytes(void);
+
 /*
  * A typed event the calling thread left open (a block left with break or
  * return) is given up: its packet is refused and counted, so the stop or

@@ -617,6 +617,13 @@ static bool is_own_schema(const tracec_file_descriptor *d) {
     return strncmp(d->file_name, "perfetto/", 9) == 0 || strncmp(d->file_name, "google/protobuf/", 16) == 0;
 }
 
+size_t tracec_i_te_descriptor_bytes(void) {
+    size_t n = 0;
+    for (const tracec_file_descriptor *d = tracec_registry_first(); d; d = tracec_registry_next(d))
+        if (!is_own_schema(d)) n += d->set_size + 64u; /* the packet around the set */
+    return n;
+}
+
 static tracec_status_t write_process_track(te_thread *t, const char *process_name) {
     tracec_writer w;
     perfetto_protos_TracePacket pkt;
