@@ -383,9 +383,9 @@ Test(cli, d_accepts_a_trace_as_descriptor_source) {
 
 #ifdef TRACEC_EXAMPLE
 /*
- * The example's trace (written by the generated writers: padded 4-byte
- * lengths, so not canonical) re-encodes to protoc's canonical bytes, which
- * then round-trip exactly.
+ * The example's trace (written by the generated writers in the program's
+ * field order, not field-number order, so not canonical) re-encodes to
+ * protoc's canonical bytes, which then round-trip exactly.
  */
 Test(cli, example_trace_round_trips) {
     tt_buf out = {0}, err = {0};
