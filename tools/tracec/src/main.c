@@ -75,7 +75,9 @@ static void print_usage(FILE *f, const char *cmd) {
         fputs("usage: tracec encode [--type T] [-d SET.desc ...] [-I DIR ... --proto FILE ...] [IN [OUT]]\n"
               "\nParses the textproto IN (default: standard input) and writes its binary\n"
               "encoding to OUT (default: standard output).  Errors give FILE:LINE:COLUMN\n"
-              "(1-based, columns in bytes).\n\n"
+              "(1-based, columns in bytes).  ExtensionDescriptor packets in the text\n"
+              "describe the extension fields of the packets after them, so the output of\n"
+              "`tracec decode` re-encodes to the same bytes.\n\n"
               "  --allow-invalid-utf8  accept string values that are not valid UTF-8 (as\n"
               "                    `tracec decode` prints them: octal escapes), so that any\n"
               "                    decoded trace re-encodes; by default they are an error\n\n",
