@@ -113,9 +113,9 @@ TestSuite(record, .init = setup, .fini = teardown, .timeout = 60);
 Test(record, two_providers_one_trace) {
     char cmd[1024], trace[128], *out;
     snprintf(trace, sizeof trace, "%s/two.pftrace", g_dir);
-    /* a small buffer, so halves are saved while the programs run (and some packets may drop) */
+    /* 256 KiB: halves are saved while the programs run (small buffers drop: streaming_small_buffer) */
     snprintf(cmd, sizeof cmd,
-             "%s record -o %s --buffer-size 32k -- sh -c '%s normal alpha 400 2 & %s normal beta 600 1; wait'",
+             "%s record -o %s --buffer-size 256k -- sh -c '%s normal alpha 400 2 & %s normal beta 600 1; wait'",
              TRACEC, trace, PROV, PROV);
     int rc = run(cmd, &out);
     cr_assert_eq(rc, 0, "%s", out);
@@ -328,6 +328,7 @@ static void mode_case(const char *mode, bool expect_drops) {
 }
 
 Test(record, oneshot_keeps_the_first_packets) { mode_case("oneshot", true); }
+Test(record, streaming_small_buffer) { mode_case("streaming", false); }
 Test(record, circular_keeps_the_last_packets) { mode_case("circular", true); }
 
 Test(record, usage_errors) {
