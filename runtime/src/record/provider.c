@@ -465,7 +465,7 @@ ignore:
 }
 
 static void on_start(tracec_provider *p, const tracec_i_msg *m) {
-    if (!p->initialized || p->started) return; /* Start while started is ignored */
+    if (!p->initialized || tracec_provider_started(p)) return; /* Start while started is ignored */
     pthread_mutex_lock(&p->lock);
     if (m->a == TRACEC_BUFFER_DISPOSITION_CLEAR_ENTIRE || m->a == TRACEC_BUFFER_DISPOSITION_CLEAR_NONDURABLE) {
         for (uint32_t h = 0; h < p->halves; h++) {
@@ -488,7 +488,7 @@ static void on_start(tracec_provider *p, const tracec_i_msg *m) {
 }
 
 static void on_stop(tracec_provider *p) {
-    if (!p->initialized || !p->started) return; /* Stop while stopped is ignored */
+    if (!p->initialized || !tracec_provider_started(p)) return; /* Stop while stopped is ignored */
     pthread_mutex_lock(&p->lock); /* waits for the packets in flight */
     __atomic_store_n(&p->started, 0, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&p->lock);

@@ -476,6 +476,10 @@ int main(int argc, char **argv) {
     }
     const char *cmd = argv[1];
     if (strcmp(cmd, "-h") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "help") == 0) {
+        if (argc > 2 && strcmp(argv[2], "record") == 0) {
+            char *help[] = {argv[0], argv[2], (char *)"--help", NULL};
+            return tracec_cmd_record(3, help);
+        }
         if (argc > 2) {
             print_usage(stdout, argv[2]);
             return EXIT_OK;
