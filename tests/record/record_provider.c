@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/types.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -80,6 +81,11 @@ static int scribble(const char *name) {
     h->half[0].fill = (uint32_t)(sizeof good + 64);
     h->half[1].fill = 0xffffffffu; /* past the half */
     h->active = 7;
+    /* the recorder sealed the buffer's size: shrinking it (which would make its reads fault) is refused */
+    if (ftruncate(fds[0], 0) == 0) {
+        fprintf(stderr, "record_provider: the shared buffer could be shrunk\n");
+        return 5;
+    }
     tracec_i_rec_fifo_send(fds[1], TRACEC_I_FIFO_STARTED, 0);
     tracec_i_rec_fifo_send(fds[1], TRACEC_I_FIFO_SAVE_BUFFER, 0);
     tracec_i_rec_fifo_send(fds[1], TRACEC_I_FIFO_SAVE_BUFFER, 99);

@@ -249,8 +249,10 @@ static void send_simple(rec_provider *pv, uint32_t type, uint32_t a, const char 
 static void initialize_and_start(tracec_recorder *r, rec_provider *pv) {
     size_t size = TRACEC_I_SHM_HEADER + (size_t)r->half_size * r->halves;
     int sp[2] = {-1, -1};
-    pv->memfd = memfd_create("tracec-provider", MFD_CLOEXEC);
+    pv->memfd = memfd_create("tracec-provider", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    /* sealed at its size: a provider that shrank it would make our reads fault (SIGBUS) */
     if (pv->memfd < 0 || ftruncate(pv->memfd, (off_t)size) != 0 ||
+        fcntl(pv->memfd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0 ||
         socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) != 0) {
         say(r, "provider %s: cannot create its buffer: %s", pv->info.name, strerror(errno));
         goto fail;
