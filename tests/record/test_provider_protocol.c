@@ -17,6 +17,7 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "record_wire.h"
@@ -163,6 +164,15 @@ Test(provider_protocol, the_seed_rules) {
     cr_assert_eq(fifo_next(fifo, 3000), TRACEC_I_FIFO_STARTED);
     cr_expect_eq(tracec_provider_instant(p, "z"), TRACEC_STATUS_SUCCESS);
     cr_expect_gt(a.h->half[0].fill, fill1);
+    /* a fork child does not write into its parent's buffer */
+    uint32_t before = a.h->half[0].fill;
+    pid_t kid = fork();
+    if (kid == 0) _exit(tracec_provider_instant(p, "child") == TRACEC_STATUS_CLOSED && !tracec_provider_started(p) ? 0 : 1);
+    int kst;
+    waitpid(kid, &kst, 0);
+    cr_expect(WIFEXITED(kst) && WEXITSTATUS(kst) == 0, "the fork child's provider is off");
+    cr_expect_eq(a.h->half[0].fill, before);
+    cr_expect(tracec_provider_started(p), "the parent's is not");
 
     /* Terminate while started: STOPPED first, then buffer and fifo closed */
     send_ctl(conn, TRACEC_I_MSG_TERMINATE, 0, NULL);

@@ -24,6 +24,9 @@
  * the provider.  One packet at a time per process: begin takes the
  * provider's lock and end releases it.  While tracing is off, begin costs
  * one relaxed load and the packet's setters write nothing.
+ *
+ * fork() without exec: the child's provider is off for good (it shares the
+ * parent's buffer but not its lock); the child may not register again.
  */
 #ifndef TRACEC_PROVIDER_H
 #define TRACEC_PROVIDER_H

@@ -40,6 +40,7 @@ struct tracec_provider {
     pthread_t thread;
     int wake[2]; /* a pipe: unregister wakes the control thread */
     int quit;
+    int forked; /* this is a fork child of the process that registered */
 
     pthread_mutex_t lock; /* packets, mapping, started */
     int started;          /* atomic; written under lock */
@@ -80,9 +81,22 @@ static void provider_at_exit(void) {
     pthread_mutex_lock(&g_mu);
     tracec_provider *p = g_provider;
     pthread_mutex_unlock(&g_mu);
-    if (p) stop_self(p);
+    if (p && !p->forked) stop_self(p);
 }
-static void install_at_exit(void) { atexit(provider_at_exit); }
+/* A fork child shares the parent's buffer but not its lock or its control
+   thread: its provider is off for good (it may not write into the parent's
+   buffer), and unregister in the child only forgets it. */
+static void provider_after_fork_child(void) {
+    tracec_provider *p = g_provider;
+    if (p) {
+        __atomic_store_n(&p->started, 0, __ATOMIC_RELAXED);
+        p->forked = 1;
+    }
+}
+static void install_at_exit(void) {
+    atexit(provider_at_exit);
+    pthread_atfork(NULL, NULL, provider_after_fork_child);
+}
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 
 /* ---- registration ------------------------------------------------------------ */
@@ -597,7 +611,7 @@ static void stop_self(tracec_provider *p) {
 }
 
 void tracec_provider_unregister(tracec_provider *p) {
-    if (p == NULL) return;
+    if (p == NULL || p->forked) return;
     stop_self(p);
     __atomic_store_n(&p->quit, 1, __ATOMIC_RELEASE);
     char c = 1;
