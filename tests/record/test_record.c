@@ -326,6 +326,17 @@ static void mode_case(const char *mode, bool expect_drops) {
     cr_expect_eq(seq_packets(view, s.seq), s.delivered);
     if (expect_drops) cr_expect(s.dropped > 0, "%s: a 16k buffer cannot hold 6000 packets", mode);
     free(view);
+    if (!have_tp()) return;
+    /* the trace processor shows the drops in its stats table, and no error */
+    char *stats = tp_query(trace, "select name, severity, value from stats where name = 'traced_buf_chunks_discarded' "
+                                  "or (severity = 'error' and value > 0);\n");
+    cr_expect_null(strstr(stats, "\"error\""), "error stats:\n%s", stats);
+    if (s.dropped > 0) {
+        char want[96];
+        snprintf(want, sizeof want, "\"traced_buf_chunks_discarded\",\"info\",%ld", s.dropped);
+        cr_expect_not_null(strstr(stats, want), "%s: want %s in\n%s", mode, want, stats);
+    }
+    free(stats);
 }
 
 Test(record, oneshot_keeps_the_first_packets) { mode_case("oneshot", true); }
