@@ -17,6 +17,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "tracec/recorder.h"
+
 #define TRACEC TRACEC_BINARY_DIR "/tools/tracec/tracec"
 #define PROV TRACEC_BINARY_DIR "/tests/record/record_provider"
 #define TP TRACEC_SOURCE_DIR "/../shared/tools/trace_processor_shell"
@@ -353,4 +355,69 @@ Test(record, usage_errors) {
     free(out);
     cr_expect_eq(run(TRACEC " record -o /dev/null --buffer-size 12q -- true", NULL), 2);
     cr_expect_eq(run(TRACEC " record -o /dev/null", NULL), 2);
+    cr_expect_eq(run(TRACEC " record -o /nonexistent/dir/t.pftrace -- true", &out), 1);
+    cr_expect_not_null(strstr(out, "cannot start"), "%s", out);
+    free(out);
+}
+
+static void poll_for(tracec_recorder *r, int ms) {
+    struct timespec t0, t;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    do {
+        tracec_recorder_poll(r, 10);
+        clock_gettime(CLOCK_MONOTONIC, &t);
+    } while ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 < ms);
+}
+
+Test(record, two_runs_in_one_trace) {
+    char sock[128], trace[128], out[128];
+    snprintf(sock, sizeof sock, "%s/r.sock", g_dir);
+    snprintf(trace, sizeof trace, "%s/runs.pftrace", g_dir);
+    snprintf(out, sizeof out, "%s/prov.out", g_dir);
+    tracec_recorder_config cfg = TRACEC_RECORDER_CONFIG_INIT;
+    cfg.socket_path = sock;
+    cfg.output_path = trace;
+    FILE *log = tmpfile();
+    cfg.log = log;
+    tracec_recorder *r;
+    cr_assert_eq(tracec_recorder_open(&cfg, &r), TRACEC_STATUS_SUCCESS);
+    cr_assert_eq(tracec_recorder_start(r), TRACEC_STATUS_SUCCESS);
+    cr_expect_eq(tracec_recorder_start(r), TRACEC_STATUS_BAD_STATE);
+    pid_t kid = fork();
+    if (kid == 0) {
+        cr_assert_not_null(freopen(out, "w", stdout));
+        setenv("TRACEC_RECORDER_SOCKET", sock, 1);
+        execl(PROV, "record_provider", "survive", "runner", "1200", (char *)NULL);
+        _exit(127);
+    }
+    poll_for(r, 400);
+    cr_assert_eq(tracec_recorder_stop(r), TRACEC_STATUS_SUCCESS);
+    tracec_recorder_provider_info in1;
+    cr_assert(tracec_recorder_provider(r, 0, &in1));
+    cr_expect_gt(in1.delivered, 0);
+    poll_for(r, 100);
+    cr_assert_eq(tracec_recorder_start(r), TRACEC_STATUS_SUCCESS); /* a second run: a new buffer */
+    poll_for(r, 300);
+    cr_assert_eq(tracec_recorder_stop(r), TRACEC_STATUS_SUCCESS);
+    int st;
+    waitpid(kid, &st, 0);
+    poll_for(r, 50);
+    tracec_recorder_provider_info in2;
+    cr_assert(tracec_recorder_provider(r, 0, &in2));
+    cr_expect_gt(in2.delivered, in1.delivered, "the second run added packets");
+    cr_expect_eq(in2.delivered + in2.dropped, in2.produced);
+    cr_expect(!in2.ended_early && !in2.timed_out && in2.corrupt == 0);
+    cr_assert_eq(tracec_recorder_close(r), TRACEC_STATUS_SUCCESS);
+    fclose(log);
+    FILE *f = fopen(out, "r");
+    long produced = -1, dropped = -1;
+    cr_assert_not_null(f);
+    cr_expect_eq(fscanf(f, "produced %ld dropped %ld", &produced, &dropped), 2);
+    fclose(f);
+    cr_expect_eq((uint64_t)produced, in2.produced, "the provider's own count");
+    char *view = py_view(trace);
+    summary s = find_summary(view, "runner");
+    cr_assert(s.found, "%s", view);
+    cr_expect_eq(seq_packets(view, s.seq), (long)in2.delivered);
+    free(view);
 }

@@ -59,7 +59,11 @@ tracec_status_t tracec_recorder_open(const tracec_recorder_config *config, trace
 /* The socket path providers connect to. */
 const char *tracec_recorder_socket_path(const tracec_recorder *r);
 
-/* Initializes and starts every registered provider, and every later one. BAD_STATE if started. */
+/*
+ * Initializes and starts every registered provider, and every later one.
+ * BAD_STATE if started.  After tracec_recorder_stop, starts another run in
+ * the same trace (each provider gets a new buffer).
+ */
 tracec_status_t tracec_recorder_start(tracec_recorder *r);
 
 /* Serves the socket and the providers for up to `timeout_ms` (one poll round). */

@@ -43,7 +43,7 @@ struct tracec_provider {
     int forked; /* this is a fork child of the process that registered */
 
     pthread_mutex_t lock; /* packets, mapping, started */
-    int started;          /* atomic; written under lock */
+    int started;          /* atomic; cleared before taking the lock, set under it */
     uint64_t run;         /* atomic; bumped at each start */
 
     /* the mapping (under lock) */
@@ -191,7 +191,7 @@ static bool list_has(const char *list, const char *cat) {
 bool tracec_provider_category_enabled(tracec_provider *p, const char *category) {
     if (!tracec_provider_started(p) || category == NULL) return false;
     pthread_mutex_lock(&p->lock);
-    bool on = p->started && (p->categories[0] == '\0' || list_has(p->categories, category) ||
+    bool on = tracec_provider_started(p) && (p->categories[0] == '\0' || list_has(p->categories, category) ||
                              list_has(p->extra, category));
     pthread_mutex_unlock(&p->lock);
     return on;
@@ -254,7 +254,7 @@ void tracec_provider_begin_packet(tracec_provider *p, tracec_writer *w, tracec_m
         return;
     }
     pthread_mutex_lock(&p->lock);
-    if (!p->started) {
+    if (!__atomic_load_n(&p->started, __ATOMIC_RELAXED)) {
         pthread_mutex_unlock(&p->lock);
         dead_writer(w, packet);
         return;
@@ -426,9 +426,12 @@ static int connect_recorder(void) {
 
 /* Drops the mapping and the fifo (lock taken here); `lost`: the recorder vanished. */
 static void teardown(tracec_provider *p, int lost) {
+    /* off first, then the lock: no new packet begins, so the lock is only
+       waited for by the packet in flight (a writer in a tight loop would
+       otherwise keep retaking it) */
+    int was = __atomic_exchange_n(&p->started, 0, __ATOMIC_SEQ_CST);
     pthread_mutex_lock(&p->lock);
-    if (p->started && lost) __atomic_add_fetch(&p->lost, 1u, __ATOMIC_RELAXED);
-    __atomic_store_n(&p->started, 0, __ATOMIC_RELAXED);
+    if (was && lost) __atomic_add_fetch(&p->lost, 1u, __ATOMIC_RELAXED);
     if (p->map) munmap(p->map, p->map_size);
     if (p->memfd >= 0) close(p->memfd);
     if (p->fifo >= 0) close(p->fifo);
@@ -503,8 +506,8 @@ static void on_start(tracec_provider *p, const tracec_i_msg *m) {
 
 static void on_stop(tracec_provider *p) {
     if (!p->initialized || !tracec_provider_started(p)) return; /* Stop while stopped is ignored */
-    pthread_mutex_lock(&p->lock); /* waits for the packets in flight */
-    __atomic_store_n(&p->started, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&p->started, 0, __ATOMIC_SEQ_CST); /* no new packet begins */
+    pthread_mutex_lock(&p->lock);                        /* the one in flight is finished */
     pthread_mutex_unlock(&p->lock);
     (void)tracec_i_rec_fifo_send(p->fifo, TRACEC_I_FIFO_STOPPED, 0);
 }
@@ -602,11 +605,9 @@ static void *control_main(void *arg) {
 
 /* Stops tracing from the program's side and tells the recorder (lock taken here). */
 static void stop_self(tracec_provider *p) {
+    int was = __atomic_exchange_n(&p->started, 0, __ATOMIC_SEQ_CST);
     pthread_mutex_lock(&p->lock);
-    if (p->started) {
-        __atomic_store_n(&p->started, 0, __ATOMIC_RELAXED);
-        if (p->fifo >= 0) (void)tracec_i_rec_fifo_send(p->fifo, TRACEC_I_FIFO_STOPPED, 0);
-    }
+    if (was && p->fifo >= 0) (void)tracec_i_rec_fifo_send(p->fifo, TRACEC_I_FIFO_STOPPED, 0);
     pthread_mutex_unlock(&p->lock);
 }
 

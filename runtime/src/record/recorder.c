@@ -205,14 +205,21 @@ static void save_all(tracec_recorder *r, rec_provider *pv) {
     snapshot_counters(pv);
 }
 
-static void release_buffer(rec_provider *pv) {
+/* Unmaps the buffer; the fifo too unless `keep_fifo` (after Terminate the
+   provider closes its end first: closing ours would look like our death). */
+static void release_buffer_keep_fifo(rec_provider *pv, int keep_fifo) {
     snapshot_counters(pv);
     if (pv->map) munmap(pv->map, pv->map_size);
     if (pv->memfd >= 0) close(pv->memfd);
-    if (pv->fifo >= 0) close(pv->fifo);
+    if (pv->fifo >= 0 && !keep_fifo) {
+        close(pv->fifo);
+        pv->fifo = -1;
+    }
     pv->map = NULL;
-    pv->memfd = pv->fifo = -1;
+    pv->memfd = -1;
 }
+
+static void release_buffer(rec_provider *pv) { release_buffer_keep_fifo(pv, 0); }
 
 static bool tracing(const rec_provider *pv) {
     return pv->state == PV_STARTING || pv->state == PV_STARTED || pv->state == PV_STOPPING;
@@ -249,6 +256,7 @@ static void send_simple(rec_provider *pv, uint32_t type, uint32_t a, const char 
 static void initialize_and_start(tracec_recorder *r, rec_provider *pv) {
     size_t size = TRACEC_I_SHM_HEADER + (size_t)r->half_size * r->halves;
     int sp[2] = {-1, -1};
+    release_buffer(pv); /* the fifo of an earlier run, if the provider has not closed it yet */
     pv->memfd = memfd_create("tracec-provider", MFD_CLOEXEC | MFD_ALLOW_SEALING);
     /* sealed at its size: a provider that shrank it would make our reads fault (SIGBUS) */
     if (pv->memfd < 0 || ftruncate(pv->memfd, (off_t)size) != 0 ||
@@ -263,7 +271,10 @@ static void initialize_and_start(tracec_recorder *r, rec_provider *pv) {
         goto fail;
     }
     pv->map_size = size;
-    pv->scratch = malloc(r->half_size);
+    pv->gen[0] = pv->gen[1] = 0;
+    pv->consumed[0] = pv->consumed[1] = 0;
+    pv->bad = 0;
+    if (pv->scratch == NULL) pv->scratch = malloc(r->half_size);
     if (pv->scratch == NULL) goto fail;
     tracec_i_shm_header *h = hdr_of(pv);
     h->magic = TRACEC_I_SHM_MAGIC;
@@ -396,8 +407,13 @@ static void on_fifo(tracec_recorder *r, rec_provider *pv) {
         tracec_i_fifo_packet pk;
         ssize_t k = recv(pv->fifo, &pk, sizeof pk, MSG_DONTWAIT);
         if (k < 0 && (errno == EAGAIN || errno == EINTR)) return;
-        if (k <= 0) { /* the provider closed it */
-            if (pv->state != PV_TERMINATED && pv->state != PV_GONE) provider_gone(r, pv);
+        if (k <= 0) { /* the provider closed it: after Terminate, as it should */
+            if (pv->state == PV_TERMINATED) {
+                close(pv->fifo);
+                pv->fifo = -1;
+            } else if (pv->state != PV_GONE) {
+                provider_gone(r, pv);
+            }
             return;
         }
         if (k == (ssize_t)sizeof pk) on_fifo_packet(r, pv, &pk);
@@ -604,8 +620,8 @@ tracec_status_t tracec_recorder_start(tracec_recorder *r) {
     if (r == NULL) return TRACEC_STATUS_INVALID_ARGUMENT;
     if (r->started) return TRACEC_STATUS_BAD_STATE;
     r->started = 1;
-    for (size_t i = 0; i < r->n_pv; i++)
-        if (r->pv[i]->state == PV_REGISTERED) initialize_and_start(r, r->pv[i]);
+    for (size_t i = 0; i < r->n_pv; i++) /* a provider terminated by an earlier stop gets a new buffer */
+        if (r->pv[i]->state == PV_REGISTERED || r->pv[i]->state == PV_TERMINATED) initialize_and_start(r, r->pv[i]);
     return TRACEC_STATUS_SUCCESS;
 }
 
@@ -632,7 +648,7 @@ tracec_status_t tracec_recorder_stop(tracec_recorder *r) {
         if (pv->state != PV_STOPPED) continue;
         save_all(r, pv);
         send_simple(pv, TRACEC_I_MSG_TERMINATE, 0, NULL);
-        release_buffer(pv);
+        release_buffer_keep_fifo(pv, 1);
         pv->state = PV_TERMINATED;
     }
     r->started = 0;
