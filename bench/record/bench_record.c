@@ -11,8 +11,11 @@
  * STREAMING in the recorder drops when it falls behind (the seed's rule):
  * `dropped` says how many, and MB/s counts delivered bytes only.
  *
+ * "recorder-wait" runs the providers with wait_ms 2000 (a writer waits for
+ * the recorder to save a half instead of dropping): lossless like the peer.
+ *
  * JSON lines to $TRACEC_BENCH_JSON: {"bench": "record_1provider" |
- * "record_2providers", "impl": "recorder" | "in-process", "ns_per_op",
+ * "record_2providers", "impl": "recorder" | "recorder-wait" | "in-process", "ns_per_op",
  * "mb_per_s", "delivered", "dropped", "runs"}; ns_per_op is wall time per
  * produced packet (all providers together), best of TRACEC_BENCH_REPS
  * rounds (default 3).
@@ -75,7 +78,7 @@ typedef struct result {
     uint64_t delivered, dropped;
 } result;
 
-static result run_recorder(int providers) {
+static result run_recorder(int providers, int wait_ms) {
     result r = {0, 0, 0, 0};
     char sock[128], out[128];
     snprintf(sock, sizeof sock, "%s/r.sock", g_dir);
@@ -95,6 +98,7 @@ static result run_recorder(int providers) {
     cfg.socket_path = sock;
     cfg.output_path = out;
     cfg.buffer_size = g_buffer;
+    cfg.wait_ms = wait_ms;
     tracec_recorder *rec;
     if (tracec_recorder_open(&cfg, &rec) != TRACEC_STATUS_SUCCESS) abort();
     tracec_recorder_start(rec);
@@ -211,16 +215,23 @@ int main(void) {
     FILE *jf = json && *json ? fopen(json, "a") : NULL;
     printf("typical packet, %llu packets per provider, shared buffer %zu KiB; best of %d rounds\n",
            (unsigned long long)g_packets, g_buffer / 1024, reps);
-    result inproc = {1e300, 0, 0, 0}, one = inproc, two = inproc;
+    result inproc = {1e300, 0, 0, 0}, one = inproc, two = inproc, one_w = inproc, two_w = inproc;
     for (int i = 0; i < reps; i++) {
         inproc = best(inproc, run_in_process());
-        one = best(one, run_recorder(1));
-        two = best(two, run_recorder(2));
+        one = best(one, run_recorder(1, 0));
+        two = best(two, run_recorder(2, 0));
+        one_w = best(one_w, run_recorder(1, 2000));
+        two_w = best(two_w, run_recorder(2, 2000));
     }
     emit(jf, "record_1provider", "in-process", inproc, reps);
     emit(jf, "record_1provider", "recorder", one, reps);
+    emit(jf, "record_1provider", "recorder-wait", one_w, reps);
     emit(jf, "record_2providers", "in-process", inproc, reps);
     emit(jf, "record_2providers", "recorder", two, reps);
+    emit(jf, "record_2providers", "recorder-wait", two_w, reps);
+    printf("recorder --wait 2000 (lossless like the in-process peer) / in-process packet rate: "
+           "1 provider %.2fx, 2 providers %.2fx (target >= 0.7x)\n",
+           inproc.ns_per_op / one_w.ns_per_op, inproc.ns_per_op / two_w.ns_per_op);
     printf("recorder / in-process packet rate: 1 provider %.2fx, 2 providers %.2fx (target >= 0.7x)\n",
            inproc.ns_per_op / one.ns_per_op, inproc.ns_per_op / two.ns_per_op);
     /* delivered packets per second (a STREAMING provider drops what the recorder was too late for) */

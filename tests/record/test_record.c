@@ -312,11 +312,13 @@ Test(record, list_shows_providers) {
     cr_expect_eq(run(TRACEC " record --list --socket /nonexistent/x.sock", NULL), 1);
 }
 
-static void mode_case(const char *mode, bool expect_drops) {
+static summary mode_case(const char *mode, bool expect_drops) {
     char cmd[1024], trace[128], *out;
-    snprintf(trace, sizeof trace, "%s/%s.pftrace", g_dir, mode);
-    snprintf(cmd, sizeof cmd, "%s record -o %s --mode %s --buffer-size 16k -- %s normal m 2000 1", TRACEC, trace, mode,
-             PROV);
+    const char *wait = strcmp(mode, "lossless") == 0 ? "--wait 10000" : "";
+    if (wait[0]) mode = "streaming";
+    snprintf(trace, sizeof trace, "%s/%s%s.pftrace", g_dir, mode, wait[0] ? "-wait" : "");
+    snprintf(cmd, sizeof cmd, "%s record -o %s --mode %s --buffer-size 16k %s -- %s normal m 2000 1", TRACEC, trace,
+             mode, wait, PROV);
     int rc = run(cmd, &out);
     cr_assert_eq(rc, 0, "%s", out);
     free(out);
@@ -328,7 +330,7 @@ static void mode_case(const char *mode, bool expect_drops) {
     cr_expect_eq(seq_packets(view, s.seq), s.delivered);
     if (expect_drops) cr_expect(s.dropped > 0, "%s: a 16k buffer cannot hold 6000 packets", mode);
     free(view);
-    if (!have_tp()) return;
+    if (!have_tp()) return s;
     /* the trace processor shows the drops in its stats table, and no error */
     char *stats = tp_query(trace, "select name, severity, value from stats where name = 'traced_buf_chunks_discarded' "
                                   "or (severity = 'error' and value > 0);\n");
@@ -339,10 +341,18 @@ static void mode_case(const char *mode, bool expect_drops) {
         cr_expect_not_null(strstr(stats, want), "%s: want %s in\n%s", mode, want, stats);
     }
     free(stats);
+    return s;
 }
 
 Test(record, oneshot_keeps_the_first_packets) { mode_case("oneshot", true); }
 Test(record, streaming_small_buffer) { mode_case("streaming", false); }
+
+/* --wait: the writer waits for the recorder to save a half instead of dropping */
+Test(record, streaming_wait_drops_nothing) {
+    summary s = mode_case("lossless", false);
+    cr_expect_eq(s.dropped, 0);
+    cr_expect_eq(s.delivered, s.produced);
+}
 Test(record, circular_keeps_the_last_packets) { mode_case("circular", true); }
 
 Test(record, usage_errors) {

@@ -43,9 +43,11 @@ typedef struct tracec_recorder_config {
     const char *categories;        /* comma-separated; NULL or "" = all */
     int timeout_ms;                /* how long a provider may take to answer Start/Stop; 0 = 2000 */
     FILE *log;                     /* messages about providers (NULL: stderr) */
+    int wait_ms;                   /* STREAMING: a provider whose other half is not saved yet waits up to
+                                      this long before dropping (0, the seed's rule: drops at once; max 10000) */
 } tracec_recorder_config;
 
-#define TRACEC_RECORDER_CONFIG_INIT {NULL, NULL, TRACEC_BUFFERING_MODE_STREAMING, 0, NULL, 0, NULL}
+#define TRACEC_RECORDER_CONFIG_INIT {NULL, NULL, TRACEC_BUFFERING_MODE_STREAMING, 0, NULL, 0, NULL, 0}
 
 /*
  * Creates the socket (its directory made 0700 if missing; it must belong to

@@ -54,6 +54,7 @@ struct tracec_provider {
     tracec_i_shm_header *hdr;
     uint8_t *data;
     uint32_t mode, half_size, halves, active;
+    uint32_t wait_ms; /* STREAMING: how long a writer waits for the other half to be saved before dropping */
     uint32_t fill[2];
     uint64_t packets[2];
     char categories[TRACEC_I_TEXT_MAX + 1];
@@ -222,6 +223,23 @@ static void reset_half(tracec_provider *p, uint32_t h) {
     __atomic_add_fetch(&p->hdr->half[h].gen, 1u, __ATOMIC_RELEASE);
 }
 
+/*
+ * The recorder has not saved half `b` yet: wait up to wait_ms for it (0:
+ * the seed's rule, drop at once).  Gives up at once when tracing stops
+ * (Stop and the recorder's death clear `started` before taking the lock
+ * this writer holds).
+ */
+static bool wait_saved(tracec_provider *p, uint32_t b) {
+    if (p->wait_ms == 0) return false;
+    uint64_t deadline = tracec_i_rec_now_ns() + (uint64_t)p->wait_ms * 1000000u;
+    struct timespec nap = {0, 20000};
+    while (__atomic_load_n(&p->hdr->half[b].state, __ATOMIC_ACQUIRE) != TRACEC_I_HALF_FREE) {
+        if (!tracec_provider_started(p) || tracec_i_rec_now_ns() > deadline) return false;
+        nanosleep(&nap, NULL);
+    }
+    return true;
+}
+
 /* The writer ran out of room in the active half: switch halves (moving the
    packet begun so far) or refuse.  Lock held (by the writing thread). */
 static bool shm_grow(tracec_writer *w, size_t need) {
@@ -230,7 +248,8 @@ static bool shm_grow(tracec_writer *w, size_t need) {
     uint32_t a = p->active, b = a ^ 1u;
     if (used + need > p->half_size || p->fill[a] == 0 || p->halves < 2) return false;
     if (p->mode == TRACEC_BUFFERING_MODE_STREAMING) {
-        if (__atomic_load_n(&p->hdr->half[b].state, __ATOMIC_ACQUIRE) != TRACEC_I_HALF_FREE) return false;
+        if (__atomic_load_n(&p->hdr->half[b].state, __ATOMIC_ACQUIRE) != TRACEC_I_HALF_FREE && !wait_saved(p, b))
+            return false;
         __atomic_store_n(&p->hdr->half[a].state, (uint32_t)TRACEC_I_HALF_FULL, __ATOMIC_RELEASE);
         (void)tracec_i_rec_fifo_send(p->fifo, TRACEC_I_FIFO_SAVE_BUFFER, a);
     } else { /* CIRCULAR: the older half's packets are overwritten */
@@ -446,7 +465,7 @@ static void teardown(tracec_provider *p, int lost) {
 static void on_initialize(tracec_provider *p, const tracec_i_msg *m, const int *fds, int nfds) {
     struct stat st;
     if (p->initialized || nfds != 2) goto ignore; /* a second Initialize before Terminate is ignored */
-    uint32_t mode = m->a, halves = (uint32_t)m->c;
+    uint32_t mode = m->a & 0xffu, halves = (uint32_t)m->c, wait_ms = m->a >> 8;
     uint64_t hs = m->b;
     if (mode < TRACEC_BUFFERING_MODE_ONESHOT || mode > TRACEC_BUFFERING_MODE_STREAMING) goto ignore;
     if (halves != (mode == TRACEC_BUFFERING_MODE_ONESHOT ? 1u : 2u) || hs < 64 || hs > (1u << 30)) goto ignore;
@@ -467,6 +486,7 @@ static void on_initialize(tracec_provider *p, const tracec_i_msg *m, const int *
     p->memfd = fds[0];
     p->fifo = fds[1];
     p->mode = mode;
+    p->wait_ms = wait_ms > 10000u ? 10000u : wait_ms;
     p->half_size = (uint32_t)hs;
     p->halves = halves;
     p->active = 0;

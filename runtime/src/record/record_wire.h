@@ -62,7 +62,7 @@ enum {
     TRACEC_I_MSG_REGISTER = 1,      /* text: name; a: pid (claimed) */
     TRACEC_I_MSG_REGISTER_SYNC = 2, /* same, answered with REGISTERED */
     TRACEC_I_MSG_REGISTERED = 3,    /* a: 1 if tracing has started */
-    TRACEC_I_MSG_INITIALIZE = 4,    /* fds: memfd, fifo; a: mode; b: half size; c: halves; text: categories */
+    TRACEC_I_MSG_INITIALIZE = 4,    /* fds: memfd, fifo; a: mode | wait_ms << 8; b: half size; c: halves; text: categories */
     TRACEC_I_MSG_START = 5,         /* a: disposition; text: additional categories */
     TRACEC_I_MSG_STOP = 6,
     TRACEC_I_MSG_TERMINATE = 7,

@@ -286,7 +286,7 @@ static void initialize_and_start(tracec_recorder *r, rec_provider *pv) {
     tracec_i_msg *m = calloc(1, sizeof *m);
     if (m == NULL) goto fail;
     m->type = TRACEC_I_MSG_INITIALIZE;
-    m->a = (uint32_t)r->cfg.mode;
+    m->a = (uint32_t)r->cfg.mode | (uint32_t)r->cfg.wait_ms << 8;
     m->b = r->half_size;
     m->c = r->halves;
     snprintf(m->text, sizeof m->text, "%s", r->cfg.categories ? r->cfg.categories : "");
@@ -538,6 +538,7 @@ tracec_status_t tracec_recorder_open(const tracec_recorder_config *config, trace
     if (cfg.buffer_size == 0) cfg.buffer_size = 1u << 20;
     if (cfg.buffer_size < 8192 || cfg.buffer_size > (1u << 30)) return TRACEC_STATUS_INVALID_ARGUMENT;
     if (cfg.timeout_ms <= 0) cfg.timeout_ms = 2000;
+    if (cfg.wait_ms < 0 || cfg.wait_ms > 10000) return TRACEC_STATUS_INVALID_ARGUMENT;
     if (cfg.categories) { /* at most 100 categories of at most 100 chars */
         size_t n = 0;
         for (const char *s = cfg.categories; *s; n++) {

@@ -37,6 +37,8 @@ static const char usage[] =
     "  --buffer-size N        each provider's shared buffer, bytes (k, m suffixes; default 1m)\n"
     "  --categories a,b       enabled categories (default: all)\n"
     "  --timeout MS           how long a provider may take to answer Start/Stop (default 2000)\n"
+    "  --wait MS              streaming: a provider whose other half is not saved yet waits up to\n"
+    "                         MS before dropping (default 0: drops at once, the Fuchsia rule)\n"
     "  --duration D           --attach: how long to record (e.g. 500ms, 10s; default: until SIGINT)\n"
     "  --socket PATH          the socket (default /tmp/tracec-UID/recorder.sock; with a\n"
     "                         PROGRAM, a private directory of its own)\n";
@@ -114,7 +116,7 @@ int tracec_cmd_record(int argc, char **argv) {
         }
         bool takes = strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0 || strcmp(a, "--mode") == 0 ||
                      strcmp(a, "--buffer-size") == 0 || strcmp(a, "--categories") == 0 ||
-                     strcmp(a, "--timeout") == 0 || strcmp(a, "--duration") == 0 || strcmp(a, "--socket") == 0;
+                     strcmp(a, "--timeout") == 0 || strcmp(a, "--wait") == 0 || strcmp(a, "--duration") == 0 || strcmp(a, "--socket") == 0;
         if (!takes) return a[0] == '-' ? bad_usage("unknown option '%s'", a) : bad_usage("unexpected '%s' (put the program after --)", a);
         if (i + 1 >= argc) return bad_usage("%s needs a value", a);
         const char *v = argv[++i];
@@ -136,6 +138,10 @@ int tracec_cmd_record(int argc, char **argv) {
             if (plain) t = atol(v);
             if ((!plain && !parse_duration_ms(v, &t)) || t <= 0 || t > 600000) return bad_usage("bad --timeout '%s'", v);
             cfg.timeout_ms = (int)t;
+        } else if (strcmp(a, "--wait") == 0) {
+            if (!v[0] || strspn(v, "0123456789") != strlen(v) || atol(v) > 10000)
+                return bad_usage("bad --wait '%s' (0 to 10000 ms)", v);
+            cfg.wait_ms = atoi(v);
         } else if (strcmp(a, "--duration") == 0) {
             if (!parse_duration_ms(v, &duration)) return bad_usage("bad --duration '%s' (e.g. 500ms, 10s)", v);
         } else {
