@@ -188,7 +188,7 @@ static result run_in_process(void) {
 }
 
 static void emit(FILE *jf, const char *bench, const char *impl, result r, int reps) {
-    printf("%-18s %-11s %9.1f ns/packet %8.1f MB/s  delivered %10llu  dropped %10llu\n", bench, impl, r.ns_per_op,
+    printf("%-18s %-13s %9.1f ns/packet %8.1f MB/s  delivered %10llu  dropped %10llu\n", bench, impl, r.ns_per_op,
            r.mb_per_s, (unsigned long long)r.delivered, (unsigned long long)r.dropped);
     if (jf)
         fprintf(jf,
