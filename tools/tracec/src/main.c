@@ -15,6 +15,7 @@
 #include "tracec/descpool.h"
 #include "tracec/diff.h"
 #include "tracec/textproto.h"
+#include "record_cmd.h"
 
 #ifndef TRACEC_CLI_VERSION
 #define TRACEC_CLI_VERSION "0.0.0"
@@ -49,6 +50,7 @@ static const char *const usage_main =
     "  decode   binary to textproto\n"
     "  diff     compare an expected textproto with a binary trace, by meaning\n"
     "  args     the track-event args a trace processor shows, as CSV\n"
+    "  record   run a program (or attach) and record its providers into one trace\n"
     "\n"
     "Run `tracec <command> --help` for its options.  `tracec --version` prints the version.\n"
     "Exit codes: 0 ok, 1 difference found (diff), 2 usage error, 3 invalid input.\n";
@@ -485,6 +487,10 @@ int main(int argc, char **argv) {
     }
     const char *cmd = argv[1];
     if (strcmp(cmd, "-h") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "help") == 0) {
+        if (argc > 2 && strcmp(argv[2], "record") == 0) {
+            char *help[] = {argv[0], argv[2], (char *)"--help", NULL};
+            return tracec_cmd_record(3, help);
+        }
         if (argc > 2) {
             print_usage(stdout, argv[2]);
             return EXIT_OK;
@@ -496,6 +502,7 @@ int main(int argc, char **argv) {
         printf("tracec %s\n", TRACEC_CLI_VERSION);
         return EXIT_OK;
     }
+    if (strcmp(cmd, "record") == 0) return tracec_cmd_record(argc, argv);
     if (strcmp(cmd, "encode") != 0 && strcmp(cmd, "decode") != 0 && strcmp(cmd, "diff") != 0 &&
         strcmp(cmd, "args") != 0)
         return usage_error(NULL, "unknown command '%s'", cmd);

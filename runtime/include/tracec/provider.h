@@ -1,0 +1,119 @@
+/*
+ * tracec/provider.h - a trace provider in another process than the
+ * recorder (`tracec record`): the Fuchsia provider protocol on Linux.
+ * docs/record.md has the protocol and the shared buffer's layout.
+ *
+ *     tracec_provider *p;
+ *     bool started;
+ *     tracec_provider_register_sync("my-service", &started, &p);
+ *     ...
+ *     tracec_provider_slice_begin(p, "draw");
+ *     tracec_provider_slice_end(p);
+ *     ...
+ *     tracec_provider_unregister(p);          // or leave it to exit
+ *
+ * Registering starts one background thread that connects to the recorder's
+ * socket ($TRACEC_RECORDER_SOCKET, else /tmp/tracec-UID/recorder.sock),
+ * retrying every 50 ms while there is none, and answers the recorder:
+ * Initialize maps the shared buffer the recorder sends, Start/Stop/Terminate
+ * follow the seed's rules.  When the recorder goes away the thread stops
+ * tracing, discards what was not saved, and waits for the next recorder.
+ *
+ * Packets are written straight into the shared buffer with the generated
+ * writers (tracec_provider_begin_packet / end_packet); nothing is copied in
+ * the provider.  One packet at a time per process: begin takes the
+ * provider's lock and end releases it.  While tracing is off, begin costs
+ * one relaxed load and the packet's setters write nothing.
+ *
+ * fork() without exec: the child's provider is off for good (it shares the
+ * parent's buffer but not its lock); the child may not register again.
+ */
+#ifndef TRACEC_PROVIDER_H
+#define TRACEC_PROVIDER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tracec/status.h"
+#include "tracec/writer.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct tracec_provider tracec_provider;
+
+/* Environment variable naming the recorder's socket. */
+#define TRACEC_RECORDER_SOCKET_ENV "TRACEC_RECORDER_SOCKET"
+
+/*
+ * RegisterProvider: returns at once with *out (owned by the caller, release
+ * with tracec_provider_unregister); registration happens on the provider's
+ * thread.  `name`: 1..100 chars (INVALID_ARGUMENT otherwise); one provider
+ * per process (BAD_STATE for a second); OUT_OF_MEMORY, ERROR (no thread).
+ */
+tracec_status_t tracec_provider_register(const char *name, tracec_provider **out);
+
+/*
+ * RegisterProviderSynchronously: also waits (up to 1 s) until a running
+ * recorder has registered the provider, then sets *started to whether
+ * tracing has already started.  With no recorder, *started is false and the
+ * provider keeps trying to connect in the background.
+ */
+tracec_status_t tracec_provider_register_sync(const char *name, bool *started, tracec_provider **out);
+
+/* Whether tracing is started now (one relaxed load). */
+bool tracec_provider_started(const tracec_provider *p);
+
+/* Waits up to `timeout_ms` for tracing to start; true if it is started. */
+bool tracec_provider_wait_started(tracec_provider *p, int timeout_ms);
+
+/* Whether `category` is enabled (false while not started; no categories configured = all). */
+bool tracec_provider_category_enabled(tracec_provider *p, const char *category);
+
+/* ---- writing packets ---------------------------------------------------------- */
+
+/*
+ * Starts a TracePacket written through `w` (caller-owned) into `packet`,
+ * the `msg` member of a generated TracePacket writer.  While tracing is off
+ * the writer is dead (every setter is a no-op) and end returns CLOSED.
+ */
+void tracec_provider_begin_packet(tracec_provider *p, tracec_writer *w, tracec_msg *packet);
+
+/*
+ * Finishes the packet.  SUCCESS: it is in the shared buffer.  BUFFER_FULL
+ * (or the writer's error): dropped and counted.  CLOSED: tracing was off.
+ */
+tracec_status_t tracec_provider_end_packet(tracec_provider *p, tracec_writer *w, tracec_msg *packet);
+
+/* Track events on the calling thread's track (its descriptor is written at its first event of a run). */
+tracec_status_t tracec_provider_slice_begin(tracec_provider *p, const char *name);
+tracec_status_t tracec_provider_slice_end(tracec_provider *p);
+tracec_status_t tracec_provider_instant(tracec_provider *p, const char *name);
+
+/* The calling thread's track uuid (for TrackEvent.track_uuid of packets written by hand). */
+uint64_t tracec_provider_thread_track_uuid(tracec_provider *p);
+
+typedef struct tracec_provider_stats {
+    uint64_t produced;       /* packets begun while tracing was on */
+    uint64_t dropped;        /* of which refused (no room, a writer error) */
+    uint64_t runs;           /* Start requests obeyed */
+    uint64_t saved;          /* BUFFER_SAVED packets received */
+    uint64_t recorder_lost;  /* times the recorder went away while tracing */
+} tracec_provider_stats;
+
+/* Counters since registration. */
+tracec_provider_stats tracec_provider_get_stats(tracec_provider *p);
+
+/*
+ * Closes the connection (the recorder sees the provider end: it saves what
+ * the provider finished), ends the thread and frees `p`.  NULL is fine.
+ */
+void tracec_provider_unregister(tracec_provider *p);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TRACEC_PROVIDER_H */

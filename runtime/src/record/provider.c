@@ -1,0 +1,652 @@
+/*
+ * provider.c - the provider side of `tracec record` (tracec/provider.h):
+ * registration, the control thread that obeys Initialize / Start / Stop /
+ * Terminate, and the packet writer over the shared buffer (record_wire.h).
+ *
+ * Locks: `lock` is held by a writer from begin_packet to end_packet and by
+ * the control thread while it changes the mapping or the started state, so
+ * Stop returns (and STOPPED is sent) only after the packets in flight are
+ * finished.  `mu`/`cv` carry registration and start notifications.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "perfetto/trace/trace_packet.tracec.h"
+#include "perfetto/trace/track_event/process_descriptor.tracec.h"
+#include "perfetto/trace/track_event/thread_descriptor.tracec.h"
+#include "perfetto/trace/track_event/track_descriptor.tracec.h"
+#include "perfetto/trace/track_event/track_event.tracec.h"
+#include "record_wire.h"
+#include "tracec/buffer.h"
+#include "tracec/context.h"
+#include "tracec/provider.h"
+#include "tracec/registry.h"
+
+struct tracec_provider {
+    char name[TRACEC_I_NAME_MAX + 1];
+    pthread_t thread;
+    int wake[2]; /* a pipe: unregister wakes the control thread */
+    int quit;
+    int forked; /* this is a fork child of the process that registered */
+
+    pthread_mutex_t lock; /* packets, mapping, started */
+    int started;          /* atomic; cleared before taking the lock, set under it */
+    uint64_t run;         /* atomic; bumped at each start */
+
+    /* the mapping (under lock) */
+    int initialized;
+    int fifo, memfd;
+    uint8_t *map;
+    size_t map_size;
+    tracec_i_shm_header *hdr;
+    uint8_t *data;
+    uint32_t mode, half_size, halves, active;
+    uint32_t wait_ms; /* STREAMING: how long a writer waits for the other half to be saved before dropping */
+    uint32_t fill[2];
+    uint64_t packets[2];
+    char categories[TRACEC_I_TEXT_MAX + 1];
+    char extra[TRACEC_I_TEXT_MAX + 1];
+
+    /* registration (under mu) */
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int want_sync, reg_answered, reg_started, no_recorder;
+
+    /* counters (atomic) */
+    uint64_t produced, dropped, runs, saved, lost;
+};
+
+static tracec_provider *g_provider; /* one per process */
+static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
+static __thread uint64_t t_run; /* the run this thread's descriptor was written in */
+
+static void *control_main(void *arg);
+static void stop_self(tracec_provider *p);
+
+/* At exit the provider stops itself (STOPPED on the fifo), so the recorder
+   does not count a program that simply ended as a provider that died. */
+static void provider_at_exit(void) {
+    pthread_mutex_lock(&g_mu);
+    tracec_provider *p = g_provider;
+    pthread_mutex_unlock(&g_mu);
+    if (p && !p->forked) stop_self(p);
+}
+/* A fork child shares the parent's buffer but not its lock or its control
+   thread: its provider is off for good (it may not write into the parent's
+   buffer), and unregister in the child only forgets it. */
+static void provider_after_fork_child(void) {
+    tracec_provider *p = g_provider;
+    if (p) {
+        __atomic_store_n(&p->started, 0, __ATOMIC_RELAXED);
+        p->forked = 1;
+    }
+}
+static void install_at_exit(void) {
+    atexit(provider_at_exit);
+    pthread_atfork(NULL, NULL, provider_after_fork_child);
+}
+static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+
+/* ---- registration ------------------------------------------------------------ */
+
+static tracec_status_t do_register(const char *name, int sync, bool *started, tracec_provider **out) {
+    if (out) *out = NULL;
+    if (name == NULL || out == NULL || name[0] == '\0' || strlen(name) > TRACEC_I_NAME_MAX)
+        return TRACEC_STATUS_INVALID_ARGUMENT;
+    pthread_mutex_lock(&g_mu);
+    if (g_provider != NULL) {
+        pthread_mutex_unlock(&g_mu);
+        return TRACEC_STATUS_BAD_STATE;
+    }
+    tracec_provider *p = calloc(1, sizeof *p);
+    if (p == NULL) {
+        pthread_mutex_unlock(&g_mu);
+        return TRACEC_STATUS_OUT_OF_MEMORY;
+    }
+    snprintf(p->name, sizeof p->name, "%s", name);
+    p->fifo = p->memfd = -1;
+    p->want_sync = sync;
+    pthread_mutex_init(&p->lock, NULL);
+    pthread_mutex_init(&p->mu, NULL);
+    pthread_cond_init(&p->cv, NULL);
+    if (pipe2(p->wake, O_CLOEXEC | O_NONBLOCK) != 0 || pthread_create(&p->thread, NULL, control_main, p) != 0) {
+        if (p->wake[0] > 0) {
+            close(p->wake[0]);
+            close(p->wake[1]);
+        }
+        free(p);
+        pthread_mutex_unlock(&g_mu);
+        return TRACEC_STATUS_ERROR;
+    }
+    g_provider = p;
+    pthread_mutex_unlock(&g_mu);
+    pthread_once(&g_once, install_at_exit);
+    if (sync) {
+        struct timespec dl;
+        clock_gettime(CLOCK_REALTIME, &dl);
+        dl.tv_sec += 1;
+        pthread_mutex_lock(&p->mu);
+        while (!p->reg_answered && !p->no_recorder)
+            if (pthread_cond_timedwait(&p->cv, &p->mu, &dl) == ETIMEDOUT) break;
+        if (started) *started = p->reg_answered && p->reg_started;
+        pthread_mutex_unlock(&p->mu);
+    }
+    *out = p;
+    return TRACEC_STATUS_SUCCESS;
+}
+
+tracec_status_t tracec_provider_register(const char *name, tracec_provider **out) {
+    return do_register(name, 0, NULL, out);
+}
+
+tracec_status_t tracec_provider_register_sync(const char *name, bool *started, tracec_provider **out) {
+    if (started) *started = false;
+    return do_register(name, 1, started, out);
+}
+
+bool tracec_provider_started(const tracec_provider *p) {
+    return p != NULL && __atomic_load_n(&p->started, __ATOMIC_RELAXED) != 0;
+}
+
+bool tracec_provider_wait_started(tracec_provider *p, int timeout_ms) {
+    if (p == NULL) return false;
+    struct timespec dl;
+    clock_gettime(CLOCK_REALTIME, &dl);
+    dl.tv_sec += timeout_ms / 1000;
+    dl.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+    if (dl.tv_nsec >= 1000000000L) {
+        dl.tv_sec++;
+        dl.tv_nsec -= 1000000000L;
+    }
+    pthread_mutex_lock(&p->mu);
+    while (!tracec_provider_started(p))
+        if (pthread_cond_timedwait(&p->cv, &p->mu, &dl) == ETIMEDOUT) break;
+    pthread_mutex_unlock(&p->mu);
+    return tracec_provider_started(p);
+}
+
+static bool list_has(const char *list, const char *cat) {
+    size_t n = strlen(cat);
+    for (const char *s = list; *s;) {
+        const char *e = strchr(s, ',');
+        size_t l = e ? (size_t)(e - s) : strlen(s);
+        if (l == n && memcmp(s, cat, n) == 0) return true;
+        s += l + (e != NULL);
+    }
+    return false;
+}
+
+bool tracec_provider_category_enabled(tracec_provider *p, const char *category) {
+    if (!tracec_provider_started(p) || category == NULL) return false;
+    pthread_mutex_lock(&p->lock);
+    bool on = tracec_provider_started(p) && (p->categories[0] == '\0' || list_has(p->categories, category) ||
+                             list_has(p->extra, category));
+    pthread_mutex_unlock(&p->lock);
+    return on;
+}
+
+/* ---- the packet writer -------------------------------------------------------- */
+
+/* A writer with no room and an error: every setter is a no-op.  Its window
+   is a real address (the small-reserve check computes end - n). */
+static void dead_writer(tracec_writer *w, tracec_msg *packet) {
+    static __thread uint8_t nowhere[16];
+    tracec_msg root;
+    w->base = w->ptr = w->end = nowhere;
+    w->grow = NULL;
+    w->sink = NULL;
+    w->status = TRACEC_STATUS_CLOSED;
+    w->top = TRACEC_I_ROOT;
+    tracec_writer_begin_root(w, &root);
+    tracec_msg_begin_nested(&root, TRACEC_TAG(1, TRACEC_WIRE_LEN), packet);
+}
+
+/* Empties half `h` (lock held). */
+static void reset_half(tracec_provider *p, uint32_t h) {
+    p->fill[h] = 0;
+    p->packets[h] = 0;
+    __atomic_store_n(&p->hdr->half[h].fill, 0u, __ATOMIC_RELEASE);
+    __atomic_store_n(&p->hdr->half[h].packets, (uint64_t)0, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&p->hdr->half[h].gen, 1u, __ATOMIC_RELEASE);
+}
+
+/*
+ * The recorder has not saved half `b` yet: wait up to wait_ms for it (0:
+ * the seed's rule, drop at once).  Gives up at once when tracing stops
+ * (Stop and the recorder's death clear `started` before taking the lock
+ * this writer holds).
+ */
+static bool wait_saved(tracec_provider *p, uint32_t b) {
+    if (p->wait_ms == 0) return false;
+    uint64_t deadline = tracec_i_rec_now_ns() + (uint64_t)p->wait_ms * 1000000u;
+    struct timespec nap = {0, 20000};
+    while (__atomic_load_n(&p->hdr->half[b].state, __ATOMIC_ACQUIRE) != TRACEC_I_HALF_FREE) {
+        if (!tracec_provider_started(p) || tracec_i_rec_now_ns() > deadline) return false;
+        nanosleep(&nap, NULL);
+    }
+    return true;
+}
+
+/* The writer ran out of room in the active half: switch halves (moving the
+   packet begun so far) or refuse.  Lock held (by the writing thread). */
+static bool shm_grow(tracec_writer *w, size_t need) {
+    tracec_provider *p = w->sink;
+    size_t used = (size_t)(w->ptr - w->base);
+    uint32_t a = p->active, b = a ^ 1u;
+    if (used + need > p->half_size || p->fill[a] == 0 || p->halves < 2) return false;
+    if (p->mode == TRACEC_BUFFERING_MODE_STREAMING) {
+        if (__atomic_load_n(&p->hdr->half[b].state, __ATOMIC_ACQUIRE) != TRACEC_I_HALF_FREE && !wait_saved(p, b))
+            return false;
+        __atomic_store_n(&p->hdr->half[a].state, (uint32_t)TRACEC_I_HALF_FULL, __ATOMIC_RELEASE);
+        (void)tracec_i_rec_fifo_send(p->fifo, TRACEC_I_FIFO_SAVE_BUFFER, a);
+    } else { /* CIRCULAR: the older half's packets are overwritten */
+        __atomic_add_fetch(&p->dropped, p->packets[b], __ATOMIC_RELAXED);
+        __atomic_add_fetch(&p->hdr->overwritten, p->packets[b], __ATOMIC_RELAXED);
+    }
+    reset_half(p, b);
+    p->active = b;
+    __atomic_store_n(&p->hdr->active, b, __ATOMIC_RELEASE);
+    uint8_t *nb = p->data + (size_t)b * p->half_size;
+    memmove(nb, w->base, used);
+    w->base = nb;
+    w->ptr = nb + used;
+    w->end = nb + p->half_size;
+    return true;
+}
+
+void tracec_provider_begin_packet(tracec_provider *p, tracec_writer *w, tracec_msg *packet) {
+    if (!tracec_provider_started(p)) {
+        dead_writer(w, packet);
+        return;
+    }
+    pthread_mutex_lock(&p->lock);
+    if (!__atomic_load_n(&p->started, __ATOMIC_RELAXED)) {
+        pthread_mutex_unlock(&p->lock);
+        dead_writer(w, packet);
+        return;
+    }
+    uint8_t *hb = p->data + (size_t)p->active * p->half_size;
+    tracec_msg root;
+    w->base = hb + p->fill[p->active];
+    w->ptr = w->base;
+    w->end = hb + p->half_size;
+    w->grow = shm_grow;
+    w->sink = p;
+    w->status = TRACEC_STATUS_SUCCESS;
+    w->top = TRACEC_I_ROOT;
+    __atomic_add_fetch(&p->produced, 1u, __ATOMIC_RELAXED);
+    tracec_writer_begin_root(w, &root);
+    tracec_msg_begin_nested(&root, TRACEC_TAG(1, TRACEC_WIRE_LEN), packet);
+}
+
+tracec_status_t tracec_provider_end_packet(tracec_provider *p, tracec_writer *w, tracec_msg *packet) {
+    if (w->sink != p || p == NULL) return w->status != TRACEC_STATUS_SUCCESS ? w->status : TRACEC_STATUS_CLOSED;
+    tracec_msg root;
+    root.w = w;
+    root.size_off = TRACEC_I_ROOT;
+    root.parent = TRACEC_I_ROOT;
+    if (packet->w != w)
+        tracec_writer_fail(w, TRACEC_STATUS_INVALID_ARGUMENT);
+    else
+        tracec_msg_end_nested(&root, packet);
+    tracec_status_t st = tracec_writer_end_root(w, &root);
+    uint32_t a = p->active;
+    if (st == TRACEC_STATUS_SUCCESS) {
+        p->fill[a] = (uint32_t)(w->ptr - (p->data + (size_t)a * p->half_size));
+        p->packets[a]++;
+        __atomic_store_n(&p->hdr->half[a].packets, p->packets[a], __ATOMIC_RELAXED);
+        __atomic_store_n(&p->hdr->half[a].fill, p->fill[a], __ATOMIC_RELEASE);
+    } else {
+        __atomic_add_fetch(&p->dropped, 1u, __ATOMIC_RELAXED);
+    }
+    __atomic_store_n(&p->hdr->produced, __atomic_load_n(&p->produced, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
+    __atomic_store_n(&p->hdr->dropped, __atomic_load_n(&p->dropped, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
+    w->sink = NULL;
+    pthread_mutex_unlock(&p->lock);
+    return st;
+}
+
+/* ---- track events ---------------------------------------------------------------- */
+
+static uint32_t my_tid(void) { return (uint32_t)syscall(SYS_gettid); }
+
+uint64_t tracec_provider_thread_track_uuid(tracec_provider *p) {
+    (void)p;
+    return tracec_i_rec_thread_uuid((uint32_t)getpid(), my_tid());
+}
+
+static tracec_status_t write_thread_descriptor(tracec_provider *p) {
+    tracec_writer w;
+    perfetto_protos_TracePacket pkt;
+    perfetto_protos_TrackDescriptor td;
+    perfetto_protos_ThreadDescriptor th;
+    char name[32] = "";
+    (void)pthread_getname_np(pthread_self(), name, sizeof name);
+    tracec_provider_begin_packet(p, &w, &pkt.msg);
+    perfetto_protos_TracePacket_set_timestamp(&pkt, tracec_i_rec_now_ns());
+    perfetto_protos_TracePacket_begin_track_descriptor(&pkt, &td);
+    perfetto_protos_TrackDescriptor_set_uuid(&td, tracec_provider_thread_track_uuid(p));
+    perfetto_protos_TrackDescriptor_set_parent_uuid(&td, tracec_i_rec_process_uuid((uint32_t)getpid()));
+    perfetto_protos_TrackDescriptor_begin_thread(&td, &th);
+    perfetto_protos_ThreadDescriptor_set_pid(&th, (int32_t)getpid());
+    perfetto_protos_ThreadDescriptor_set_tid(&th, (int32_t)my_tid());
+    if (name[0]) perfetto_protos_ThreadDescriptor_set_cstr_thread_name(&th, name);
+    perfetto_protos_TrackDescriptor_end_thread(&td, &th);
+    perfetto_protos_TracePacket_end_track_descriptor(&pkt, &td);
+    return tracec_provider_end_packet(p, &w, &pkt.msg);
+}
+
+static tracec_status_t write_event(tracec_provider *p, uint32_t type, const char *name) {
+    if (!tracec_provider_started(p)) return TRACEC_STATUS_CLOSED;
+    uint64_t run = __atomic_load_n(&p->run, __ATOMIC_ACQUIRE);
+    if (t_run != run) {
+        if (write_thread_descriptor(p) == TRACEC_STATUS_SUCCESS) t_run = run;
+    }
+    tracec_writer w;
+    perfetto_protos_TracePacket pkt;
+    perfetto_protos_TrackEvent ev;
+    tracec_provider_begin_packet(p, &w, &pkt.msg);
+    perfetto_protos_TracePacket_set_timestamp(&pkt, tracec_i_rec_now_ns());
+    perfetto_protos_TracePacket_begin_track_event(&pkt, &ev);
+    perfetto_protos_TrackEvent_set_type(&ev, (perfetto_protos_TrackEvent_Type)type);
+    perfetto_protos_TrackEvent_set_track_uuid(&ev, tracec_provider_thread_track_uuid(p));
+    if (name) perfetto_protos_TrackEvent_set_cstr_name(&ev, name);
+    perfetto_protos_TracePacket_end_track_event(&pkt, &ev);
+    return tracec_provider_end_packet(p, &w, &pkt.msg);
+}
+
+tracec_status_t tracec_provider_slice_begin(tracec_provider *p, const char *name) {
+    return write_event(p, perfetto_protos_TrackEvent_TYPE_SLICE_BEGIN, name);
+}
+tracec_status_t tracec_provider_slice_end(tracec_provider *p) {
+    return write_event(p, perfetto_protos_TrackEvent_TYPE_SLICE_END, NULL);
+}
+tracec_status_t tracec_provider_instant(tracec_provider *p, const char *name) {
+    return write_event(p, perfetto_protos_TrackEvent_TYPE_INSTANT, name);
+}
+
+tracec_provider_stats tracec_provider_get_stats(tracec_provider *p) {
+    tracec_provider_stats s;
+    memset(&s, 0, sizeof s);
+    if (p == NULL) return s;
+    s.produced = __atomic_load_n(&p->produced, __ATOMIC_RELAXED);
+    s.dropped = __atomic_load_n(&p->dropped, __ATOMIC_RELAXED);
+    s.runs = __atomic_load_n(&p->runs, __ATOMIC_RELAXED);
+    s.saved = __atomic_load_n(&p->saved, __ATOMIC_RELAXED);
+    s.recorder_lost = __atomic_load_n(&p->lost, __ATOMIC_RELAXED);
+    return s;
+}
+
+/* ---- the control thread --------------------------------------------------------- */
+
+static bool is_own_schema(const tracec_file_descriptor *d) {
+    return strncmp(d->file_name, "perfetto/", 9) == 0 || strncmp(d->file_name, "google/protobuf/", 16) == 0;
+}
+
+/* The packets every run starts with: extension descriptors, the process track. */
+static void write_run_header(tracec_provider *p) {
+    for (const tracec_file_descriptor *d = tracec_registry_first(); d; d = tracec_registry_next(d)) {
+        if (is_own_schema(d)) continue;
+        tracec_writer w;
+        perfetto_protos_TracePacket pkt;
+        tracec_provider_begin_packet(p, &w, &pkt.msg);
+        tracec_write_extension_descriptor(&pkt.msg, d);
+        (void)tracec_provider_end_packet(p, &w, &pkt.msg);
+    }
+    tracec_writer w;
+    perfetto_protos_TracePacket pkt;
+    perfetto_protos_TrackDescriptor td;
+    perfetto_protos_ProcessDescriptor pd;
+    tracec_provider_begin_packet(p, &w, &pkt.msg);
+    perfetto_protos_TracePacket_set_timestamp(&pkt, tracec_i_rec_now_ns());
+    perfetto_protos_TracePacket_set_sequence_flags(&pkt, 1u); /* SEQ_INCREMENTAL_STATE_CLEARED */
+    perfetto_protos_TracePacket_begin_track_descriptor(&pkt, &td);
+    perfetto_protos_TrackDescriptor_set_uuid(&td, tracec_i_rec_process_uuid((uint32_t)getpid()));
+    perfetto_protos_TrackDescriptor_begin_process(&td, &pd);
+    perfetto_protos_ProcessDescriptor_set_pid(&pd, (int32_t)getpid());
+    perfetto_protos_ProcessDescriptor_set_cstr_process_name(&pd, p->name);
+    perfetto_protos_TrackDescriptor_end_process(&td, &pd);
+    perfetto_protos_TracePacket_end_track_descriptor(&pkt, &td);
+    (void)tracec_provider_end_packet(p, &w, &pkt.msg);
+}
+
+static int connect_recorder(void) {
+    char path[108];
+    const char *env = getenv(TRACEC_RECORDER_SOCKET_ENV);
+    if (env && env[0])
+        snprintf(path, sizeof path, "%s", env);
+    else
+        tracec_i_rec_default_socket(path, sizeof path, NULL, 0);
+    int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+    if (fd < 0) return -1;
+    struct sockaddr_un sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sun_family = AF_UNIX;
+    snprintf(sa.sun_path, sizeof sa.sun_path, "%s", path);
+    if (connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/* Drops the mapping and the fifo (lock taken here); `lost`: the recorder vanished. */
+static void teardown(tracec_provider *p, int lost) {
+    /* off first, then the lock: no new packet begins, so the lock is only
+       waited for by the packet in flight (a writer in a tight loop would
+       otherwise keep retaking it) */
+    int was = __atomic_exchange_n(&p->started, 0, __ATOMIC_SEQ_CST);
+    pthread_mutex_lock(&p->lock);
+    if (was && lost) __atomic_add_fetch(&p->lost, 1u, __ATOMIC_RELAXED);
+    if (p->map) munmap(p->map, p->map_size);
+    if (p->memfd >= 0) close(p->memfd);
+    if (p->fifo >= 0) close(p->fifo);
+    p->map = NULL;
+    p->hdr = NULL;
+    p->data = NULL;
+    p->memfd = p->fifo = -1;
+    p->initialized = 0;
+    pthread_mutex_unlock(&p->lock);
+}
+
+static void on_initialize(tracec_provider *p, const tracec_i_msg *m, const int *fds, int nfds) {
+    struct stat st;
+    if (p->initialized || nfds != 2) goto ignore; /* a second Initialize before Terminate is ignored */
+    uint32_t mode = m->a & 0xffu, halves = (uint32_t)m->c, wait_ms = m->a >> 8;
+    uint64_t hs = m->b;
+    if (mode < TRACEC_BUFFERING_MODE_ONESHOT || mode > TRACEC_BUFFERING_MODE_STREAMING) goto ignore;
+    if (halves != (mode == TRACEC_BUFFERING_MODE_ONESHOT ? 1u : 2u) || hs < 64 || hs > (1u << 30)) goto ignore;
+    size_t need = TRACEC_I_SHM_HEADER + (size_t)hs * halves;
+    if (fstat(fds[0], &st) != 0 || (uint64_t)st.st_size < need) goto ignore;
+    void *map = mmap(NULL, need, PROT_READ | PROT_WRITE, MAP_SHARED, fds[0], 0);
+    if (map == MAP_FAILED) goto ignore;
+    tracec_i_shm_header *h = map;
+    if (h->magic != TRACEC_I_SHM_MAGIC) {
+        munmap(map, need);
+        goto ignore;
+    }
+    pthread_mutex_lock(&p->lock);
+    p->map = map;
+    p->map_size = need;
+    p->hdr = h;
+    p->data = (uint8_t *)map + TRACEC_I_SHM_HEADER;
+    p->memfd = fds[0];
+    p->fifo = fds[1];
+    p->mode = mode;
+    p->wait_ms = wait_ms > 10000u ? 10000u : wait_ms;
+    p->half_size = (uint32_t)hs;
+    p->halves = halves;
+    p->active = 0;
+    p->fill[0] = p->fill[1] = 0;
+    p->packets[0] = p->packets[1] = 0;
+    snprintf(p->categories, sizeof p->categories, "%s", m->text);
+    p->extra[0] = '\0';
+    p->initialized = 1;
+    pthread_mutex_unlock(&p->lock);
+    return;
+ignore:
+    for (int i = 0; i < nfds; i++) close(fds[i]);
+}
+
+static void on_start(tracec_provider *p, const tracec_i_msg *m) {
+    if (!p->initialized || tracec_provider_started(p)) return; /* Start while started is ignored */
+    pthread_mutex_lock(&p->lock);
+    if (m->a == TRACEC_BUFFER_DISPOSITION_CLEAR_ENTIRE || m->a == TRACEC_BUFFER_DISPOSITION_CLEAR_NONDURABLE) {
+        for (uint32_t h = 0; h < p->halves; h++) {
+            reset_half(p, h);
+            __atomic_store_n(&p->hdr->half[h].state, (uint32_t)TRACEC_I_HALF_FREE, __ATOMIC_RELEASE);
+        }
+        p->active = 0;
+        __atomic_store_n(&p->hdr->active, 0u, __ATOMIC_RELEASE);
+    }
+    snprintf(p->extra, sizeof p->extra, "%s", m->text);
+    __atomic_add_fetch(&p->run, 1u, __ATOMIC_RELEASE);
+    __atomic_add_fetch(&p->runs, 1u, __ATOMIC_RELAXED);
+    __atomic_store_n(&p->started, 1, __ATOMIC_RELAXED);
+    pthread_mutex_unlock(&p->lock);
+    write_run_header(p);
+    (void)tracec_i_rec_fifo_send(p->fifo, TRACEC_I_FIFO_STARTED, 0);
+    pthread_mutex_lock(&p->mu);
+    pthread_cond_broadcast(&p->cv);
+    pthread_mutex_unlock(&p->mu);
+}
+
+static void on_stop(tracec_provider *p) {
+    if (!p->initialized || !tracec_provider_started(p)) return; /* Stop while stopped is ignored */
+    __atomic_store_n(&p->started, 0, __ATOMIC_SEQ_CST); /* no new packet begins */
+    pthread_mutex_lock(&p->lock);                        /* the one in flight is finished */
+    pthread_mutex_unlock(&p->lock);
+    (void)tracec_i_rec_fifo_send(p->fifo, TRACEC_I_FIFO_STOPPED, 0);
+}
+
+/* Serves one connection until it ends (returns 1: the recorder went away) or quit (0). */
+static int serve(tracec_provider *p, int conn) {
+    for (;;) {
+        struct pollfd pf[3] = {{conn, POLLIN, 0}, {p->wake[0], POLLIN, 0}, {p->fifo, POLLIN, 0}};
+        int n = poll(pf, p->fifo >= 0 ? 3 : 2, -1);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0 || __atomic_load_n(&p->quit, __ATOMIC_ACQUIRE)) return 0;
+        if (p->fifo >= 0 && pf[2].revents) {
+            tracec_i_fifo_packet pk;
+            ssize_t k = recv(p->fifo, &pk, sizeof pk, MSG_DONTWAIT);
+            if (k == 0 || (k < 0 && errno != EAGAIN && errno != EINTR)) return 1; /* peer closed the fifo */
+            if (k == (ssize_t)sizeof pk && pk.type == TRACEC_I_FIFO_BUFFER_SAVED)
+                __atomic_add_fetch(&p->saved, 1u, __ATOMIC_RELAXED);
+        }
+        if (pf[0].revents == 0) continue;
+        tracec_i_msg *m = malloc(sizeof *m);
+        if (m == NULL) return 1;
+        int fds[2], nfds = 2;
+        ssize_t k = tracec_i_rec_recv(conn, m, fds, &nfds);
+        if (k == 0 || (k < 0 && errno != EAGAIN && errno != EPROTO)) {
+            free(m);
+            return 1;
+        }
+        if (k > 0) {
+            switch (m->type) {
+            case TRACEC_I_MSG_REGISTERED:
+                pthread_mutex_lock(&p->mu);
+                p->reg_answered = 1;
+                p->reg_started = m->a != 0;
+                pthread_cond_broadcast(&p->cv);
+                pthread_mutex_unlock(&p->mu);
+                break;
+            case TRACEC_I_MSG_INITIALIZE:
+                on_initialize(p, m, fds, nfds);
+                nfds = 0;
+                break;
+            case TRACEC_I_MSG_START:
+                on_start(p, m);
+                break;
+            case TRACEC_I_MSG_STOP:
+                on_stop(p);
+                break;
+            case TRACEC_I_MSG_TERMINATE:
+                if (p->initialized) {
+                    on_stop(p); /* Terminate stops first */
+                    teardown(p, 0);
+                }
+                break;
+            default:
+                break;
+            }
+        }
+        for (int i = 0; i < nfds; i++) close(fds[i]);
+        free(m);
+    }
+}
+
+static void *control_main(void *arg) {
+    tracec_provider *p = arg;
+    while (!__atomic_load_n(&p->quit, __ATOMIC_ACQUIRE)) {
+        int conn = connect_recorder();
+        if (conn < 0) {
+            pthread_mutex_lock(&p->mu);
+            p->no_recorder = 1;
+            pthread_cond_broadcast(&p->cv);
+            pthread_mutex_unlock(&p->mu);
+            struct pollfd pf = {p->wake[0], POLLIN, 0};
+            (void)poll(&pf, 1, 50);
+            continue;
+        }
+        tracec_i_msg *m = calloc(1, sizeof *m);
+        if (m == NULL) {
+            close(conn);
+            break;
+        }
+        m->type = p->want_sync ? TRACEC_I_MSG_REGISTER_SYNC : TRACEC_I_MSG_REGISTER;
+        m->a = (uint32_t)getpid();
+        snprintf(m->text, sizeof m->text, "%s", p->name);
+        int ok = tracec_i_rec_send(conn, m, NULL, 0) == 0;
+        free(m);
+        int lost = ok ? serve(p, conn) : 1;
+        teardown(p, lost);
+        close(conn);
+        if (lost) {
+            struct pollfd pf = {p->wake[0], POLLIN, 0};
+            (void)poll(&pf, 1, 50);
+        }
+    }
+    return NULL;
+}
+
+/* Stops tracing from the program's side and tells the recorder (lock taken here). */
+static void stop_self(tracec_provider *p) {
+    int was = __atomic_exchange_n(&p->started, 0, __ATOMIC_SEQ_CST);
+    pthread_mutex_lock(&p->lock);
+    if (was && p->fifo >= 0) (void)tracec_i_rec_fifo_send(p->fifo, TRACEC_I_FIFO_STOPPED, 0);
+    pthread_mutex_unlock(&p->lock);
+}
+
+void tracec_provider_unregister(tracec_provider *p) {
+    if (p == NULL || p->forked) return;
+    stop_self(p);
+    __atomic_store_n(&p->quit, 1, __ATOMIC_RELEASE);
+    char c = 1;
+    ssize_t w = write(p->wake[1], &c, 1);
+    (void)w;
+    pthread_join(p->thread, NULL);
+    teardown(p, 0);
+    close(p->wake[0]);
+    close(p->wake[1]);
+    pthread_mutex_lock(&g_mu);
+    if (g_provider == p) g_provider = NULL;
+    pthread_mutex_unlock(&g_mu);
+    pthread_mutex_destroy(&p->lock);
+    pthread_mutex_destroy(&p->mu);
+    pthread_cond_destroy(&p->cv);
+    free(p);
+}

@@ -1,0 +1,102 @@
+/*
+ * record_io.c - message and fd passing on the provider socket and fifo
+ * (record_wire.h), shared by the provider library and the recorder.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "record_wire.h"
+
+int tracec_i_rec_send(int sock, const tracec_i_msg *m, const int *fds, int nfds) {
+    size_t len = TRACEC_I_MSG_FIXED + strnlen(m->text, TRACEC_I_TEXT_MAX) + 1;
+    struct iovec iov = {(void *)m, len};
+    union {
+        struct cmsghdr h;
+        char b[CMSG_SPACE(2 * sizeof(int))];
+    } ctl;
+    struct msghdr mh;
+    memset(&mh, 0, sizeof mh);
+    memset(&ctl, 0, sizeof ctl);
+    mh.msg_iov = &iov;
+    mh.msg_iovlen = 1;
+    if (nfds > 0) {
+        if (nfds > 2) nfds = 2;
+        mh.msg_control = ctl.b;
+        mh.msg_controllen = CMSG_SPACE((size_t)nfds * sizeof(int));
+        struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+        c->cmsg_level = SOL_SOCKET;
+        c->cmsg_type = SCM_RIGHTS;
+        c->cmsg_len = CMSG_LEN((size_t)nfds * sizeof(int));
+        memcpy(CMSG_DATA(c), fds, (size_t)nfds * sizeof(int));
+    }
+    ssize_t n;
+    do n = sendmsg(sock, &mh, MSG_NOSIGNAL);
+    while (n < 0 && errno == EINTR);
+    return n == (ssize_t)len ? 0 : -1;
+}
+
+ssize_t tracec_i_rec_recv(int sock, tracec_i_msg *m, int *fds, int *nfds) {
+    struct iovec iov = {m, sizeof *m};
+    union {
+        struct cmsghdr h;
+        char b[CMSG_SPACE(4 * sizeof(int))];
+    } ctl;
+    struct msghdr mh;
+    int max = nfds ? *nfds : 0;
+    if (nfds) *nfds = 0;
+    memset(&mh, 0, sizeof mh);
+    mh.msg_iov = &iov;
+    mh.msg_iovlen = 1;
+    mh.msg_control = ctl.b;
+    mh.msg_controllen = sizeof ctl.b;
+    ssize_t n;
+    do n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+    while (n < 0 && errno == EINTR);
+    for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); n >= 0 && c; c = CMSG_NXTHDR(&mh, c)) {
+        if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
+        size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+        for (size_t i = 0; i < k; i++) {
+            int fd;
+            memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof fd);
+            if (nfds && *nfds < max)
+                fds[(*nfds)++] = fd;
+            else
+                close(fd);
+        }
+    }
+    if (n <= 0) return n;
+    if ((size_t)n < TRACEC_I_MSG_FIXED || (mh.msg_flags & MSG_TRUNC)) {
+        for (int i = 0; nfds && i < *nfds; i++) close(fds[i]);
+        if (nfds) *nfds = 0;
+        errno = EPROTO;
+        return -1;
+    }
+    size_t tl = (size_t)n - TRACEC_I_MSG_FIXED;
+    if (tl > TRACEC_I_TEXT_MAX) tl = TRACEC_I_TEXT_MAX;
+    m->text[tl] = '\0';
+    return n;
+}
+
+int tracec_i_rec_fifo_send(int fifo, uint32_t type, uint32_t half) {
+    tracec_i_fifo_packet pk = {type, half};
+    ssize_t n = send(fifo, &pk, sizeof pk, MSG_NOSIGNAL | MSG_DONTWAIT);
+    return n == (ssize_t)sizeof pk ? 0 : -1;
+}
+
+void tracec_i_rec_default_socket(char *path, size_t cap, char *dir, size_t dir_cap) {
+    char d[64];
+    snprintf(d, sizeof d, "/tmp/tracec-%u", (unsigned)geteuid());
+    if (dir) snprintf(dir, dir_cap, "%s", d);
+    if (path) snprintf(path, cap, "%s/recorder.sock", d);
+}
+
+uint64_t tracec_i_rec_now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_BOOTTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}

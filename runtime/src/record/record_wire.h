@@ -1,0 +1,131 @@
+/*
+ * record_wire.h - what a provider process and the recorder (`tracec
+ * record`) exchange: the control messages on the provider socket, the
+ * notification packets on the fifo, and the layout of the shared buffer.
+ * docs/record.md describes the protocol; both ends include this file.
+ *
+ * Shared buffer (a memfd the recorder creates, sizes and initialises; the
+ * provider maps it read-write, the recorder too):
+ *
+ *   0                 128                   128 + H             128 + 2H
+ *   | header          | half 0 (H bytes)    | half 1 (H bytes)    |
+ *
+ *   A half holds whole Trace.packet records, back to back from its start:
+ *   0x0A, a 4-byte redundant varint length, the TracePacket.  `fill` is the
+ *   byte count of the records the provider has finished (release store
+ *   after the record is complete).  ONESHOT uses half 0 only (H is then the
+ *   whole buffer).  The recorder keeps the geometry (H, number of halves)
+ *   to itself and reads only `fill`, `state`, `gen`, `active` and the
+ *   counters from the header, clamping every one: the buffer is hostile.
+ */
+#ifndef TRACEC_RECORD_WIRE_H
+#define TRACEC_RECORD_WIRE_H
+
+#include <stdint.h>
+
+#define TRACEC_I_SHM_MAGIC UINT64_C(0x3130304d48534354) /* "TCSHM001" */
+#define TRACEC_I_SHM_HEADER 128u
+#define TRACEC_I_NAME_MAX 100u
+#define TRACEC_I_MAX_CATEGORIES 100u
+#define TRACEC_I_CATEGORY_MAX 100u
+/* Longest text of a control message: 100 categories of 100 chars, comma-separated. */
+#define TRACEC_I_TEXT_MAX (TRACEC_I_MAX_CATEGORIES * (TRACEC_I_CATEGORY_MAX + 1u))
+
+/* A half's state word. */
+enum { TRACEC_I_HALF_FREE = 0, TRACEC_I_HALF_FULL = 1 };
+
+typedef struct tracec_i_shm_half {
+    uint32_t fill;    /* bytes of finished records from the half's start */
+    uint32_t state;   /* FREE, or FULL: sealed, a SAVE_BUFFER was sent, waiting for BUFFER_SAVED */
+    uint64_t gen;     /* bumped each time the half is emptied (switch, wrap, clear) */
+    uint64_t packets; /* finished records in the half */
+} tracec_i_shm_half;
+
+typedef struct tracec_i_shm_header {
+    uint64_t magic;
+    uint32_t version;   /* 1 */
+    uint32_t mode;      /* tracec_buffering_mode_t: 1 ONESHOT, 2 CIRCULAR, 3 STREAMING */
+    uint32_t half_size; /* H */
+    uint32_t halves;    /* 1 or 2 */
+    uint32_t active;    /* the half the provider writes */
+    uint32_t pad;
+    tracec_i_shm_half half[2];
+    uint64_t produced;    /* packets begun while started */
+    uint64_t dropped;     /* of which refused: no room (or a writer error) */
+    uint64_t overwritten; /* CIRCULAR: finished packets overwritten before being saved */
+} tracec_i_shm_header;
+
+_Static_assert(sizeof(tracec_i_shm_header) <= TRACEC_I_SHM_HEADER, "shm header");
+
+/* Control messages (SOCK_SEQPACKET): provider -> recorder and recorder -> provider. */
+enum {
+    TRACEC_I_MSG_REGISTER = 1,      /* text: name; a: pid (claimed) */
+    TRACEC_I_MSG_REGISTER_SYNC = 2, /* same, answered with REGISTERED */
+    TRACEC_I_MSG_REGISTERED = 3,    /* a: 1 if tracing has started */
+    TRACEC_I_MSG_INITIALIZE = 4,    /* fds: memfd, fifo; a: mode | wait_ms << 8; b: half size; c: halves; text: categories */
+    TRACEC_I_MSG_START = 5,         /* a: disposition; text: additional categories */
+    TRACEC_I_MSG_STOP = 6,
+    TRACEC_I_MSG_TERMINATE = 7,
+    TRACEC_I_MSG_LIST = 8,          /* a client asks for the providers */
+    TRACEC_I_MSG_LIST_REPLY = 9     /* text: one line per provider */
+};
+
+typedef struct tracec_i_msg {
+    uint32_t type;
+    uint32_t a;
+    uint64_t b;
+    uint64_t c;
+    char text[TRACEC_I_TEXT_MAX + 1]; /* NUL-terminated; only the used part is sent */
+} tracec_i_msg;
+
+#define TRACEC_I_MSG_FIXED (sizeof(uint32_t) * 2 + sizeof(uint64_t) * 2)
+
+/* Fifo packets (SOCK_SEQPACKET socketpair), the seed's fifo. */
+enum {
+    TRACEC_I_FIFO_STARTED = 1,
+    TRACEC_I_FIFO_STOPPED = 2,
+    TRACEC_I_FIFO_SAVE_BUFFER = 3, /* provider -> recorder: half `half` is full */
+    TRACEC_I_FIFO_BUFFER_SAVED = 4 /* recorder -> provider: it is free again */
+};
+
+typedef struct tracec_i_fifo_packet {
+    uint32_t type;
+    uint32_t half;
+} tracec_i_fifo_packet;
+
+/* Track uuids both ends compute: a provider's process track and a thread's track. */
+static inline uint64_t tracec_i_rec_mix(uint64_t x) {
+    x ^= x >> 33;
+    x *= UINT64_C(0xff51afd7ed558ccd);
+    x ^= x >> 33;
+    x *= UINT64_C(0xc4ceb9fe1a85ec53);
+    x ^= x >> 33;
+    return x | 1u;
+}
+static inline uint64_t tracec_i_rec_process_uuid(uint32_t pid) {
+    return tracec_i_rec_mix(((uint64_t)pid << 32) | UINT64_C(0x7072));
+}
+static inline uint64_t tracec_i_rec_thread_uuid(uint32_t pid, uint32_t tid) {
+    return tracec_i_rec_mix(((uint64_t)pid << 32) ^ (uint64_t)tid ^ UINT64_C(0x7468000000000000));
+}
+
+/* ---- helpers both ends use (record_io.c) ---- */
+#include <stddef.h>
+#include <sys/types.h>
+
+/* Sends `m` (its used part) with up to 2 fds; 0, or -1 with errno. Never raises SIGPIPE. */
+int tracec_i_rec_send(int sock, const tracec_i_msg *m, const int *fds, int nfds);
+/*
+ * Receives one message: its byte count (>= TRACEC_I_MSG_FIXED, text always
+ * NUL-terminated), 0 at end of stream, -1 on error or a short message.
+ * Received fds (close-on-exec) go to fds[0..*nfds); extra ones are closed.
+ */
+ssize_t tracec_i_rec_recv(int sock, tracec_i_msg *m, int *fds, int *nfds);
+/* Sends one fifo packet (non-blocking); 0 or -1. */
+int tracec_i_rec_fifo_send(int fifo, uint32_t type, uint32_t half);
+/* The well-known socket path /tmp/tracec-UID/recorder.sock (and its directory). */
+void tracec_i_rec_default_socket(char *path, size_t cap, char *dir, size_t dir_cap);
+/* CLOCK_BOOTTIME in ns. */
+uint64_t tracec_i_rec_now_ns(void);
+
+#endif /* TRACEC_RECORD_WIRE_H */

@@ -1,0 +1,793 @@
+/*
+ * recorder.c - the trace manager of `tracec record` (tracec/recorder.h):
+ * the listening socket, one state machine per provider, saving shared
+ * buffers (hostile: every length and offset checked) into one trace, and
+ * the summary and stats packets at the end.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "perfetto/trace/trace_packet.tracec.h"
+#include "perfetto/trace/track_event/debug_annotation.tracec.h"
+#include "perfetto/trace/track_event/track_descriptor.tracec.h"
+#include "perfetto/trace/track_event/track_event.tracec.h"
+#include "record_wire.h"
+#include "tracec/context.h"
+#include "tracec/recorder.h"
+
+enum { PV_NEW, PV_REGISTERED, PV_STARTING, PV_STARTED, PV_STOPPING, PV_STOPPED, PV_TERMINATED, PV_GONE };
+
+typedef struct rec_provider {
+    int conn, fifo, memfd;
+    uint8_t *map;
+    size_t map_size;
+    tracec_recorder_provider_info info;
+    int state;
+    int bad;
+    int closing;
+    uint64_t deadline;
+    uint64_t gen[2];
+    uint32_t consumed[2];
+    uint64_t bytes;
+    uint8_t *scratch;
+} rec_provider;
+
+struct tracec_recorder {
+    tracec_recorder_config cfg;
+    char path[108];
+    int listen_fd;
+    tracec_trace_file *file;
+    int started;
+    uint32_t half_size, halves;
+    rec_provider **pv;
+    size_t n_pv, cap_pv;
+    uint32_t next_seq;
+    FILE *log;
+};
+
+#define REC_SEQ 1u
+#define REC_TRACK_UUID UINT64_C(0x7472616365637200)
+
+static void say(tracec_recorder *r, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("tracec record: ", r->log);
+    vfprintf(r->log, fmt, ap);
+    fputc('\n', r->log);
+    va_end(ap);
+}
+
+/* ---- the hostile record reader ------------------------------------------------------ */
+
+static bool get_varint(const uint8_t **p, const uint8_t *end, uint64_t *v) {
+    uint64_t x = 0;
+    for (unsigned shift = 0; shift < 64 && *p < end; shift += 7) {
+        uint8_t b = *(*p)++;
+        x |= (uint64_t)(b & 0x7f) << shift;
+        if (!(b & 0x80)) {
+            *v = x;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Whether [p, end) is a sequence of whole, well-formed fields (no groups). */
+static bool fields_ok(const uint8_t *p, const uint8_t *end) {
+    while (p < end) {
+        uint64_t key, v;
+        if (!get_varint(&p, end, &key) || (key >> 3) == 0 || (key >> 3) > 0x1fffffff) return false;
+        switch (key & 7) {
+        case 0:
+            if (!get_varint(&p, end, &v)) return false;
+            break;
+        case 1:
+            if (end - p < 8) return false;
+            p += 8;
+            break;
+        case 5:
+            if (end - p < 4) return false;
+            p += 4;
+            break;
+        case 2:
+            if (!get_varint(&p, end, &v) || v > (uint64_t)(end - p)) return false;
+            p += v;
+            break;
+        default:
+            return false;
+        }
+    }
+    return true;
+}
+
+tracec_status_t tracec_recorder_read_records(const void *data, size_t size, tracec_trace_file *out, uint32_t seq,
+                                             int32_t pid, uint64_t *packets, size_t *bad_offset) {
+    const uint8_t *base = data, *p = base, *end = base + size;
+    uint64_t n = 0;
+    tracec_status_t st = TRACEC_STATUS_SUCCESS;
+    if (bad_offset) *bad_offset = 0;
+    while (p < end) {
+        const uint8_t *rec = p;
+        uint64_t len;
+        if (*p++ != 0x0A || !get_varint(&p, end, &len) || len > (uint64_t)(end - p) ||
+            len > TRACEC_MAX_NESTED_SIZE || !fields_ok(p, p + len)) {
+            if (bad_offset) *bad_offset = (size_t)(rec - base);
+            st = TRACEC_STATUS_CORRUPT_DATA;
+            break;
+        }
+        tracec_writer w;
+        perfetto_protos_TracePacket pkt;
+        tracec_trace_file_begin_packet(out, &w, &pkt.msg);
+        if (tracec_writer_reserve(&w, (size_t)len)) {
+            memcpy(w.ptr, p, (size_t)len);
+            w.ptr += len;
+        }
+        /* appended last, so they win over anything the provider wrote */
+        perfetto_protos_TracePacket_set_trusted_packet_sequence_id(&pkt, seq);
+        perfetto_protos_TracePacket_set_trusted_pid(&pkt, pid);
+        tracec_status_t s = tracec_trace_file_end_packet(out, &w, &pkt.msg);
+        if (s != TRACEC_STATUS_SUCCESS) {
+            st = s;
+            break;
+        }
+        n++;
+        p += len;
+    }
+    if (packets) *packets = n;
+    return st;
+}
+
+/* ---- providers ------------------------------------------------------------------- */
+
+static tracec_i_shm_header *hdr_of(rec_provider *pv) { return (tracec_i_shm_header *)pv->map; }
+
+static void snapshot_counters(rec_provider *pv) {
+    if (pv->map == NULL) return;
+    tracec_i_shm_header *h = hdr_of(pv);
+    pv->info.produced = __atomic_load_n(&h->produced, __ATOMIC_RELAXED);
+    pv->info.dropped = __atomic_load_n(&h->dropped, __ATOMIC_RELAXED);
+}
+
+/* Saves the finished records of half `h` not saved yet. */
+static void save_half(tracec_recorder *r, rec_provider *pv, uint32_t h) {
+    if (pv->map == NULL || pv->bad || h >= r->halves) return;
+    tracec_i_shm_header *hd = hdr_of(pv);
+    uint64_t gen = __atomic_load_n(&hd->half[h].gen, __ATOMIC_ACQUIRE);
+    uint32_t fill = __atomic_load_n(&hd->half[h].fill, __ATOMIC_ACQUIRE);
+    if (gen != pv->gen[h]) {
+        pv->gen[h] = gen;
+        pv->consumed[h] = 0;
+    }
+    if (fill > r->half_size || fill < pv->consumed[h]) {
+        say(r, "provider %s (pid %d): corrupt buffer header (half %u fill %u); its remaining data is dropped",
+            pv->info.name, (int)pv->info.pid, h, fill);
+        pv->bad = 1;
+        pv->info.corrupt++;
+        return;
+    }
+    size_t len = fill - pv->consumed[h];
+    if (len == 0) return;
+    memcpy(pv->scratch, pv->map + TRACEC_I_SHM_HEADER + (size_t)h * r->half_size + pv->consumed[h], len);
+    uint64_t n = 0;
+    size_t bad = 0;
+    tracec_status_t st =
+        tracec_recorder_read_records(pv->scratch, len, r->file, pv->info.sequence_id, pv->info.pid, &n, &bad);
+    pv->info.delivered += n;
+    pv->bytes += len;
+    pv->consumed[h] = fill;
+    if (st == TRACEC_STATUS_CORRUPT_DATA) {
+        say(r, "provider %s (pid %d): corrupt record at byte %zu of half %u; its remaining data is dropped",
+            pv->info.name, (int)pv->info.pid, (size_t)pv->consumed[h] - len + bad, h);
+        pv->bad = 1;
+        pv->info.corrupt++;
+    }
+}
+
+/* Saves everything finished: the older half first. */
+static void save_all(tracec_recorder *r, rec_provider *pv) {
+    if (pv->map == NULL) return;
+    uint32_t a = __atomic_load_n(&hdr_of(pv)->active, __ATOMIC_ACQUIRE) & 1u;
+    if (r->halves < 2) a = 0;
+    if (r->halves == 2) save_half(r, pv, a ^ 1u);
+    save_half(r, pv, a);
+    for (uint32_t h = 0; h < r->halves; h++)
+        __atomic_store_n(&hdr_of(pv)->half[h].state, (uint32_t)TRACEC_I_HALF_FREE, __ATOMIC_RELEASE);
+    snapshot_counters(pv);
+}
+
+/* Unmaps the buffer; the fifo too unless `keep_fifo` (after Terminate the
+   provider closes its end first: closing ours would look like our death). */
+static void release_buffer_keep_fifo(rec_provider *pv, int keep_fifo) {
+    snapshot_counters(pv);
+    if (pv->map) munmap(pv->map, pv->map_size);
+    if (pv->memfd >= 0) close(pv->memfd);
+    if (pv->fifo >= 0 && !keep_fifo) {
+        close(pv->fifo);
+        pv->fifo = -1;
+    }
+    pv->map = NULL;
+    pv->memfd = -1;
+}
+
+static void release_buffer(rec_provider *pv) { release_buffer_keep_fifo(pv, 0); }
+
+static bool tracing(const rec_provider *pv) {
+    return pv->state == PV_STARTING || pv->state == PV_STARTED || pv->state == PV_STOPPING;
+}
+
+static void on_fifo(tracec_recorder *r, rec_provider *pv);
+
+static void provider_gone(tracec_recorder *r, rec_provider *pv) {
+    if (pv->state == PV_GONE || pv->closing) return;
+    pv->closing = 1;
+    if (pv->fifo >= 0) on_fifo(r, pv); /* its last packets (a STOPPED) still count */
+    if (tracing(pv)) {
+        pv->info.ended_early = true;
+        say(r, "provider %s (pid %d) ended early, while tracing", pv->info.name, (int)pv->info.pid);
+    }
+    save_all(r, pv);
+    release_buffer(pv);
+    if (pv->conn >= 0) close(pv->conn);
+    pv->conn = -1;
+    pv->state = PV_GONE;
+}
+
+static void send_simple(rec_provider *pv, uint32_t type, uint32_t a, const char *text) {
+    tracec_i_msg *m = calloc(1, sizeof *m);
+    if (m == NULL) return;
+    m->type = type;
+    m->a = a;
+    if (text) snprintf(m->text, sizeof m->text, "%s", text);
+    (void)tracec_i_rec_send(pv->conn, m, NULL, 0);
+    free(m);
+}
+
+/* Initialize (a new buffer and fifo) and Start. */
+static void initialize_and_start(tracec_recorder *r, rec_provider *pv) {
+    size_t size = TRACEC_I_SHM_HEADER + (size_t)r->half_size * r->halves;
+    int sp[2] = {-1, -1};
+    release_buffer(pv); /* the fifo of an earlier run, if the provider has not closed it yet */
+    pv->memfd = memfd_create("tracec-provider", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    /* sealed at its size: a provider that shrank it would make our reads fault (SIGBUS) */
+    if (pv->memfd < 0 || ftruncate(pv->memfd, (off_t)size) != 0 ||
+        fcntl(pv->memfd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0 ||
+        socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) != 0) {
+        say(r, "provider %s: cannot create its buffer: %s", pv->info.name, strerror(errno));
+        goto fail;
+    }
+    pv->map = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, pv->memfd, 0);
+    if (pv->map == MAP_FAILED) {
+        pv->map = NULL;
+        goto fail;
+    }
+    pv->map_size = size;
+    pv->gen[0] = pv->gen[1] = 0;
+    pv->consumed[0] = pv->consumed[1] = 0;
+    pv->bad = 0;
+    if (pv->scratch == NULL) pv->scratch = malloc(r->half_size);
+    if (pv->scratch == NULL) goto fail;
+    tracec_i_shm_header *h = hdr_of(pv);
+    h->magic = TRACEC_I_SHM_MAGIC;
+    h->version = 1;
+    h->mode = (uint32_t)r->cfg.mode;
+    h->half_size = r->half_size;
+    h->halves = r->halves;
+    pv->fifo = sp[0];
+    tracec_i_msg *m = calloc(1, sizeof *m);
+    if (m == NULL) goto fail;
+    m->type = TRACEC_I_MSG_INITIALIZE;
+    m->a = (uint32_t)r->cfg.mode | (uint32_t)r->cfg.wait_ms << 8;
+    m->b = r->half_size;
+    m->c = r->halves;
+    snprintf(m->text, sizeof m->text, "%s", r->cfg.categories ? r->cfg.categories : "");
+    int fds[2] = {pv->memfd, sp[1]};
+    int ok = tracec_i_rec_send(pv->conn, m, fds, 2) == 0;
+    free(m);
+    close(sp[1]);
+    if (!ok) {
+        provider_gone(r, pv);
+        return;
+    }
+    send_simple(pv, TRACEC_I_MSG_START, TRACEC_BUFFER_DISPOSITION_CLEAR_ENTIRE, NULL);
+    pv->state = PV_STARTING;
+    pv->deadline = tracec_i_rec_now_ns() + (uint64_t)r->cfg.timeout_ms * 1000000u;
+    return;
+fail:
+    if (sp[0] >= 0) close(sp[0]);
+    if (sp[1] >= 0) close(sp[1]);
+    pv->fifo = -1;
+    release_buffer(pv);
+}
+
+static void on_accept(tracec_recorder *r) {
+    int fd = accept4(r->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    if (fd < 0) return;
+    struct ucred cr;
+    socklen_t cl = sizeof cr;
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &cl) != 0 || (cr.uid != geteuid() && cr.uid != 0)) {
+        say(r, "refused a connection from uid %u", (unsigned)cr.uid);
+        close(fd);
+        return;
+    }
+    if (r->n_pv == r->cap_pv) {
+        size_t nc = r->cap_pv ? r->cap_pv * 2 : 8;
+        rec_provider **np = realloc(r->pv, nc * sizeof *np);
+        if (np == NULL) {
+            close(fd);
+            return;
+        }
+        r->pv = np;
+        r->cap_pv = nc;
+    }
+    rec_provider *pv = calloc(1, sizeof *pv);
+    if (pv == NULL) {
+        close(fd);
+        return;
+    }
+    pv->conn = fd;
+    pv->fifo = pv->memfd = -1;
+    pv->info.pid = (int32_t)cr.pid;
+    pv->state = PV_NEW;
+    r->pv[r->n_pv++] = pv;
+}
+
+static void list_reply(tracec_recorder *r, rec_provider *client) {
+    static const char *const names[] = {"new", "registered", "starting", "started",
+                                        "stopping", "stopped", "terminated", "gone"};
+    tracec_i_msg *m = calloc(1, sizeof *m);
+    if (m == NULL) return;
+    m->type = TRACEC_I_MSG_LIST_REPLY;
+    size_t used = 0;
+    for (size_t i = 0; i < r->n_pv; i++) {
+        rec_provider *pv = r->pv[i];
+        if (pv == client || pv->state == PV_NEW) continue;
+        int k = snprintf(m->text + used, sizeof m->text - used, "%d\t%s\t%s\tcategories=%s\n", (int)pv->info.pid,
+                         pv->info.name, names[pv->state],
+                         r->cfg.categories && r->cfg.categories[0] ? r->cfg.categories : "*");
+        if (k < 0 || (size_t)k >= sizeof m->text - used) break;
+        used += (size_t)k;
+    }
+    (void)tracec_i_rec_send(client->conn, m, NULL, 0);
+    free(m);
+}
+
+static void on_conn(tracec_recorder *r, rec_provider *pv) {
+    tracec_i_msg *m = malloc(sizeof *m);
+    if (m == NULL) return;
+    int fds[2], nfds = 2;
+    ssize_t k = tracec_i_rec_recv(pv->conn, m, fds, &nfds);
+    for (int i = 0; i < nfds; i++) close(fds[i]); /* providers send no fds */
+    if (k == 0 || (k < 0 && errno != EAGAIN && errno != EPROTO)) {
+        free(m);
+        provider_gone(r, pv);
+        return;
+    }
+    if (k > 0 && pv->state == PV_NEW) {
+        if (m->type == TRACEC_I_MSG_LIST) {
+            list_reply(r, pv);
+            close(pv->conn);
+            pv->conn = -1;
+            pv->state = PV_GONE;
+            pv->info.name[0] = '\0';
+        } else if (m->type == TRACEC_I_MSG_REGISTER || m->type == TRACEC_I_MSG_REGISTER_SYNC) {
+            size_t nl = strlen(m->text);
+            if (nl == 0 || nl > TRACEC_I_NAME_MAX) {
+                say(r, "refused a provider with a name of %zu chars (pid %d)", nl, (int)pv->info.pid);
+                free(m);
+                close(pv->conn);
+                pv->conn = -1;
+                pv->state = PV_GONE;
+                return;
+            }
+            memcpy(pv->info.name, m->text, nl + 1);
+            pv->info.sequence_id = r->next_seq++;
+            pv->state = PV_REGISTERED;
+            if (m->type == TRACEC_I_MSG_REGISTER_SYNC) send_simple(pv, TRACEC_I_MSG_REGISTERED, r->started != 0, NULL);
+            if (r->started) initialize_and_start(r, pv);
+        }
+    }
+    free(m);
+}
+
+static void on_fifo_packet(tracec_recorder *r, rec_provider *pv, const tracec_i_fifo_packet *pk);
+
+/* Reads every packet waiting on the fifo. */
+static void on_fifo(tracec_recorder *r, rec_provider *pv) {
+    for (int i = 0; i < 1024 && pv->fifo >= 0; i++) {
+        tracec_i_fifo_packet pk;
+        ssize_t k = recv(pv->fifo, &pk, sizeof pk, MSG_DONTWAIT);
+        if (k < 0 && (errno == EAGAIN || errno == EINTR)) return;
+        if (k <= 0) { /* the provider closed it: after Terminate, as it should */
+            if (pv->state == PV_TERMINATED) {
+                close(pv->fifo);
+                pv->fifo = -1;
+            } else if (pv->state != PV_GONE) {
+                provider_gone(r, pv);
+            }
+            return;
+        }
+        if (k == (ssize_t)sizeof pk) on_fifo_packet(r, pv, &pk);
+    }
+}
+
+static void on_fifo_packet(tracec_recorder *r, rec_provider *pv, const tracec_i_fifo_packet *pkp) {
+    tracec_i_fifo_packet pk = *pkp;
+    switch (pk.type) {
+    case TRACEC_I_FIFO_STARTED:
+        if (pv->state == PV_STARTING) pv->state = PV_STARTED;
+        break;
+    case TRACEC_I_FIFO_STOPPED:
+        if (pv->state == PV_STOPPING || pv->state == PV_STARTED || pv->state == PV_STARTING) pv->state = PV_STOPPED;
+        break;
+    case TRACEC_I_FIFO_SAVE_BUFFER:
+        if (r->cfg.mode == TRACEC_BUFFERING_MODE_STREAMING && pk.half < r->halves && pv->map) {
+            save_half(r, pv, pk.half);
+            snapshot_counters(pv);
+            __atomic_store_n(&hdr_of(pv)->half[pk.half].state, (uint32_t)TRACEC_I_HALF_FREE, __ATOMIC_RELEASE);
+            (void)tracec_i_rec_fifo_send(pv->fifo, TRACEC_I_FIFO_BUFFER_SAVED, pk.half);
+        }
+        break;
+    default:
+        break;
+    }
+}
+
+static void check_timeouts(tracec_recorder *r) {
+    uint64_t now = tracec_i_rec_now_ns();
+    for (size_t i = 0; i < r->n_pv; i++) {
+        rec_provider *pv = r->pv[i];
+        if ((pv->state == PV_STARTING || pv->state == PV_STOPPING) && now > pv->deadline) {
+            pv->info.timed_out = true;
+            say(r, "provider %s (pid %d) did not answer %s within %d ms", pv->info.name, (int)pv->info.pid,
+                pv->state == PV_STARTING ? "Start" : "Stop", r->cfg.timeout_ms);
+            if (pv->state == PV_STOPPING) pv->state = PV_STOPPED;
+            else pv->deadline = UINT64_MAX; /* still STARTING: its Stop will time out too */
+        }
+    }
+}
+
+tracec_status_t tracec_recorder_poll(tracec_recorder *r, int timeout_ms) {
+    if (r == NULL) return TRACEC_STATUS_INVALID_ARGUMENT;
+    size_t cap = 1 + 2 * r->n_pv, n = 0;
+    struct pollfd *pf = malloc(cap * sizeof *pf);
+    rec_provider **who = malloc(cap * sizeof *who);
+    int *kind = malloc(cap * sizeof *kind);
+    if (pf == NULL || who == NULL || kind == NULL) {
+        free(pf);
+        free(who);
+        free(kind);
+        return TRACEC_STATUS_OUT_OF_MEMORY;
+    }
+    pf[n] = (struct pollfd){r->listen_fd, POLLIN, 0};
+    who[n] = NULL;
+    kind[n++] = 0;
+    for (size_t i = 0; i < r->n_pv; i++) {
+        rec_provider *pv = r->pv[i];
+        if (pv->fifo >= 0) {
+            pf[n] = (struct pollfd){pv->fifo, POLLIN, 0};
+            who[n] = pv;
+            kind[n++] = 2;
+        }
+        if (pv->conn >= 0) {
+            pf[n] = (struct pollfd){pv->conn, POLLIN, 0};
+            who[n] = pv;
+            kind[n++] = 1;
+        }
+    }
+    int k = poll(pf, (nfds_t)n, timeout_ms);
+    for (size_t i = 0; k > 0 && i < n; i++) {
+        if (pf[i].revents == 0) continue;
+        if (kind[i] == 0)
+            on_accept(r);
+        else if (kind[i] == 2 && who[i]->fifo == pf[i].fd)
+            on_fifo(r, who[i]);
+        else if (kind[i] == 1 && who[i]->conn == pf[i].fd)
+            on_conn(r, who[i]);
+    }
+    free(pf);
+    free(who);
+    free(kind);
+    check_timeouts(r);
+    return TRACEC_STATUS_SUCCESS;
+}
+
+/* ---- lifecycle ----------------------------------------------------------------------- */
+
+static tracec_status_t check_dir(const char *dir) {
+    struct stat st;
+    if (mkdir(dir, 0700) != 0 && errno != EEXIST) return TRACEC_STATUS_IO_ERROR;
+    if (lstat(dir, &st) != 0) return TRACEC_STATUS_IO_ERROR;
+    if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 077) != 0) {
+        errno = EACCES;
+        return TRACEC_STATUS_IO_ERROR;
+    }
+    return TRACEC_STATUS_SUCCESS;
+}
+
+static void write_recorder_track(tracec_recorder *r) {
+    tracec_writer w;
+    perfetto_protos_TracePacket pkt;
+    perfetto_protos_TrackDescriptor td;
+    tracec_trace_file_begin_packet(r->file, &w, &pkt.msg);
+    perfetto_protos_TracePacket_set_timestamp(&pkt, tracec_i_rec_now_ns());
+    perfetto_protos_TracePacket_set_trusted_packet_sequence_id(&pkt, REC_SEQ);
+    perfetto_protos_TracePacket_begin_track_descriptor(&pkt, &td);
+    perfetto_protos_TrackDescriptor_set_uuid(&td, REC_TRACK_UUID);
+    perfetto_protos_TrackDescriptor_set_cstr_name(&td, "tracec record");
+    perfetto_protos_TracePacket_end_track_descriptor(&pkt, &td);
+    (void)tracec_trace_file_end_packet(r->file, &w, &pkt.msg);
+}
+
+tracec_status_t tracec_recorder_open(const tracec_recorder_config *config, tracec_recorder **out) {
+    if (out) *out = NULL;
+    if (config == NULL || out == NULL) return TRACEC_STATUS_INVALID_ARGUMENT;
+    tracec_recorder_config cfg = *config;
+    if (cfg.mode == TRACEC_BUFFERING_MODE_DEFAULT) cfg.mode = TRACEC_BUFFERING_MODE_STREAMING;
+    if (cfg.mode < TRACEC_BUFFERING_MODE_ONESHOT || cfg.mode > TRACEC_BUFFERING_MODE_STREAMING)
+        return TRACEC_STATUS_INVALID_ARGUMENT;
+    if (cfg.buffer_size == 0) cfg.buffer_size = 1u << 20;
+    if (cfg.buffer_size < 8192 || cfg.buffer_size > (1u << 30)) return TRACEC_STATUS_INVALID_ARGUMENT;
+    if (cfg.timeout_ms <= 0) cfg.timeout_ms = 2000;
+    if (cfg.wait_ms < 0 || cfg.wait_ms > 10000) return TRACEC_STATUS_INVALID_ARGUMENT;
+    if (cfg.categories) { /* at most 100 categories of at most 100 chars */
+        size_t n = 0;
+        for (const char *s = cfg.categories; *s; n++) {
+            const char *e = strchr(s, ',');
+            size_t l = e ? (size_t)(e - s) : strlen(s);
+            if (l == 0 || l > TRACEC_I_CATEGORY_MAX) return TRACEC_STATUS_INVALID_ARGUMENT;
+            s += l + (e != NULL);
+        }
+        if (n > TRACEC_I_MAX_CATEGORIES) return TRACEC_STATUS_INVALID_ARGUMENT;
+    }
+    tracec_recorder *r = calloc(1, sizeof *r);
+    if (r == NULL) return TRACEC_STATUS_OUT_OF_MEMORY;
+    r->cfg = cfg;
+    r->log = cfg.log ? cfg.log : stderr;
+    r->listen_fd = -1;
+    r->next_seq = REC_SEQ + 1;
+    r->halves = cfg.mode == TRACEC_BUFFERING_MODE_ONESHOT ? 1u : 2u;
+    r->half_size = (uint32_t)((cfg.buffer_size / r->halves) & ~(size_t)7);
+    char dir[108];
+    tracec_status_t st = TRACEC_STATUS_SUCCESS;
+    if (cfg.socket_path) {
+        if (strlen(cfg.socket_path) >= sizeof r->path) {
+            free(r);
+            return TRACEC_STATUS_INVALID_ARGUMENT;
+        }
+        snprintf(r->path, sizeof r->path, "%s", cfg.socket_path);
+        snprintf(dir, sizeof dir, "%s", cfg.socket_path);
+        char *slash = strrchr(dir, '/');
+        if (slash == NULL)
+            snprintf(dir, sizeof dir, ".");
+        else if (slash == dir)
+            dir[1] = '\0';
+        else
+            *slash = '\0';
+    } else {
+        tracec_i_rec_default_socket(r->path, sizeof r->path, dir, sizeof dir);
+    }
+    st = check_dir(dir);
+    struct sockaddr_un sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sun_family = AF_UNIX;
+    snprintf(sa.sun_path, sizeof sa.sun_path, "%s", r->path);
+    if (st == TRACEC_STATUS_SUCCESS) {
+        r->listen_fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        if (r->listen_fd < 0) st = TRACEC_STATUS_IO_ERROR;
+    }
+    if (st == TRACEC_STATUS_SUCCESS && bind(r->listen_fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
+        int probe = errno == EADDRINUSE ? socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0) : -1;
+        if (probe >= 0 && connect(probe, (struct sockaddr *)&sa, sizeof sa) == 0) {
+            st = TRACEC_STATUS_BAD_STATE; /* another recorder is listening */
+        } else if (probe >= 0) { /* a stale socket */
+            unlink(r->path);
+            if (bind(r->listen_fd, (struct sockaddr *)&sa, sizeof sa) != 0) st = TRACEC_STATUS_IO_ERROR;
+        } else {
+            st = TRACEC_STATUS_IO_ERROR;
+        }
+        if (probe >= 0) close(probe);
+    }
+    if (st == TRACEC_STATUS_SUCCESS && (chmod(r->path, 0600) != 0 || listen(r->listen_fd, 64) != 0))
+        st = TRACEC_STATUS_IO_ERROR;
+    int bound = st == TRACEC_STATUS_SUCCESS;
+    if (st == TRACEC_STATUS_SUCCESS)
+        st = cfg.output_path ? tracec_trace_file_open(cfg.output_path, &r->file) : tracec_trace_file_open_memory(&r->file);
+    if (st != TRACEC_STATUS_SUCCESS) {
+        int e = errno;
+        if (bound) unlink(r->path);
+        if (r->listen_fd >= 0) close(r->listen_fd);
+        free(r);
+        errno = e;
+        return st;
+    }
+    write_recorder_track(r);
+    *out = r;
+    return TRACEC_STATUS_SUCCESS;
+}
+
+const char *tracec_recorder_socket_path(const tracec_recorder *r) { return r ? r->path : NULL; }
+
+tracec_status_t tracec_recorder_start(tracec_recorder *r) {
+    if (r == NULL) return TRACEC_STATUS_INVALID_ARGUMENT;
+    if (r->started) return TRACEC_STATUS_BAD_STATE;
+    r->started = 1;
+    for (size_t i = 0; i < r->n_pv; i++) /* a provider terminated by an earlier stop gets a new buffer */
+        if (r->pv[i]->state == PV_REGISTERED || r->pv[i]->state == PV_TERMINATED) initialize_and_start(r, r->pv[i]);
+    return TRACEC_STATUS_SUCCESS;
+}
+
+tracec_status_t tracec_recorder_stop(tracec_recorder *r) {
+    if (r == NULL) return TRACEC_STATUS_INVALID_ARGUMENT;
+    if (!r->started) return TRACEC_STATUS_SUCCESS;
+    uint64_t dl = tracec_i_rec_now_ns() + (uint64_t)r->cfg.timeout_ms * 1000000u;
+    for (size_t i = 0; i < r->n_pv; i++) {
+        rec_provider *pv = r->pv[i];
+        if (pv->state == PV_STARTED || pv->state == PV_STARTING) {
+            send_simple(pv, TRACEC_I_MSG_STOP, 0, NULL);
+            pv->state = PV_STOPPING;
+            pv->deadline = dl;
+        }
+    }
+    for (;;) {
+        bool waiting = false;
+        for (size_t i = 0; i < r->n_pv; i++) waiting |= r->pv[i]->state == PV_STOPPING;
+        if (!waiting) break;
+        tracec_recorder_poll(r, 20);
+    }
+    for (size_t i = 0; i < r->n_pv; i++) {
+        rec_provider *pv = r->pv[i];
+        if (pv->state != PV_STOPPED) continue;
+        save_all(r, pv);
+        send_simple(pv, TRACEC_I_MSG_TERMINATE, 0, NULL);
+        release_buffer_keep_fifo(pv, 1);
+        pv->state = PV_TERMINATED;
+    }
+    r->started = 0;
+    return TRACEC_STATUS_SUCCESS;
+}
+
+size_t tracec_recorder_provider_count(const tracec_recorder *r) {
+    size_t n = 0;
+    for (size_t i = 0; r && i < r->n_pv; i++) n += r->pv[i]->info.name[0] != '\0';
+    return n;
+}
+
+bool tracec_recorder_provider(const tracec_recorder *r, size_t i, tracec_recorder_provider_info *out) {
+    for (size_t k = 0; r && k < r->n_pv; k++) {
+        if (r->pv[k]->info.name[0] == '\0') continue;
+        if (i-- == 0) {
+            *out = r->pv[k]->info;
+            return true;
+        }
+    }
+    return false;
+}
+
+static void annotate(perfetto_protos_TrackEvent *ev, const char *name, int64_t v) {
+    perfetto_protos_DebugAnnotation da;
+    perfetto_protos_TrackEvent_begin_debug_annotations(ev, &da);
+    perfetto_protos_DebugAnnotation_set_cstr_name(&da, name);
+    perfetto_protos_DebugAnnotation_set_int_value(&da, v);
+    perfetto_protos_TrackEvent_end_debug_annotations(ev, &da);
+}
+
+static void write_summary(tracec_recorder *r) {
+    uint64_t now = tracec_i_rec_now_ns();
+    size_t k = 0;
+    for (size_t i = 0; i < r->n_pv; i++) {
+        rec_provider *pv = r->pv[i];
+        if (pv->info.name[0] == '\0') continue;
+        tracec_writer w;
+        perfetto_protos_TracePacket pkt;
+        perfetto_protos_TrackEvent ev;
+        char title[160];
+        snprintf(title, sizeof title, "provider %s%s%s%s", pv->info.name, pv->info.ended_early ? " (ended early)" : "",
+                 pv->info.timed_out ? " (timed out)" : "", pv->info.corrupt ? " (corrupt buffer)" : "");
+        tracec_trace_file_begin_packet(r->file, &w, &pkt.msg);
+        perfetto_protos_TracePacket_set_timestamp(&pkt, now + k++);
+        perfetto_protos_TracePacket_set_trusted_packet_sequence_id(&pkt, REC_SEQ);
+        perfetto_protos_TracePacket_begin_track_event(&pkt, &ev);
+        perfetto_protos_TrackEvent_set_type(&ev, perfetto_protos_TrackEvent_TYPE_INSTANT);
+        perfetto_protos_TrackEvent_set_track_uuid(&ev, REC_TRACK_UUID);
+        perfetto_protos_TrackEvent_set_cstr_name(&ev, title);
+        annotate(&ev, "pid", pv->info.pid);
+        annotate(&ev, "sequence_id", pv->info.sequence_id);
+        annotate(&ev, "produced", (int64_t)pv->info.produced);
+        annotate(&ev, "dropped", (int64_t)pv->info.dropped);
+        annotate(&ev, "delivered", (int64_t)pv->info.delivered);
+        annotate(&ev, "corrupt", (int64_t)pv->info.corrupt);
+        annotate(&ev, "ended_early", pv->info.ended_early);
+        annotate(&ev, "timed_out", pv->info.timed_out);
+        perfetto_protos_TracePacket_end_track_event(&pkt, &ev);
+        (void)tracec_trace_file_end_packet(r->file, &w, &pkt.msg);
+    }
+    /* TracePacket.trace_stats (35): TraceStats {buffer_stats (1) per provider, producers_connected (2),
+       producers_seen (3)}; BufferStats {bytes_written 1, abi_violations 9, buffer_size 12, chunks_discarded 18}. */
+    tracec_writer w;
+    perfetto_protos_TracePacket pkt;
+    tracec_msg ts;
+    tracec_trace_file_begin_packet(r->file, &w, &pkt.msg);
+    perfetto_protos_TracePacket_set_timestamp(&pkt, now + k);
+    perfetto_protos_TracePacket_set_trusted_packet_sequence_id(&pkt, REC_SEQ);
+    tracec_msg_begin_nested(&pkt.msg, TRACEC_TAG(35, TRACEC_WIRE_LEN), &ts);
+    uint32_t connected = 0;
+    for (size_t i = 0; i < r->n_pv; i++) {
+        rec_provider *pv = r->pv[i];
+        if (pv->info.name[0] == '\0') continue;
+        connected += pv->state != PV_GONE;
+        tracec_msg bs;
+        tracec_msg_begin_nested(&ts, TRACEC_TAG(1, TRACEC_WIRE_LEN), &bs);
+        tracec_msg_put_varint(&bs, TRACEC_TAG(12, TRACEC_WIRE_VARINT), (uint64_t)r->half_size * r->halves);
+        tracec_msg_put_varint(&bs, TRACEC_TAG(1, TRACEC_WIRE_VARINT), pv->bytes);
+        tracec_msg_put_varint(&bs, TRACEC_TAG(9, TRACEC_WIRE_VARINT), pv->info.corrupt);
+        tracec_msg_put_varint(&bs, TRACEC_TAG(18, TRACEC_WIRE_VARINT), pv->info.dropped);
+        tracec_msg_end_nested(&ts, &bs);
+    }
+    tracec_msg_put_varint(&ts, TRACEC_TAG(2, TRACEC_WIRE_VARINT), connected);
+    tracec_msg_put_varint(&ts, TRACEC_TAG(3, TRACEC_WIRE_VARINT), tracec_recorder_provider_count(r));
+    tracec_msg_end_nested(&pkt.msg, &ts);
+    (void)tracec_trace_file_end_packet(r->file, &w, &pkt.msg);
+}
+
+tracec_status_t tracec_recorder_close(tracec_recorder *r) {
+    if (r == NULL) return TRACEC_STATUS_INVALID_ARGUMENT;
+    tracec_recorder_stop(r);
+    for (size_t i = 0; i < r->n_pv; i++) snapshot_counters(r->pv[i]);
+    write_summary(r);
+    tracec_status_t st = tracec_trace_file_close(r->file);
+    for (size_t i = 0; i < r->n_pv; i++) {
+        rec_provider *pv = r->pv[i];
+        release_buffer(pv);
+        if (pv->conn >= 0) close(pv->conn);
+        free(pv->scratch);
+        free(pv);
+    }
+    free(r->pv);
+    if (r->listen_fd >= 0) close(r->listen_fd);
+    unlink(r->path);
+    free(r);
+    return st;
+}
+
+tracec_status_t tracec_recorder_list(const char *socket_path, FILE *out) {
+    char path[108];
+    if (socket_path)
+        snprintf(path, sizeof path, "%s", socket_path);
+    else
+        tracec_i_rec_default_socket(path, sizeof path, NULL, 0);
+    int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+    struct sockaddr_un sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sun_family = AF_UNIX;
+    snprintf(sa.sun_path, sizeof sa.sun_path, "%s", path);
+    if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
+        if (fd >= 0) close(fd);
+        return TRACEC_STATUS_IO_ERROR;
+    }
+    tracec_i_msg *m = calloc(1, sizeof *m);
+    tracec_status_t st = TRACEC_STATUS_IO_ERROR;
+    if (m) {
+        m->type = TRACEC_I_MSG_LIST;
+        if (tracec_i_rec_send(fd, m, NULL, 0) == 0) {
+            struct pollfd pf = {fd, POLLIN, 0};
+            if (poll(&pf, 1, 2000) > 0 && tracec_i_rec_recv(fd, m, NULL, NULL) > 0 &&
+                m->type == TRACEC_I_MSG_LIST_REPLY) {
+                fputs(m->text, out);
+                st = TRACEC_STATUS_SUCCESS;
+            }
+        }
+        free(m);
+    }
+    close(fd);
+    return st;
+}

@@ -1,0 +1,40 @@
+"""Reads a trace written by `tracec record` with python3-protobuf (an oracle
+independent of tracec's decoder) and prints one line per sequence:
+  seq=N packets=P events=E pid=PID
+and one line per recorder summary:
+  summary name=NAME produced=P dropped=D delivered=X ended_early=B timed_out=T corrupt=C
+Usage: check_trace.py DESCRIPTOR_SET TRACE"""
+import sys
+from collections import defaultdict
+
+from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+
+fds = descriptor_pb2.FileDescriptorSet()
+with open(sys.argv[1], "rb") as f:
+    fds.ParseFromString(f.read())
+pool = descriptor_pool.DescriptorPool()
+for fd in fds.file:
+    pool.Add(fd)
+Trace = message_factory.MessageFactory(pool).GetPrototype(pool.FindMessageTypeByName("perfetto.protos.Trace"))
+trace = Trace()
+with open(sys.argv[2], "rb") as f:
+    trace.ParseFromString(f.read())
+
+packets = defaultdict(int)
+events = defaultdict(int)
+pids = {}
+for p in trace.packet:
+    seq = p.trusted_packet_sequence_id
+    packets[seq] += 1
+    if p.HasField("track_event"):
+        events[seq] += 1
+        ev = p.track_event
+        if ev.name.startswith("provider "):
+            ann = {a.name: a.int_value for a in ev.debug_annotations}
+            print("summary name=%s produced=%d dropped=%d delivered=%d ended_early=%d timed_out=%d corrupt=%d seq=%d"
+                  % (ev.name.split(" ")[1], ann["produced"], ann["dropped"], ann["delivered"],
+                     ann["ended_early"], ann["timed_out"], ann["corrupt"], ann["sequence_id"]))
+    if p.HasField("trusted_pid"):
+        pids[seq] = p.trusted_pid
+for seq in sorted(packets):
+    print("seq=%d packets=%d events=%d pid=%d" % (seq, packets[seq], events[seq], pids.get(seq, 0)))

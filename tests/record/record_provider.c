@@ -1,0 +1,145 @@
+/*
+ * record_provider.c - a traced program for the `tracec record` tests:
+ *
+ *   record_provider normal NAME N THREADS   register, wait for Start, THREADS threads write N slices each
+ *   record_provider late NAME N             register_sync before any recorder: prints started=0, waits, writes
+ *   record_provider die NAME N              writes N slices, then SIGKILLs itself while tracing
+ *   record_provider survive NAME MS         writes slices for MS ms while the recorder is killed under it
+ *   record_provider mute NAME               raw protocol: registers and never answers anything
+ *   record_provider scribble NAME           raw protocol: answers, but writes garbage into its buffer
+ *
+ * Prints "produced P dropped D" (the library's counters) on stdout at the end.
+ */
+#define _GNU_SOURCE
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "record_wire.h"
+#include "tracec/provider.h"
+
+static tracec_provider *g_p;
+static long g_n;
+
+static void *writer(void *arg) {
+    (void)arg;
+    for (long i = 0; i < g_n; i++) {
+        tracec_provider_slice_begin(g_p, "work");
+        tracec_provider_instant(g_p, "step");
+        tracec_provider_slice_end(g_p);
+    }
+    return NULL;
+}
+
+static void print_stats(void) {
+    tracec_provider_stats s = tracec_provider_get_stats(g_p);
+    printf("produced %llu dropped %llu lost %llu\n", (unsigned long long)s.produced, (unsigned long long)s.dropped,
+           (unsigned long long)s.recorder_lost);
+    fflush(stdout);
+}
+
+static int raw_connect(const char *name) {
+    int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+    struct sockaddr_un sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sun_family = AF_UNIX;
+    snprintf(sa.sun_path, sizeof sa.sun_path, "%s", getenv(TRACEC_RECORDER_SOCKET_ENV));
+    if (connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0) return -1;
+    static tracec_i_msg m;
+    m.type = TRACEC_I_MSG_REGISTER;
+    m.a = (uint32_t)getpid();
+    snprintf(m.text, sizeof m.text, "%s", name);
+    tracec_i_rec_send(fd, &m, NULL, 0);
+    return fd;
+}
+
+static int scribble(const char *name) {
+    int conn = raw_connect(name);
+    if (conn < 0) return 1;
+    static tracec_i_msg m;
+    int fds[2], nfds = 2;
+    struct pollfd pf = {conn, POLLIN, 0};
+    if (poll(&pf, 1, 5000) <= 0 || tracec_i_rec_recv(conn, &m, fds, &nfds) <= 0 || nfds != 2) return 1;
+    size_t size = TRACEC_I_SHM_HEADER + (size_t)m.b * m.c;
+    uint8_t *map = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fds[0], 0);
+    tracec_i_shm_header *h = (tracec_i_shm_header *)map;
+    uint8_t *d = map + TRACEC_I_SHM_HEADER;
+    /* one good record (an empty packet with timestamp 1), then garbage */
+    const uint8_t good[] = {0x0A, 0x02, 0x40, 0x01};
+    memcpy(d, good, sizeof good);
+    memset(d + sizeof good, 0xff, 64);
+    d[sizeof good] = 0x0A; /* a record whose length runs off the end */
+    h->half[0].fill = (uint32_t)(sizeof good + 64);
+    h->half[1].fill = 0xffffffffu; /* past the half */
+    h->active = 7;
+    /* the recorder sealed the buffer's size: shrinking it (which would make its reads fault) is refused */
+    if (ftruncate(fds[0], 0) == 0) {
+        fprintf(stderr, "record_provider: the shared buffer could be shrunk\n");
+        return 5;
+    }
+    tracec_i_rec_fifo_send(fds[1], TRACEC_I_FIFO_STARTED, 0);
+    tracec_i_rec_fifo_send(fds[1], TRACEC_I_FIFO_SAVE_BUFFER, 0);
+    tracec_i_rec_fifo_send(fds[1], TRACEC_I_FIFO_SAVE_BUFFER, 99);
+    tracec_i_rec_fifo_send(fds[1], TRACEC_I_FIFO_SAVE_BUFFER, 1);
+    usleep(200000); /* let the recorder read them, then leave */
+    return 0;
+}
+
+static long now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
+}
+
+int main(int argc, char **argv) {
+    if (argc < 3) return 2;
+    const char *mode = argv[1], *name = argv[2];
+    if (strcmp(mode, "mute") == 0) {
+        int fd = raw_connect(name);
+        sleep(10); /* the test kills it sooner */
+        return fd < 0;
+    }
+    if (strcmp(mode, "scribble") == 0) return scribble(name);
+    bool started = false;
+    if (tracec_provider_register_sync(name, &started, &g_p) != TRACEC_STATUS_SUCCESS) return 3;
+    g_n = argc > 3 ? atol(argv[3]) : 10;
+    if (strcmp(mode, "late") == 0) {
+        printf("started=%d\n", (int)started);
+        fflush(stdout);
+    }
+    if (!tracec_provider_wait_started(g_p, 10000)) {
+        fprintf(stderr, "record_provider: tracing never started\n");
+        return 4;
+    }
+    if (strcmp(mode, "survive") == 0) {
+        long end = now_ms() + g_n, loops = 0, fast = 0;
+        while (now_ms() < end) {
+            tracec_provider_slice_begin(g_p, "work");
+            tracec_provider_slice_end(g_p);
+            loops++;
+            if (!tracec_provider_started(g_p)) fast++;
+        }
+        print_stats();
+        printf("loops %ld untraced %ld\n", loops, fast);
+        tracec_provider_unregister(g_p);
+        return 0;
+    }
+    int threads = argc > 4 ? atoi(argv[4]) : 1;
+    if (threads < 1) threads = 1;
+    pthread_t t[16];
+    for (int i = 0; i < threads && i < 16; i++) pthread_create(&t[i], NULL, writer, NULL);
+    for (int i = 0; i < threads && i < 16; i++) pthread_join(t[i], NULL);
+    print_stats();
+    if (strcmp(mode, "die") == 0) raise(SIGKILL);
+    tracec_provider_unregister(g_p);
+    return 0;
+}

@@ -1,0 +1,276 @@
+/*
+ * test_provider_protocol.c - the provider library against a scripted fake
+ * recorder in the test: the seed's rules (a second Initialize before
+ * Terminate is ignored, Start while started and Stop while stopped are
+ * ignored, several Start/Stop runs with RETAIN keep the buffer, Terminate
+ * stops first and then closes the buffer and the fifo), registration
+ * (name limits, one provider per process, the synchronous form's
+ * `started`), and packets landing in the shared buffer.
+ */
+#define _GNU_SOURCE
+#include <criterion/criterion.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "record_wire.h"
+#include "tracec/buffer.h"
+#include "tracec/context.h"
+#include "tracec/provider.h"
+
+#define HALF 4096u
+
+static char g_dir[64], g_sock[96];
+static int g_listen = -1;
+static tracec_i_msg g_m;
+
+static void setup(void) {
+    snprintf(g_dir, sizeof g_dir, "/tmp/tracec-prottest-XXXXXX");
+    cr_assert_not_null(mkdtemp(g_dir));
+    snprintf(g_sock, sizeof g_sock, "%s/r.sock", g_dir);
+    g_listen = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+    struct sockaddr_un sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sun_family = AF_UNIX;
+    snprintf(sa.sun_path, sizeof sa.sun_path, "%s", g_sock);
+    cr_assert_eq(bind(g_listen, (struct sockaddr *)&sa, sizeof sa), 0);
+    cr_assert_eq(listen(g_listen, 4), 0);
+    setenv(TRACEC_RECORDER_SOCKET_ENV, g_sock, 1);
+}
+
+static void teardown(void) {
+    close(g_listen);
+    unlink(g_sock);
+    rmdir(g_dir);
+}
+
+static int accept_provider(void) {
+    struct pollfd pf = {g_listen, POLLIN, 0};
+    cr_assert_gt(poll(&pf, 1, 3000), 0, "the provider did not connect");
+    int c = accept4(g_listen, NULL, NULL, SOCK_CLOEXEC);
+    cr_assert_geq(c, 0);
+    return c;
+}
+
+/* Waits for one message on `fd` (a control socket); false on timeout. */
+static bool recv_msg(int fd, int timeout_ms) {
+    struct pollfd pf = {fd, POLLIN, 0};
+    if (poll(&pf, 1, timeout_ms) <= 0) return false;
+    int nfds = 0;
+    return tracec_i_rec_recv(fd, &g_m, NULL, &nfds) > 0;
+}
+
+/* The next fifo packet's type, 0 on timeout, -1 when the fifo was closed. */
+static int fifo_next(int fifo, int timeout_ms) {
+    struct pollfd pf = {fifo, POLLIN, 0};
+    if (poll(&pf, 1, timeout_ms) <= 0) return 0;
+    tracec_i_fifo_packet pk;
+    ssize_t k = recv(fifo, &pk, sizeof pk, MSG_DONTWAIT);
+    if (k == 0) return -1;
+    return k == (ssize_t)sizeof pk ? (int)pk.type : -2;
+}
+
+typedef struct shm {
+    int memfd;
+    uint8_t *map;
+    tracec_i_shm_header *h;
+} shm;
+
+static shm make_shm(uint32_t mode) {
+    shm s;
+    size_t size = TRACEC_I_SHM_HEADER + 2u * HALF;
+    s.memfd = memfd_create("test", MFD_CLOEXEC);
+    cr_assert_eq(ftruncate(s.memfd, (off_t)size), 0);
+    s.map = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, s.memfd, 0);
+    s.h = (tracec_i_shm_header *)s.map;
+    s.h->magic = TRACEC_I_SHM_MAGIC;
+    s.h->version = 1;
+    s.h->mode = mode;
+    s.h->half_size = HALF;
+    s.h->halves = 2;
+    return s;
+}
+
+static void send_ctl(int conn, uint32_t type, uint32_t a, const char *text) {
+    memset(&g_m, 0, TRACEC_I_MSG_FIXED);
+    g_m.type = type;
+    g_m.a = a;
+    snprintf(g_m.text, sizeof g_m.text, "%s", text ? text : "");
+    cr_assert_eq(tracec_i_rec_send(conn, &g_m, NULL, 0), 0);
+}
+
+/* Initialize with a fresh buffer; returns our end of the fifo. */
+static int send_initialize(int conn, shm *s, const char *categories) {
+    int sp[2];
+    cr_assert_eq(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp), 0);
+    *s = make_shm(TRACEC_BUFFERING_MODE_STREAMING);
+    memset(&g_m, 0, TRACEC_I_MSG_FIXED);
+    g_m.type = TRACEC_I_MSG_INITIALIZE;
+    g_m.a = TRACEC_BUFFERING_MODE_STREAMING;
+    g_m.b = HALF;
+    g_m.c = 2;
+    snprintf(g_m.text, sizeof g_m.text, "%s", categories);
+    int fds[2] = {s->memfd, sp[1]};
+    cr_assert_eq(tracec_i_rec_send(conn, &g_m, fds, 2), 0);
+    close(sp[1]);
+    return sp[0];
+}
+
+TestSuite(provider_protocol, .init = setup, .fini = teardown, .timeout = 30);
+
+Test(provider_protocol, the_seed_rules) {
+    tracec_provider *p;
+    cr_assert_eq(tracec_provider_register("proto", &p), TRACEC_STATUS_SUCCESS);
+    int conn = accept_provider();
+    cr_assert(recv_msg(conn, 3000));
+    cr_expect_eq(g_m.type, TRACEC_I_MSG_REGISTER);
+    cr_expect_str_eq(g_m.text, "proto");
+    cr_expect_eq(g_m.a, (uint32_t)getpid());
+
+    shm a, b;
+    int fifo = send_initialize(conn, &a, "gfx");
+    int fifo2 = send_initialize(conn, &b, "io"); /* ignored: no Terminate in between */
+    send_ctl(conn, TRACEC_I_MSG_START, TRACEC_BUFFER_DISPOSITION_CLEAR_ENTIRE, "extra");
+    cr_assert_eq(fifo_next(fifo, 3000), TRACEC_I_FIFO_STARTED);
+    cr_expect_eq(fifo_next(fifo2, 100), -1, "the ignored Initialize's fifo is closed by the provider");
+    cr_expect(tracec_provider_category_enabled(p, "gfx"));
+    cr_expect(tracec_provider_category_enabled(p, "extra"), "additional categories of Start");
+    cr_expect_not(tracec_provider_category_enabled(p, "io"), "categories of the ignored Initialize");
+
+    send_ctl(conn, TRACEC_I_MSG_START, 0, NULL); /* Start while started: ignored */
+    cr_expect_eq(fifo_next(fifo, 200), 0, "no second STARTED");
+    cr_expect_eq(tracec_provider_instant(p, "x"), TRACEC_STATUS_SUCCESS);
+    uint32_t fill1 = __atomic_load_n(&a.h->half[0].fill, __ATOMIC_ACQUIRE);
+    cr_expect_gt(fill1, 0u, "packets go into the first Initialize's buffer");
+    cr_expect_eq(b.h->half[0].fill, 0u);
+    cr_expect_eq(a.map[TRACEC_I_SHM_HEADER], 0x0A, "a half starts with a Trace.packet record");
+
+    send_ctl(conn, TRACEC_I_MSG_STOP, 0, NULL);
+    cr_assert_eq(fifo_next(fifo, 3000), TRACEC_I_FIFO_STOPPED);
+    send_ctl(conn, TRACEC_I_MSG_STOP, 0, NULL); /* Stop while stopped: ignored */
+    cr_expect_eq(fifo_next(fifo, 200), 0, "no second STOPPED");
+    cr_expect_eq(tracec_provider_instant(p, "y"), TRACEC_STATUS_CLOSED);
+    cr_expect_eq(a.h->half[0].fill, fill1);
+
+    /* a second run, RETAIN: the buffer keeps the first run's records */
+    send_ctl(conn, TRACEC_I_MSG_START, 3, NULL);
+    cr_assert_eq(fifo_next(fifo, 3000), TRACEC_I_FIFO_STARTED);
+    cr_expect_eq(tracec_provider_instant(p, "z"), TRACEC_STATUS_SUCCESS);
+    cr_expect_gt(a.h->half[0].fill, fill1);
+    /* a fork child does not write into its parent's buffer */
+    uint32_t before = a.h->half[0].fill;
+    pid_t kid = fork();
+    if (kid == 0) _exit(tracec_provider_instant(p, "child") == TRACEC_STATUS_CLOSED && !tracec_provider_started(p) ? 0 : 1);
+    int kst;
+    waitpid(kid, &kst, 0);
+    cr_expect(WIFEXITED(kst) && WEXITSTATUS(kst) == 0, "the fork child's provider is off");
+    cr_expect_eq(a.h->half[0].fill, before);
+    cr_expect(tracec_provider_started(p), "the parent's is not");
+
+    /* Terminate while started: STOPPED first, then buffer and fifo closed */
+    send_ctl(conn, TRACEC_I_MSG_TERMINATE, 0, NULL);
+    cr_assert_eq(fifo_next(fifo, 3000), TRACEC_I_FIFO_STOPPED);
+    cr_expect_eq(fifo_next(fifo, 3000), -1, "the fifo is closed after Terminate");
+    cr_expect_not(tracec_provider_started(p));
+    tracec_provider_stats st = tracec_provider_get_stats(p);
+    cr_expect_eq(st.runs, 2);
+    cr_expect_eq(st.dropped, 0);
+
+    /* after Terminate, a new Initialize is obeyed */
+    shm c;
+    int fifo3 = send_initialize(conn, &c, "");
+    send_ctl(conn, TRACEC_I_MSG_START, 0, NULL);
+    cr_assert_eq(fifo_next(fifo3, 3000), TRACEC_I_FIFO_STARTED);
+    cr_expect(tracec_provider_category_enabled(p, "anything"), "no categories: all enabled");
+    tracec_provider_unregister(p);
+    cr_expect_eq(fifo_next(fifo3, 3000), TRACEC_I_FIFO_STOPPED, "unregister stops and says so");
+    close(conn);
+}
+
+Test(provider_protocol, streaming_halves_save_and_drop) {
+    tracec_provider *p;
+    cr_assert_eq(tracec_provider_register("halves", &p), TRACEC_STATUS_SUCCESS);
+    int conn = accept_provider();
+    cr_assert(recv_msg(conn, 3000));
+    shm a;
+    int fifo = send_initialize(conn, &a, "");
+    send_ctl(conn, TRACEC_I_MSG_START, TRACEC_BUFFER_DISPOSITION_CLEAR_ENTIRE, NULL);
+    cr_assert_eq(fifo_next(fifo, 3000), TRACEC_I_FIFO_STARTED);
+    /* fill half 0: the provider asks for it to be saved and goes on in half 1 */
+    int n = 0;
+    while (__atomic_load_n(&a.h->active, __ATOMIC_ACQUIRE) == 0 && n < 10000) {
+        cr_assert_eq(tracec_provider_instant(p, "fill"), TRACEC_STATUS_SUCCESS);
+        n++;
+    }
+    cr_assert_eq(fifo_next(fifo, 3000), TRACEC_I_FIFO_SAVE_BUFFER);
+    cr_expect_eq(a.h->half[0].state, (uint32_t)TRACEC_I_HALF_FULL);
+    /* we are a late recorder: half 1 fills too, then packets are dropped and counted */
+    tracec_status_t st = TRACEC_STATUS_SUCCESS;
+    for (int i = 0; i < 10000 && st == TRACEC_STATUS_SUCCESS; i++) st = tracec_provider_instant(p, "more");
+    cr_expect_eq(st, TRACEC_STATUS_BUFFER_FULL);
+    cr_expect_eq(tracec_provider_get_stats(p).dropped, 1);
+    cr_expect_eq(a.h->dropped, 1);
+    /* saved: half 0 is free again and the provider switches to it */
+    __atomic_store_n(&a.h->half[0].state, (uint32_t)TRACEC_I_HALF_FREE, __ATOMIC_RELEASE);
+    tracec_i_rec_fifo_send(fifo, TRACEC_I_FIFO_BUFFER_SAVED, 0);
+    cr_expect_eq(tracec_provider_instant(p, "again"), TRACEC_STATUS_SUCCESS);
+    cr_expect_eq(a.h->active, 0u);
+    cr_expect_eq(fifo_next(fifo, 3000), TRACEC_I_FIFO_SAVE_BUFFER, "half 1 is to be saved now");
+    tracec_provider_unregister(p);
+    close(conn);
+}
+
+static void *answer_registered(void *arg) {
+    (void)arg;
+    int conn = accept_provider();
+    recv_msg(conn, 3000);
+    send_ctl(conn, TRACEC_I_MSG_REGISTERED, g_m.type == TRACEC_I_MSG_REGISTER_SYNC, NULL);
+    return (void *)(intptr_t)conn;
+}
+
+Test(provider_protocol, register_sync_says_whether_started) {
+    pthread_t t;
+    pthread_create(&t, NULL, answer_registered, NULL);
+    tracec_provider *p;
+    bool started = false;
+    cr_assert_eq(tracec_provider_register_sync("sync", &started, &p), TRACEC_STATUS_SUCCESS);
+    void *conn;
+    pthread_join(t, &conn);
+    cr_expect(started, "the fake recorder answered started=1 to a REGISTER_SYNC");
+    tracec_provider *q;
+    cr_expect_eq(tracec_provider_register("second", &q), TRACEC_STATUS_BAD_STATE);
+    tracec_provider_unregister(p);
+    close((int)(intptr_t)conn);
+}
+
+Test(provider_protocol, register_sync_without_recorder) {
+    close(g_listen);
+    unlink(g_sock);
+    g_listen = socket(AF_UNIX, SOCK_SEQPACKET, 0);
+    tracec_provider *p;
+    bool started = true;
+    cr_assert_eq(tracec_provider_register_sync("alone", &started, &p), TRACEC_STATUS_SUCCESS);
+    cr_expect_not(started);
+    cr_expect_eq(tracec_provider_slice_begin(p, "off"), TRACEC_STATUS_CLOSED);
+    tracec_provider_unregister(p);
+}
+
+Test(provider_protocol, names) {
+    tracec_provider *p;
+    char longname[102];
+    memset(longname, 'n', 101);
+    longname[101] = '\0';
+    cr_expect_eq(tracec_provider_register(longname, &p), TRACEC_STATUS_INVALID_ARGUMENT);
+    cr_expect_eq(tracec_provider_register("", &p), TRACEC_STATUS_INVALID_ARGUMENT);
+    cr_expect_eq(tracec_provider_register(NULL, &p), TRACEC_STATUS_INVALID_ARGUMENT);
+    longname[100] = '\0';
+    cr_expect_eq(tracec_provider_register(longname, &p), TRACEC_STATUS_SUCCESS, "100 chars is the limit");
+    tracec_provider_unregister(p);
+}

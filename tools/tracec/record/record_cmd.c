@@ -1,0 +1,236 @@
+/*
+ * record_cmd.c - `tracec record`: runs a program under tracing (or attaches
+ * to providers that register on their own) with the recorder of
+ * tracec/recorder.h, and writes one Perfetto trace.  docs/record.md.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "record_cmd.h"
+#include "tracec/provider.h"
+#include "tracec/recorder.h"
+
+static volatile sig_atomic_t g_interrupted;
+static void on_signal(int sig) {
+    (void)sig;
+    g_interrupted = 1;
+}
+
+static const char usage[] =
+    "usage: tracec record -o OUT.pftrace [OPTIONS] -- PROGRAM [ARGS...]\n"
+    "       tracec record --attach -o OUT.pftrace [--duration 10s] [OPTIONS]\n"
+    "       tracec record --list [--socket PATH]\n"
+    "\nRuns PROGRAM with tracing on and records every provider (tracec/provider.h)\n"
+    "that registers, until PROGRAM exits; --attach records the providers that\n"
+    "connect to the well-known socket, until --duration passes or SIGINT.\n"
+    "One Perfetto trace: each provider's packets on their own sequence, a\n"
+    "summary per provider, a trace_stats packet.\n\n"
+    "  -o, --output FILE      the trace to write\n"
+    "  --mode M               streaming (default), oneshot or circular\n"
+    "  --buffer-size N        each provider's shared buffer, bytes (k, m suffixes; default 1m)\n"
+    "  --categories a,b       enabled categories (default: all)\n"
+    "  --timeout MS           how long a provider may take to answer Start/Stop (default 2000)\n"
+    "  --wait MS              streaming: a provider whose other half is not saved yet waits up to\n"
+    "                         MS before dropping (default 0: drops at once, the Fuchsia rule)\n"
+    "  --duration D           --attach: how long to record (e.g. 500ms, 10s; default: until SIGINT)\n"
+    "  --socket PATH          the socket (default /tmp/tracec-UID/recorder.sock; with a\n"
+    "                         PROGRAM, a private directory of its own)\n";
+
+static int bad_usage(const char *fmt, const char *arg) {
+    fprintf(stderr, "tracec record: ");
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, "\nTry 'tracec record --help'.\n");
+    return 2;
+}
+
+static bool parse_size(const char *s, size_t *out) {
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || end == s) return false;
+    if (*end == 'k' || *end == 'K') v <<= 10, end++;
+    else if (*end == 'm' || *end == 'M') v <<= 20, end++;
+    if (*end) return false;
+    *out = (size_t)v;
+    return true;
+}
+
+static bool parse_duration_ms(const char *s, long *out) {
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || v < 0) return false;
+    if (strcmp(end, "ms") == 0) *out = (long)v;
+    else if (strcmp(end, "s") == 0 || *end == '\0') *out = (long)(v * 1000);
+    else if (strcmp(end, "m") == 0) *out = (long)(v * 60000);
+    else return false;
+    return true;
+}
+
+static long now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
+}
+
+static void report(tracec_recorder *r) {
+    tracec_recorder_provider_info in;
+    for (size_t i = 0; tracec_recorder_provider(r, i, &in); i++)
+        fprintf(stderr,
+                "tracec record: provider %s (pid %d, sequence %u): produced %llu, delivered %llu, dropped %llu%s%s%s\n",
+                in.name, (int)in.pid, in.sequence_id, (unsigned long long)in.produced,
+                (unsigned long long)in.delivered, (unsigned long long)in.dropped,
+                in.ended_early ? ", ended early" : "", in.timed_out ? ", timed out" : "",
+                in.corrupt ? ", corrupt buffer" : "");
+}
+
+int tracec_cmd_record(int argc, char **argv) {
+    tracec_recorder_config cfg = TRACEC_RECORDER_CONFIG_INIT;
+    bool attach = false, list = false;
+    long duration = -1;
+    int prog = -1;
+    for (int i = 2; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--") == 0) {
+            prog = i + 1;
+            break;
+        }
+        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+            fputs(usage, stdout);
+            return 0;
+        }
+        if (strcmp(a, "--attach") == 0) {
+            attach = true;
+            continue;
+        }
+        if (strcmp(a, "--list") == 0) {
+            list = true;
+            continue;
+        }
+        bool takes = strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0 || strcmp(a, "--mode") == 0 ||
+                     strcmp(a, "--buffer-size") == 0 || strcmp(a, "--categories") == 0 ||
+                     strcmp(a, "--timeout") == 0 || strcmp(a, "--wait") == 0 || strcmp(a, "--duration") == 0 || strcmp(a, "--socket") == 0;
+        if (!takes) return a[0] == '-' ? bad_usage("unknown option '%s'", a) : bad_usage("unexpected '%s' (put the program after --)", a);
+        if (i + 1 >= argc) return bad_usage("%s needs a value", a);
+        const char *v = argv[++i];
+        if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) {
+            cfg.output_path = v;
+        } else if (strcmp(a, "--mode") == 0) {
+            if (strcmp(v, "streaming") == 0) cfg.mode = TRACEC_BUFFERING_MODE_STREAMING;
+            else if (strcmp(v, "oneshot") == 0) cfg.mode = TRACEC_BUFFERING_MODE_ONESHOT;
+            else if (strcmp(v, "circular") == 0) cfg.mode = TRACEC_BUFFERING_MODE_CIRCULAR;
+            else return bad_usage("unknown mode '%s' (streaming, oneshot, circular)", v);
+        } else if (strcmp(a, "--buffer-size") == 0) {
+            if (!parse_size(v, &cfg.buffer_size) || cfg.buffer_size < 8192 || cfg.buffer_size > (1u << 30))
+                return bad_usage("bad --buffer-size '%s' (8k to 1g)", v);
+        } else if (strcmp(a, "--categories") == 0) {
+            cfg.categories = v;
+        } else if (strcmp(a, "--timeout") == 0) {
+            long t;
+            bool plain = v[0] && strspn(v, "0123456789") == strlen(v); /* a plain number is ms */
+            if (plain) t = atol(v);
+            if ((!plain && !parse_duration_ms(v, &t)) || t <= 0 || t > 600000) return bad_usage("bad --timeout '%s'", v);
+            cfg.timeout_ms = (int)t;
+        } else if (strcmp(a, "--wait") == 0) {
+            if (!v[0] || strspn(v, "0123456789") != strlen(v) || atol(v) > 10000)
+                return bad_usage("bad --wait '%s' (0 to 10000 ms)", v);
+            cfg.wait_ms = atoi(v);
+        } else if (strcmp(a, "--duration") == 0) {
+            if (!parse_duration_ms(v, &duration)) return bad_usage("bad --duration '%s' (e.g. 500ms, 10s)", v);
+        } else {
+            cfg.socket_path = v;
+        }
+    }
+    if (list) {
+        if (tracec_recorder_list(cfg.socket_path, stdout) != TRACEC_STATUS_SUCCESS) {
+            fprintf(stderr, "tracec record: no recorder is listening on %s\n",
+                    cfg.socket_path ? cfg.socket_path : "the well-known socket");
+            return 1;
+        }
+        return 0;
+    }
+    if (cfg.output_path == NULL) return bad_usage("%s", "-o OUT.pftrace is required");
+    if (!attach && (prog < 0 || prog >= argc)) return bad_usage("%s", "give a program after -- (or --attach)");
+    if (attach && prog >= 0) return bad_usage("%s", "--attach takes no program");
+
+    char dir[64] = "";
+    char sock[128];
+    if (!attach && cfg.socket_path == NULL) {
+        snprintf(dir, sizeof dir, "/tmp/tracec-rec-XXXXXX");
+        if (mkdtemp(dir) == NULL) {
+            fprintf(stderr, "tracec record: cannot create a private directory: %s\n", strerror(errno));
+            return 1;
+        }
+        snprintf(sock, sizeof sock, "%s/recorder.sock", dir);
+        cfg.socket_path = sock;
+    }
+    tracec_recorder *r;
+    tracec_status_t st = tracec_recorder_open(&cfg, &r);
+    if (st != TRACEC_STATUS_SUCCESS) {
+        if (st == TRACEC_STATUS_BAD_STATE)
+            fprintf(stderr, "tracec record: another recorder is already listening on %s\n",
+                    cfg.socket_path ? cfg.socket_path : "the well-known socket");
+        else
+            fprintf(stderr, "tracec record: cannot start: %s (%s)\n", tracec_status_str(st), strerror(errno));
+        if (dir[0]) rmdir(dir);
+        return 1;
+    }
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    tracec_recorder_start(r);
+    int rc = 0;
+    if (!attach) {
+        setenv(TRACEC_RECORDER_SOCKET_ENV, tracec_recorder_socket_path(r), 1);
+        pid_t child = fork();
+        if (child == 0) {
+            signal(SIGINT, SIG_DFL);
+            signal(SIGTERM, SIG_DFL);
+            execvp(argv[prog], argv + prog);
+            fprintf(stderr, "tracec record: cannot run %s: %s\n", argv[prog], strerror(errno));
+            _exit(127);
+        }
+        if (child < 0) {
+            fprintf(stderr, "tracec record: fork: %s\n", strerror(errno));
+            rc = 1;
+        }
+        int status = 0;
+        while (child > 0) {
+            tracec_recorder_poll(r, 20);
+            pid_t w = waitpid(child, &status, WNOHANG);
+            if (w == child) break;
+            if (g_interrupted) kill(child, SIGTERM), g_interrupted = 0;
+        }
+        /* the program's sockets are closed now: take in what they said last */
+        long end = now_ms() + 100;
+        while (now_ms() < end) tracec_recorder_poll(r, 10);
+        if (child > 0 && WIFEXITED(status) && WEXITSTATUS(status) != 0) {
+            fprintf(stderr, "tracec record: %s exited with status %d\n", argv[prog], WEXITSTATUS(status));
+            rc = WEXITSTATUS(status);
+        } else if (child > 0 && WIFSIGNALED(status)) {
+            fprintf(stderr, "tracec record: %s was killed by signal %d\n", argv[prog], WTERMSIG(status));
+            rc = 128 + WTERMSIG(status);
+        }
+    } else {
+        long end = duration >= 0 ? now_ms() + duration : -1;
+        while (!g_interrupted && (end < 0 || now_ms() < end)) tracec_recorder_poll(r, 20);
+    }
+    tracec_recorder_stop(r);
+    report(r);
+    st = tracec_recorder_close(r);
+    if (dir[0]) rmdir(dir);
+    if (st != TRACEC_STATUS_SUCCESS) {
+        fprintf(stderr, "tracec record: writing %s failed: %s\n", cfg.output_path, tracec_status_str(st));
+        return 1;
+    }
+    return rc;
+}
