@@ -29,8 +29,8 @@ import subprocess
 import sys
 import tempfile
 
-FENCE = re.compile(r"^```c\s*$")
-MARK = re.compile(r"^<!--\s*sample:\s*(\S+)\s*(.*?)\s*-->\s*$")
+FENCE = re.compile(r"^\s*```c\s*$")
+MARK = re.compile(r"^\s*<!--\s*sample:\s*(\S+)\s*(.*?)\s*-->\s*$")
 
 
 def blocks(path):
@@ -41,7 +41,7 @@ def blocks(path):
         if FENCE.match(lines[i]):
             start = i + 1
             j = start
-            while j < len(lines) and not lines[j].startswith("```"):
+            while j < len(lines) and not lines[j].lstrip().startswith("```"):
                 j += 1
             code = "\n".join(lines[start:j]) + "\n"
             k = i - 1

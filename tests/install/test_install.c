@@ -184,3 +184,10 @@ Test(install, man_pages_match_help) {
     cr_expect_eq(st, 0, "the man pages and --help differ:\n%s", out);
     free(out);
 }
+
+/* docs/quickstart.md as written: its files built against the install, the
+ * trace decoded (and queried by the trace processor) as the page shows. */
+Test(install, quickstart_page_works_as_written) {
+    static const char *const want[] = {"wrote first.pftrace", "decoded as the page shows", NULL};
+    run_script("quickstart.sh", want);
+}
