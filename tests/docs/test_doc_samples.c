@@ -2,7 +2,8 @@
  * test_doc_samples.c - every ```c block of README.md and docs/ compiles,
  * and runs where it is a program (doc_samples.py; docs/samples.md), so the
  * documentation cannot drift from the code.  Also: doc_samples.py catches a
- * sample that no longer compiles (a broken block in a scratch file).
+ * sample that no longer compiles (a broken block in a scratch file), and the
+ * error messages docs/limits.md quotes are the real ones.
  */
 #define _DEFAULT_SOURCE
 #include <criterion/criterion.h>
@@ -52,5 +53,16 @@ Test(docs, a_drifted_sample_is_reported) {
     cr_expect(strstr(out, ":7: exits 1 as 'program'") != NULL, "%s", out);
     cr_expect(strstr(out, ":12: 'sample: skip' needs a reason") != NULL, "%s", out);
     cr_expect(strstr(out, "doc samples: 3 built, 1 skipped, 3 failed") != NULL, "%s", out);
+    free(out);
+}
+
+/* The error messages docs/limits.md quotes are the ones the commands print. */
+Test(docs, error_messages_quoted_in_limits_md) {
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "%s %s/tests/docs/check_error_messages.py %s %s %s %s 2>&1", TRACEC_PYTHON3,
+             TRACEC_SOURCE_DIR, TRACEC_SOURCE_DIR, TRACEC_DOC_TRACEC, TRACEC_DOC_PLUGIN, TRACEC_PROTOC);
+    int st = -1;
+    char *out = oracle_run(cmd, &st);
+    cr_expect_eq(st, 0, "%s", out);
     free(out);
 }
