@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# example_subproject.sh SOURCE_DIR - examples/cmake with tracec as a
-# subproject (add_subdirectory, TRACEC_BUILD_TESTS off): the same
-# tracec_generate() and tracec:: targets, only what the example needs built.
+# example_subproject.sh SOURCE_DIR - tracec as a subproject: examples/cmake
+# with add_subdirectory, and a project that gets tracec with FetchContent
+# (from this source tree, no network).  The same tracec_generate() and
+# tracec:: targets, no tests of tracec's, only what the example needs built.
 set -euo pipefail
 SRC=$1
 W=$(mktemp -d)
@@ -14,3 +15,21 @@ cmake --build "$W/b" -j2 --target example >"$W/build.log" 2>&1 || { cat "$W/buil
 if [ -e "$W/b/tracec/tools/tracec/tracec" ]; then echo "built more than the example needs"; exit 1; fi
 "$W/b/tracec/protoc-gen-tracec/protoc-gen-tracec" --version
 echo "subproject example wrote $(stat -c %s "$W/out.pftrace") bytes"
+
+# FetchContent: the documented three lines, SOURCE_DIR instead of a git URL.
+mkdir "$W/fc"
+cat >"$W/fc/CMakeLists.txt" <<CM
+cmake_minimum_required(VERSION 3.20)
+project(fc LANGUAGES C)
+include(FetchContent)
+FetchContent_Declare(tracec SOURCE_DIR "$SRC")
+FetchContent_MakeAvailable(tracec)
+add_executable(app "$SRC/examples/example.c" "$SRC/examples/example_trace.c")
+target_include_directories(app PRIVATE "$SRC/examples")
+tracec_generate(TARGET app PROTOS "$SRC/examples/my_events.proto")
+target_link_libraries(app PRIVATE tracec::tracec)
+CM
+cmake -S "$W/fc" -B "$W/fc/b" >"$W/fc.log" 2>&1 || { cat "$W/fc.log"; exit 1; }
+cmake --build "$W/fc/b" -j2 --target app >"$W/fcb.log" 2>&1 || { cat "$W/fcb.log"; exit 1; }
+"$W/fc/b/app" "$W/fc.pftrace" >/dev/null
+echo "FetchContent example wrote $(stat -c %s "$W/fc.pftrace") bytes"
