@@ -57,6 +57,11 @@ function(tracec_generate)
   endif()
   get_property(plugin GLOBAL PROPERTY TRACEC_I_PLUGIN)
   get_property(schema_dir GLOBAL PROPERTY TRACEC_I_SCHEMA_DIR)
+  if(NOT plugin OR NOT TARGET "${plugin}" OR NOT IS_DIRECTORY "${schema_dir}")
+    message(FATAL_ERROR "tracec_generate: no protoc-gen-tracec target ('${plugin}') or schema folder "
+      "('${schema_dir}'). Get tracec with find_package(tracec CONFIG), add_subdirectory() or "
+      "FetchContent instead of including TracecGenerate.cmake by itself.")
+  endif()
   get_property(protoc GLOBAL PROPERTY TRACEC_I_PROTOC)
   get_property(gpb_dir GLOBAL PROPERTY TRACEC_I_PROTOBUF_INCLUDE)
   if(NOT G_OUT_DIR)
