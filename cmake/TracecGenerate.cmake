@@ -17,7 +17,8 @@
 #     [OUT_SRCS <var>]           receives the generated .c files
 #     [OUT_HDRS <var>])          receives the generated .h files
 #
-# a/b.proto generates OUT_DIR/a/b.tracec.h and OUT_DIR/a/b.tracec.c.  Each
+# a/b.proto generates OUT_DIR/a/b.tracec.h and OUT_DIR/a/b.tracec.c, once
+# per build (for several targets, generate into a library and link it).  Each
 # file is one protoc run with --dependency_out, so editing the .proto or any
 # .proto it imports regenerates it, and so does a new protoc-gen-tracec
 # binary; nothing else does.  Needs CMake 3.20 (DEPFILE with Makefiles).
@@ -97,6 +98,17 @@ function(tracec_generate)
     string(REGEX REPLACE "\\.proto$" "" stem "${rel}")
     set(c "${out_dir}/${stem}.tracec.c")
     set(h "${out_dir}/${stem}.tracec.h")
+    get_property(owner GLOBAL PROPERTY "TRACEC_I_GENERATED:${c}")
+    if(owner)
+      message(FATAL_ERROR "tracec_generate: ${rel} is already generated into ${out_dir} (for "
+        "${owner}). Generate it once, into a library (add_library(x STATIC) + tracec_generate(TARGET x "
+        "...)), and link that library to every target that uses it.")
+    endif()
+    if(G_TARGET)
+      set_property(GLOBAL PROPERTY "TRACEC_I_GENERATED:${c}" "target ${G_TARGET}")
+    else()
+      set_property(GLOBAL PROPERTY "TRACEC_I_GENERATED:${c}" "${CMAKE_CURRENT_SOURCE_DIR}")
+    endif()
     string(MAKE_C_IDENTIFIER "${stem}" dep_name)
     set(depfile "${out_dir}/.deps/${dep_name}.d")
     set(incs "-I${file_root}")
