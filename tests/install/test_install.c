@@ -150,6 +150,7 @@ Test(install, cmake_package_and_tracec_generate) {
         "after editing my_events.proto: 1 regeneration(s)",
         "after editing an imported .proto: 1 regeneration(s)",
         "after a new plugin binary: 1 regeneration(s)",
+        "Unix Makefiles: dependency tracking as documented",
         "find_package(tracec 0.2): found tracec " TRACEC_VERSION_STRING ":",
         "find_package(tracec 0.3): not found",
         "find_package(tracec 1.0): not found",
