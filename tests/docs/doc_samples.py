@@ -12,8 +12,10 @@ before its fence (documented in docs/samples.md):
     <!-- sample: skip REASON -->    do not build it (the reason is required)
 
 A block without a comment is a `program` if it defines main(), a `criterion`
-test if it has Test(, and otherwise a `fragment`: statements inside a
-function.  A prelude is a C file with the line @SAMPLE@ where the block goes;
+test if it has Test(, a `criterion_fragment` if it uses an assertion macro,
+and otherwise a `fragment` (statements inside a function, after any leading
+#define lines and declaration macros, which stay at file scope) or, when
+that does not compile, `toplevel` code.  A prelude is a C file with the line @SAMPLE@ where the block goes;
 its first line says `doc-sample: compile` (compile only) or `doc-sample: run`
 (link, run in an empty folder, expect exit 0).  A line that is only `...`
 stands for elided code and becomes a comment.  Failures print the block's
@@ -54,24 +56,63 @@ def blocks(path):
             i += 1
 
 
-def default_kind(code):
+ASSERTION = re.compile(r"\b(tracec_(assert|expect)_\w+|cr_(assert|expect)\w*)\s*\(")
+# File-scope lines a statement block may start with: preprocessor lines and
+# declaration macros (ALL_CAPS(...) with no semicolon), hoisted out of the function.
+HOISTED = re.compile(r"^(#.*|[A-Z][A-Z0-9_]*\(.*\)\s*|\s*|\s*/\*.*\*/\s*|\s*//.*)$")
+
+
+def default_kinds(code):
+    """The preludes tried, in order, for a block without a marker."""
     if re.search(r"\bint\s+main\s*\(", code):
-        return "program"
+        return ["program"]
     if re.search(r"^\s*(Test|ParameterizedTest|TestSuite)\s*\(", code, re.M):
-        return "criterion"
-    return "fragment"
+        return ["criterion"]
+    if ASSERTION.search(code):
+        return ["criterion_fragment"]
+    return ["fragment", "toplevel"]
+
+
+def hoist(code):
+    """Splits the leading file-scope lines (see HOISTED) from the statements."""
+    lines = code.split("\n")
+    k = 0
+    while k < len(lines) and HOISTED.match(lines[k]):
+        k += 1
+    head = lines[:k]
+    while head and not head[-1].strip():
+        head.pop()
+    return "\n".join(head), k, "\n".join(lines[k:])
 
 
 def build(job, args, preludes, tmp):
-    where, kind, extra, code = job
+    where, kinds, extra, code = job
+    first_error = None
+    for kind in kinds:
+        err = build_as(where, kind, extra, code, args, preludes, tmp)
+        if err is None:
+            return where, None
+        first_error = first_error or err
+    return where, first_error
+
+
+def build_as(where, kind, extra, code, args, preludes, tmp):
     rel, line = where.rsplit(":", 1)
     code = re.sub(r"^(\s*)\.\.\.\s*$", r"\1/* ... */", code, flags=re.M)
     prelude = preludes[kind]
     mode = prelude.split("\n", 1)[0]
     run = "doc-sample: run" in mode
-    src = prelude.replace("@SAMPLE@\n", '%s\n#line %d "%s"\n%s' % (extra, int(line) + 1, rel, code), 1)
     if "@SAMPLE@" not in prelude:
-        return where, "prelude %s has no @SAMPLE@ line" % kind
+        return "prelude %s has no @SAMPLE@ line" % kind
+    top = ""
+    first = int(line) + 1
+    if "@FILE_SCOPE@" in prelude:
+        head, k, code = hoist(code)
+        if head:
+            top = '#line %d "%s"\n%s\n' % (first, rel, head)
+        first += k
+    src = prelude.replace("@FILE_SCOPE@\n", top, 1)
+    src = src.replace("@SAMPLE@\n", '%s\n#line %d "%s"\n%s' % (extra, first, rel, code), 1)
     d = tempfile.mkdtemp(dir=tmp)
     c = os.path.join(d, "sample.c")
     with open(c, "w") as f:
@@ -83,15 +124,15 @@ def build(job, args, preludes, tmp):
         cmd = [args.cc] + cflags + ["-c", c, "-o", os.path.join(d, "sample.o")]
     p = subprocess.run(cmd, capture_output=True, text=True)
     if p.returncode != 0:
-        return where, "does not compile as '%s' (tests/docs/preludes/%s.c):\n%s" % (kind, kind, p.stderr)
+        return "does not compile as '%s' (tests/docs/preludes/%s.c):\n%s" % (kind, kind, p.stderr)
     if run:
         env = dict(os.environ)
         env.pop("BXFI_MAP", None)  # a Criterion sample is not a worker of the test running us
         p = subprocess.run([os.path.join(d, "sample")], cwd=d, capture_output=True, text=True, env=env,
                            timeout=60)
         if p.returncode != 0:
-            return where, "exits %d as '%s':\n%s%s" % (p.returncode, kind, p.stdout, p.stderr)
-    return where, None
+            return "exits %d as '%s':\n%s%s" % (p.returncode, kind, p.stdout, p.stderr)
+    return None
 
 
 def main():
@@ -113,16 +154,15 @@ def main():
         rel = os.path.relpath(path, args.root)
         for line, kind, arg, code in blocks(path):
             where = "%s:%d" % (rel, line)
-            kind = kind or default_kind(code)
             if kind == "skip":
                 if not arg:
                     errors.append((where, "'sample: skip' needs a reason"))
                 skipped += 1
                 continue
-            if kind not in preludes:
+            if kind and kind not in preludes:
                 errors.append((where, "unknown sample kind '%s' (preludes: %s)" % (kind, ", ".join(sorted(preludes)))))
                 continue
-            jobs.append((where, kind, arg, code))
+            jobs.append((where, [kind] if kind else default_kinds(code), arg, code))
     with tempfile.TemporaryDirectory() as tmp:
         with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as ex:
             for where, err in ex.map(lambda j: build(j, args, preludes, tmp), jobs):
