@@ -30,7 +30,7 @@ typedef Google__Protobuf__DescriptorProto tc_msg_proto;
 typedef Google__Protobuf__FieldDescriptorProto tc_field_proto;
 typedef Google__Protobuf__EnumDescriptorProto tc_enum_proto;
 
-#define TC_VERSION "0.1.0"
+#define TC_VERSION "0.2.0"
 
 /*
  * One plugin run (run.c): decodes the serialized CodeGeneratorRequest `req`

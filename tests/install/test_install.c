@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 
 #include "protoc_oracle.h"
+#include "tracec/version.h"
 
 static char g_prefix[256];
 
@@ -59,6 +60,15 @@ Test(install, layout) {
     expect_file("include/tracec/testing.h");
     expect_file("include/tracec/textproto.h");
     expect_file("include/tracec/buffer.h");
+    expect_file("bin/tracec");
+    expect_file("lib/cmake/tracec/tracecConfig.cmake");
+    expect_file("lib/cmake/tracec/tracecConfigVersion.cmake");
+    expect_file("lib/cmake/tracec/tracec-targets.cmake");
+    expect_file("lib/cmake/tracec/TracecGenerate.cmake");
+    expect_file("lib/pkgconfig/tracec.pc");
+    expect_file("lib/pkgconfig/tracec_pb.pc");
+    expect_file("lib/pkgconfig/tracec_text.pc");
+    expect_file("lib/pkgconfig/tracec_decode.pc");
 }
 
 /* The text tools from the install, linked exactly as the README says. */
@@ -115,4 +125,70 @@ Test(install, user_program_builds_against_the_install) {
     cr_expect_eq(st, 0, "building against the install failed:\n%s", out);
     cr_expect(strstr(out, "[my_app.MyEvent.custom_string]: \"hello from C\"") != NULL, "decoded:\n%s", out);
     free(out);
+}
+
+/* Runs tests/install/SCRIPT with the prefix, the source tree and the sanitizer
+ * flags; expects exit 0 and every string of `want` in what it printed. */
+static void run_script(const char *script, const char *const *want) {
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "%s/tests/install/%s %s %s '%s' 2>&1", TRACEC_SOURCE_DIR, script, g_prefix,
+             TRACEC_SOURCE_DIR, TRACEC_SANITIZE_FLAGS);
+    int st = -1;
+    char *out = oracle_run(cmd, &st);
+    cr_expect_eq(st, 0, "%s failed:\n%s", script, out);
+    for (; want && *want; want++) cr_expect(strstr(out, *want) != NULL, "%s: no '%s' in:\n%s", script, *want, out);
+    free(out);
+}
+
+/* examples/cmake: find_package(tracec 0.2 CONFIG), tracec_generate() and
+ * what regenerates (the .proto, an imported .proto, the plugin; nothing else). */
+Test(install, cmake_package_and_tracec_generate) {
+    static const char *const want[] = {
+        "[my_app.MyEvent.custom_string]: \"hello from C\"",
+        "after nothing: 0 regeneration(s)",
+        "after editing example.c: 0 regeneration(s)",
+        "after editing my_events.proto: 1 regeneration(s)",
+        "after editing an imported .proto: 1 regeneration(s)",
+        "after a new plugin binary: 1 regeneration(s)",
+        "Unix Makefiles: dependency tracking as documented",
+        "find_package(tracec 0.2): found tracec " TRACEC_VERSION_STRING ":",
+        "find_package(tracec 0.3): not found",
+        "find_package(tracec 1.0): not found",
+        NULL};
+    run_script("example_cmake.sh", want);
+}
+
+/* examples/make: protoc + pkg-config only; pkg-config --static lists every library. */
+Test(install, plain_makefile_and_pkg_config) {
+    static const char *const want[] = {"[my_app.MyEvent.custom_counter]: -42",
+                                       "-ltracec_decode -lm -ltracec_text -ltracec -pthread -ltracec_pb "
+                                       "-lprotobuf-c -lz",
+                                       "pkg-config --static tracec_decode links and runs", NULL};
+    run_script("example_make.sh", want);
+}
+
+/* examples/criterion: a user's Criterion test with tracec/testing.h. */
+Test(install, users_criterion_test_with_textproto_assertions) {
+    static const char *const want[] = {"100% tests passed, 0 tests failed out of 1", NULL};
+    run_script("example_criterion.sh", want);
+}
+
+/* man/tracec.1 and man/protoc-gen-tracec.1 are installed and match --help. */
+Test(install, man_pages_match_help) {
+    expect_file("share/man/man1/tracec.1");
+    expect_file("share/man/man1/protoc-gen-tracec.1");
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "%s %s/tests/install/check_help.py %s 2>&1", TRACEC_PYTHON3, TRACEC_SOURCE_DIR,
+             g_prefix);
+    int st = -1;
+    char *out = oracle_run(cmd, &st);
+    cr_expect_eq(st, 0, "the man pages and --help differ:\n%s", out);
+    free(out);
+}
+
+/* docs/quickstart.md as written: its files built against the install, the
+ * trace decoded (and queried by the trace processor) as the page shows. */
+Test(install, quickstart_page_works_as_written) {
+    static const char *const want[] = {"wrote first.pftrace", "decoded as the page shows", NULL};
+    run_script("quickstart.sh", want);
 }

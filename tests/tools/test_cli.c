@@ -35,7 +35,7 @@ static const char *const sample =
 Test(cli, version_and_help) {
     tt_buf out = {0}, err = {0};
     cr_assert_eq(run("--version", NULL, 0, &out, &err), 0);
-    cr_assert_str_eq(out.data, "tracec 0.1.0\n");
+    cr_assert_str_eq(out.data, "tracec 0.2.0\n");
     tt_buf_free(&out);
     tt_buf_free(&err);
     const char *cmds[] = {"encode", "decode", "diff", "args"};

@@ -8,9 +8,9 @@
 #define TRACEC_VERSION_H
 
 #define TRACEC_VERSION_MAJOR 0
-#define TRACEC_VERSION_MINOR 1
+#define TRACEC_VERSION_MINOR 2
 #define TRACEC_VERSION_PATCH 0
-#define TRACEC_VERSION_STRING "0.1.0"
+#define TRACEC_VERSION_STRING "0.2.0"
 
 /* Bumped whenever generated code needs a different runtime. */
 #define TRACEC_GENERATED_ABI_VERSION 1

@@ -1,0 +1,2 @@
+/* doc-sample: run - a whole program: built, linked with every tracec library, run in an empty folder. */
+@SAMPLE@
