@@ -960,12 +960,13 @@ static bool buffer_grow(tracec_writer *w, size_t need) {
 
 /*
  * The end of a packet off the inline fast path; the window is in bw->w.
- * `unended`: the packet message (on bw->w) when it has not been ended yet,
- * which happens here only once the window is known to be the open
- * packet's, so a stale window (ended twice, abandoned by a later begin,
- * released) is never written through.
+ * `unended`: the packet message (size_off, parent, on bw->w) has not been
+ * ended yet, which happens here only once the window is known to be the
+ * open packet's, so a stale window (ended twice, abandoned by a later
+ * begin, released) is never written through.  (Scalars, not the caller's
+ * message: nothing of the caller's escapes into an out-of-line call.)
  */
-tracec_status_t tracec_i_buffer_commit(tracec_buffer_writer *bw, tracec_msg *unended) {
+tracec_status_t tracec_i_buffer_commit(tracec_buffer_writer *bw, int unended, uint32_t size_off, uint32_t parent) {
     tracec_writer *w = &bw->w;
     /* A packet that could not begin: its status (counted, if at all, where it was refused). */
     if (w->base == g_nowhere) return w->status != TRACEC_STATUS_SUCCESS ? w->status : TRACEC_STATUS_BAD_STATE;
@@ -973,9 +974,9 @@ tracec_status_t tracec_i_buffer_commit(tracec_buffer_writer *bw, tracec_msg *une
     if (ws == NULL || ws->in_packet == 0) return TRACEC_STATUS_BAD_STATE;
     /* Not the open packet's window (ended twice, or a packet of another writer): the open one is left alone. */
     if (!is_open_window(ws, w->base)) return TRACEC_STATUS_BAD_STATE;
-    if (unended != NULL) {
-        tracec_msg root = {w, TRACEC_I_ROOT, TRACEC_I_ROOT};
-        tracec_msg_end_nested(&root, unended);
+    if (unended) {
+        tracec_msg root = {w, TRACEC_I_ROOT, TRACEC_I_ROOT}, packet = {w, size_off, parent};
+        tracec_msg_end_nested(&root, &packet);
         w->status = tracec_writer_end_root(w, &root);
     }
     tracec_i_buffer *b = ws->b;

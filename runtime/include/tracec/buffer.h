@@ -300,7 +300,7 @@ tracec_status_t tracec_buffer_writer_init(tracec_buffer_writer *bw, tracec_buffe
 
 /* ---- internals the inline packet functions call (do not use directly) ---- */
 void tracec_i_buffer_begin(tracec_buffer_writer *bw, uint32_t category, uint32_t kind);
-tracec_status_t tracec_i_buffer_commit(tracec_buffer_writer *bw, tracec_msg *unended);
+tracec_status_t tracec_i_buffer_commit(tracec_buffer_writer *bw, int unended, uint32_t size_off, uint32_t parent);
 
 /*
  * True when a packet of (category, kind) can never be durable: STREAMING
@@ -415,20 +415,22 @@ static inline tracec_status_t tracec_buffer_end_packet(tracec_buffer_writer *bw,
             __atomic_store_n(&ws->busy, 0u, __ATOMIC_RELEASE);
             return TRACEC_STATUS_SUCCESS;
         }
-        packet = NULL; /* ended */
+        bw->w.ptr = w->ptr;
+        bw->w.end = w->end;
+        bw->w.base = w->base;
+        bw->w.status = st;
+        bw->w.top = w->top;
+        return tracec_i_buffer_commit(bw, 0, 0, 0);
     }
+    /* Durable, parked by grow(), failed at begin, or not the open packet's window
+       (ended twice, abandoned): decided out of line before anything is written
+       through the window, which is copied (so `w` stays the caller's). */
     bw->w.ptr = w->ptr;
     bw->w.end = w->end;
     bw->w.base = w->base;
     bw->w.status = w->status;
     bw->w.top = w->top;
-    if (packet == NULL) return tracec_i_buffer_commit(bw, NULL);
-    /* Durable, parked by grow(), failed at begin, or not the open packet's window
-       (ended twice, abandoned): decided out of line before anything is written
-       through the window, on a copy so that `w` stays the caller's. */
-    root = *packet;
-    root.w = &bw->w;
-    return tracec_i_buffer_commit(bw, &root);
+    return tracec_i_buffer_commit(bw, 1, packet->size_off, packet->parent);
 }
 
 /* Gives the writer's chunk back (its unused tail becomes padding) and unregisters it. */
