@@ -220,7 +220,12 @@ tracec_status_t tracec_buffer_epoch(tracec_buffer_id_t buffer_id, uint64_t *epoc
  * A per-thread writer for one buffer (caller-owned storage; never share one
  * between threads, never move it while initialized).  Packets are written
  * straight into the buffer: the writer holds a chunk of the active half,
- * reserved with one atomic operation, and fills it without locks.
+ * reserved with one atomic operation, and fills it without locks.  Its
+ * state is the runtime's: bound to the thread that first begins a packet
+ * with it, and released when that thread exits if the thread did not call
+ * tracec_buffer_writer_release (committed packets are delivered; a packet
+ * left open is counted in `refused`).  docs/buffers.md, "Misuse", lists
+ * what each mistake does.
  *
  *     tracec_buffer_writer bw;                    // per thread, long-lived
  *     tracec_buffer_writer_init(&bw, buf, 0);
