@@ -198,22 +198,35 @@ bool tracec_i_thread_has_open_packet(void) { return thread_has_open_packet(NULL)
  * True when the calling thread has a packet open (on a writer other than
  * `except`) that a wait for half h of `b` could wait for: one on another
  * buffer (whose delivery may hold the callback thread), a durable one, or
- * one whose chunk is in half h.
+ * one whose chunk is in half h (h = -1: in either half, for the waits on
+ * a ONESHOT/CIRCULAR delivery, which waits for the writers of both).
  */
 static bool thread_open_packet_blocks(const tracec_i_buffer *b, int h, const tracec_i_wstate *except) {
     bool open = false;
     pthread_mutex_lock(&g_pool_mu);
     for (tracec_i_wstate *ws = g_pool_all; ws && !open; ws = ws->pool_next)
         open = ws != except && ws->owner == &tl_self && ws->in_packet != 0 &&
-               (ws->b != b || ws->in_packet == 2 || __atomic_load_n(&ws->half, __ATOMIC_RELAXED) == h);
+               (ws->b != b || ws->in_packet == 2 || h < 0 || __atomic_load_n(&ws->half, __ATOMIC_RELAXED) == h);
     pthread_mutex_unlock(&g_pool_mu);
     return open;
 }
 
-static void state_detach(tracec_i_wstate *ws);
+static bool state_detach(tracec_i_wstate *ws);
+static void reap(tracec_i_buffer *b);
 
-/* Releases every state bound to `self` (a thread that exits, or calls exit()). */
+static void abandon_packet(tracec_i_wstate *ws);
+
+/*
+ * Releases every state bound to `self` (a thread that exits, or calls
+ * exit(), on that thread).  Its open packets are abandoned first, all of
+ * them: a state's detach waits for a delivery in progress, which may be
+ * waiting for another of the thread's packets.
+ */
 static void release_thread_states(const void *self) {
+    pthread_mutex_lock(&g_pool_mu);
+    for (tracec_i_wstate *ws = g_pool_all; ws; ws = ws->pool_next)
+        if (ws->owner == self && ws->b != NULL && ws->in_packet != 0) abandon_packet(ws);
+    pthread_mutex_unlock(&g_pool_mu);
     for (;;) {
         tracec_i_wstate *mine = NULL;
         pthread_mutex_lock(&g_pool_mu);
@@ -222,8 +235,7 @@ static void release_thread_states(const void *self) {
         if (mine != NULL) mine->owner = NULL;
         pthread_mutex_unlock(&g_pool_mu);
         if (mine == NULL) return;
-        state_detach(mine);
-        state_free(mine);
+        if (state_detach(mine)) state_free(mine);
     }
 }
 
@@ -410,6 +422,7 @@ static void do_wrap(tracec_i_buffer *b, int x, const tracec_i_wstate *self) {
     X->phase = TRACEC_I_FULL;
     steal_half(b, x, false);
     b->stealing--;
+    if (b->stealing == 0) reap(b);
     atomic_fetch_add_explicit(&b->switches, 1, memory_order_relaxed);
     pthread_cond_broadcast(&b->cv);
 }
@@ -442,7 +455,7 @@ static int make_room(tracec_i_buffer *b, int h, uint32_t body, const tracec_i_ws
     uint64_t s = atomic_load_explicit(&X->state, memory_order_acquire);
     if (s & TRACEC_I_SEALED) {
         /* A delivery is locating the new records of the active half (ONESHOT, CIRCULAR): briefly. */
-        if (!on_cb && thread_open_packet_blocks(b, x, ws)) return drop(b, TRACEC_STATUS_WOULD_DEADLOCK);
+        if (!on_cb && thread_open_packet_blocks(b, -1, ws)) return drop(b, TRACEC_STATUS_WOULD_DEADLOCK);
         if (in_grow && !on_cb) return PARK;
         if (!can_wait) return drop(b, no_wait);
         pthread_cond_wait(&b->cv, &b->mu);
@@ -473,13 +486,14 @@ static int make_room(tracec_i_buffer *b, int h, uint32_t body, const tracec_i_ws
                in Y (park it first: the new chunk may take its place). */
             if (in_grow && ws != NULL && ws->blk != NULL && __atomic_load_n(&ws->half, __ATOMIC_RELAXED) == y)
                 return on_cb ? (int)drop(b, no_wait) : PARK;
-            if (!on_cb && thread_open_packet_blocks(b, y, ws)) return drop(b, TRACEC_STATUS_WOULD_DEADLOCK);
             if (Y->pinned || Y->phase == TRACEC_I_WRAPPING) {
+                if (!on_cb && thread_open_packet_blocks(b, -1, ws)) return drop(b, TRACEC_STATUS_WOULD_DEADLOCK);
                 if (in_grow && !on_cb) return PARK;
                 if (!can_wait) return drop(b, no_wait);
                 pthread_cond_wait(&b->cv, &b->mu);
                 return RETRY;
             }
+            if (!on_cb && thread_open_packet_blocks(b, y, ws)) return drop(b, TRACEC_STATUS_WOULD_DEADLOCK);
             do_wrap(b, x, ws);
             return RETRY;
         default: /* ONESHOT: no space comes back while it runs; from now on full_drop() refuses without mu */
@@ -628,10 +642,11 @@ static void writer_fail_window(tracec_buffer_writer *bw, tracec_status_t st) {
 
 static void refuse(tracec_i_buffer *b) { atomic_fetch_add_explicit(&b->refused, 1, memory_order_relaxed); }
 
-/* Abandons the packet open on `ws` (counted in `refused`): its bytes become padding. */
+/* Abandons the packet open on `ws` (counted in `refused` unless grow() counted it): its bytes become padding. */
 static void abandon_packet(tracec_i_wstate *ws) {
     tracec_i_buffer *b = ws->b;
-    refuse(b);
+    if (!ws->lost) refuse(b);
+    ws->lost = 0;
     if (ws->in_packet == 2) pthread_mutex_unlock(&b->dmu);
     else __atomic_store_n(&ws->busy, 0u, __ATOMIC_RELEASE);
     ws->in_packet = 0;
@@ -691,18 +706,26 @@ tracec_status_t tracec_buffer_writer_init(tracec_buffer_writer *bw, tracec_buffe
  * and are delivered; the unused tail becomes padding) and folds its packet
  * count into the buffer's.  A packet still open is abandoned and counted.
  */
-static void state_detach(tracec_i_wstate *ws) {
+static bool state_detach(tracec_i_wstate *ws) {
     tracec_i_buffer *b = ws->b;
-    if (b == NULL) return;
+    if (b == NULL) return true;
     if (ws->in_packet != 0) abandon_packet(ws);
     __atomic_store_n(&ws->busy, 0u, __ATOMIC_RELEASE);
     pthread_mutex_lock(&b->mu);
-    while (b->stealing > 0) pthread_cond_wait(&b->cv, &b->mu);
-    for (tracec_i_wstate **pp = &b->writers; *pp; pp = &(*pp)->next) {
-        if (*pp == ws) {
-            *pp = ws->next;
-            break;
+    /* A delivery or wrap walks the list without mu (stealing > 0): the state stays
+       linked, inert, and reap() frees it.  Never wait here: the stealer may be
+       waiting for another packet this thread has open. */
+    bool now = b->stealing == 0;
+    if (now) {
+        for (tracec_i_wstate **pp = &b->writers; *pp; pp = &(*pp)->next) {
+            if (*pp == ws) {
+                *pp = ws->next;
+                break;
+            }
         }
+    } else {
+        ws->zombie = 1;
+        ws->gen++; /* a writer still referring to it gets a fresh state at its next begin */
     }
     atomic_fetch_add_explicit(&b->accepted, __atomic_load_n(&ws->packets, __ATOMIC_RELAXED), memory_order_relaxed);
     ws->packets = 0;
@@ -713,6 +736,20 @@ static void state_detach(tracec_i_wstate *ws) {
     __atomic_store_n(&ws->half, -1, __ATOMIC_RELEASE);
     ws->b = NULL;
     pthread_mutex_unlock(&b->mu);
+    return now;
+}
+
+/* Unlinks and frees the states detached while the list was being walked.  mu held, stealing == 0. */
+static void reap(tracec_i_buffer *b) {
+    for (tracec_i_wstate **pp = &b->writers; *pp;) {
+        tracec_i_wstate *ws = *pp;
+        if (ws->zombie) {
+            *pp = ws->next;
+            state_free(ws);
+        } else {
+            pp = &ws->next;
+        }
+    }
 }
 
 /* The writer's state if it is still its own (not released at its thread's exit), else NULL. */
@@ -728,8 +765,7 @@ void tracec_buffer_writer_release(tracec_buffer_writer *bw) {
         pthread_mutex_lock(&g_pool_mu);
         ws->owner = NULL;
         pthread_mutex_unlock(&g_pool_mu);
-        state_detach(ws);
-        state_free(ws);
+        if (state_detach(ws)) state_free(ws);
     }
     bw->i_ws = &g_no_writer;
     bw->i_gen = 0;
@@ -743,8 +779,7 @@ static void open_window(tracec_writer *w) {
     w->top = TRACEC_I_ROOT;
 }
 
-void tracec_i_buffer_begin(tracec_buffer_writer *bw, const tracec_writer *caller, uint32_t category,
-                           uint32_t kind) {
+void tracec_i_buffer_begin(tracec_buffer_writer *bw, uint32_t category, uint32_t kind) {
     tracec_i_wstate *ws = own_state(bw);
     tracec_writer *w = &bw->w;
     if (ws == NULL) {
@@ -762,23 +797,22 @@ void tracec_i_buffer_begin(tracec_buffer_writer *bw, const tracec_writer *caller
         ws = bw->i_ws;
     }
     if (ws->owner == NULL) state_bind(ws);
+    bool fresh_chunk = false;
+    const uint8_t *abandoned = NULL;
     if (ws->in_packet == 1 || ws->in_packet == 2) {
         /*
-         * A second begin while a packet is open.  With another tracec_writer
-         * the open packet is kept (end it with its own writer) and this one
-         * is refused.  With the open packet's own writer (a missing end, the
-         * usual case) its window is about to be overwritten and the packet
-         * could never end, holding its chunk busy and every delivery of its
-         * half: it is abandoned and this one begins.  Either way one packet
-         * is counted in `refused`.  (`caller` may be uninitialised here; only
-         * its base is compared.)
+         * A second begin while a packet is open.  The runtime cannot tell
+         * whether the open packet's tracec_writer still exists: with one
+         * writer begun twice (a missing end, the usual case) its window is
+         * being overwritten, and a packet nobody can end would hold its
+         * chunk busy, and every delivery of its half, forever.  So the open
+         * packet is abandoned (counted in `refused`) and this one begins, in
+         * a fresh chunk: an end through the old window then finds a base
+         * that is not the open packet's and is BAD_STATE, touching nothing.
          */
-        if (!is_open_window(ws, caller->base)) {
-            refuse(ws->b);
-            writer_fail_window(bw, TRACEC_STATUS_BAD_STATE);
-            return;
-        }
+        if (ws->in_packet == 1 && ws->body != NULL) abandoned = ws->body + ws->used;
         abandon_packet(ws);
+        fresh_chunk = true;
     }
     tracec_i_buffer *b = ws->b;
     if (b == NULL || atomic_load_explicit(&b->destroyed, memory_order_acquire)) {
@@ -807,7 +841,7 @@ void tracec_i_buffer_begin(tracec_buffer_writer *bw, const tracec_writer *caller
         open_window(w);
         return;
     }
-    bool fresh = ws->blk == NULL || __atomic_load_n(&ws->stolen, __ATOMIC_RELAXED) ||
+    bool fresh = fresh_chunk || ws->blk == NULL || __atomic_load_n(&ws->stolen, __ATOMIC_RELAXED) ||
                  ws->body_size - ws->used < ws->reserve;
     if (!fresh && announce(ws)) {
         __atomic_store_n(&ws->busy, 0u, __ATOMIC_RELEASE);
@@ -821,6 +855,12 @@ void tracec_i_buffer_begin(tracec_buffer_writer *bw, const tracec_writer *caller
         }
         pthread_mutex_lock(&b->mu);
         tracec_status_t st = (tracec_status_t)acquire_chunk(b, ws, ws->reserve, false, NULL, 0);
+        /* The abandoned window must never be the new packet's (a reused half can put the
+           new chunk where the old one was): then one more chunk, further on. */
+        if (st == TRACEC_STATUS_SUCCESS && ws->body + ws->used == abandoned) {
+            __atomic_store_n(&ws->busy, 0u, __ATOMIC_RELEASE); /* nothing open in that chunk while this may wait */
+            st = (tracec_status_t)acquire_chunk(b, ws, ws->reserve, false, NULL, 0);
+        }
         pthread_mutex_unlock(&b->mu);
         if (st != TRACEC_STATUS_SUCCESS) {
             writer_fail_window(bw, st);
@@ -877,6 +917,20 @@ static int grow_parked(tracec_i_buffer *b, tracec_i_wstate *ws, tracec_writer *w
 }
 
 /*
+ * The open packet is lost (grow() failed with `st`): the writer fails and
+ * the packet is counted now, once: a room refusal was counted in `dropped`
+ * where it was refused; CLOSED and RECORD_TOO_LARGE go to `refused`.
+ * `lost` keeps a later end, abandon or release from counting it again.
+ */
+static bool grow_failed(tracec_writer *w, tracec_i_wstate *ws, tracec_status_t st) {
+    tracec_writer_fail(w, st);
+    if (st != TRACEC_STATUS_BUFFER_FULL && st != TRACEC_STATUS_WOULD_DEADLOCK && st != TRACEC_STATUS_OUT_OF_MEMORY)
+        refuse(ws->b);
+    ws->lost = 1;
+    return false;
+}
+
+/*
  * grow(): the packet outgrew its chunk.  Moves [base, ptr) to a new chunk,
  * or fails the packet.  It never waits with its chunk busy; in STREAMING
  * LOSSLESS (not on a callback thread) it gives the chunk back and waits
@@ -891,39 +945,33 @@ static bool buffer_grow(tracec_writer *w, size_t need) {
     size_t partial = (size_t)(w->ptr - w->base);
     size_t total = TRACEC_I_ALIGN8(partial + need);
     if (ws->in_packet == 2) {
-        if (total + TRACEC_I_HDR > b->durable_cap) {
-            tracec_writer_fail(w, TRACEC_STATUS_RECORD_TOO_LARGE);
-        } else {
-            tracec_writer_fail(w, TRACEC_STATUS_BUFFER_FULL);
-            drop(b, TRACEC_STATUS_BUFFER_FULL);
-        }
-        return false;
+        if (total + TRACEC_I_HDR > b->durable_cap) return grow_failed(w, ws, TRACEC_STATUS_RECORD_TOO_LARGE);
+        return grow_failed(w, ws, drop(b, TRACEC_STATUS_BUFFER_FULL));
     }
     if (ws->in_packet != 1) return false;
-    if (total > b->size) {
-        tracec_writer_fail(w, TRACEC_STATUS_RECORD_TOO_LARGE);
-        return false;
-    }
+    if (total > b->size) return grow_failed(w, ws, TRACEC_STATUS_RECORD_TOO_LARGE);
     tracec_status_t fst;
-    if (full_drop(b, (uint32_t)total, &fst)) {
-        tracec_writer_fail(w, fst);
-        return false;
-    }
+    if (full_drop(b, (uint32_t)total, &fst)) return grow_failed(w, ws, fst);
     pthread_mutex_lock(&b->mu);
     int r = acquire_chunk(b, ws, (uint32_t)total, true, w->base, partial);
     pthread_mutex_unlock(&b->mu);
     if (r == PARK) r = grow_parked(b, ws, w, (uint32_t)total, partial);
-    if (r != TRACEC_STATUS_SUCCESS) {
-        tracec_writer_fail(w, (tracec_status_t)r);
-        return false;
-    }
+    if (r != TRACEC_STATUS_SUCCESS) return grow_failed(w, ws, (tracec_status_t)r);
     w->base = ws->body;
     w->ptr = ws->body + partial;
     w->end = ws->body + ws->body_size;
     return true;
 }
 
-tracec_status_t tracec_i_buffer_commit(tracec_buffer_writer *bw) {
+/*
+ * The end of a packet off the inline fast path; the window is in bw->w.
+ * `unended`: the packet message (size_off, parent, on bw->w) has not been
+ * ended yet, which happens here only once the window is known to be the
+ * open packet's, so a stale window (ended twice, abandoned by a later
+ * begin, released) is never written through.  (Scalars, not the caller's
+ * message: nothing of the caller's escapes into an out-of-line call.)
+ */
+tracec_status_t tracec_i_buffer_commit(tracec_buffer_writer *bw, int unended, uint32_t size_off, uint32_t parent) {
     tracec_writer *w = &bw->w;
     /* A packet that could not begin: its status (counted, if at all, where it was refused). */
     if (w->base == g_nowhere) return w->status != TRACEC_STATUS_SUCCESS ? w->status : TRACEC_STATUS_BAD_STATE;
@@ -931,6 +979,11 @@ tracec_status_t tracec_i_buffer_commit(tracec_buffer_writer *bw) {
     if (ws == NULL || ws->in_packet == 0) return TRACEC_STATUS_BAD_STATE;
     /* Not the open packet's window (ended twice, or a packet of another writer): the open one is left alone. */
     if (!is_open_window(ws, w->base)) return TRACEC_STATUS_BAD_STATE;
+    if (unended) {
+        tracec_msg root = {w, TRACEC_I_ROOT, TRACEC_I_ROOT}, packet = {w, size_off, parent};
+        tracec_msg_end_nested(&root, &packet);
+        w->status = tracec_writer_end_root(w, &root);
+    }
     tracec_i_buffer *b = ws->b;
     tracec_status_t st = w->status;
     int kind_of_packet = (int)ws->in_packet;
@@ -938,11 +991,10 @@ tracec_status_t tracec_i_buffer_commit(tracec_buffer_writer *bw) {
     if (st != TRACEC_STATUS_SUCCESS) {
         if (kind_of_packet == 2) pthread_mutex_unlock(&b->dmu);
         else __atomic_store_n(&ws->busy, 0u, __ATOMIC_RELEASE);
-        /* A packet refused for room was counted in `dropped` where it was refused (make_room,
-           grow, full_drop); any other begun packet is counted here: misuse (NESTING_MISMATCH,
-           MESSAGE_TOO_LARGE, RECORD_TOO_LARGE) or the context stopping while it was open (CLOSED). */
-        if (st != TRACEC_STATUS_BUFFER_FULL && st != TRACEC_STATUS_WOULD_DEADLOCK && st != TRACEC_STATUS_OUT_OF_MEMORY)
-            refuse(b);
+        /* A packet grow() lost was counted there (grow_failed()); any other is the
+           writer's error (NESTING_MISMATCH, MESSAGE_TOO_LARGE): refused. */
+        if (!ws->lost) refuse(b);
+        ws->lost = 0;
         w->ptr = w->base;
         return st;
     }
@@ -1051,6 +1103,7 @@ static void deliver_streaming_half(dctx *d, int f) {
     wait_writers(b, list, f, NULL);
     pthread_mutex_lock(&b->mu);
     b->stealing--; /* the callbacks may release writers */
+    if (b->stealing == 0) reap(b);
     pthread_cond_broadcast(&b->cv);
     pthread_mutex_unlock(&b->mu);
     deliver_blocks(d, F->mem, TRACEC_I_BLOCKS(s));
@@ -1153,7 +1206,7 @@ static void deliver_snapshot(dctx *d) {
     size_t yend = circ ? blocks_end(Y, yfrom, yto, yoff) : 0;
     uint8_t *xp = X->mem + xoff, *yp = circ ? Y->mem + yoff : NULL;
     bool copied = false;
-    if (circ && snap_reserve(b, (yend - yoff) + (xend - xoff))) {
+    if (circ && xend - xoff + (yend - yoff) > 0 && snap_reserve(b, (yend - yoff) + (xend - xoff))) {
         /* Y is sealed (not active) and X's blocks up to xto are complete:
            nothing writes these bytes while they are copied. */
         memcpy(b->snap, yp, yend - yoff);
@@ -1177,6 +1230,7 @@ static void deliver_snapshot(dctx *d) {
         Y->pinned--;
     }
     b->stealing--; /* the callbacks below may release writers */
+    if (b->stealing == 0) reap(b);
     pthread_cond_broadcast(&b->cv);
     pthread_mutex_unlock(&b->mu);
 
@@ -1463,6 +1517,7 @@ tracec_status_t tracec_destroy_buffer(tracec_buffer_id_t buffer_id) {
     }
     pthread_mutex_lock(&b->mu);
     b->stealing--;
+    if (b->stealing == 0) reap(b);
     for (int i = 0; i < 2; i++) {
         free(b->half[i].mem);
         b->half[i].mem = NULL;

@@ -263,30 +263,37 @@ Test(buffer_misuse, emit_that_would_wait_for_own_open_packet_is_refused, .timeou
 
 /* ---- 4. double begin, ends that do not match, writer errors ------------ */
 
-Test(buffer_misuse, double_begin_with_another_writer_keeps_the_first, .timeout = 30) {
+/* A second begin through another tracec_writer: the first is abandoned too (the runtime cannot
+   tell the two cases apart); an end through the first window is BAD_STATE and touches nothing. */
+Test(buffer_misuse, double_begin_with_another_writer_abandons_the_first, .timeout = 30) {
     tracec_context_id_t ctx;
     collector c;
     tracec_buffer_id_t b = collected_buffer(&ctx, &c, 65536, 65536, TRACEC_BUFFER_POLICY_LOSSLESS);
     tracec_buffer_writer bw;
     OK(tracec_buffer_writer_init(&bw, b, 0));
     uint8_t rec[40];
-    tracec_writer w1, w2;
-    tracec_msg p1, p2;
-    memset(&w2, 0, sizeof w2);
-    tracec_buffer_begin_packet(&bw, &w1, TRACEC_BUFFER_CATEGORY_USER, 1, &p1);
-    trec_make(rec, sizeof rec, 0, 0);
-    tracec_msg_put_bytes(&p1, TRACEC_TAG(900, TRACEC_WIRE_LEN), rec, sizeof rec);
-    tracec_buffer_begin_packet(&bw, &w2, TRACEC_BUFFER_CATEGORY_USER, 1, &p2);
-    cr_assert_eq(w2.status, TRACEC_STATUS_BAD_STATE);
-    trec_make(rec, sizeof rec, 0, 99);
-    tracec_msg_put_bytes(&p2, TRACEC_TAG(900, TRACEC_WIRE_LEN), rec, sizeof rec); /* goes nowhere */
-    cr_assert_eq(tracec_buffer_end_packet(&bw, &w2, &p2), TRACEC_STATUS_BAD_STATE);
-    OK(tracec_buffer_end_packet(&bw, &w1, &p1));
-    OK(put_trec_packet(&bw, 0, 1, 40));
+    for (uint64_t i = 0; i < 2; i++) {
+        tracec_writer w1, w2;
+        tracec_msg p1, p2;
+        tracec_buffer_begin_packet(&bw, &w1, TRACEC_BUFFER_CATEGORY_USER, 1, &p1);
+        trec_make(rec, sizeof rec, 0, 100 + i);
+        tracec_msg_put_bytes(&p1, TRACEC_TAG(900, TRACEC_WIRE_LEN), rec, sizeof rec);
+        tracec_buffer_begin_packet(&bw, &w2, TRACEC_BUFFER_CATEGORY_USER, 1, &p2);
+        cr_assert_eq(w2.status, TRACEC_STATUS_SUCCESS);
+        trec_make(rec, sizeof rec, 0, i);
+        tracec_msg_put_bytes(&p2, TRACEC_TAG(900, TRACEC_WIRE_LEN), rec, sizeof rec);
+        if (i == 0) { /* the abandoned one ended first, then the open one */
+            cr_assert_eq(tracec_buffer_end_packet(&bw, &w1, &p1), TRACEC_STATUS_BAD_STATE);
+            OK(tracec_buffer_end_packet(&bw, &w2, &p2));
+        } else {
+            OK(tracec_buffer_end_packet(&bw, &w2, &p2));
+            cr_assert_eq(tracec_buffer_end_packet(&bw, &w1, &p1), TRACEC_STATUS_BAD_STATE);
+        }
+    }
     tracec_buffer_stats_t st = flush_and_stats(b);
     cr_assert_eq(st.delivered, 2);
     cr_assert_eq(st.accepted, 2);
-    cr_assert_eq(st.refused, 1, "the second begin");
+    cr_assert_eq(st.refused, 2, "the first packets");
     assert_each_thread_in_order(&c, 1, 2);
     tracec_buffer_writer_release(&bw);
     test_end();
@@ -464,5 +471,263 @@ Test(buffer_misuse, accepted_counts_emits_and_packets_on_every_path, .timeout = 
     tracec_buffer_writer_release(&bw);
     OK(tracec_query_buffer_stats(b, &st));
     cr_assert_eq(st.accepted, 41, "a released writer's packets stay counted");
+    test_end();
+}
+
+/* ---- 6. random sequences of calls from several threads ----------------- */
+
+enum { FZ_BUFS = 3, FZ_WORKERS = 4, FZ_ROUNDS = 6, FZ_OPS = 1200 };
+
+typedef struct fz_shared {
+    tracec_context_id_t ctx;
+    tracec_buffer_id_t b[FZ_BUFS];
+    atomic_ullong offered[FZ_BUFS]; /* records emitted (not CLOSED) + packets begun */
+    atomic_int done;
+    atomic_int bad; /* a status that contradicts the documentation */
+    char why[256];
+    pthread_mutex_t mu;
+} fz_shared;
+
+typedef struct fz_writer {
+    tracec_buffer_writer bw;
+    tracec_writer w, w2;
+    tracec_msg pkt, pkt2, child;
+    int inited, open; /* open: begun with SUCCESS and not ended */
+} fz_writer;
+
+typedef struct fz_worker {
+    fz_shared *sh;
+    uint64_t rng;
+    fz_writer wr[FZ_BUFS];
+} fz_worker;
+
+static uint64_t fz_next(uint64_t *s) {
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return *s;
+}
+
+static void fz_fail(fz_shared *sh, const char *what, tracec_status_t st) {
+    pthread_mutex_lock(&sh->mu);
+    if (!atomic_load(&sh->bad)) snprintf(sh->why, sizeof sh->why, "%s: %s", what, ST(st));
+    atomic_store(&sh->bad, 1);
+    pthread_mutex_unlock(&sh->mu);
+}
+
+static int fz_any_open(const fz_worker *k) {
+    for (int i = 0; i < FZ_BUFS; i++)
+        if (k->wr[i].open) return 1;
+    return 0;
+}
+
+/* A packet began when its status is anything but "the buffer was not accepting". */
+static void fz_count_begin(fz_worker *k, int i, tracec_status_t st) {
+    if (st != TRACEC_STATUS_CLOSED && st != TRACEC_STATUS_BUFFER_NOT_FOUND) atomic_fetch_add(&k->sh->offered[i], 1);
+}
+
+static void fz_begin(fz_worker *k, int i) {
+    fz_writer *x = &k->wr[i];
+    tracec_buffer_begin_packet(&x->bw, &x->w, TRACEC_BUFFER_CATEGORY_USER, 1, &x->pkt);
+    fz_count_begin(k, i, x->w.status);
+    x->open = x->w.status == TRACEC_STATUS_SUCCESS;
+}
+
+static void fz_end(fz_worker *k, int i) {
+    fz_writer *x = &k->wr[i];
+    tracec_status_t st = tracec_buffer_end_packet(&x->bw, &x->w, &x->pkt);
+    if (!x->open && st == TRACEC_STATUS_SUCCESS) fz_fail(k->sh, "end of a packet that was not open", st);
+    x->open = 0;
+}
+
+static void fz_op(fz_worker *k) {
+    fz_shared *sh = k->sh;
+    uint64_t r = fz_next(&k->rng);
+    int i = (int)((r >> 8) % FZ_BUFS);
+    fz_writer *x = &k->wr[i];
+    static const uint8_t filler[3000];
+    if (!x->inited) {
+        tracec_status_t st = tracec_buffer_writer_init(&x->bw, sh->b[i], (r >> 20) % 2 ? 0 : 64);
+        if (st != TRACEC_STATUS_SUCCESS) fz_fail(sh, "writer_init", st);
+        x->inited = 1;
+    }
+    switch (r % 16) {
+        case 0:
+        case 1: /* begin */
+            if (!x->open) fz_begin(k, i);
+            break;
+        case 2:
+        case 3: /* a small field */
+            if (x->open) tracec_msg_put_varint(&x->pkt, TRACEC_TAG(8, TRACEC_WIRE_VARINT), r);
+            break;
+        case 4: /* a big field: grow() */
+            if (x->open) tracec_msg_put_bytes(&x->pkt, TRACEC_TAG(900, TRACEC_WIRE_LEN), filler, 200 + (r >> 32) % 2800);
+            break;
+        case 5: /* a nested message, well formed */
+            if (x->open) {
+                tracec_msg_begin_nested(&x->pkt, TRACEC_TAG(11, TRACEC_WIRE_LEN), &x->child);
+                tracec_msg_put_varint(&x->child, TRACEC_TAG(1, TRACEC_WIRE_VARINT), r);
+                tracec_msg_end_nested(&x->pkt, &x->child);
+            }
+            break;
+        case 6: /* a nested message ended wrongly: never begun, or the packet ended under it */
+            if (x->open) {
+                tracec_msg never;
+                memset(&never, 0, sizeof never);
+                if ((r >> 16) & 1) tracec_msg_end_nested(&x->pkt, &never);
+                else tracec_msg_begin_nested(&x->pkt, TRACEC_TAG(11, TRACEC_WIRE_LEN), &x->child);
+            }
+            break;
+        case 7:
+        case 8: /* end */
+            fz_end(k, i);
+            break;
+        case 9: /* begin again, through the same writer or another one: the open packet is abandoned */
+            if (!x->open) break;
+            if ((r >> 16) & 1) {
+                fz_begin(k, i);
+            } else {
+                tracec_buffer_begin_packet(&x->bw, &x->w2, TRACEC_BUFFER_CATEGORY_USER, 1, &x->pkt2);
+                fz_count_begin(k, i, x->w2.status);
+                tracec_status_t st1 = TRACEC_STATUS_BAD_STATE, st2;
+                if ((r >> 17) & 1) st1 = tracec_buffer_end_packet(&x->bw, &x->w, &x->pkt);
+                st2 = tracec_buffer_end_packet(&x->bw, &x->w2, &x->pkt2);
+                if (!((r >> 17) & 1)) st1 = tracec_buffer_end_packet(&x->bw, &x->w, &x->pkt);
+                if (st1 != TRACEC_STATUS_BAD_STATE) fz_fail(sh, "end through the abandoned window", st1);
+                if (x->w2.status == TRACEC_STATUS_SUCCESS && st2 == TRACEC_STATUS_BAD_STATE)
+                    fz_fail(sh, "end of the second packet", st2);
+                x->open = 0;
+            }
+            break;
+        case 10: { /* emit */
+            uint64_t v[4] = {r, r, r, r};
+            tracec_status_t st = tracec_buffer_emit(sh->b[i], TRACEC_BUFFER_CATEGORY_USER, 2, v, 8 + (r >> 40) % 24);
+            if (st != TRACEC_STATUS_CLOSED) atomic_fetch_add(&sh->offered[i], 1);
+            break;
+        }
+        case 11: { /* flush: refused while this thread has a packet open */
+            tracec_status_t st = (r >> 16) & 1 ? tracec_flush_buffer(sh->b[i]) : tracec_flush_buffer_async(sh->b[i]);
+            if ((r >> 16) & 1) {
+                tracec_status_t want = fz_any_open(k) ? TRACEC_STATUS_WOULD_DEADLOCK : TRACEC_STATUS_SUCCESS;
+                if (st != want) fz_fail(sh, "flush", st);
+            } else if (st != TRACEC_STATUS_SUCCESS) {
+                fz_fail(sh, "flush_async", st);
+            }
+            break;
+        }
+        case 12: /* destroy / stop with a packet open: refused */
+            if (fz_any_open(k)) {
+                tracec_status_t st = (r >> 16) & 1 ? tracec_destroy_buffer(sh->b[i]) : tracec_stop_context(sh->ctx);
+                if (st != TRACEC_STATUS_WOULD_DEADLOCK) fz_fail(sh, "destroy/stop with a packet open", st);
+            }
+            break;
+        case 13: /* release (maybe with a packet open) */
+            if ((r >> 16) % 4 == 0) {
+                tracec_buffer_writer_release(&x->bw);
+                x->inited = 0;
+                x->open = 0;
+            }
+            break;
+        default: /* end, or begin, so that packets complete often */
+            if (x->open) fz_end(k, i);
+            else fz_begin(k, i);
+            break;
+    }
+}
+
+static void *fz_worker_main(void *p) {
+    fz_worker *k = (fz_worker *)p;
+    for (int n = 0; n < FZ_OPS; n++) fz_op(k);
+    /* Leave: release some writers, keep others (the thread exit releases them, open packets included). */
+    for (int i = 0; i < FZ_BUFS; i++)
+        if (k->wr[i].inited && fz_next(&k->rng) % 2) tracec_buffer_writer_release(&k->wr[i].bw);
+    return NULL;
+}
+
+static void *fz_controller(void *p) {
+    fz_shared *sh = (fz_shared *)p;
+    uint64_t rng = 0x2545F4914F6CDD1Dull;
+    while (!atomic_load(&sh->done)) {
+        uint64_t r = fz_next(&rng);
+        switch (r % 4) {
+            case 0: {
+                tracec_status_t st = tracec_stop_context(sh->ctx);
+                if (st != TRACEC_STATUS_SUCCESS) fz_fail(sh, "stop", st);
+                usleep(200);
+                st = tracec_start_context(sh->ctx);
+                if (st != TRACEC_STATUS_SUCCESS) fz_fail(sh, "start", st);
+                break;
+            }
+            case 1: {
+                tracec_status_t st = tracec_flush_buffer(sh->b[(r >> 8) % FZ_BUFS]);
+                if (st != TRACEC_STATUS_SUCCESS) fz_fail(sh, "controller flush", st);
+                break;
+            }
+            default: {
+                tracec_buffer_stats_t st;
+                (void)tracec_query_buffer_stats(sh->b[(r >> 8) % FZ_BUFS], &st);
+                break;
+            }
+        }
+        usleep(1000 + (r >> 32) % 2000);
+    }
+    return NULL;
+}
+
+Test(buffer_misuse, random_call_sequences_from_threads_account_for_every_packet, .timeout = 240) {
+    static fz_shared sh;
+    memset(&sh, 0, sizeof sh);
+    pthread_mutex_init(&sh.mu, NULL);
+    static collector c[FZ_BUFS];
+    sh.ctx = started_context();
+    tracec_buffer_config_t cfg[FZ_BUFS];
+    for (int i = 0; i < FZ_BUFS; i++) {
+        collector_init(&c[i]);
+        c[i].keep = 0;
+        cfg[i] = (tracec_buffer_config_t)TRACEC_BUFFER_CONFIG_INIT;
+        cfg[i].callback = collect_cb;
+        cfg[i].callback_data = &c[i];
+        cfg[i].size = 8192;
+        cfg[i].watermark = 4096;
+    }
+    cfg[0].mode = TRACEC_BUFFERING_MODE_STREAMING;
+    cfg[0].policy = TRACEC_BUFFER_POLICY_LOSSLESS;
+    cfg[1].mode = TRACEC_BUFFERING_MODE_STREAMING;
+    cfg[1].policy = TRACEC_BUFFER_POLICY_DISCARD;
+    cfg[1].size = 4096;
+    cfg[1].watermark = 4096;
+    cfg[2].mode = TRACEC_BUFFERING_MODE_CIRCULAR;
+    cfg[2].policy = TRACEC_BUFFER_POLICY_NONE;
+    cfg[2].watermark = 0;
+    for (int i = 0; i < FZ_BUFS; i++) OK(tracec_create_buffer_with_config(sh.ctx, &cfg[i], &sh.b[i]));
+    pthread_t ctl;
+    pthread_create(&ctl, NULL, fz_controller, &sh);
+    static fz_worker k[FZ_WORKERS];
+    for (int round = 0; round < FZ_ROUNDS && !atomic_load(&sh.bad); round++) {
+        pthread_t t[FZ_WORKERS];
+        for (int j = 0; j < FZ_WORKERS; j++) {
+            memset(&k[j], 0, sizeof k[j]);
+            k[j].sh = &sh;
+            k[j].rng = 0x9E3779B97F4A7C15ull * (uint64_t)(round * FZ_WORKERS + j + 1);
+            pthread_create(&t[j], NULL, fz_worker_main, &k[j]);
+        }
+        for (int j = 0; j < FZ_WORKERS; j++) pthread_join(t[j], NULL);
+    }
+    atomic_store(&sh.done, 1);
+    pthread_join(ctl, NULL);
+    cr_assert(!atomic_load(&sh.bad), "%s", sh.why);
+    for (int i = 0; i < FZ_BUFS; i++) {
+        tracec_buffer_stats_t st = flush_and_stats(sh.b[i]);
+        uint64_t offered = atomic_load(&sh.offered[i]);
+        cr_assert_eq(accounted(&st), offered,
+                     "buffer %d: delivered %llu + dropped %llu + overwritten %llu + refused %llu != offered %llu", i,
+                     (unsigned long long)st.delivered, (unsigned long long)st.dropped,
+                     (unsigned long long)st.overwritten, (unsigned long long)st.refused,
+                     (unsigned long long)offered);
+        cr_assert_eq(collector_count(&c[i]), st.delivered, "buffer %d", i);
+        cr_assert_eq(st.accepted, st.delivered + st.overwritten, "buffer %d", i);
+        cr_assert_gt(st.refused, 0, "buffer %d: misuse happened", i);
+        OK(tracec_destroy_buffer(sh.b[i]));
+    }
     test_end();
 }

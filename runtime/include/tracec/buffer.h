@@ -172,7 +172,7 @@ tracec_status_t tracec_buffer_emit(tracec_buffer_id_t buffer_id, uint32_t catego
  *     delivered + dropped + overwritten + refused
  *         = records emitted (except CLOSED and argument errors)
  *         + packets begun (begin on an initialised writer of an accepting
- *           buffer; a second begin while one is open counts as begun)
+ *           buffer)
  *
  * (tests/runtime/buffer_misuse_test.c checks it under random misuse).
  */
@@ -202,7 +202,7 @@ typedef struct tracec_buffer_stats_t {
     /* Packets begun and lost to anything but room: the writer's error at the
        end (NESTING_MISMATCH, MESSAGE_TOO_LARGE, RECORD_TOO_LARGE), the
        context stopping under an open packet that needed a new chunk
-       (CLOSED), a second begin while a packet is open (one of the two),
+       (CLOSED), a packet open when another begins on its writer,
        a packet left open when its writer was released, its thread exited
        or the process called exit().  docs/buffers.md, "Misuse". */
     uint64_t refused;
@@ -220,7 +220,12 @@ tracec_status_t tracec_buffer_epoch(tracec_buffer_id_t buffer_id, uint64_t *epoc
  * A per-thread writer for one buffer (caller-owned storage; never share one
  * between threads, never move it while initialized).  Packets are written
  * straight into the buffer: the writer holds a chunk of the active half,
- * reserved with one atomic operation, and fills it without locks.
+ * reserved with one atomic operation, and fills it without locks.  Its
+ * state is the runtime's: bound to the thread that first begins a packet
+ * with it, and released when that thread exits if the thread did not call
+ * tracec_buffer_writer_release (committed packets are delivered; a packet
+ * left open is counted in `refused`).  docs/buffers.md, "Misuse", lists
+ * what each mistake does.
  *
  *     tracec_buffer_writer bw;                    // per thread, long-lived
  *     tracec_buffer_writer_init(&bw, buf, 0);
@@ -270,6 +275,8 @@ typedef struct tracec_i_wstate {
     struct tracec_i_wstate *next;
     uint8_t *scratch;     /* LOSSLESS grow(): the partial packet while waiting for room (slow path only) */
     uint32_t scratch_cap; /* its bytes */
+    uint32_t lost;        /* the open packet was lost in grow() and already counted */
+    uint32_t zombie;      /* detached while the buffer's list was being walked: freed by reap() */
     const void *owner;    /* the thread it is bound to (NULL: none yet); see docs/buffers.md */
     struct tracec_i_wstate *pool_next; /* the runtime's list of all writer states */
 } tracec_i_wstate;
@@ -298,8 +305,8 @@ tracec_status_t tracec_buffer_writer_init(tracec_buffer_writer *bw, tracec_buffe
                                           size_t reserve);
 
 /* ---- internals the inline packet functions call (do not use directly) ---- */
-void tracec_i_buffer_begin(tracec_buffer_writer *bw, const tracec_writer *caller, uint32_t category, uint32_t kind);
-tracec_status_t tracec_i_buffer_commit(tracec_buffer_writer *bw);
+void tracec_i_buffer_begin(tracec_buffer_writer *bw, uint32_t category, uint32_t kind);
+tracec_status_t tracec_i_buffer_commit(tracec_buffer_writer *bw, int unended, uint32_t size_off, uint32_t parent);
 
 /*
  * True when a packet of (category, kind) can never be durable: STREAMING
@@ -352,7 +359,7 @@ static inline void tracec_buffer_begin_packet(tracec_buffer_writer *bw, tracec_w
         }
         __atomic_store_n(&ws->busy, 0u, __ATOMIC_RELEASE);
     }
-    tracec_i_buffer_begin(bw, w, category, kind);
+    tracec_i_buffer_begin(bw, category, kind);
     w->ptr = bw->w.ptr;
     w->end = bw->w.end;
     w->base = bw->w.base;
@@ -369,8 +376,8 @@ opened:
  * Ends the packet.  SUCCESS: accepted.  BUFFER_FULL / WOULD_DEADLOCK /
  * OUT_OF_MEMORY: dropped, counted in `dropped`.  CLOSED (the context stopped
  * under it), RECORD_TOO_LARGE, MESSAGE_TOO_LARGE, NESTING_MISMATCH: counted
- * in `refused`.  BAD_STATE: no packet open on `w` (ended twice, never begun,
- * or refused at begin because another packet was open: counted there), or
+ * in `refused`.  BAD_STATE: no packet open on `w` (ended twice, never
+ * begun, or abandoned by a later begin on the writer: counted there), or
  * `packet` was not begun on `w`; the packet open on the writer, if any, is
  * untouched.  A begin that failed ends with its status (CLOSED,
  * BUFFER_NOT_FOUND: not counted; BUFFER_FULL: counted).  INVALID_ARGUMENT
@@ -387,37 +394,49 @@ static inline tracec_status_t tracec_buffer_end_packet(tracec_buffer_writer *bw,
     tracec_i_wstate *ws;
     if (bw == NULL || w == NULL || packet == NULL) return TRACEC_STATUS_INVALID_ARGUMENT;
     if (packet->w != w) return TRACEC_STATUS_BAD_STATE;
-    root.w = w;
-    root.size_off = TRACEC_I_ROOT;
-    root.parent = TRACEC_I_ROOT;
-    tracec_msg_end_nested(&root, packet);
-    st = tracec_writer_end_root(w, &root);
     ws = bw->i_ws;
-    if (TRACEC_I_LIKELY(st == TRACEC_STATUS_SUCCESS && ws->in_packet == 1)) {
-        /* The record header: {body, size, category, kind}, as tracec_i_blk. */
-        uint32_t hdr[4];
-        uint32_t payload = (uint32_t)(w->ptr - w->base) - 16u;
-        uint32_t body = (payload + 7u) & ~7u;
-        uint8_t *next = w->base + 16u + body;
-        hdr[0] = body;
-        hdr[1] = payload;
-        hdr[2] = ws->category;
-        hdr[3] = ws->kind;
-        memcpy(w->base, hdr, sizeof hdr);
-        ws->used = (uint32_t)(next - ws->body);
-        ws->in_packet = 0;
-        __atomic_store_n(&ws->packets, ws->packets + 1u, __ATOMIC_RELAXED);
-        /* chunk header's `category`: the committed length (relaxed; busy's release orders it) */
-        __atomic_store_n((uint32_t *)(void *)(ws->body - 8), ws->used, __ATOMIC_RELAXED);
-        __atomic_store_n(&ws->busy, 0u, __ATOMIC_RELEASE);
-        return TRACEC_STATUS_SUCCESS;
+    /* The packet open in the writer's chunk, ended through its own window. */
+    if (TRACEC_I_LIKELY(ws->in_packet == 1 && w->base == ws->body + ws->used)) {
+        root.w = w;
+        root.size_off = TRACEC_I_ROOT;
+        root.parent = TRACEC_I_ROOT;
+        tracec_msg_end_nested(&root, packet);
+        st = tracec_writer_end_root(w, &root);
+        if (TRACEC_I_LIKELY(st == TRACEC_STATUS_SUCCESS)) {
+            /* The record header: {body, size, category, kind}, as tracec_i_blk. */
+            uint32_t hdr[4];
+            uint32_t payload = (uint32_t)(w->ptr - w->base) - 16u;
+            uint32_t body = (payload + 7u) & ~7u;
+            uint8_t *next = w->base + 16u + body;
+            hdr[0] = body;
+            hdr[1] = payload;
+            hdr[2] = ws->category;
+            hdr[3] = ws->kind;
+            memcpy(w->base, hdr, sizeof hdr);
+            ws->used = (uint32_t)(next - ws->body);
+            ws->in_packet = 0;
+            __atomic_store_n(&ws->packets, ws->packets + 1u, __ATOMIC_RELAXED);
+            /* chunk header's `category`: the committed length (relaxed; busy's release orders it) */
+            __atomic_store_n((uint32_t *)(void *)(ws->body - 8), ws->used, __ATOMIC_RELAXED);
+            __atomic_store_n(&ws->busy, 0u, __ATOMIC_RELEASE);
+            return TRACEC_STATUS_SUCCESS;
+        }
+        bw->w.ptr = w->ptr;
+        bw->w.end = w->end;
+        bw->w.base = w->base;
+        bw->w.status = st;
+        bw->w.top = w->top;
+        return tracec_i_buffer_commit(bw, 0, 0, 0);
     }
+    /* Durable, parked by grow(), failed at begin, or not the open packet's window
+       (ended twice, abandoned): decided out of line before anything is written
+       through the window, which is copied (so `w` stays the caller's). */
     bw->w.ptr = w->ptr;
     bw->w.end = w->end;
     bw->w.base = w->base;
-    bw->w.status = st;
+    bw->w.status = w->status;
     bw->w.top = w->top;
-    return tracec_i_buffer_commit(bw);
+    return tracec_i_buffer_commit(bw, 1, packet->size_off, packet->parent);
 }
 
 /* Gives the writer's chunk back (its unused tail becomes padding) and unregisters it. */
