@@ -103,7 +103,8 @@ char *te_tp_bad_stats(const char *trace) {
     char *out;
     if (!te_tp(trace,
                "select name, idx, severity, source, value from stats "
-               "where value > 0 and severity in ('error', 'data_loss');",
+               "where value > 0 and (severity in ('error', 'data_loss') "
+               "or name like '%incremental_state_invalid%' or name like '%skipped%');",
                &out))
         return strdup("");
     /* drop the header line */

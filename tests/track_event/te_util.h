@@ -25,7 +25,11 @@ int te_check(const char *trace, const char *flags, char **out);
  */
 int te_tp(const char *trace, const char *sql, char **out);
 
-/* The rows of the `stats` table that are errors or data losses (empty when none). */
+/*
+ * The rows of the `stats` table (value > 0) that are errors or data losses,
+ * or whose name says events were skipped or a sequence's incremental state
+ * was invalid (notices, but events the reader did not show); empty when none.
+ */
 char *te_tp_bad_stats(const char *trace);
 
 /* The line `key<TAB>value` of a check_trace.py summary: the value (malloc'd), or NULL. */

@@ -17,6 +17,19 @@
  * the buffer's epoch changes (CLEAR_ENTIRE) the thread starts a new
  * sequence.  A name whose interning packet was refused (durable part full)
  * is written inline instead, never as a dangling iid.
+ *
+ * A lost packet (STREAMING: the buffer refused it) starts the incremental
+ * state again, as Perfetto's SDK does: the reader holds a sequence's state
+ * invalid after previous_packet_dropped until SEQ_INCREMENTAL_STATE_CLEARED,
+ * and skips every packet that needs it meanwhile.  So the dictionary's
+ * names are forgotten and the next packet of the sequence, whatever it is,
+ * says both (previous_packet_dropped, CLEARED); names are interned again
+ * from there.  Counter tracks are kept: a TrackDescriptor is not sequence
+ * state.  ONESHOT and CIRCULAR deliver their durable part (all interning)
+ * before the events: a loss there leaves every delivered iid valid, and a
+ * CLEARED written after it would be read before the earlier events and
+ * unresolve their iids, so those modes neither clear nor flag the loss (the
+ * buffer's statistics count it).
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -66,7 +79,7 @@ typedef struct te_thread {
     uint64_t hint;  /* tracec_i_te_epoch_hint when the epoch was last read */
     uint32_t seq;
     uint32_t need_header;
-    uint32_t dropped; /* a packet of this sequence was dropped: the next one says so */
+    uint32_t dropped; /* a packet was lost (STREAMING): the next one says so and clears the state */
     uint32_t in_event;
     uint32_t used;
     uint64_t next_iid;
@@ -82,6 +95,7 @@ static uint32_t g_next_seq = 1;
 uint64_t tracec_i_te_gen;
 uint64_t tracec_i_te_epoch_hint;
 uint64_t tracec_i_te_buf;
+int tracec_i_te_in_order;
 uint32_t tracec_i_te_clock_id = 6;
 int tracec_i_te_clk = CLOCK_BOOTTIME;
 
@@ -147,6 +161,22 @@ static void insert(te_thread *t, const void *key, uint32_t kind, uint64_t val) {
     t->used++;
 }
 
+/*
+ * After a lost packet: the names go (the next packet sets CLEARED), the
+ * counter tracks stay (their descriptors were delivered, and tracks are
+ * not sequence state).
+ */
+static void forget_names(te_thread *t) {
+    entry keep[TABLE_SIZE];
+    uint32_t nk = 0;
+    for (uint32_t i = 0; i < TABLE_SIZE; i++)
+        if (t->table[i].key != NULL && t->table[i].kind == K_CTRACK) keep[nk++] = t->table[i];
+    memset(t->table, 0, sizeof t->table);
+    t->used = 0;
+    t->next_iid = 1;
+    for (uint32_t i = 0; i < nk; i++) insert(t, keep[i].key, keep[i].kind, keep[i].val);
+}
+
 static void reset_sequence(te_thread *t) {
     memset(t->table, 0, sizeof t->table);
     t->used = 0;
@@ -160,10 +190,16 @@ static void reset_sequence(te_thread *t) {
 
 /* ---- packets ------------------------------------------------------------------ */
 
-static inline TRACEC_I_ALWAYS_INLINE void begin(te_thread *t, tracec_writer *w, perfetto_protos_TracePacket *pkt, uint32_t kind) {
+/* Opens a packet of the sequence with `flags` (SEQ_*), plus the marks of a loss since the last packet. */
+static inline TRACEC_I_ALWAYS_INLINE void begin(te_thread *t, tracec_writer *w, perfetto_protos_TracePacket *pkt, uint32_t kind,
+                                                uint32_t flags) {
     tracec_buffer_begin_packet(&t->bw, w, TRACEC_BUFFER_CATEGORY_TRACING, kind, &pkt->msg);
     perfetto_protos_TracePacket_set_trusted_packet_sequence_id(pkt, t->seq);
-    if (t->dropped) perfetto_protos_TracePacket_set_previous_packet_dropped(pkt, true);
+    if (TRACEC_I_UNLIKELY(t->dropped)) {
+        perfetto_protos_TracePacket_set_previous_packet_dropped(pkt, true);
+        flags |= SEQ_CLEARED; /* the dictionary was emptied when the packet was lost */
+    }
+    if (flags != 0) perfetto_protos_TracePacket_set_sequence_flags(pkt, flags);
 }
 
 static inline TRACEC_I_ALWAYS_INLINE bool end(te_thread *t, tracec_writer *w, perfetto_protos_TracePacket *pkt) {
@@ -172,8 +208,11 @@ static inline TRACEC_I_ALWAYS_INLINE bool end(te_thread *t, tracec_writer *w, pe
         t->dropped = 0;
         return true;
     }
-    if (st == TRACEC_STATUS_BUFFER_FULL || st == TRACEC_STATUS_WOULD_DEADLOCK || st == TRACEC_STATUS_OUT_OF_MEMORY)
+    if ((st == TRACEC_STATUS_BUFFER_FULL || st == TRACEC_STATUS_WOULD_DEADLOCK || st == TRACEC_STATUS_OUT_OF_MEMORY) &&
+        __atomic_load_n(&tracec_i_te_in_order, __ATOMIC_RELAXED)) {
         t->dropped = 1;
+        forget_names(t);
+    }
     return false;
 }
 
@@ -184,8 +223,7 @@ static bool write_thread_header(te_thread *t) {
     perfetto_protos_ThreadDescriptor th;
     char name[32] = "";
     (void)pthread_getname_np(pthread_self(), name, sizeof name);
-    begin(t, &w, &pkt, TRACEC_BUFFER_TRACING_TRACK_DESCRIPTOR);
-    perfetto_protos_TracePacket_set_sequence_flags(&pkt, SEQ_CLEARED);
+    begin(t, &w, &pkt, TRACEC_BUFFER_TRACING_TRACK_DESCRIPTOR, SEQ_CLEARED);
     perfetto_protos_TracePacket_set_first_packet_on_sequence(&pkt, true);
     perfetto_protos_TracePacket_begin_track_descriptor(&pkt, &td);
     perfetto_protos_TrackDescriptor_set_uuid(&td, thread_uuid(t));
@@ -265,8 +303,7 @@ static void intern_pending(te_thread *t, pending *p, size_t np) {
     perfetto_protos_TracePacket pkt;
     perfetto_protos_InternedData id;
     if (np == 0) return;
-    begin(t, &w, &pkt, TRACEC_BUFFER_TRACING_INTERNED_DATA);
-    perfetto_protos_TracePacket_set_sequence_flags(&pkt, SEQ_NEEDS);
+    begin(t, &w, &pkt, TRACEC_BUFFER_TRACING_INTERNED_DATA, SEQ_NEEDS);
     perfetto_protos_TracePacket_begin_interned_data(&pkt, &id);
     for (size_t i = 0; i < np; i++) {
         p[i].iid = t->next_iid + i;
@@ -300,7 +337,7 @@ static bool write_track_descriptor(te_thread *t, uint64_t uuid, const char *name
     tracec_writer w;
     perfetto_protos_TracePacket pkt;
     perfetto_protos_TrackDescriptor td;
-    begin(t, &w, &pkt, TRACEC_BUFFER_TRACING_TRACK_DESCRIPTOR);
+    begin(t, &w, &pkt, TRACEC_BUFFER_TRACING_TRACK_DESCRIPTOR, 0);
     perfetto_protos_TracePacket_begin_track_descriptor(&pkt, &td);
     perfetto_protos_TrackDescriptor_set_uuid(&td, uuid);
     perfetto_protos_TrackDescriptor_set_parent_uuid(&td, tracec_te_process_track_uuid());
@@ -328,7 +365,6 @@ static uint64_t counter_track(te_thread *t, const char *name) {
 static inline TRACEC_I_ALWAYS_INLINE void put_packet_header(perfetto_protos_TracePacket *pkt, uint64_t ts) {
     perfetto_protos_TracePacket_set_timestamp(pkt, ts);
     if (tracec_i_te_clock_id != 6u) perfetto_protos_TracePacket_set_timestamp_clock_id(pkt, tracec_i_te_clock_id);
-    perfetto_protos_TracePacket_set_sequence_flags(pkt, SEQ_NEEDS);
 }
 
 /* The value of a leaf annotation. */
@@ -448,8 +484,8 @@ void tracec_i_te_emit(tracec_te_category *cat, const tracec_te_arg *a, size_t n)
     }
     if (TRACEC_I_UNLIKELY(np != 0)) {
         intern_pending(t, p, np);
-        for (size_t i = 0; i < n; i++)
-            if (a[i].name != NULL && iid[i] == 0)
+        for (size_t i = 0; i < n; i++) /* all of them: a lost packet forgets the names looked up before */
+            if (a[i].name != NULL)
                 iid[i] = iid_of(t, a[i].name, &a[i] == type ? (uint32_t)K_NAME : (uint32_t)K_DBG);
         if (named) cat_iid = iid_of(t, cat, K_CAT);
     }
@@ -458,7 +494,7 @@ void tracec_i_te_emit(tracec_te_category *cat, const tracec_te_arg *a, size_t n)
     tracec_writer w;
     perfetto_protos_TracePacket pkt;
     perfetto_protos_TrackEvent ev;
-    begin(t, &w, &pkt, TRACEC_BUFFER_TRACING_TRACK_EVENT);
+    begin(t, &w, &pkt, TRACEC_BUFFER_TRACING_TRACK_EVENT, SEQ_NEEDS);
     put_packet_header(&pkt, ts);
     perfetto_protos_TracePacket_begin_track_event(&pkt, &ev);
     switch (type->kind) {
@@ -548,7 +584,7 @@ int tracec_i_te_open(tracec_te_packet *p, tracec_te_category *cat, const char *n
         p->i_name_iid = iid_of(t, name, K_NAME);
         p->i_cat_iid = iid_of(t, cat, K_CAT);
     }
-    begin(t, &p->w, &p->pkt, TRACEC_BUFFER_TRACING_TRACK_EVENT);
+    begin(t, &p->w, &p->pkt, TRACEC_BUFFER_TRACING_TRACK_EVENT, SEQ_NEEDS);
     put_packet_header(&p->pkt, now_ns());
     p->i_thread = t;
     p->i_name = name;
@@ -638,7 +674,7 @@ static tracec_status_t write_process_track(te_thread *t, const char *process_nam
         }
         process_name = comm;
     }
-    begin(t, &w, &pkt, TRACEC_BUFFER_TRACING_TRACK_DESCRIPTOR);
+    begin(t, &w, &pkt, TRACEC_BUFFER_TRACING_TRACK_DESCRIPTOR, 0);
     perfetto_protos_TracePacket_begin_track_descriptor(&pkt, &td);
     perfetto_protos_TrackDescriptor_set_uuid(&td, tracec_te_process_track_uuid());
     perfetto_protos_TrackDescriptor_begin_process(&td, &pd);
@@ -657,7 +693,7 @@ static tracec_status_t write_clock_snapshot(te_thread *t) {
     tracec_writer w;
     perfetto_protos_TracePacket pkt;
     perfetto_protos_ClockSnapshot cs;
-    begin(t, &w, &pkt, TRACEC_BUFFER_TRACING_TRACK_DESCRIPTOR); /* durable: clocks outlive a wrap */
+    begin(t, &w, &pkt, TRACEC_BUFFER_TRACING_TRACK_DESCRIPTOR, 0); /* durable: clocks outlive a wrap */
     perfetto_protos_TracePacket_begin_clock_snapshot(&pkt, &cs);
     for (size_t i = 0; i < sizeof clocks / sizeof clocks[0]; i++) {
         perfetto_protos_ClockSnapshot_Clock c;
@@ -682,7 +718,7 @@ tracec_status_t tracec_i_te_write_session_packets(int durable, const char *proce
             tracec_writer w;
             perfetto_protos_TracePacket pkt;
             if (is_own_schema(d)) continue;
-            begin(t, &w, &pkt, TRACEC_BUFFER_TRACING_EXTENSION_DESCRIPTOR);
+            begin(t, &w, &pkt, TRACEC_BUFFER_TRACING_EXTENSION_DESCRIPTOR, 0);
             tracec_write_extension_descriptor(&pkt.msg, d);
             if (!end(t, &w, &pkt) && st == TRACEC_STATUS_SUCCESS) st = TRACEC_STATUS_BUFFER_FULL;
         }
