@@ -374,11 +374,9 @@ static inline TRACEC_I_ALWAYS_INLINE void put_value(perfetto_protos_DebugAnnotat
     case TRACEC_I_TE_ARG_UINT: perfetto_protos_DebugAnnotation_set_uint_value(da, a->v.u); break;
     case TRACEC_I_TE_ARG_DOUBLE: perfetto_protos_DebugAnnotation_set_double_value(da, a->v.d); break;
     case TRACEC_I_TE_ARG_BOOL: perfetto_protos_DebugAnnotation_set_bool_value(da, a->v.u != 0); break;
-    case TRACEC_I_TE_ARG_STRING:
-        perfetto_protos_DebugAnnotation_set_cstr_string_value(da, a->v.s ? a->v.s : "(null)");
-        break;
+    case TRACEC_I_TE_ARG_STRING: perfetto_protos_DebugAnnotation_set_cstr_string_value(da, a->v.s); break;
     case TRACEC_I_TE_ARG_POINTER: perfetto_protos_DebugAnnotation_set_pointer_value(da, a->v.u); break;
-    default: perfetto_protos_DebugAnnotation_set_cstr_legacy_json_value(da, a->v.s ? a->v.s : "null"); break;
+    default: perfetto_protos_DebugAnnotation_set_cstr_legacy_json_value(da, a->v.s); break;
     }
 }
 
@@ -524,13 +522,15 @@ void tracec_i_te_emit(tracec_te_category *cat, const tracec_te_arg *a, size_t n)
     ns.depth = 0;
     for (size_t i = 0; i < n; i++) {
         switch (a[i].kind) {
+        case TRACEC_I_TE_ARG_STRING:
+        case TRACEC_I_TE_ARG_JSON:
+            if (a[i].v.s == NULL) break; /* no value: the annotation is left out (documented) */
+            /* fall through */
         case TRACEC_I_TE_ARG_INT:
         case TRACEC_I_TE_ARG_UINT:
         case TRACEC_I_TE_ARG_DOUBLE:
         case TRACEC_I_TE_ARG_BOOL:
-        case TRACEC_I_TE_ARG_STRING:
         case TRACEC_I_TE_ARG_POINTER:
-        case TRACEC_I_TE_ARG_JSON:
             put_value(open_annotation(&ev, &ns, &a[i], iid[i]), &a[i]);
             close_annotation(&ev, &ns);
             break;
