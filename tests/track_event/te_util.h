@@ -35,4 +35,15 @@ char *te_tp_bad_stats(const char *trace);
 /* The line `key<TAB>value` of a check_trace.py summary: the value (malloc'd), or NULL. */
 char *te_summary(const char *summary, const char *key);
 
+/* The value of `key` in a check_trace.py summary as a number (0 when absent). */
+long te_summary_long(const char *summary, const char *key);
+
+/*
+ * Whether the trace processor shows exactly the events check_trace.py's
+ * `summary` counts in `trace`: each slice begin and instant a slice row,
+ * each counter event a counter row.  NULL when it does (or the trace
+ * processor is absent), else both sides (malloc'd).
+ */
+char *te_tp_shown_mismatch(const char *trace, const char *summary);
+
 #endif

@@ -209,8 +209,8 @@ static inline TRACEC_I_ALWAYS_INLINE bool end(te_thread *t, tracec_writer *w, pe
         return true;
     }
     if ((st == TRACEC_STATUS_BUFFER_FULL || st == TRACEC_STATUS_WOULD_DEADLOCK || st == TRACEC_STATUS_OUT_OF_MEMORY) &&
-        __atomic_load_n(&tracec_i_te_in_order, __ATOMIC_RELAXED)) {
-        t->dropped = 1;
+        __atomic_load_n(&tracec_i_te_in_order, __ATOMIC_RELAXED) && !t->dropped) {
+        t->dropped = 1; /* until a packet lands nothing enters the dictionary: forgetting once is enough */
         forget_names(t);
     }
     return false;
