@@ -190,20 +190,24 @@ static void reset_sequence(te_thread *t) {
 
 /* ---- packets ------------------------------------------------------------------ */
 
-/* Opens a packet of the sequence with `flags` (SEQ_*), plus the marks of a loss since the last packet. */
-static inline TRACEC_I_ALWAYS_INLINE void begin(te_thread *t, tracec_writer *w, perfetto_protos_TracePacket *pkt, uint32_t kind,
-                                                uint32_t flags) {
+static inline TRACEC_I_ALWAYS_INLINE void begin(te_thread *t, tracec_writer *w, perfetto_protos_TracePacket *pkt, uint32_t kind) {
     tracec_buffer_begin_packet(&t->bw, w, TRACEC_BUFFER_CATEGORY_TRACING, kind, &pkt->msg);
     perfetto_protos_TracePacket_set_trusted_packet_sequence_id(pkt, t->seq);
-    if (TRACEC_I_UNLIKELY(t->dropped)) {
-        perfetto_protos_TracePacket_set_previous_packet_dropped(pkt, true);
-        flags |= SEQ_CLEARED; /* the dictionary was emptied when the packet was lost */
-    }
-    if (flags != 0) perfetto_protos_TracePacket_set_sequence_flags(pkt, flags);
 }
 
+/*
+ * Closes a packet.  The first one after a loss also says so and clears the
+ * state (the dictionary was emptied when the packet was lost): written
+ * last, its sequence_flags win over the ones the packet set (a scalar's
+ * last occurrence is its value), so the common path costs one branch.
+ */
 static inline TRACEC_I_ALWAYS_INLINE bool end(te_thread *t, tracec_writer *w, perfetto_protos_TracePacket *pkt) {
-    tracec_status_t st = tracec_buffer_end_packet(&t->bw, w, &pkt->msg);
+    tracec_status_t st;
+    if (TRACEC_I_UNLIKELY(t->dropped)) {
+        perfetto_protos_TracePacket_set_previous_packet_dropped(pkt, true);
+        perfetto_protos_TracePacket_set_sequence_flags(pkt, SEQ_CLEARED | SEQ_NEEDS);
+    }
+    st = tracec_buffer_end_packet(&t->bw, w, &pkt->msg);
     if (st == TRACEC_STATUS_SUCCESS) {
         t->dropped = 0;
         return true;
@@ -223,7 +227,8 @@ static bool write_thread_header(te_thread *t) {
     perfetto_protos_ThreadDescriptor th;
     char name[32] = "";
     (void)pthread_getname_np(pthread_self(), name, sizeof name);
-    begin(t, &w, &pkt, TRACEC_BUFFER_TRACING_TRACK_DESCRIPTOR, SEQ_CLEARED);
+    begin(t, &w, &pkt, TRACEC_BUFFER_TRACING_TRACK_DESCRIPTOR);
+    perfetto_protos_TracePacket_set_sequence_flags(&pkt, SEQ_CLEARED);
     perfetto_protos_TracePacket_set_first_packet_on_sequence(&pkt, true);
     perfetto_protos_TracePacket_begin_track_descriptor(&pkt, &td);
     perfetto_protos_TrackDescriptor_set_uuid(&td, thread_uuid(t));
@@ -303,7 +308,8 @@ static void intern_pending(te_thread *t, pending *p, size_t np) {
     perfetto_protos_TracePacket pkt;
     perfetto_protos_InternedData id;
     if (np == 0) return;
-    begin(t, &w, &pkt, TRACEC_BUFFER_TRACING_INTERNED_DATA, SEQ_NEEDS);
+    begin(t, &w, &pkt, TRACEC_BUFFER_TRACING_INTERNED_DATA);
+    perfetto_protos_TracePacket_set_sequence_flags(&pkt, SEQ_NEEDS);
     perfetto_protos_TracePacket_begin_interned_data(&pkt, &id);
     for (size_t i = 0; i < np; i++) {
         p[i].iid = t->next_iid + i;
@@ -337,7 +343,7 @@ static bool write_track_descriptor(te_thread *t, uint64_t uuid, const char *name
     tracec_writer w;
     perfetto_protos_TracePacket pkt;
     perfetto_protos_TrackDescriptor td;
-    begin(t, &w, &pkt, TRACEC_BUFFER_TRACING_TRACK_DESCRIPTOR, 0);
+    begin(t, &w, &pkt, TRACEC_BUFFER_TRACING_TRACK_DESCRIPTOR);
     perfetto_protos_TracePacket_begin_track_descriptor(&pkt, &td);
     perfetto_protos_TrackDescriptor_set_uuid(&td, uuid);
     perfetto_protos_TrackDescriptor_set_parent_uuid(&td, tracec_te_process_track_uuid());
@@ -365,6 +371,7 @@ static uint64_t counter_track(te_thread *t, const char *name) {
 static inline TRACEC_I_ALWAYS_INLINE void put_packet_header(perfetto_protos_TracePacket *pkt, uint64_t ts) {
     perfetto_protos_TracePacket_set_timestamp(pkt, ts);
     if (tracec_i_te_clock_id != 6u) perfetto_protos_TracePacket_set_timestamp_clock_id(pkt, tracec_i_te_clock_id);
+    perfetto_protos_TracePacket_set_sequence_flags(pkt, SEQ_NEEDS);
 }
 
 /* The value of a leaf annotation. */
@@ -492,7 +499,7 @@ void tracec_i_te_emit(tracec_te_category *cat, const tracec_te_arg *a, size_t n)
     tracec_writer w;
     perfetto_protos_TracePacket pkt;
     perfetto_protos_TrackEvent ev;
-    begin(t, &w, &pkt, TRACEC_BUFFER_TRACING_TRACK_EVENT, SEQ_NEEDS);
+    begin(t, &w, &pkt, TRACEC_BUFFER_TRACING_TRACK_EVENT);
     put_packet_header(&pkt, ts);
     perfetto_protos_TracePacket_begin_track_event(&pkt, &ev);
     switch (type->kind) {
@@ -584,7 +591,7 @@ int tracec_i_te_open(tracec_te_packet *p, tracec_te_category *cat, const char *n
         p->i_name_iid = iid_of(t, name, K_NAME);
         p->i_cat_iid = iid_of(t, cat, K_CAT);
     }
-    begin(t, &p->w, &p->pkt, TRACEC_BUFFER_TRACING_TRACK_EVENT, SEQ_NEEDS);
+    begin(t, &p->w, &p->pkt, TRACEC_BUFFER_TRACING_TRACK_EVENT);
     put_packet_header(&p->pkt, now_ns());
     p->i_thread = t;
     p->i_name = name;
@@ -674,7 +681,7 @@ static tracec_status_t write_process_track(te_thread *t, const char *process_nam
         }
         process_name = comm;
     }
-    begin(t, &w, &pkt, TRACEC_BUFFER_TRACING_TRACK_DESCRIPTOR, 0);
+    begin(t, &w, &pkt, TRACEC_BUFFER_TRACING_TRACK_DESCRIPTOR);
     perfetto_protos_TracePacket_begin_track_descriptor(&pkt, &td);
     perfetto_protos_TrackDescriptor_set_uuid(&td, tracec_te_process_track_uuid());
     perfetto_protos_TrackDescriptor_begin_process(&td, &pd);
@@ -693,7 +700,7 @@ static tracec_status_t write_clock_snapshot(te_thread *t) {
     tracec_writer w;
     perfetto_protos_TracePacket pkt;
     perfetto_protos_ClockSnapshot cs;
-    begin(t, &w, &pkt, TRACEC_BUFFER_TRACING_TRACK_DESCRIPTOR, 0); /* durable: clocks outlive a wrap */
+    begin(t, &w, &pkt, TRACEC_BUFFER_TRACING_TRACK_DESCRIPTOR); /* durable: clocks outlive a wrap */
     perfetto_protos_TracePacket_begin_clock_snapshot(&pkt, &cs);
     for (size_t i = 0; i < sizeof clocks / sizeof clocks[0]; i++) {
         perfetto_protos_ClockSnapshot_Clock c;
@@ -718,7 +725,7 @@ tracec_status_t tracec_i_te_write_session_packets(int durable, const char *proce
             tracec_writer w;
             perfetto_protos_TracePacket pkt;
             if (is_own_schema(d)) continue;
-            begin(t, &w, &pkt, TRACEC_BUFFER_TRACING_EXTENSION_DESCRIPTOR, 0);
+            begin(t, &w, &pkt, TRACEC_BUFFER_TRACING_EXTENSION_DESCRIPTOR);
             tracec_write_extension_descriptor(&pkt.msg, d);
             if (!end(t, &w, &pkt) && st == TRACEC_STATUS_SUCCESS) st = TRACEC_STATUS_BUFFER_FULL;
         }
