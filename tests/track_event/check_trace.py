@@ -17,6 +17,10 @@ Invariants:
   * every iid used (name_iid, category_iids, debug annotation name_iid) is
     defined earlier on the same sequence, and the packet that uses it sets
     SEQ_NEEDS_INCREMENTAL_STATE;
+  * as Perfetto's reader does, a packet with previous_packet_dropped and
+    without SEQ_INCREMENTAL_STATE_CLEARED makes the sequence's state invalid
+    until a packet sets CLEARED: no packet may carry interned_data or set
+    SEQ_NEEDS_INCREMENTAL_STATE meanwhile (the reader would skip it);
   * every track_uuid used has a TrackDescriptor somewhere in the trace, and
     counter events are on tracks whose descriptor has `counter`;
   * per track, slice ends never outnumber begins (and, unless
@@ -55,6 +59,7 @@ def main():
     dropped = 0
     ext = {}
     clocks = set()
+    invalid = set()  # sequences whose incremental state the reader holds invalid
     for i, p in enumerate(trace.packet):
         if p.HasField("track_descriptor"):
             tracks[p.track_descriptor.uuid] = p.track_descriptor.HasField("counter")
@@ -70,6 +75,11 @@ def main():
         st = seqs.get(seq)
         if flags & 1 and st is not None:
             st["names"].clear(), st["cats"].clear(), st["dbg"].clear()
+            invalid.discard(seq)
+        elif p.previous_packet_dropped and seq:
+            invalid.add(seq)
+        if seq in invalid and (flags & 2 or p.HasField("interned_data")):
+            problems.append("packet %d: sequence %d lost a packet and was not cleared since: the reader skips this" % (i, seq))
         if p.HasField("interned_data"):
             d = p.interned_data
             for e in d.event_names:

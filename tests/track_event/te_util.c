@@ -103,7 +103,8 @@ char *te_tp_bad_stats(const char *trace) {
     char *out;
     if (!te_tp(trace,
                "select name, idx, severity, source, value from stats "
-               "where value > 0 and severity in ('error', 'data_loss');",
+               "where value > 0 and (severity in ('error', 'data_loss') "
+               "or name like '%incremental_state_invalid%' or name like '%skipped%');",
                &out))
         return strdup("");
     /* drop the header line */
@@ -122,4 +123,28 @@ char *te_summary(const char *summary, const char *key) {
         }
     }
     return NULL;
+}
+
+long te_summary_long(const char *summary, const char *key) {
+    char *v = te_summary(summary, key);
+    long n = v ? atol(v) : 0;
+    free(v);
+    return n;
+}
+
+char *te_tp_shown_mismatch(const char *trace, const char *summary) {
+    char want[128], *out, *msg = NULL;
+    if (!te_tp(trace, "select (select count(*) from slice) as slices, (select count(*) from counter) as counters;",
+               &out))
+        return NULL;
+    snprintf(want, sizeof want, "\"slices\",\"counters\"\n%ld,%ld\n",
+             te_summary_long(summary, "events:TYPE_SLICE_BEGIN") + te_summary_long(summary, "events:TYPE_INSTANT"),
+             te_summary_long(summary, "events:TYPE_COUNTER"));
+    if (out == NULL || strcmp(out, want) != 0) {
+        size_t n = strlen(want) + (out ? strlen(out) : 0) + 64;
+        msg = malloc(n);
+        if (msg) snprintf(msg, n, "the trace processor shows\n%sthe file holds\n%s", out ? out : "", want);
+    }
+    free(out);
+    return msg;
 }

@@ -25,10 +25,25 @@ int te_check(const char *trace, const char *flags, char **out);
  */
 int te_tp(const char *trace, const char *sql, char **out);
 
-/* The rows of the `stats` table that are errors or data losses (empty when none). */
+/*
+ * The rows of the `stats` table (value > 0) that are errors or data losses,
+ * or whose name says events were skipped or a sequence's incremental state
+ * was invalid (notices, but events the reader did not show); empty when none.
+ */
 char *te_tp_bad_stats(const char *trace);
 
 /* The line `key<TAB>value` of a check_trace.py summary: the value (malloc'd), or NULL. */
 char *te_summary(const char *summary, const char *key);
+
+/* The value of `key` in a check_trace.py summary as a number (0 when absent). */
+long te_summary_long(const char *summary, const char *key);
+
+/*
+ * Whether the trace processor shows exactly the events check_trace.py's
+ * `summary` counts in `trace`: each slice begin and instant a slice row,
+ * each counter event a counter row.  NULL when it does (or the trace
+ * processor is absent), else both sides (malloc'd).
+ */
+char *te_tp_shown_mismatch(const char *trace, const char *summary);
 
 #endif

@@ -123,7 +123,11 @@ typedef struct tracec_te_arg {
 #define TRACEC_TE_COUNTER_INT(name, value) {TRACEC_I_TE_COUNTER_INT, "" name "", {.i = (int64_t)(value)}}
 #define TRACEC_TE_COUNTER_DOUBLE(name, value) {TRACEC_I_TE_COUNTER_DOUBLE, "" name "", {.d = (double)(value)}}
 
-/* Debug annotations (shown as debug.<key> args); keys are string literals. */
+/*
+ * Debug annotations (shown as debug.<key> args); keys are string literals.
+ * A NULL STRING or JSON value leaves its annotation out (the rest of the
+ * event is written).
+ */
 #define TRACEC_TE_ARG_INT(key, value) {TRACEC_I_TE_ARG_INT, "" key "", {.i = (int64_t)(value)}}
 #define TRACEC_TE_ARG_UINT(key, value) {TRACEC_I_TE_ARG_UINT, "" key "", {.u = (uint64_t)(value)}}
 #define TRACEC_TE_ARG_DOUBLE(key, value) {TRACEC_I_TE_ARG_DOUBLE, "" key "", {.d = (double)(value)}}

@@ -150,6 +150,9 @@ tracec_status_t tracec_session_start(const tracec_session_config *config, tracec
         if ((st = tracec_register_category(s->ctx, &c->c)) != TRACEC_STATUS_SUCCESS) goto fail;
     tracec_i_te_clock_id = config->clock_id ? config->clock_id : 6u;
     tracec_i_te_clk = (int)clock_of(tracec_i_te_clock_id);
+    __atomic_store_n(&tracec_i_te_in_order,
+                     config->mode != TRACEC_BUFFERING_MODE_ONESHOT && config->mode != TRACEC_BUFFERING_MODE_CIRCULAR,
+                     __ATOMIC_RELAXED);
     __atomic_store_n(&tracec_i_te_buf, s->buf.handle, __ATOMIC_RELEASE);
     __atomic_store_n(&tracec_i_te_gen, ++g_gen, __ATOMIC_RELEASE);
     if ((st = tracec_start_context(s->ctx)) != TRACEC_STATUS_SUCCESS) goto fail;

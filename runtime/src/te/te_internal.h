@@ -17,6 +17,12 @@ extern uint64_t tracec_i_te_buf;
 extern uint32_t tracec_i_te_clock_id;
 extern int tracec_i_te_clk; /* clockid_t */
 /*
+ * 1 when the session's buffer delivers packets in the order they are
+ * written (STREAMING): a lost packet then restarts the sequence's
+ * incremental state (see track_event.c).  0 for ONESHOT and CIRCULAR.
+ */
+extern int tracec_i_te_in_order;
+/*
  * Bumped whenever the buffer's epoch may have changed (a resume, a fork
  * child), so producers read the epoch only then: one load per event.
  */

@@ -17,6 +17,19 @@
  * the buffer's epoch changes (CLEAR_ENTIRE) the thread starts a new
  * sequence.  A name whose interning packet was refused (durable part full)
  * is written inline instead, never as a dangling iid.
+ *
+ * A lost packet (STREAMING: the buffer refused it) starts the incremental
+ * state again, as Perfetto's SDK does: the reader holds a sequence's state
+ * invalid after previous_packet_dropped until SEQ_INCREMENTAL_STATE_CLEARED,
+ * and skips every packet that needs it meanwhile.  So the dictionary's
+ * names are forgotten and the next packet of the sequence, whatever it is,
+ * says both (previous_packet_dropped, CLEARED); names are interned again
+ * from there.  Counter tracks are kept: a TrackDescriptor is not sequence
+ * state.  ONESHOT and CIRCULAR deliver their durable part (all interning)
+ * before the events: a loss there leaves every delivered iid valid, and a
+ * CLEARED written after it would be read before the earlier events and
+ * unresolve their iids, so those modes neither clear nor flag the loss (the
+ * buffer's statistics count it).
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -66,7 +79,7 @@ typedef struct te_thread {
     uint64_t hint;  /* tracec_i_te_epoch_hint when the epoch was last read */
     uint32_t seq;
     uint32_t need_header;
-    uint32_t dropped; /* a packet of this sequence was dropped: the next one says so */
+    uint32_t dropped; /* a packet was lost (STREAMING): the next one says so and clears the state */
     uint32_t in_event;
     uint32_t used;
     uint64_t next_iid;
@@ -82,6 +95,7 @@ static uint32_t g_next_seq = 1;
 uint64_t tracec_i_te_gen;
 uint64_t tracec_i_te_epoch_hint;
 uint64_t tracec_i_te_buf;
+int tracec_i_te_in_order;
 uint32_t tracec_i_te_clock_id = 6;
 int tracec_i_te_clk = CLOCK_BOOTTIME;
 
@@ -147,6 +161,22 @@ static void insert(te_thread *t, const void *key, uint32_t kind, uint64_t val) {
     t->used++;
 }
 
+/*
+ * After a lost packet: the names go (the next packet sets CLEARED), the
+ * counter tracks stay (their descriptors were delivered, and tracks are
+ * not sequence state).
+ */
+static void forget_names(te_thread *t) {
+    entry keep[TABLE_SIZE];
+    uint32_t nk = 0;
+    for (uint32_t i = 0; i < TABLE_SIZE; i++)
+        if (t->table[i].key != NULL && t->table[i].kind == K_CTRACK) keep[nk++] = t->table[i];
+    memset(t->table, 0, sizeof t->table);
+    t->used = 0;
+    t->next_iid = 1;
+    for (uint32_t i = 0; i < nk; i++) insert(t, keep[i].key, keep[i].kind, keep[i].val);
+}
+
 static void reset_sequence(te_thread *t) {
     memset(t->table, 0, sizeof t->table);
     t->used = 0;
@@ -163,17 +193,30 @@ static void reset_sequence(te_thread *t) {
 static inline TRACEC_I_ALWAYS_INLINE void begin(te_thread *t, tracec_writer *w, perfetto_protos_TracePacket *pkt, uint32_t kind) {
     tracec_buffer_begin_packet(&t->bw, w, TRACEC_BUFFER_CATEGORY_TRACING, kind, &pkt->msg);
     perfetto_protos_TracePacket_set_trusted_packet_sequence_id(pkt, t->seq);
-    if (t->dropped) perfetto_protos_TracePacket_set_previous_packet_dropped(pkt, true);
 }
 
+/*
+ * Closes a packet.  The first one after a loss also says so and clears the
+ * state (the dictionary was emptied when the packet was lost): written
+ * last, its sequence_flags win over the ones the packet set (a scalar's
+ * last occurrence is its value), so the common path costs one branch.
+ */
 static inline TRACEC_I_ALWAYS_INLINE bool end(te_thread *t, tracec_writer *w, perfetto_protos_TracePacket *pkt) {
-    tracec_status_t st = tracec_buffer_end_packet(&t->bw, w, &pkt->msg);
+    tracec_status_t st;
+    if (TRACEC_I_UNLIKELY(t->dropped)) {
+        perfetto_protos_TracePacket_set_previous_packet_dropped(pkt, true);
+        perfetto_protos_TracePacket_set_sequence_flags(pkt, SEQ_CLEARED | SEQ_NEEDS);
+    }
+    st = tracec_buffer_end_packet(&t->bw, w, &pkt->msg);
     if (st == TRACEC_STATUS_SUCCESS) {
         t->dropped = 0;
         return true;
     }
-    if (st == TRACEC_STATUS_BUFFER_FULL || st == TRACEC_STATUS_WOULD_DEADLOCK || st == TRACEC_STATUS_OUT_OF_MEMORY)
-        t->dropped = 1;
+    if ((st == TRACEC_STATUS_BUFFER_FULL || st == TRACEC_STATUS_WOULD_DEADLOCK || st == TRACEC_STATUS_OUT_OF_MEMORY) &&
+        __atomic_load_n(&tracec_i_te_in_order, __ATOMIC_RELAXED) && !t->dropped) {
+        t->dropped = 1; /* until a packet lands nothing enters the dictionary: forgetting once is enough */
+        forget_names(t);
+    }
     return false;
 }
 
@@ -338,11 +381,9 @@ static inline TRACEC_I_ALWAYS_INLINE void put_value(perfetto_protos_DebugAnnotat
     case TRACEC_I_TE_ARG_UINT: perfetto_protos_DebugAnnotation_set_uint_value(da, a->v.u); break;
     case TRACEC_I_TE_ARG_DOUBLE: perfetto_protos_DebugAnnotation_set_double_value(da, a->v.d); break;
     case TRACEC_I_TE_ARG_BOOL: perfetto_protos_DebugAnnotation_set_bool_value(da, a->v.u != 0); break;
-    case TRACEC_I_TE_ARG_STRING:
-        perfetto_protos_DebugAnnotation_set_cstr_string_value(da, a->v.s ? a->v.s : "(null)");
-        break;
+    case TRACEC_I_TE_ARG_STRING: perfetto_protos_DebugAnnotation_set_cstr_string_value(da, a->v.s); break;
     case TRACEC_I_TE_ARG_POINTER: perfetto_protos_DebugAnnotation_set_pointer_value(da, a->v.u); break;
-    default: perfetto_protos_DebugAnnotation_set_cstr_legacy_json_value(da, a->v.s ? a->v.s : "null"); break;
+    default: perfetto_protos_DebugAnnotation_set_cstr_legacy_json_value(da, a->v.s); break;
     }
 }
 
@@ -448,8 +489,8 @@ void tracec_i_te_emit(tracec_te_category *cat, const tracec_te_arg *a, size_t n)
     }
     if (TRACEC_I_UNLIKELY(np != 0)) {
         intern_pending(t, p, np);
-        for (size_t i = 0; i < n; i++)
-            if (a[i].name != NULL && iid[i] == 0)
+        for (size_t i = 0; i < n; i++) /* all of them: a lost packet forgets the names looked up before */
+            if (a[i].name != NULL)
                 iid[i] = iid_of(t, a[i].name, &a[i] == type ? (uint32_t)K_NAME : (uint32_t)K_DBG);
         if (named) cat_iid = iid_of(t, cat, K_CAT);
     }
@@ -488,13 +529,15 @@ void tracec_i_te_emit(tracec_te_category *cat, const tracec_te_arg *a, size_t n)
     ns.depth = 0;
     for (size_t i = 0; i < n; i++) {
         switch (a[i].kind) {
+        case TRACEC_I_TE_ARG_STRING:
+        case TRACEC_I_TE_ARG_JSON:
+            if (a[i].v.s == NULL) break; /* no value: the annotation is left out (documented) */
+            /* fall through */
         case TRACEC_I_TE_ARG_INT:
         case TRACEC_I_TE_ARG_UINT:
         case TRACEC_I_TE_ARG_DOUBLE:
         case TRACEC_I_TE_ARG_BOOL:
-        case TRACEC_I_TE_ARG_STRING:
         case TRACEC_I_TE_ARG_POINTER:
-        case TRACEC_I_TE_ARG_JSON:
             put_value(open_annotation(&ev, &ns, &a[i], iid[i]), &a[i]);
             close_annotation(&ev, &ns);
             break;
