@@ -25,6 +25,9 @@ typedef struct worker_arg {
     char name[16];
     int iters;
     volatile int *stop; /* NULL: run `iters` times */
+    pthread_barrier_t *settle; /* not NULL: at the end, wait twice (the lead flushes the buffer between), then one
+                                  more event, so a thread whose last packets were dropped still writes the packet
+                                  that says so */
 } worker_arg;
 
 static void *worker(void *p) {
@@ -35,6 +38,11 @@ static void *worker(void *p) {
         TRACEC_INSTANT(t, "tick");
         TRACEC_COUNTER(t, "progress", i);
         TRACEC_SLICE_END(t);
+    }
+    if (w->settle != NULL) {
+        pthread_barrier_wait(w->settle); /* every writer is done */
+        pthread_barrier_wait(w->settle); /* the buffer is delivered: room for everyone's last event */
+        TRACEC_INSTANT(t, "tick");
     }
     return NULL;
 }
@@ -59,6 +67,7 @@ Test(te_threads, long_and_short_lived_threads_each_get_a_sequence) {
         snprintf(la[i].name, sizeof la[i].name, "long%d", i);
         la[i].iters = LONG_ITERS;
         la[i].stop = NULL;
+        la[i].settle = NULL;
         cr_assert_eq(pthread_create(&lt[i], NULL, worker, &la[i]), 0);
     }
     for (int i = 0; i < SHORT_THREADS; i += 2) { /* two at a time, each exits while the session runs */
@@ -66,6 +75,7 @@ Test(te_threads, long_and_short_lived_threads_each_get_a_sequence) {
             snprintf(sa[j].name, sizeof sa[j].name, "short%d", j);
             sa[j].iters = SHORT_ITERS;
             sa[j].stop = NULL;
+            sa[j].settle = NULL;
             cr_assert_eq(pthread_create(&st[j], NULL, worker, &sa[j]), 0);
         }
         for (int j = i; j < i + 2; j++) pthread_join(st[j], NULL);
@@ -114,6 +124,7 @@ Test(te_threads, stop_while_threads_write) {
     for (int i = 0; i < LONG_THREADS; i++) {
         snprintf(wa[i].name, sizeof wa[i].name, "racer%d", i);
         wa[i].stop = &stop;
+        wa[i].settle = NULL;
         cr_assert_eq(pthread_create(&th[i], NULL, worker, &wa[i]), 0);
     }
     struct timespec ts = {0, 20 * 1000 * 1000};
@@ -150,16 +161,25 @@ static void lossy_run(const char *file, tracec_buffering_mode_t mode, tracec_buf
     cfg.policy = policy;
     cfg.buffer_size = size;
     cfg.durable_size = durable;
+    pthread_barrier_t settle;
+    if (flagged) pthread_barrier_init(&settle, NULL, LONG_THREADS + 1);
     cr_assert_eq(tracec_session_start(&cfg, &s), TRACEC_STATUS_SUCCESS);
     for (int done = 0; done < threads; done += LONG_THREADS) { /* LONG_THREADS at a time */
         for (int i = 0; i < LONG_THREADS; i++) {
             snprintf(wa[i].name, sizeof wa[i].name, "lossy%d", done + i);
             wa[i].iters = iters;
             wa[i].stop = NULL;
+            wa[i].settle = flagged ? &settle : NULL;
             cr_assert_eq(pthread_create(&th[i], NULL, worker, &wa[i]), 0);
+        }
+        if (flagged) {
+            pthread_barrier_wait(&settle);
+            cr_assert_eq(tracec_flush_buffer(tracec_session_buffer(s)), TRACEC_STATUS_SUCCESS);
+            pthread_barrier_wait(&settle);
         }
         for (int i = 0; i < LONG_THREADS; i++) pthread_join(th[i], NULL);
     }
+    if (flagged) pthread_barrier_destroy(&settle);
     tracec_buffer_stats_t bs;
     cr_assert_eq(tracec_query_buffer_stats(tracec_session_buffer(s), &bs), TRACEC_STATUS_SUCCESS);
     cr_assert_gt(bs.dropped, 0u, "%s: packets were lost", file);
