@@ -514,3 +514,60 @@ Test(cli, same_name_different_definition_is_reported) {
     tt_buf_free(&out);
     tt_buf_free(&err);
 }
+
+/* A DebugAnnotation nested `depth` deep in one track event of one packet (field numbers by hand). */
+static void deep_trace(tt_buf *b, int depth) {
+    static const unsigned wrap[] = {4, 11, 1}; /* debug_annotations, track_event, packet */
+    b->data = NULL;
+    b->size = 0;
+    for (int i = 0; i < depth + 3; i++) {
+        unsigned number = i < depth ? 11 : wrap[i - depth]; /* DebugAnnotation.dict_entries */
+        uint8_t hdr[16];
+        size_t h = 0;
+        uint64_t v = (uint64_t)number << 3 | 2;
+        for (; v >= 0x80; v >>= 7) hdr[h++] = (uint8_t)(v | 0x80);
+        hdr[h++] = (uint8_t)v;
+        for (v = b->size; v >= 0x80; v >>= 7) hdr[h++] = (uint8_t)(v | 0x80);
+        hdr[h++] = (uint8_t)v;
+        char *nb = malloc(b->size + h + 1);
+        cr_assert(nb);
+        memcpy(nb, hdr, h);
+        if (b->size) memcpy(nb + h, b->data, b->size);
+        free(b->data);
+        b->data = nb;
+        b->size += h;
+    }
+}
+
+/* Issue 11: --max-depth 30010 on 30000 nested dict_entries crashed decode and args (exit 139). */
+Test(cli, max_depth_is_capped_for_the_decoders) {
+    tt_buf deep = {0};
+    deep_trace(&deep, 30000);
+    put("deep.pftrace", deep.data, deep.size);
+    put("e.textproto", sample, strlen(sample));
+    const char *above[] = {"decode --max-depth 30010 deep.pftrace", "args --max-depth 30010 deep.pftrace",
+                           "decode --max-depth 1001 deep.pftrace", "args --max-depth=1001 deep.pftrace",
+                           "decode --type perfetto.protos.DebugAnnotation --max-depth 20000 deep.pftrace",
+                           "diff --max-depth 1001 e.textproto deep.pftrace"};
+    for (size_t i = 0; i < sizeof above / sizeof *above; i++) {
+        tt_buf err = {0};
+        cr_expect_eq(run(above[i], NULL, 0, NULL, &err), 2, "tracec %s: %s", above[i], err.data);
+        cr_expect(strstr(err.data, "is above the limit of 1000"), "tracec %s: %s", above[i], err.data);
+        tt_buf_free(&err);
+    }
+    /* At the cap: a clean error at level 1001. */
+    const char *at[] = {"decode --max-depth 1000 deep.pftrace", "args --max-depth 1000 deep.pftrace",
+                        "diff --max-depth 1000 e.textproto deep.pftrace"};
+    for (size_t i = 0; i < sizeof at / sizeof *at; i++) {
+        tt_buf err = {0};
+        cr_expect_eq(run(at[i], NULL, 0, NULL, &err), 3, "tracec %s: %s", at[i], err.data);
+        cr_expect(strstr(err.data, "nested deeper than the limit"), "tracec %s: %s", at[i], err.data);
+        tt_buf_free(&err);
+    }
+    /* encode does not recurse: it keeps its range (and its own clean error). */
+    tt_buf out = {0}, err = {0};
+    cr_expect_eq(run("encode --max-depth 30010 e.textproto", NULL, 0, &out, &err), 0, "%s", err.data);
+    tt_buf_free(&out);
+    tt_buf_free(&err);
+    tt_buf_free(&deep);
+}

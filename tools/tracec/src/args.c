@@ -791,6 +791,11 @@ tracec_status_t tracec_args_visit(tracec_pool *pool, const void *trace, size_t s
     if (!o.file_name) o.file_name = "<input>";
     if (o.max_depth <= 0) o.max_depth = 100;
     if (err) err->msg[0] = 0;
+    if (o.max_depth > TRACEC_DECODE_MAX_DEPTH_LIMIT) {
+        tracec_i_set_error(err, "tracec_args_visit: max_depth %d is above the limit of %d", o.max_depth,
+                           TRACEC_DECODE_MAX_DEPTH_LIMIT);
+        return TRACEC_STATUS_INVALID_ARGUMENT;
+    }
     if (stats) memset(stats, 0, sizeof *stats);
     if (!pool || !fn || (!trace && size)) {
         tracec_i_set_error(err, "tracec_args_visit: invalid argument");

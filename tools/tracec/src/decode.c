@@ -911,6 +911,11 @@ tracec_status_t tracec_decode_text(tracec_pool *pool, const void *data, size_t s
     if (!o.file_name) o.file_name = "<input>";
     if (o.max_depth <= 0) o.max_depth = 100;
     if (err) err->msg[0] = 0;
+    if (o.max_depth > TRACEC_DECODE_MAX_DEPTH_LIMIT) {
+        tracec_i_set_error(err, "tracec_decode_text: max_depth %d is above the limit of %d", o.max_depth,
+                           TRACEC_DECODE_MAX_DEPTH_LIMIT);
+        return TRACEC_STATUS_INVALID_ARGUMENT;
+    }
     if (!pool || (!data && size) || !write) {
         tracec_i_set_error(err, "tracec_decode_text: invalid argument");
         return TRACEC_STATUS_INVALID_ARGUMENT;
