@@ -571,3 +571,35 @@ Test(cli, max_depth_is_capped_for_the_decoders) {
     tt_buf_free(&err);
     tt_buf_free(&deep);
 }
+
+/* Whether `s` is valid UTF-8 (a plain check, independent of grammar/). */
+static bool valid_utf8(const unsigned char *s, size_t n) {
+    for (size_t i = 0; i < n;) {
+        size_t k = s[i] < 0x80 ? 1 : (s[i] & 0xE0) == 0xC0 ? 2 : (s[i] & 0xF0) == 0xE0 ? 3 : (s[i] & 0xF8) == 0xF0 ? 4 : 0;
+        if (!k || i + k > n || (k == 2 && s[i] < 0xC2)) return false;
+        for (size_t j = 1; j < k; j++)
+            if ((s[i + j] & 0xC0) != 0x80) return false;
+        i += k;
+    }
+    return true;
+}
+
+/* Issue 11: the quoted source line of an error echoed raw invalid UTF-8 bytes. */
+Test(cli, encode_error_escapes_invalid_utf8_in_the_quoted_line) {
+    static const char bad[] = "packet { track_event { name: \"a\xc3\" } }";
+    tt_buf err = {0};
+    cr_assert_eq(run("encode", bad, strlen(bad), NULL, &err), 3);
+    cr_assert(valid_utf8((const unsigned char *)err.data, err.size), "%s", err.data);
+    cr_assert_str_eq(err.data, "<stdin>:1:30: string field \"name\" holds invalid UTF-8 (byte 1 of the value); use \\u "
+                               "escapes, or a bytes field\n packet { track_event { name: \"a\\xC3\" } }\n"
+                               "                              ^\n");
+    tt_buf_free(&err);
+    /* Valid UTF-8 is kept, one caret column per character; the escape takes four. */
+    static const char bad2[] = "packet { track_event { name: \"\xc3\xa9\xff\" } nope: 1 }";
+    cr_assert_eq(run("encode --allow-invalid-utf8", bad2, strlen(bad2), NULL, &err), 3);
+    cr_assert(valid_utf8((const unsigned char *)err.data, err.size), "%s", err.data);
+    cr_assert(strstr(err.data, "\n packet { track_event { name: \"\xc3\xa9\\xFF\" } nope: 1 }\n"
+                               "                                        ^\n"),
+              "%s", err.data);
+    tt_buf_free(&err);
+}
