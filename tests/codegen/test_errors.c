@@ -73,6 +73,19 @@ Test(codegen_errors_protoc, unknown_option) {
     protoc_error(files, "a.proto", "bogus=1", "--tracec_opt: unknown option 'bogus' " KNOWN);
 }
 
+/* Issue 11: name_prefix=a,name_prefix=b used to keep b silently. */
+Test(codegen_errors_protoc, repeated_option) {
+    const char *files[] = {A_PROTO, NULL};
+    protoc_error(files, "a.proto", "name_prefix=a_,name_prefix=b_",
+                 "--tracec_opt: option 'name_prefix' is given more than once");
+}
+
+Test(codegen_errors_protoc, repeated_option_with_the_same_value) {
+    const char *files[] = {A_PROTO, NULL};
+    protoc_error(files, "a.proto", "descriptors=file,include_style=quote,descriptors=file",
+                 "--tracec_opt: option 'descriptors' is given more than once");
+}
+
 Test(codegen_errors_protoc, option_without_a_value) {
     const char *files[] = {A_PROTO, NULL};
     protoc_error(files, "a.proto", "descriptors", "--tracec_opt: descriptors must be none, file or deps, not ''");
