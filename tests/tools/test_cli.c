@@ -675,3 +675,24 @@ Test(cli, conflicting_extensions_diff_decode_and_args) {
     cr_expect(strstr(err.data, "invalid field number 0"), "%s", err.data);
     tt_buf_free(&err);
 }
+
+#ifdef TRACEC_EXAMPLE
+/* Issue 11: README's `tracec args` sample is the whole output for the example's trace, not a cut. */
+Test(cli, readme_args_sample_is_the_whole_output) {
+    tt_buf readme = {0}, out = {0}, err = {0};
+    cr_assert(tt_read_file(TRACEC_SOURCE_DIR "/README.md", &readme));
+    const char *at = strstr(readme.data, "\n```\nevent,flat_key,key,int_value,string_value,real_value\n");
+    cr_assert(at, "README.md has no args sample");
+    at += 5;
+    const char *end = strstr(at, "```\n");
+    cr_assert(end);
+    cr_assert_eq(tt_run(dir, TRACEC_EXAMPLE " ex.pftrace >/dev/null && " TRACEC_CLI " args ex.pftrace", NULL, 0,
+                        &out, &err),
+                 0, "%s", err.data);
+    cr_expect(strlen(out.data) == (size_t)(end - at) && strncmp(out.data, at, (size_t)(end - at)) == 0,
+              "README.md shows:\n%.*s\ntracec args prints:\n%s", (int)(end - at), at, out.data);
+    tt_buf_free(&readme);
+    tt_buf_free(&out);
+    tt_buf_free(&err);
+}
+#endif
