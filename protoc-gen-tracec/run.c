@@ -222,6 +222,7 @@ bool tc_run(const uint8_t *in, size_t size, uint8_t **resp_out, size_t *resp_siz
             tc_error(&ctx, req->file_to_generate[i], "not in the request's proto_file list");
             break;
         }
+        tc_warn_file(&ctx, file);
         tc_output out;
         memset(&out, 0, sizeof out);
         if (!tc_gen_file(&ctx, file, &out)) {
