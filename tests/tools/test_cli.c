@@ -645,6 +645,10 @@ Test(cli, conflicting_extensions_diff_decode_and_args) {
               out.data);
     cr_expect(strstr(err.data, "t.m_req is used"), "%s", err.data);
     cr_expect(!strstr(err.data, "byte offset 0:"), "%s", err.data);
+    /* The text's descriptors are named by the text's file and packet. */
+    cr_expect(strstr(err.data, "qa.q_note (string = 3103 extending perfetto.protos.TrackEvent, from <expected.txt, "
+                               "packet 0>)"),
+              "%s", err.data);
     tt_buf_free(&out);
     tt_buf_free(&err);
 
