@@ -10,6 +10,7 @@
  *   names.c          every C name the generator emits is built here
  *   index.c          full proto name -> type, for messages and enums of all files
  *   schema.c         which files are Perfetto's schema; where its messages are declared
+ *   warn.c           warnings on stderr: schemas the trace processor reads badly
  *   gen_file.c       one .h and one .c per .proto file
  *   gen_message.c    writer structs, field setters, enums
  *   gen_extension.c  wrapper writers and file-scope extensions
@@ -247,6 +248,15 @@ void tc_mark_imports(const tc_ctx *ctx, const tc_file_proto *file, bool *seen, t
 bool *tc_imports_of(const tc_ctx *ctx, const tc_file_proto *file);
 /* True when `file` is flagged in `set` (one flag per proto_file). */
 bool tc_file_in(const tc_ctx *ctx, const bool *set, const tc_file_proto *file);
+
+/* ---- warn.c ------------------------------------------------------------- */
+
+/*
+ * Prints on standard error the warnings for `file` (a file to generate):
+ * packed sint32/sint64/bool fields in TrackEvent extensions, and names of
+ * Perfetto's schema redefined in package perfetto.protos.  Never an error.
+ */
+void tc_warn_file(const tc_ctx *ctx, const tc_file_proto *file);
 
 /* ---- generators --------------------------------------------------------- */
 

@@ -43,10 +43,20 @@ static void parse_options(tc_ctx *ctx, const char *param) {
     ctx->opt.descriptors = TC_DESC_DEPS;
     if (param == NULL || param[0] == '\0') return;
     char *copy = tc_strdup(param);
+    static const char *const known[] = {"include_style", "include_prefix", "guard_prefix", "name_prefix",
+                                        "descriptors"};
+    bool seen[sizeof known / sizeof *known] = {false};
     for (char *save = NULL, *item = strtok_r(copy, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
         char *eq = strchr(item, '=');
         const char *val = eq ? eq + 1 : "";
         if (eq) *eq = '\0';
+        /* A repeated option is an error: silently keeping the last value hides a mistake. */
+        for (size_t k = 0; k < sizeof known / sizeof *known; k++) {
+            if (strcmp(item, known[k]) != 0) continue;
+            if (seen[k]) tc_error(ctx, NULL, "--tracec_opt: option '%s' is given more than once", known[k]);
+            seen[k] = true;
+        }
+        if (ctx->error) break;
         if (strcmp(item, "include_style") == 0) {
             if (strcmp(val, "quote") == 0)
                 ctx->opt.angle_includes = false;
@@ -212,6 +222,7 @@ bool tc_run(const uint8_t *in, size_t size, uint8_t **resp_out, size_t *resp_siz
             tc_error(&ctx, req->file_to_generate[i], "not in the request's proto_file list");
             break;
         }
+        tc_warn_file(&ctx, file);
         tc_output out;
         memset(&out, 0, sizeof out);
         if (!tc_gen_file(&ctx, file, &out)) {

@@ -27,6 +27,8 @@ enum { WT_VARINT = 0, WT_I64 = 1, WT_LEN = 2, WT_SGROUP = 3, WT_EGROUP = 4, WT_I
 
 /* ---- Errors ------------------------------------------------------------- */
 
+static size_t utf8_check(const unsigned char *s, size_t len);
+
 /* The offset of `at` and the start of its line, and its line number. */
 static size_t tp_locate(const tp_ctx *P, const char *at, size_t *line, size_t *line_start) {
     if (at == NULL || at < P->base || at > P->base + P->len) at = P->base + P->len;
@@ -76,7 +78,8 @@ bool tp_error(tp_ctx *P, const char *at, const char *fmt, ...) {
         show_to = off + 60;
         cut_right = true;
     }
-    char shown[200], caret[200];
+    /* Invalid UTF-8 is shown as \xNN (4 columns), so the message stays valid UTF-8. */
+    char shown[600], caret[600];
     size_t t = 0, c = 0;
     if (cut_left) {
         memcpy(shown, "...", 3);
@@ -91,6 +94,18 @@ bool tp_error(tp_ctx *P, const char *at, const char *fmt, ...) {
             shown[t++] = ' ';
         } else if (ch < 0x20 || ch == 0x7f) {
             shown[t++] = '?';
+        } else if (ch >= 0x80) {
+            size_t n = ch >= 0xF0 ? 4 : ch >= 0xE0 ? 3 : 2;
+            if (utf8_check((const unsigned char *)text + i, show_to - i) == 0 || i + n > show_to) {
+                t += (size_t)snprintf(shown + t, 5, "\\x%02X", ch);
+                if (i < off) memcpy(caret + c, "    ", 4), c += 4;
+                continue;
+            }
+            memcpy(shown + t, text + i, n);
+            t += n;
+            if (i < off) caret[c++] = ' ';
+            i += n - 1;
+            continue;
         } else {
             shown[t++] = (char)ch;
         }

@@ -98,7 +98,12 @@ static char *generate(size_t *count) {
                        "/test_extensions -I" TRACEC_SOURCE_DIR "/examples -I'%s/in' %s 2>&1",
                        cg_tmp, cg_tmp, cg_tmp, args);
     cr_assert_eq(st, 0, "protoc-gen-tracec over the corpus (%zu files) failed:\n%s", n, out);
-    cr_expect_str_eq(out, "", "protoc-gen-tracec over the corpus printed:\n%s", out);
+    /* The one warning the corpus asks for: test_extensions.proto tests a packed sint64 extension on purpose. */
+    cr_expect_str_eq(out,
+                     "protoc-gen-tracec: warning: test_extensions.proto: TrackEvent extension "
+                     "perfetto.protos.packed_extension_for_testing is a packed repeated sint64: the trace processor "
+                     "drops every arg of an event that has it (stat track_event_parser_errors); use [packed = false]\n",
+                     "protoc-gen-tracec over the corpus printed:\n%s", out);
     free(out);
     free(args);
     *count = n;

@@ -73,6 +73,19 @@ Test(codegen_errors_protoc, unknown_option) {
     protoc_error(files, "a.proto", "bogus=1", "--tracec_opt: unknown option 'bogus' " KNOWN);
 }
 
+/* Issue 11: name_prefix=a,name_prefix=b used to keep b silently. */
+Test(codegen_errors_protoc, repeated_option) {
+    const char *files[] = {A_PROTO, NULL};
+    protoc_error(files, "a.proto", "name_prefix=a_,name_prefix=b_",
+                 "--tracec_opt: option 'name_prefix' is given more than once");
+}
+
+Test(codegen_errors_protoc, repeated_option_with_the_same_value) {
+    const char *files[] = {A_PROTO, NULL};
+    protoc_error(files, "a.proto", "descriptors=file,include_style=quote,descriptors=file",
+                 "--tracec_opt: option 'descriptors' is given more than once");
+}
+
 Test(codegen_errors_protoc, option_without_a_value) {
     const char *files[] = {A_PROTO, NULL};
     protoc_error(files, "a.proto", "descriptors", "--tracec_opt: descriptors must be none, file or deps, not ''");
@@ -556,4 +569,86 @@ Test(codegen_errors_cli, stdout_that_cannot_be_written) {
     free(err);
     free(redir);
     free(req);
+}
+
+/* ---- warnings (exit 0, files written, one line each on stderr) ------------ */
+
+TestSuite(codegen_warnings, .init = cg_tmp_setup, .fini = cg_tmp_teardown);
+
+/* Runs protoc on `gen` (written from `text`) with our schema on the path; returns stderr, expects success. */
+static char *protoc_warnings(const char *gen, const char *text) {
+    char *p = cg_fmt("%s/%s", cg_tmp, gen);
+    cg_write_text(p, text);
+    free(p);
+    int st = -1;
+    char *err = cg_run(&st, "cd '%s' && mkdir -p out && " CG_PROTOC_WITH_PLUGIN
+                            " --tracec_out=out -I. -I" TRACEC_SOURCE_DIR "/protos %s 2>&1 >/dev/null",
+                       cg_tmp, gen);
+    cr_assert_eq(st, 0, "protoc failed:\n%s", err);
+    char *h = cg_fmt("%s/out/%.*s.tracec.h", cg_tmp, (int)(strlen(gen) - 6), gen);
+    size_t n = 0;
+    char *gen_h = cg_read(h, &n);
+    cr_expect_not_null(gen_h, "no %s written", h);
+    free(gen_h);
+    free(h);
+    return err;
+}
+
+#define PACKED_WARNING(what, type) \
+    "protoc-gen-tracec: warning: w.proto: " what " is a packed repeated " type
+#define TP_DROPS ": the trace processor drops every arg of an event that has it (stat track_event_parser_errors); use [packed = false]\n"
+
+/* Issue 11: the trace processor drops all args of an event with a packed sint32/sint64/bool extension field. */
+Test(codegen_warnings, packed_zigzag_or_bool_in_track_event_extensions) {
+    char *err = protoc_warnings("w.proto",
+        "syntax = \"proto2\";\n"
+        "package qa;\n"
+        "import \"perfetto/trace/track_event/track_event.proto\";\n"
+        "message Carried { repeated sint32 a = 1 [packed = true]; repeated bool unpacked = 2; }\n"
+        "message E {\n"
+        "  extend perfetto.protos.TrackEvent {\n"
+        "    repeated sint64 deltas = 3200 [packed = true];\n"
+        "    repeated bool flags = 3201 [packed = true];\n"
+        "    repeated sint32 unpacked = 3202;\n"
+        "    repeated int64 fine = 3204 [packed = true];\n"
+        "    optional Carried carried = 3203;\n"
+        "  }\n"
+        "}\n"
+        "extend perfetto.protos.TrackEvent { repeated sint32 top = 3205 [packed = true]; }\n");
+    cr_expect_str_eq(err,
+        PACKED_WARNING("TrackEvent extension qa.top", "sint32") TP_DROPS
+        PACKED_WARNING("TrackEvent extension qa.E.deltas", "sint64") TP_DROPS
+        PACKED_WARNING("TrackEvent extension qa.E.flags", "bool") TP_DROPS
+        PACKED_WARNING("qa.Carried.a", "sint32 carried by TrackEvent extension qa.E.carried") TP_DROPS);
+    free(err);
+}
+
+/* Issue 11: the trace processor refuses a trace that redefines a message of its schema differently. */
+Test(codegen_warnings, perfetto_schema_names_redefined) {
+    char *err = protoc_warnings("g.proto",
+        "syntax = \"proto2\";\n"
+        "package perfetto.protos;\n"
+        "message DebugAnnotation { optional string device = 1; }\n"
+        "message MyOwn { optional int32 a = 1; message SourceLocation {} }\n"
+        "enum BuiltinClock { BUILTIN_CLOCK_UNKNOWN = 0; }\n");
+    cr_expect_str_eq(err,
+        "protoc-gen-tracec: warning: g.proto: enum perfetto.protos.BuiltinClock has the full name of an enum of "
+        "Perfetto's schema: the trace processor refuses a trace that describes it differently; use a package of "
+        "your own\n"
+        "protoc-gen-tracec: warning: g.proto: message perfetto.protos.DebugAnnotation has the full name of a "
+        "message of Perfetto's schema: the trace processor refuses a trace that describes it differently (\"Field "
+        "... is re-introduced with different type\"); use a package of your own\n");
+    free(err);
+}
+
+/* Files of Perfetto's schema, and names of other packages, give no warning. */
+Test(codegen_warnings, none_for_the_schema_or_other_packages) {
+    char *err = protoc_warnings("o.proto",
+        "syntax = \"proto2\";\n"
+        "package other;\n"
+        "import \"perfetto/trace/track_event/track_event.proto\";\n"
+        "message DebugAnnotation { repeated sint32 a = 1 [packed = true]; }\n"
+        "extend perfetto.protos.TrackEvent { repeated sint32 plain = 3300; }\n");
+    cr_expect_str_eq(err, "");
+    free(err);
 }

@@ -10,11 +10,13 @@
  * crash (run under ASan/UBSan in the sanitizer build).
  */
 #include <criterion/criterion.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "tools_util.h"
+#include "tracec/args.h"
 #include "tracec/decode.h"
 #include "tracec/textproto.h"
 
@@ -290,16 +292,123 @@ Test(decode, nesting_beyond_the_limit_is_an_error) {
     cr_assert_eq(open, 100);
     cr_assert_eq(close, 100);
     tt_buf_free(&got);
-    /* Within the limit it decodes. */
+    /* A limit above TRACEC_DECODE_MAX_DEPTH_LIMIT is refused: the decoder recurses per level. */
     tracec_decode_options o = TRACEC_DECODE_OPTIONS_INIT;
     o.type_name = "perfetto.protos.DebugAnnotation";
     o.max_depth = 6000;
     tracec_bytes out = TRACEC_BYTES_INIT;
-    cr_assert_eq(tracec_decode_text_bytes(pool, body.data, body.size, &o, &out, &err), TRACEC_STATUS_SUCCESS,
-                 "%s", err.msg);
+    cr_assert_eq(tracec_decode_text_bytes(pool, body.data, body.size, &o, &out, &err),
+                 TRACEC_STATUS_INVALID_ARGUMENT);
+    cr_assert_str_eq(err.msg, "tracec_decode_text: max_depth 6000 is above the limit of 1000");
+    cr_assert_eq(out.size, 0);
+    /* At the limit, the same input is an error at the 1001st level, not a crash. */
+    o.max_depth = TRACEC_DECODE_MAX_DEPTH_LIMIT;
+    cr_assert_eq(tracec_decode_text_bytes(pool, body.data, body.size, &o, &out, &err), TRACEC_STATUS_CORRUPT_DATA);
+    cr_assert(strstr(err.msg, "messages nested deeper than the limit"), "%s", err.msg);
     free(out.data);
     tracec_pool_free(pool);
     tt_buf_free(&body);
+}
+
+/*
+ * The depth limit is safe for library users on small thread stacks: a
+ * message nested TRACEC_DECODE_MAX_DEPTH_LIMIT deep decodes, and goes
+ * through the args walker, on a thread with a 1 MiB stack (4 MiB under
+ * AddressSanitizer, whose frames are about 2x larger).
+ */
+#if defined(__SANITIZE_ADDRESS__)
+#define TT_SMALL_STACK (4u << 20)
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TT_SMALL_STACK (4u << 20)
+#endif
+#endif
+#ifndef TT_SMALL_STACK
+#define TT_SMALL_STACK (1u << 20)
+#endif
+
+typedef struct deep_job {
+    tt_buf annotation; /* a DebugAnnotation nested `depth` deep */
+    tt_buf trace;      /* the same inside one track event */
+    tracec_status_t decoded, decoded_trace, args;
+    size_t braces;
+    tracec_error err;
+} deep_job;
+
+static bool count_arg(void *ctx, const tracec_arg *arg) {
+    (void)arg;
+    (*(size_t *)ctx)++;
+    return true;
+}
+
+static void *deep_job_run(void *arg) {
+    deep_job *j = arg;
+    tracec_pool *pool = tt_builtin_pool();
+    tracec_error err;
+    tracec_decode_options o = TRACEC_DECODE_OPTIONS_INIT;
+    o.max_depth = TRACEC_DECODE_MAX_DEPTH_LIMIT;
+    o.type_name = "perfetto.protos.DebugAnnotation";
+    tracec_bytes out = TRACEC_BYTES_INIT;
+    j->decoded = tracec_decode_text_bytes(pool, j->annotation.data, j->annotation.size, &o, &out, &err);
+    for (size_t i = 0; i < out.size; i++) j->braces += out.data[i] == '{';
+    free(out.data);
+    out = (tracec_bytes)TRACEC_BYTES_INIT;
+    o.type_name = NULL;
+    j->decoded_trace = tracec_decode_text_bytes(pool, j->trace.data, j->trace.size, &o, &out, &err);
+    free(out.data);
+    size_t rows = 0;
+    j->args = tracec_args_visit(pool, j->trace.data, j->trace.size, &o, count_arg, &rows, NULL, &err);
+    j->err = err;
+    tracec_pool_free(pool);
+    return NULL;
+}
+
+/* Wraps `body` as field `number` (LEN) in place. */
+static void wrap_len(tt_buf *b, unsigned number) {
+    uint8_t hdr[16];
+    size_t h = 0;
+    for (uint64_t v = (uint64_t)number << 3 | 2; ; v >>= 7) {
+        hdr[h++] = (uint8_t)(v >= 0x80 ? (v & 0x7f) | 0x80 : v);
+        if (v < 0x80) break;
+    }
+    for (uint64_t v = b->size; ; v >>= 7) {
+        hdr[h++] = (uint8_t)(v >= 0x80 ? (v & 0x7f) | 0x80 : v);
+        if (v < 0x80) break;
+    }
+    char *nb = malloc(b->size + h + 1);
+    cr_assert(nb);
+    memcpy(nb, hdr, h);
+    if (b->size) memcpy(nb + h, b->data, b->size);
+    nb[b->size + h] = 0;
+    free(b->data);
+    b->data = nb;
+    b->size += h;
+}
+
+Test(decode, nesting_at_the_limit_fits_a_small_thread_stack) {
+    deep_job j;
+    memset(&j, 0, sizeof j);
+    /* The root DebugAnnotation is level 1: 999 dict_entries below it. */
+    nested_annotations(&j.annotation, TRACEC_DECODE_MAX_DEPTH_LIMIT - 1);
+    /* Trace > packet > track_event > debug_annotations: 3 more levels, so 996 dict_entries. */
+    nested_annotations(&j.trace, TRACEC_DECODE_MAX_DEPTH_LIMIT - 4);
+    wrap_len(&j.trace, 4);  /* TrackEvent.debug_annotations */
+    wrap_len(&j.trace, 11); /* TracePacket.track_event */
+    wrap_len(&j.trace, 1);  /* Trace.packet */
+    pthread_attr_t attr;
+    cr_assert_eq(pthread_attr_init(&attr), 0);
+    cr_assert_eq(pthread_attr_setstacksize(&attr, TT_SMALL_STACK), 0);
+    pthread_t t;
+    cr_assert_eq(pthread_create(&t, &attr, deep_job_run, &j), 0);
+    cr_assert_eq(pthread_join(t, NULL), 0);
+    pthread_attr_destroy(&attr);
+    cr_assert_eq(j.decoded, TRACEC_STATUS_SUCCESS);
+    cr_assert_eq(j.braces, TRACEC_DECODE_MAX_DEPTH_LIMIT - 1);
+    cr_assert_eq(j.decoded_trace, TRACEC_STATUS_SUCCESS);
+    /* The args walker has no row for an empty leaf, but walks every level without error. */
+    cr_assert_eq(j.args, TRACEC_STATUS_SUCCESS, "%s", j.err.msg);
+    tt_buf_free(&j.annotation);
+    tt_buf_free(&j.trace);
 }
 
 Test(decode, unknown_type_is_invalid_argument) {

@@ -93,6 +93,7 @@ typedef struct tracec_i_args {
     char *flat;
     size_t flatcap;
     tracec_i_msg *track_event;
+    bool lenient; /* conflicting definitions: a field that does not parse under the winner is skipped */
 } tracec_i_args;
 
 static void tracec_i_args_fail(tracec_i_args *a, const uint8_t *at, const char *what) {
@@ -651,6 +652,12 @@ static void tracec_i_field_args(tracec_i_args *a, tracec_i_field *f, const trace
         tracec_i_named_annotation(a, ".", it->data, it->len, depth + 1);
         return;
     }
+    if (a->lenient && it->wt == TC_WT_LEN &&
+        (f->is_msg ? !tracec_i_wire_parses(it->data, it->len, a->max_depth - depth)
+                   : f->packable && it->wt != f->wt && !tracec_i_packed_parses(f->wt, it->data, it->len))) {
+        a->st.unknown_nested_fields++; /* written under another definition of its number */
+        return;
+    }
     size_t old = tracec_i_key_push(a, ".", f->short_name, strlen(f->short_name));
     if (it->wt == f->wt) {
         size_t old2 = a->keylen;
@@ -791,6 +798,11 @@ tracec_status_t tracec_args_visit(tracec_pool *pool, const void *trace, size_t s
     if (!o.file_name) o.file_name = "<input>";
     if (o.max_depth <= 0) o.max_depth = 100;
     if (err) err->msg[0] = 0;
+    if (o.max_depth > TRACEC_DECODE_MAX_DEPTH_LIMIT) {
+        tracec_i_set_error(err, "tracec_args_visit: max_depth %d is above the limit of %d", o.max_depth,
+                           TRACEC_DECODE_MAX_DEPTH_LIMIT);
+        return TRACEC_STATUS_INVALID_ARGUMENT;
+    }
     if (stats) memset(stats, 0, sizeof *stats);
     if (!pool || !fn || (!trace && size)) {
         tracec_i_set_error(err, "tracec_args_visit: invalid argument");
@@ -807,6 +819,7 @@ tracec_status_t tracec_args_visit(tracec_pool *pool, const void *trace, size_t s
     a.input = trace;
     a.file_name = o.file_name;
     a.max_depth = o.max_depth;
+    a.lenient = tracec_pool_conflict_count(pool) > 0;
     a.fn = fn;
     a.ctx = ctx;
     a.err = err;

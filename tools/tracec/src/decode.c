@@ -55,6 +55,12 @@ typedef struct tracec_i_dec {
     const char *file_name;
     int max_depth;
     bool hide_unknown;
+    /*
+     * The pool holds conflicting definitions (tracec_pool_conflict_count): a
+     * message or packed field that does not parse under the winning
+     * definition is shown as an unknown field instead of failing.
+     */
+    bool lenient;
     tracec_error *err;
     tracec_status_t status;
     size_t merged_off; /* offset reported for errors inside merged message bodies */
@@ -278,9 +284,28 @@ static inline void tracec_i_print_name(tracec_i_dec *d, const tracec_i_field *f,
     tracec_i_out_put(d->o, f->pname, f->pname_len);
 }
 
+static void tracec_i_print_unknown(tracec_i_dec *d, uint32_t number, int wt, uint64_t v, const uint8_t *data,
+                             size_t len, int indent, int budget);
+
+/*
+ * With conflicting definitions in the pool, a LEN field that does not parse
+ * under the winner (a message, a packed run) is printed as an unknown field;
+ * returns true when it was.
+ */
+static bool tracec_i_print_as_unknown(tracec_i_dec *d, const tracec_i_rec *r, const uint8_t *body, size_t len,
+                                      int depth) {
+    if (!d->lenient) return false;
+    if (r->f->is_msg ? tracec_i_wire_parses(body, len, d->max_depth - depth)
+                     : tracec_i_packed_parses(r->f->wt, body, len))
+        return false;
+    if (!d->hide_unknown) tracec_i_print_unknown(d, r->number, TC_WT_LEN, len, body, len, depth, TC_UNKNOWN_BUDGET);
+    return true;
+}
+
 static bool tracec_i_print_packed(tracec_i_dec *d, tracec_i_msg *mi, const tracec_i_rec *r, int indent) {
     const tracec_i_field *f = r->f;
     const uint8_t *p = r->data, *end = r->data + r->len;
+    if (tracec_i_print_as_unknown(d, r, p, r->len, indent)) return true;
     while (p < end) {
         uint64_t v;
         const uint8_t *at = p;
@@ -316,6 +341,7 @@ static bool tracec_i_print_sub(tracec_i_dec *d, tracec_i_msg *mi, const tracec_i
         tracec_i_fail(d, r->at, mi, r->number, "messages nested deeper than the limit");
         return false;
     }
+    if (tracec_i_print_as_unknown(d, r, body, len, depth)) return true;
     tracec_i_msg *sub = tracec_i_field_sub(d->s, f);
     if (!sub) {
         tracec_i_oom(d);
@@ -330,20 +356,6 @@ static bool tracec_i_print_sub(tracec_i_dec *d, tracec_i_msg *mi, const tracec_i
 }
 
 /* ---- Unknown fields ------------------------------------------------------- */
-
-/* Whether `len` bytes parse as a message of unknown fields (protoc's test). */
-static bool tracec_i_unknown_parses(const uint8_t *p, size_t len, int budget) {
-    const uint8_t *end = p + len;
-    while (p < end) {
-        uint64_t tag;
-        if (tracec_i_read_varint(&p, end, &tag) != TC_VARINT_OK || tag > UINT32_MAX) return false;
-        uint32_t n = (uint32_t)(tag >> 3);
-        int wt = (int)(tag & 7);
-        if (n == 0 || wt == TC_WT_EGROUP || wt > TC_WT_FIXED32) return false;
-        if (tracec_i_skip_value(&p, end, n, wt, budget, NULL)) return false;
-    }
-    return true;
-}
 
 static void tracec_i_print_unknown_set(tracec_i_dec *d, const uint8_t *p, size_t len, int indent, int budget);
 
@@ -366,7 +378,7 @@ static void tracec_i_print_unknown(tracec_i_dec *d, uint32_t number, int wt, uin
         tracec_i_out_hex(o, v, 16);
         break;
     case TC_WT_LEN:
-        if (len > 0 && budget > 0 && tracec_i_unknown_parses(data, len, budget)) {
+        if (len > 0 && budget > 0 && tracec_i_wire_parses(data, len, budget)) {
             tracec_i_out_put(o, " {\n", 3);
             tracec_i_print_unknown_set(d, data, len, indent + 1, budget - 1);
             tracec_i_out_indent(o, indent);
@@ -911,6 +923,11 @@ tracec_status_t tracec_decode_text(tracec_pool *pool, const void *data, size_t s
     if (!o.file_name) o.file_name = "<input>";
     if (o.max_depth <= 0) o.max_depth = 100;
     if (err) err->msg[0] = 0;
+    if (o.max_depth > TRACEC_DECODE_MAX_DEPTH_LIMIT) {
+        tracec_i_set_error(err, "tracec_decode_text: max_depth %d is above the limit of %d", o.max_depth,
+                           TRACEC_DECODE_MAX_DEPTH_LIMIT);
+        return TRACEC_STATUS_INVALID_ARGUMENT;
+    }
     if (!pool || (!data && size) || !write) {
         tracec_i_set_error(err, "tracec_decode_text: invalid argument");
         return TRACEC_STATUS_INVALID_ARGUMENT;
@@ -932,6 +949,7 @@ tracec_status_t tracec_decode_text(tracec_pool *pool, const void *data, size_t s
     d.file_name = o.file_name;
     d.max_depth = o.max_depth;
     d.hide_unknown = o.hide_unknown;
+    d.lenient = tracec_pool_conflict_count(pool) > 0;
     d.err = err;
     d.status = TRACEC_STATUS_SUCCESS;
     d.s = tracec_i_schema_new(pool);

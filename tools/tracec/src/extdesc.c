@@ -49,12 +49,16 @@ typedef struct tracec_i_load_ctx {
     tracec_error *err;
     size_t packet_index;
     const uint8_t *packet;
+    const char *origin; /* names the sets in conflicts; NULL: "<trace packet N at byte offset B>" */
 } tracec_i_load_ctx;
 
 static void tracec_i_add(tracec_i_load_ctx *c, const uint8_t *set, size_t len, const char *how) {
-    char origin[96];
-    snprintf(origin, sizeof origin, "<trace packet %zu at byte offset %zu>", c->packet_index,
-             (size_t)(c->packet - c->input));
+    char origin[320];
+    if (c->origin)
+        snprintf(origin, sizeof origin, "%s", c->origin);
+    else
+        snprintf(origin, sizeof origin, "<trace packet %zu at byte offset %zu>", c->packet_index,
+                 (size_t)(c->packet - c->input));
     tracec_error e;
     e.msg[0] = 0;
     if (tracec_pool_add_set(c->pool, set, len, origin, &e) == TRACEC_STATUS_SUCCESS) {
@@ -107,11 +111,11 @@ static bool tracec_i_on_packet(void *ctx, const uint8_t *data, size_t len, size_
     return true;
 }
 
-tracec_status_t tracec_load_extension_descriptors(tracec_pool *pool, const void *data,
-                                                  size_t size, const char *type_name,
-                                                  size_t *n_sets, tracec_error *err) {
+static tracec_status_t tracec_i_load(tracec_pool *pool, const void *data, size_t size, const char *type_name,
+                                     const char *origin, size_t *n_sets, tracec_error *err) {
     tracec_i_load_ctx c;
     memset(&c, 0, sizeof c);
+    c.origin = origin;
     c.pool = pool;
     c.input = data;
     c.err = err;
@@ -128,19 +132,35 @@ tracec_status_t tracec_load_extension_descriptors(tracec_pool *pool, const void 
     return c.status;
 }
 
+tracec_status_t tracec_load_extension_descriptors(tracec_pool *pool, const void *data,
+                                                  size_t size, const char *type_name,
+                                                  size_t *n_sets, tracec_error *err) {
+    return tracec_i_load(pool, data, size, type_name, NULL, n_sets, err);
+}
+
 /* ---- Descriptors from the text being encoded -------------------------------- */
+
+/* The text being encoded: its descriptors are named "<FILE, packet N>" (N from 0) in conflicts. */
+typedef struct tracec_i_text_ctx {
+    tracec_pool *pool;
+    const char *file_name;
+    size_t packet;
+} tracec_i_text_ctx;
 
 static bool tracec_i_text_packet(void *ctx, uint32_t number, const uint8_t *data, size_t size, char *msg,
                                  size_t msg_cap) {
     if (number != TC_PACKET_FIELD) return true;
+    tracec_i_text_ctx *t = ctx;
+    size_t index = t->packet++;
     /* Most packets have no field 72 (tag bytes 0xC2 0x04): skip them without parsing. */
     const uint8_t *q = data, *end = data + size;
     while ((q = memchr(q, 0xC2, (size_t)(end - q))) != NULL && q + 1 < end && q[1] != 0x04) q++;
     if (q == NULL || q + 1 >= end) return true;
     tracec_error e;
     e.msg[0] = 0;
-    if (tracec_load_extension_descriptors(ctx, data, size, "perfetto.protos.TracePacket", NULL, &e) ==
-        TRACEC_STATUS_SUCCESS)
+    char origin[300];
+    snprintf(origin, sizeof origin, "<%s, packet %zu>", t->file_name, index);
+    if (tracec_i_load(t->pool, data, size, "perfetto.protos.TracePacket", origin, NULL, &e) == TRACEC_STATUS_SUCCESS)
         return true;
     snprintf(msg, msg_cap, "extension_descriptor of this packet: %s", e.msg);
     return false;
@@ -151,9 +171,10 @@ tracec_status_t tracec_text_encode_trace(tracec_pool *pool, const char *type_nam
                                          tracec_error *err) {
     tracec_text_options o = TRACEC_TEXT_OPTIONS_INIT;
     if (opts) o = *opts;
+    tracec_i_text_ctx t = {pool, o.file_name ? o.file_name : "<input>", 0};
     if (pool && type_name && strcmp(type_name, TRACEC_DEFAULT_TYPE) == 0) {
         o.on_top_message = tracec_i_text_packet;
-        o.on_top_message_ctx = pool;
+        o.on_top_message_ctx = &t;
     }
     return tracec_text_encode(pool, type_name, text, len, &o, out, err);
 }

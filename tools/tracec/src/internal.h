@@ -63,6 +63,12 @@ int tracec_i_wire_type_of(tracec_field_type type);
 const char *tracec_i_skip_value(const uint8_t **pp, const uint8_t *end, uint32_t number, int wt,
                           int depth_left, const uint8_t **group_end_tag);
 
+/* Whether `len` bytes parse as a run of fields (protoc's test for an unknown LEN field), groups `budget` deep. */
+bool tracec_i_wire_parses(const uint8_t *p, size_t len, int budget);
+
+/* Whether a packed payload splits into whole elements of wire type `wt` (varint, fixed32, fixed64). */
+bool tracec_i_packed_parses(int wt, const uint8_t *p, size_t len);
+
 /* Gunzips (gzip or zlib) `in`; the result is malloc'd.  Returns NULL on success. */
 const char *tracec_i_gunzip(const uint8_t *in, size_t size, size_t limit, uint8_t **out, size_t *out_size);
 

@@ -20,6 +20,8 @@
 #ifndef TRACEC_CLI_VERSION
 #define TRACEC_CLI_VERSION "0.0.0"
 #endif
+#define TRACEC_I_XSTR(x) #x
+#define TRACEC_I_STR(x) TRACEC_I_XSTR(x)
 
 enum { EXIT_OK = 0, EXIT_DIFF = 1, EXIT_USAGE = 2, EXIT_INVALID = 3 };
 
@@ -64,7 +66,7 @@ static const char *const usage_schema =
     "                    may be given many times; its names win over the built-in ones\n"
     "  -I DIR            import directory for --proto (many allowed)\n"
     "  --proto FILE      a .proto file, compiled with protoc (many allowed)\n"
-    "  --max-depth N     message nesting limit (default 100)\n"
+    "  --max-depth N     message nesting limit (default 100; at most 1000, encode 100000)\n"
     "  --no-builtin      do not load the built-in schema\n"
     "  -h, --help        this help\n";
 
@@ -207,6 +209,10 @@ static int parse_args(cli *c, int argc, char **argv) {
             char *e;
             long v = strtol(val, &e, 10);
             if (*e || v <= 0 || v > 100000) return usage_error(c->cmd, "bad --max-depth '%s'", val);
+            /* The decoder recurses per level: its limit keeps the stack bounded (encode does not recurse). */
+            if (strcmp(c->cmd, "encode") != 0 && v > TRACEC_DECODE_MAX_DEPTH_LIMIT)
+                return usage_error(c->cmd, "--max-depth %s is above the limit of " TRACEC_I_STR(
+                                               TRACEC_DECODE_MAX_DEPTH_LIMIT) " (encode allows 100000)", val);
             c->max_depth = (int)v;
         }
         if (!ok) {

@@ -122,6 +122,28 @@ const char *tracec_i_skip_value(const uint8_t **pp, const uint8_t *end, uint32_t
     return NULL;
 }
 
+bool tracec_i_wire_parses(const uint8_t *p, size_t len, int budget) {
+    const uint8_t *end = p + len;
+    while (p < end) {
+        uint64_t tag;
+        if (tracec_i_read_varint(&p, end, &tag) != TC_VARINT_OK || tag > UINT32_MAX) return false;
+        uint32_t n = (uint32_t)(tag >> 3);
+        int wt = (int)(tag & 7);
+        if (n == 0 || wt == TC_WT_EGROUP || wt > TC_WT_FIXED32) return false;
+        if (tracec_i_skip_value(&p, end, n, wt, budget, NULL)) return false;
+    }
+    return true;
+}
+
+bool tracec_i_packed_parses(int wt, const uint8_t *p, size_t len) {
+    const uint8_t *end = p + len;
+    if (wt != TC_WT_VARINT) return len % (wt == TC_WT_FIXED64 ? 8 : 4) == 0;
+    uint64_t v;
+    while (p < end)
+        if (tracec_i_read_varint(&p, end, &v) != TC_VARINT_OK) return false;
+    return true;
+}
+
 const char *tracec_i_gunzip(const uint8_t *in, size_t size, size_t limit, uint8_t **out, size_t *out_size) {
     z_stream z;
     memset(&z, 0, sizeof z);

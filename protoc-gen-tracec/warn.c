@@ -1,0 +1,177 @@
+/*
+ * warn.c - warnings: schemas protoc accepts and tracec generates code for,
+ * but that Perfetto's trace processor reads differently than the user
+ * expects.  Each is one line on standard error (protoc passes a plugin's
+ * standard error through), never an error:
+ *
+ *   a packed sint32, sint64 or bool field in a TrackEvent extension (or in a
+ *   message such an extension carries): the trace processor drops every arg
+ *   of the event (stat track_event_parser_errors);
+ *   a message or enum of package perfetto.protos, in a file outside
+ *   Perfetto's schema, whose full name Perfetto's schema already uses
+ *   (the built-in schema in protos/, embedded at build time, is the
+ *   reference list): the trace processor refuses a trace whose descriptors
+ *   define one name twice differently.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plugin.h"
+
+#define FT(x) GOOGLE__PROTOBUF__FIELD_DESCRIPTOR_PROTO__TYPE__TYPE_##x
+#define FL(x) GOOGLE__PROTOBUF__FIELD_DESCRIPTOR_PROTO__LABEL__LABEL_##x
+
+/* The built-in schema as a FileDescriptorSet (protoc-gen-tracec/CMakeLists.txt). */
+extern const unsigned char tc_i_builtin_schema[];
+extern const size_t tc_i_builtin_schema_size;
+
+static void tc_warn(const char *file, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void tc_warn(const char *file, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "protoc-gen-tracec: warning: %s: ", file);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+/* ---- packed sint32 / sint64 / bool in TrackEvent extensions --------------- */
+
+static bool is_packed(const tc_file_proto *file, const tc_field_proto *f) {
+    if (f->label != FL(REPEATED)) return false;
+    if (f->options && f->options->has_packed) return f->options->packed;
+    return file->syntax && strcmp(file->syntax, "proto3") == 0; /* proto3 packs repeated scalars by default */
+}
+
+static bool is_dropped_type(const tc_field_proto *f) {
+    return f->type == FT(SINT32) || f->type == FT(SINT64) || f->type == FT(BOOL);
+}
+
+static const char *type_word(const tc_field_proto *f) {
+    return f->type == FT(SINT32) ? "sint32" : f->type == FT(SINT64) ? "sint64" : "bool";
+}
+
+/* Checks the fields of message `t` (reached from a TrackEvent extension), once per message. */
+static void check_carried(const tc_ctx *ctx, const tc_type *t, const char *ext, const tc_type **seen, size_t *n,
+                          size_t cap) {
+    if (t == NULL || t->kind != TC_MESSAGE) return;
+    for (size_t i = 0; i < *n; i++)
+        if (seen[i] == t) return;
+    if (*n == cap) return;
+    seen[(*n)++] = t;
+    for (size_t i = 0; i < t->msg->n_field; i++) {
+        const tc_field_proto *f = t->msg->field[i];
+        if (is_dropped_type(f) && is_packed(t->file, f))
+            tc_warn(t->file->name,
+                    "%s.%s is a packed repeated %s carried by TrackEvent extension %s: the trace processor drops "
+                    "every arg of an event that has it (stat track_event_parser_errors); use [packed = false]",
+                    t->full_name, f->name, type_word(f), ext);
+        if (f->type == FT(MESSAGE) && f->type_name) check_carried(ctx, tc_index_find(ctx, f->type_name), ext, seen, n, cap);
+    }
+}
+
+static void check_extensions(const tc_ctx *ctx, const tc_file_proto *file, const char *scope,
+                             tc_field_proto *const *ext, size_t n_ext, const tc_type **seen, size_t *n, size_t cap) {
+    for (size_t i = 0; i < n_ext; i++) {
+        const tc_field_proto *f = ext[i];
+        if (f->extendee == NULL || strcmp(f->extendee, ".perfetto.protos.TrackEvent") != 0) continue;
+        char *full = scope[0] ? tc_sprintf("%s.%s", scope, f->name) : tc_sprintf("%s", f->name);
+        if (is_dropped_type(f) && is_packed(file, f))
+            tc_warn(file->name,
+                    "TrackEvent extension %s is a packed repeated %s: the trace processor drops every arg of an "
+                    "event that has it (stat track_event_parser_errors); use [packed = false]",
+                    full, type_word(f));
+        if (f->type == FT(MESSAGE) && f->type_name) check_carried(ctx, tc_index_find(ctx, f->type_name), full, seen, n, cap);
+        free(full);
+    }
+}
+
+static void check_messages_extensions(const tc_ctx *ctx, const tc_file_proto *file, const char *scope,
+                                      tc_msg_proto *const *msgs, size_t n_msgs, const tc_type **seen, size_t *n,
+                                      size_t cap) {
+    for (size_t i = 0; i < n_msgs; i++) {
+        char *full = scope[0] ? tc_sprintf("%s.%s", scope, msgs[i]->name) : tc_sprintf("%s", msgs[i]->name);
+        check_extensions(ctx, file, full, msgs[i]->extension, msgs[i]->n_extension, seen, n, cap);
+        check_messages_extensions(ctx, file, full, msgs[i]->nested_type, msgs[i]->n_nested_type, seen, n, cap);
+        free(full);
+    }
+}
+
+/* ---- names of Perfetto's schema reused ------------------------------------ */
+
+/* Whether the built-in schema defines message or enum `full` ("perfetto.protos.X"). */
+static bool builtin_defines(const Google__Protobuf__FileDescriptorSet *set, const char *full) {
+    if (set == NULL) return false;
+    for (size_t i = 0; i < set->n_file; i++) {
+        const tc_file_proto *f = set->file[i];
+        if (f->package == NULL || strcmp(f->package, "perfetto.protos") != 0) continue;
+        const char *rest = full + strlen("perfetto.protos.");
+        /* Top-level and nested names: walk "A.B.C" down the file's messages. */
+        for (size_t m = 0; m < f->n_enum_type; m++)
+            if (strcmp(f->enum_type[m]->name, rest) == 0) return true;
+        tc_msg_proto *const *msgs = f->message_type;
+        size_t n_msgs = f->n_message_type;
+        for (;;) {
+            const char *dot = strchr(rest, '.');
+            size_t len = dot ? (size_t)(dot - rest) : strlen(rest);
+            const tc_msg_proto *hit = NULL;
+            for (size_t m = 0; m < n_msgs && !hit; m++)
+                if (strlen(msgs[m]->name) == len && strncmp(msgs[m]->name, rest, len) == 0) hit = msgs[m];
+            if (hit == NULL) break;
+            if (dot == NULL) return true;
+            rest = dot + 1;
+            if (strchr(rest, '.') == NULL)
+                for (size_t e = 0; e < hit->n_enum_type; e++)
+                    if (strcmp(hit->enum_type[e]->name, rest) == 0) return true;
+            msgs = hit->nested_type;
+            n_msgs = hit->n_nested_type;
+        }
+    }
+    return false;
+}
+
+static void check_reused(const Google__Protobuf__FileDescriptorSet *set, const tc_file_proto *file, const char *scope,
+                         tc_msg_proto *const *msgs, size_t n_msgs, Google__Protobuf__EnumDescriptorProto *const *enums,
+                         size_t n_enums) {
+    for (size_t i = 0; i < n_enums; i++) {
+        char *full = tc_sprintf("%s.%s", scope, enums[i]->name);
+        if (builtin_defines(set, full))
+            tc_warn(file->name,
+                    "enum %s has the full name of an enum of Perfetto's schema: the trace processor refuses a trace "
+                    "that describes it differently; use a package of your own",
+                    full);
+        free(full);
+    }
+    for (size_t i = 0; i < n_msgs; i++) {
+        char *full = tc_sprintf("%s.%s", scope, msgs[i]->name);
+        if (builtin_defines(set, full))
+            tc_warn(file->name,
+                    "message %s has the full name of a message of Perfetto's schema: the trace processor refuses a "
+                    "trace that describes it differently (\"Field ... is re-introduced with different type\"); use "
+                    "a package of your own",
+                    full);
+        else
+            check_reused(set, file, full, msgs[i]->nested_type, msgs[i]->n_nested_type, msgs[i]->enum_type,
+                         msgs[i]->n_enum_type);
+        free(full);
+    }
+}
+
+void tc_warn_file(const tc_ctx *ctx, const tc_file_proto *file) {
+    if (tc_is_perfetto_schema(ctx, file)) return;
+    size_t cap = ctx->index.count + 1, n = 0;
+    const tc_type **seen = calloc(cap, sizeof *seen);
+    if (seen == NULL) exit(1);
+    const char *pkg = file->package ? file->package : "";
+    check_extensions(ctx, file, pkg, file->extension, file->n_extension, seen, &n, cap);
+    check_messages_extensions(ctx, file, pkg, file->message_type, file->n_message_type, seen, &n, cap);
+    free(seen);
+    if (strcmp(pkg, "perfetto.protos") == 0) {
+        Google__Protobuf__FileDescriptorSet *set =
+            google__protobuf__file_descriptor_set__unpack(NULL, tc_i_builtin_schema_size, tc_i_builtin_schema);
+        check_reused(set, file, pkg, file->message_type, file->n_message_type, file->enum_type, file->n_enum_type);
+        if (set) google__protobuf__file_descriptor_set__free_unpacked(set, NULL);
+    }
+}
