@@ -134,7 +134,7 @@ static uint32_t stall_records(uint8_t *d, uint32_t size, uint64_t *k) {
 /* Reuses half `h`: gen first, then the records (a batch, rewritten as fast as it is read), then fill. */
 static void stall_fill_half(tracec_i_shm_header *hd, uint8_t *half, const uint8_t *batch, uint32_t len, uint32_t h) {
     __atomic_add_fetch(&hd->half[h].gen, 1u, __ATOMIC_RELAXED); /* gen first: the half is being reused */
-    __atomic_thread_fence(__ATOMIC_RELEASE);
+    TRACEC_I_REC_FENCE(__ATOMIC_RELEASE);
     __atomic_store_n(&hd->half[h].fill, 0u, __ATOMIC_RELEASE);
     __atomic_store_n(&hd->active, h, __ATOMIC_RELEASE);
     /* back to front, in 1 KiB steps: a reader copying front to back meets the new bytes (a torn copy) */

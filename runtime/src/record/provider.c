@@ -228,7 +228,7 @@ static void dead_writer(tracec_writer *w, tracec_msg *packet) {
  */
 static void reset_half(tracec_provider *p, uint32_t h) {
     __atomic_add_fetch(&p->hdr->half[h].gen, 1u, __ATOMIC_RELAXED);
-    __atomic_thread_fence(__ATOMIC_RELEASE);
+    TRACEC_I_REC_FENCE(__ATOMIC_RELEASE);
     p->fill[h] = 0;
     p->packets[h] = 0;
     __atomic_store_n(&p->hdr->half[h].fill, 0u, __ATOMIC_RELEASE);

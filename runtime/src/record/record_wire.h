@@ -98,6 +98,24 @@ typedef struct tracec_i_fifo_packet {
     uint32_t half;
 } tracec_i_fifo_packet;
 
+/*
+ * The fences of the gen/fill protocol of a half (provider.c reset_half,
+ * recorder.c copy_half).  GCC refuses atomic_thread_fence under
+ * -fsanitize=thread; there a compiler barrier stands in (TSan builds run
+ * on x86, where acquire and release fences are only that, and TSan does
+ * not relate the two mappings of a buffer anyway).
+ */
+#if defined(__SANITIZE_THREAD__)
+#define TRACEC_I_REC_FENCE(order) __atomic_signal_fence(order)
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define TRACEC_I_REC_FENCE(order) __atomic_signal_fence(order)
+#endif
+#endif
+#ifndef TRACEC_I_REC_FENCE
+#define TRACEC_I_REC_FENCE(order) __atomic_thread_fence(order)
+#endif
+
 /* Track uuids both ends compute: a provider's process track and a thread's track. */
 static inline uint64_t tracec_i_rec_mix(uint64_t x) {
     x ^= x >> 33;

@@ -29,6 +29,7 @@ enum { PV_NEW, PV_REGISTERED, PV_STARTING, PV_STARTED, PV_STOPPING, PV_STOPPED, 
 
 typedef struct rec_provider {
     int conn, fifo, memfd;
+    int old_fifo; /* a terminated run's fifo, kept until the provider closes its end */
     uint8_t *map;
     size_t map_size;
     tracec_recorder_provider_info info;
@@ -178,13 +179,13 @@ static uint32_t copy_half(tracec_recorder *r, rec_provider *pv, uint32_t h, size
         uint32_t fill = __atomic_load_n(&hd->half[h].fill, __ATOMIC_ACQUIRE);
         uint32_t from = gen == pv->gen[h] ? pv->consumed[h] : 0;
         if (fill > r->half_size || fill < from) { /* checked again only if gen held still */
-            __atomic_thread_fence(__ATOMIC_ACQUIRE);
+            TRACEC_I_REC_FENCE(__ATOMIC_ACQUIRE);
             if (__atomic_load_n(&hd->half[h].gen, __ATOMIC_RELAXED) != gen) continue;
             pv->gen[h] = gen;
             return fill;
         }
         memcpy(pv->scratch, src + from, fill - from);
-        __atomic_thread_fence(__ATOMIC_ACQUIRE);
+        TRACEC_I_REC_FENCE(__ATOMIC_ACQUIRE);
         if (__atomic_load_n(&hd->half[h].gen, __ATOMIC_RELAXED) != gen) continue; /* reused under us */
         if (gen != pv->gen[h]) {
             pv->gen[h] = gen;
@@ -269,7 +270,8 @@ static void provider_gone(tracec_recorder *r, rec_provider *pv) {
     save_all(r, pv);
     release_buffer(pv);
     if (pv->conn >= 0) close(pv->conn);
-    pv->conn = -1;
+    if (pv->old_fifo >= 0) close(pv->old_fifo);
+    pv->conn = pv->old_fifo = -1;
     pv->state = PV_GONE;
 }
 
@@ -293,7 +295,14 @@ static bool enabled_categories(const tracec_recorder *r, const rec_provider *pv,
 static void initialize_and_start(tracec_recorder *r, rec_provider *pv) {
     size_t size = TRACEC_I_SHM_HEADER + (size_t)r->half_size * r->halves;
     int sp[2] = {-1, -1};
-    release_buffer(pv); /* the fifo of an earlier run, if the provider has not closed it yet */
+    if (pv->state == PV_TERMINATED && pv->fifo >= 0) {
+        /* the provider has not closed its end after Terminate yet: closing ours would look like our
+           death to it (it would drop the connection and register again), so keep it until it does */
+        if (pv->old_fifo >= 0) close(pv->old_fifo);
+        pv->old_fifo = pv->fifo;
+        pv->fifo = -1;
+    }
+    release_buffer(pv);
     pv->memfd = memfd_create("tracec-provider", MFD_CLOEXEC | MFD_ALLOW_SEALING);
     /* sealed at its size: a provider that shrank it would make our reads fault (SIGBUS) */
     if (pv->memfd < 0 || ftruncate(pv->memfd, (off_t)size) != 0 ||
@@ -372,7 +381,7 @@ static void on_accept(tracec_recorder *r) {
         return;
     }
     pv->conn = fd;
-    pv->fifo = pv->memfd = -1;
+    pv->fifo = pv->memfd = pv->old_fifo = -1;
     pv->info.pid = (int32_t)cr.pid;
     pv->state = PV_NEW;
     r->pv[r->n_pv++] = pv;
@@ -491,6 +500,20 @@ static void on_fifo_packet(tracec_recorder *r, rec_provider *pv, const tracec_i_
     }
 }
 
+/* A terminated run's fifo: its last packets mean nothing now; closed once the provider closed its end. */
+static void drain_old_fifo(rec_provider *pv) {
+    for (int i = 0; i < 64; i++) {
+        tracec_i_fifo_packet pk;
+        ssize_t k = recv(pv->old_fifo, &pk, sizeof pk, MSG_DONTWAIT);
+        if (k < 0 && (errno == EAGAIN || errno == EINTR)) return;
+        if (k <= 0) {
+            close(pv->old_fifo);
+            pv->old_fifo = -1;
+            return;
+        }
+    }
+}
+
 static void check_timeouts(tracec_recorder *r) {
     uint64_t now = tracec_i_rec_now_ns();
     for (size_t i = 0; i < r->n_pv; i++) {
@@ -507,7 +530,7 @@ static void check_timeouts(tracec_recorder *r) {
 
 tracec_status_t tracec_recorder_poll(tracec_recorder *r, int timeout_ms) {
     if (r == NULL) return TRACEC_STATUS_INVALID_ARGUMENT;
-    size_t cap = 1 + 2 * r->n_pv, n = 0;
+    size_t cap = 1 + 3 * r->n_pv, n = 0;
     struct pollfd *pf = malloc(cap * sizeof *pf);
     rec_provider **who = malloc(cap * sizeof *who);
     int *kind = malloc(cap * sizeof *kind);
@@ -532,6 +555,11 @@ tracec_status_t tracec_recorder_poll(tracec_recorder *r, int timeout_ms) {
             who[n] = pv;
             kind[n++] = 1;
         }
+        if (pv->old_fifo >= 0) {
+            pf[n] = (struct pollfd){pv->old_fifo, POLLIN, 0};
+            who[n] = pv;
+            kind[n++] = 3;
+        }
     }
     int k = poll(pf, (nfds_t)n, timeout_ms);
     for (size_t i = 0; k > 0 && i < n; i++) {
@@ -542,6 +570,8 @@ tracec_status_t tracec_recorder_poll(tracec_recorder *r, int timeout_ms) {
             on_fifo(r, who[i]);
         else if (kind[i] == 1 && who[i]->conn == pf[i].fd)
             on_conn(r, who[i]);
+        else if (kind[i] == 3 && who[i]->old_fifo == pf[i].fd)
+            drain_old_fifo(who[i]);
     }
     free(pf);
     free(who);
@@ -789,6 +819,7 @@ tracec_status_t tracec_recorder_close(tracec_recorder *r) {
         rec_provider *pv = r->pv[i];
         release_buffer(pv);
         if (pv->conn >= 0) close(pv->conn);
+        if (pv->old_fifo >= 0) close(pv->old_fifo);
         free(pv->scratch);
         free(pv->declared);
         free(pv);
