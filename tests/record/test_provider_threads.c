@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "record_test_util.h"
 #include "tracec/provider.h"
 #include "tracec/recorder.h"
 
@@ -47,15 +48,6 @@ static void *writer(void *arg) {
         (void)tracec_provider_get_stats(s->p);
     }
     return NULL;
-}
-
-static void poll_for(tracec_recorder *r, int ms) {
-    struct timespec t0, t;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    do {
-        tracec_recorder_poll(r, 5);
-        clock_gettime(CLOCK_MONOTONIC, &t);
-    } while ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 < ms);
 }
 
 static void poll_until_started(tracec_recorder *r, tracec_provider *p) {

@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "record_test_util.h"
 #include "tracec/recorder.h"
 
 #define TRACEC TRACEC_BINARY_DIR "/tools/tracec/tracec"
@@ -297,35 +298,21 @@ Test(record, provider_registered_before_the_recorder) {
     free(view);
 }
 
-Test(record, list_shows_providers) {
-    char sock[128], cmd[1024], *out;
-    snprintf(sock, sizeof sock, "%s/r.sock", g_dir);
-    snprintf(cmd, sizeof cmd,
-             "%s record --attach --socket %s -o %s/l.pftrace --categories gfx,io --duration 1500ms & "
-             "sleep 0.3; TRACEC_RECORDER_SOCKET=%s %s survive lister 900 > /dev/null & sleep 0.5; "
-             "%s record --list --socket %s; wait",
-             TRACEC, sock, g_dir, sock, PROV, TRACEC, sock);
-    int rc = run(cmd, &out);
-    cr_assert_eq(rc, 0, "%s", out);
-    /* it declared no categories: it gets the recorder's */
-    cr_expect_not_null(strstr(out, "\tlister\tstarted\tcategories=-\tenabled=gfx,io\n"), "%s", out);
-    free(out);
-    cr_expect_eq(run(TRACEC " record --list --socket /nonexistent/x.sock", NULL), 1);
-}
-
 /* Categories a provider declares at registration: --list shows them, --categories picks among them. */
-Test(record, provider_categories_listed_and_honoured) {
+Test(record, list_shows_providers_and_their_categories) {
     char sock[128], cmd[2048], *out;
     snprintf(sock, sizeof sock, "%s/r.sock", g_dir);
     snprintf(cmd, sizeof cmd,
              "%s record --attach --socket %s -o %s/c.pftrace --categories gfx,io --duration 1500ms & sleep 0.3; "
-             "export TRACEC_RECORDER_SOCKET=%s; "
+             "export TRACEC_RECORDER_SOCKET=%s; %s survive lister 900 > /dev/null & "
              "%s cats painter gfx,net,audio gfx,net,audio,io 900 > %s/painter.out & "
              "%s cats mixer audio audio,gfx 900 > %s/mixer.out & sleep 0.5; "
              "%s record --list --socket %s; wait; cat %s/painter.out %s/mixer.out",
-             TRACEC, sock, g_dir, sock, PROV, g_dir, PROV, g_dir, TRACEC, sock, g_dir, g_dir);
+             TRACEC, sock, g_dir, sock, PROV, PROV, g_dir, PROV, g_dir, TRACEC, sock, g_dir, g_dir);
     int rc = run(cmd, &out);
     cr_assert_eq(rc, 0, "%s", out);
+    /* it declared no categories: it gets the recorder's */
+    cr_expect_not_null(strstr(out, "\tlister\tstarted\tcategories=-\tenabled=gfx,io\n"), "%s", out);
     cr_expect_not_null(strstr(out, "\tpainter\tstarted\tcategories=gfx,net,audio\tenabled=gfx\n"), "%s", out);
     cr_expect_not_null(strstr(out, "\tmixer\tstarted\tcategories=audio\tenabled=-\n"), "%s", out);
     /* a provider gets only the enabled ones of its categories */
@@ -338,6 +325,7 @@ Test(record, provider_categories_listed_and_honoured) {
     cr_assert_eq(run(cmd, &out), 0, "%s", out);
     cr_expect_not_null(strstr(out, "enabled gfx=1 net=1 io=0\n"), "%s", out);
     free(out);
+    cr_expect_eq(run(TRACEC " record --list --socket /nonexistent/x.sock", NULL), 1);
 }
 
 /* Bad registrations are refused by the library (clear status), not sent. */
@@ -441,15 +429,6 @@ Test(record, usage_errors) {
     cr_expect_eq(run(TRACEC " record -o /nonexistent/dir/t.pftrace -- true", &out), 1);
     cr_expect_not_null(strstr(out, "cannot start"), "%s", out);
     free(out);
-}
-
-static void poll_for(tracec_recorder *r, int ms) {
-    struct timespec t0, t;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    do {
-        tracec_recorder_poll(r, 10);
-        clock_gettime(CLOCK_MONOTONIC, &t);
-    } while ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 < ms);
 }
 
 Test(record, two_runs_in_one_trace) {
