@@ -426,6 +426,9 @@ Test(record, usage_errors) {
     free(out);
     cr_expect_eq(run(TRACEC " record -o /dev/null --buffer-size 12q -- true", NULL), 2);
     cr_expect_eq(run(TRACEC " record -o /dev/null", NULL), 2);
+    cr_expect_eq(run(TRACEC " record -o /dev/null --categories 'gfx,,io' -- true", &out), 1);
+    cr_expect_not_null(strstr(out, "bad --categories 'gfx,,io'"), "%s", out);
+    free(out);
     cr_expect_eq(run(TRACEC " record -o /nonexistent/dir/t.pftrace -- true", &out), 1);
     cr_expect_not_null(strstr(out, "cannot start"), "%s", out);
     free(out);

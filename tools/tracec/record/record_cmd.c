@@ -179,6 +179,9 @@ int tracec_cmd_record(int argc, char **argv) {
         if (st == TRACEC_STATUS_BAD_STATE)
             fprintf(stderr, "tracec record: another recorder is already listening on %s\n",
                     cfg.socket_path ? cfg.socket_path : "the well-known socket");
+        else if (st == TRACEC_STATUS_INVALID_ARGUMENT && cfg.categories) /* the options checked above are fine */
+            fprintf(stderr, "tracec record: bad --categories '%s' (1 to 100 comma-separated names of 1 to 100 "
+                            "chars, no spaces)\n", cfg.categories);
         else
             fprintf(stderr, "tracec record: cannot start: %s (%s)\n", tracec_status_str(st), strerror(errno));
         if (dir[0]) rmdir(dir);
