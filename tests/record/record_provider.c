@@ -7,6 +7,11 @@
  *   record_provider survive NAME MS         writes slices for MS ms while the recorder is killed under it
  *   record_provider mute NAME               raw protocol: registers and never answers anything
  *   record_provider scribble NAME           raw protocol: answers, but writes garbage into its buffer
+ *   record_provider cats NAME DECL PROBES MS  registers declaring categories DECL, prints which of
+ *                                           PROBES are enabled once started, writes slices for MS ms
+ *   record_provider stall NAME MS           raw protocol, honest but slow: reuses its two halves
+ *                                           non-stop (gen bumped first, fill after each whole record)
+ *                                           and keeps writing MS ms after Stop before answering it
  *
  * Prints "produced P dropped D" (the library's counters) on stdout at the end.
  */
@@ -100,6 +105,123 @@ static long now_ms(void) {
     return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
 }
 
+/* Appends one record (an empty-ish TracePacket: timestamp `ts`) at d; its size. */
+static size_t put_record(uint8_t *d, uint64_t ts) {
+    uint8_t body[16];
+    size_t n = 0;
+    body[n++] = 0x40; /* TracePacket.timestamp (8), varint */
+    do {
+        body[n++] = (uint8_t)((ts & 0x7f) | (ts > 0x7f ? 0x80 : 0));
+        ts >>= 7;
+    } while (ts);
+    d[0] = 0x0A;
+    d[1] = (uint8_t)n;
+    memcpy(d + 2, body, n);
+    return n + 2;
+}
+
+/* Whole records of varying sizes for `size` bytes at d, the k-th first; their byte count. */
+static uint32_t stall_records(uint8_t *d, uint32_t size, uint64_t *k) {
+    uint32_t fill = 0;
+    while (fill + 16 <= size) {
+        uint64_t ts = (uint64_t)1 << (7 * (*k % 5)); /* 1..5-byte varints: records of 4..8 bytes */
+        (*k)++;
+        fill += (uint32_t)put_record(d + fill, ts);
+    }
+    return fill;
+}
+
+/* Reuses half `h`: gen first, then the records (a batch, rewritten as fast as it is read), then fill. */
+static void stall_fill_half(tracec_i_shm_header *hd, uint8_t *half, const uint8_t *batch, uint32_t len, uint32_t h) {
+    __atomic_add_fetch(&hd->half[h].gen, 1u, __ATOMIC_RELAXED); /* gen first: the half is being reused */
+    TRACEC_I_REC_FENCE(__ATOMIC_RELEASE);
+    __atomic_store_n(&hd->half[h].fill, 0u, __ATOMIC_RELEASE);
+    __atomic_store_n(&hd->active, h, __ATOMIC_RELEASE);
+    /* back to front, in 1 KiB steps: a reader copying front to back meets the new bytes (a torn copy) */
+    for (uint32_t end = len; end > 0;) {
+        uint32_t from = end > 1024 ? end - 1024 : 0;
+        memcpy(half + from, batch + from, end - from);
+        end = from;
+    }
+    __atomic_store_n(&hd->half[h].fill, len, __ATOMIC_RELEASE);
+}
+
+/* A provider that answers Start, never stops writing, and answers Stop `ms` ms late. */
+static int stall(const char *name, long ms) {
+    int conn = raw_connect(name);
+    if (conn < 0) return 1;
+    static tracec_i_msg m;
+    int fds[2], nfds = 2;
+    struct pollfd pf = {conn, POLLIN, 0};
+    if (poll(&pf, 1, 5000) <= 0 || tracec_i_rec_recv(conn, &m, fds, &nfds) <= 0 || nfds != 2 ||
+        m.type != TRACEC_I_MSG_INITIALIZE || m.c != 2)
+        return 1;
+    uint32_t hs = (uint32_t)m.b;
+    uint8_t *map = mmap(NULL, TRACEC_I_SHM_HEADER + (size_t)hs * 2, PROT_READ | PROT_WRITE, MAP_SHARED, fds[0], 0);
+    if (map == MAP_FAILED) return 1;
+    tracec_i_shm_header *hd = (tracec_i_shm_header *)map;
+    uint8_t *d = map + TRACEC_I_SHM_HEADER;
+    uint64_t k = 0;
+    uint8_t *batch[3];
+    uint32_t blen[3];
+    for (int i = 0; i < 3; i++) { /* three record layouts: a torn copy would mix them, misaligned */
+        batch[i] = malloc(hs);
+        if (batch[i] == NULL) return 1;
+        k = (uint64_t)i;
+        blen[i] = stall_records(batch[i], hs, &k);
+    }
+    uint64_t cycles = 0;
+    long stop_at = -1;
+    bool started = false;
+    for (uint32_t h = 0;; h ^= 1u) {
+        pf.revents = 0;
+        if (poll(&pf, 1, started ? 0 : 5000) > 0) {
+            nfds = 0;
+            ssize_t n = tracec_i_rec_recv(conn, &m, NULL, &nfds);
+            if (n == 0) break; /* the recorder is gone */
+            if (n > 0 && m.type == TRACEC_I_MSG_START && !started) {
+                started = true;
+                tracec_i_rec_fifo_send(fds[1], TRACEC_I_FIFO_STARTED, 0);
+            } else if (n > 0 && m.type == TRACEC_I_MSG_STOP && stop_at < 0) {
+                stop_at = now_ms() + ms; /* "finishing its writing" for a long time */
+                printf("stop received\n");
+                fflush(stdout);
+            }
+        }
+        if (!started) continue;
+        if (stop_at >= 0 && now_ms() >= stop_at) break;
+        int b = (int)(cycles++ % 3);
+        stall_fill_half(hd, d + (size_t)h * hs, batch[b], blen[b], h);
+    }
+    tracec_i_rec_fifo_send(fds[1], TRACEC_I_FIFO_STOPPED, 0);
+    printf("cycles %llu\n", (unsigned long long)cycles);
+    for (int i = 0; i < 3; i++) free(batch[i]);
+    return 0;
+}
+
+static int cats(const char *name, const char *declared, const char *probes, long ms) {
+    tracec_provider_registration reg = TRACEC_PROVIDER_REGISTRATION_INIT;
+    reg.name = name;
+    reg.categories = declared;
+    reg.synchronous = true;
+    if (tracec_provider_register_with(&reg, NULL, &g_p) != TRACEC_STATUS_SUCCESS) return 3;
+    if (!tracec_provider_wait_started(g_p, 10000)) return 4;
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", probes);
+    printf("enabled");
+    for (char *save = NULL, *c = strtok_r(buf, ",", &save); c; c = strtok_r(NULL, ",", &save))
+        printf(" %s=%d", c, (int)tracec_provider_category_enabled(g_p, c));
+    printf("\n");
+    fflush(stdout);
+    long end = now_ms() + ms;
+    while (now_ms() < end) {
+        if (tracec_provider_category_enabled(g_p, "gfx")) tracec_provider_instant(g_p, "frame");
+        usleep(1000);
+    }
+    tracec_provider_unregister(g_p);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     if (argc < 3) return 2;
     const char *mode = argv[1], *name = argv[2];
@@ -109,6 +231,8 @@ int main(int argc, char **argv) {
         return fd < 0;
     }
     if (strcmp(mode, "scribble") == 0) return scribble(name);
+    if (strcmp(mode, "stall") == 0) return stall(name, argc > 3 ? atol(argv[3]) : 1000);
+    if (strcmp(mode, "cats") == 0) return argc > 5 ? cats(name, argv[3], argv[4], atol(argv[5])) : 2;
     bool started = false;
     if (tracec_provider_register_sync(name, &started, &g_p) != TRACEC_STATUS_SUCCESS) return 3;
     g_n = argc > 3 ? atol(argv[3]) : 10;

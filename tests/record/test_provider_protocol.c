@@ -274,3 +274,52 @@ Test(provider_protocol, names) {
     cr_expect_eq(tracec_provider_register(longname, &p), TRACEC_STATUS_SUCCESS, "100 chars is the limit");
     tracec_provider_unregister(p);
 }
+
+/* Declared categories travel with REGISTER; an Initialize flagged NO_CATEGORIES enables none of them. */
+Test(provider_protocol, declared_categories) {
+    tracec_provider *p;
+    tracec_provider_registration reg = TRACEC_PROVIDER_REGISTRATION_INIT;
+    reg.name = "cats";
+    reg.categories = "gfx,io";
+    cr_assert_eq(tracec_provider_register_with(&reg, NULL, &p), TRACEC_STATUS_SUCCESS);
+    int conn = accept_provider();
+    cr_assert(recv_msg(conn, 3000));
+    cr_expect_eq(g_m.type, TRACEC_I_MSG_REGISTER);
+    cr_expect_str_eq(g_m.text, "cats\ngfx,io");
+    shm a;
+    int fifo = send_initialize(conn, &a, "");
+    send_ctl(conn, TRACEC_I_MSG_START, TRACEC_BUFFER_DISPOSITION_CLEAR_ENTIRE, NULL);
+    cr_assert_eq(fifo_next(fifo, 3000), TRACEC_I_FIFO_STARTED);
+    cr_expect(tracec_provider_category_enabled(p, "anything"), "an empty list without the flag: all");
+    send_ctl(conn, TRACEC_I_MSG_TERMINATE, 0, NULL);
+    cr_assert_eq(fifo_next(fifo, 3000), TRACEC_I_FIFO_STOPPED);
+    cr_assert_eq(fifo_next(fifo, 3000), -1);
+
+    int sp[2];
+    cr_assert_eq(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp), 0);
+    shm b = make_shm(TRACEC_BUFFERING_MODE_STREAMING);
+    memset(&g_m, 0, TRACEC_I_MSG_FIXED);
+    g_m.type = TRACEC_I_MSG_INITIALIZE;
+    g_m.a = TRACEC_BUFFERING_MODE_STREAMING | TRACEC_I_INIT_NO_CATEGORIES;
+    g_m.b = HALF;
+    g_m.c = 2;
+    g_m.text[0] = '\0';
+    int fds[2] = {b.memfd, sp[1]};
+    cr_assert_eq(tracec_i_rec_send(conn, &g_m, fds, 2), 0);
+    close(sp[1]);
+    send_ctl(conn, TRACEC_I_MSG_START, TRACEC_BUFFER_DISPOSITION_CLEAR_ENTIRE, NULL);
+    cr_assert_eq(fifo_next(sp[0], 3000), TRACEC_I_FIFO_STARTED);
+    cr_expect_not(tracec_provider_category_enabled(p, "gfx"), "NO_CATEGORIES: none enabled");
+    cr_expect_not(tracec_provider_category_enabled(p, "io"));
+    tracec_provider_unregister(p);
+    close(conn);
+
+    reg.categories = "gfx,,io";
+    cr_expect_eq(tracec_provider_register_with(&reg, NULL, &p), TRACEC_STATUS_INVALID_ARGUMENT);
+    reg.categories = NULL;
+    reg.name = "two\nlines";
+    cr_expect_eq(tracec_provider_register_with(&reg, NULL, &p), TRACEC_STATUS_INVALID_ARGUMENT);
+    reg.name = "ok";
+    reg.struct_size = 8; /* from some other struct */
+    cr_expect_eq(tracec_provider_register_with(&reg, NULL, &p), TRACEC_STATUS_INVALID_ARGUMENT);
+}

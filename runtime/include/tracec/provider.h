@@ -63,13 +63,40 @@ tracec_status_t tracec_provider_register(const char *name, tracec_provider **out
  */
 tracec_status_t tracec_provider_register_sync(const char *name, bool *started, tracec_provider **out);
 
+/*
+ * Registration with a configuration (tracec_provider_register and _sync are
+ * this with only a name): the name, the categories the provider
+ * writes (`tracec record --list` shows them; with `--categories` the
+ * provider gets only the enabled ones), and whether to wait like
+ * tracec_provider_register_sync (then *started is set; `started` may be
+ * NULL otherwise).  Start from TRACEC_PROVIDER_REGISTRATION_INIT: `struct_size`
+ * lets the struct grow.  INVALID_ARGUMENT: a bad name (also one with a
+ * newline), or a bad category list (more than 100, one empty or over 100
+ * chars, or with whitespace); otherwise as tracec_provider_register.
+ */
+typedef struct tracec_provider_registration {
+    size_t struct_size;     /* sizeof(tracec_provider_registration) */
+    const char *name;       /* 1..100 chars, copied */
+    const char *categories; /* comma-separated, copied; NULL or "": none declared (gets what the recorder enables) */
+    bool synchronous;       /* wait (up to 1 s) for a running recorder to register it */
+} tracec_provider_registration;
+
+#define TRACEC_PROVIDER_REGISTRATION_INIT {sizeof(tracec_provider_registration), NULL, NULL, false}
+
+tracec_status_t tracec_provider_register_with(const tracec_provider_registration *config, bool *started,
+                                              tracec_provider **out);
+
 /* Whether tracing is started now (one relaxed load). */
 bool tracec_provider_started(const tracec_provider *p);
 
 /* Waits up to `timeout_ms` for tracing to start; true if it is started. */
 bool tracec_provider_wait_started(tracec_provider *p, int timeout_ms);
 
-/* Whether `category` is enabled (false while not started; no categories configured = all). */
+/*
+ * Whether `category` is enabled (false while not started).  The recorder
+ * enables, of the categories this provider declared, those it was asked
+ * for; a provider that declared none gets the recorder's list (none = all).
+ */
 bool tracec_provider_category_enabled(tracec_provider *p, const char *category);
 
 /* ---- writing packets ---------------------------------------------------------- */

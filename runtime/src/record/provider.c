@@ -57,8 +57,10 @@ struct tracec_provider {
     uint32_t wait_ms; /* STREAMING: how long a writer waits for the other half to be saved before dropping */
     uint32_t fill[2];
     uint64_t packets[2];
-    char categories[TRACEC_I_TEXT_MAX + 1];
+    char categories[TRACEC_I_TEXT_MAX + 1]; /* enabled by Initialize ("" = all, unless no_categories) */
+    int no_categories;                      /* none of the declared categories is enabled */
     char extra[TRACEC_I_TEXT_MAX + 1];
+    char declared[TRACEC_I_MAX_CATEGORIES * (TRACEC_I_CATEGORY_MAX + 1u)]; /* the categories given at registration */
 
     /* registration (under mu) */
     pthread_mutex_t mu;
@@ -102,10 +104,13 @@ static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 
 /* ---- registration ------------------------------------------------------------ */
 
-static tracec_status_t do_register(const char *name, int sync, bool *started, tracec_provider **out) {
+static tracec_status_t do_register(const char *name, const char *categories, int sync, bool *started,
+                                   tracec_provider **out) {
     if (out) *out = NULL;
-    if (name == NULL || out == NULL || name[0] == '\0' || strlen(name) > TRACEC_I_NAME_MAX)
+    if (name == NULL || out == NULL || name[0] == '\0' || strlen(name) > TRACEC_I_NAME_MAX || strchr(name, '\n'))
         return TRACEC_STATUS_INVALID_ARGUMENT;
+    if (categories == NULL) categories = "";
+    if (!tracec_i_rec_categories_ok(categories)) return TRACEC_STATUS_INVALID_ARGUMENT;
     pthread_mutex_lock(&g_mu);
     if (g_provider != NULL) {
         pthread_mutex_unlock(&g_mu);
@@ -117,6 +122,7 @@ static tracec_status_t do_register(const char *name, int sync, bool *started, tr
         return TRACEC_STATUS_OUT_OF_MEMORY;
     }
     snprintf(p->name, sizeof p->name, "%s", name);
+    snprintf(p->declared, sizeof p->declared, "%s", categories);
     p->fifo = p->memfd = -1;
     p->want_sync = sync;
     pthread_mutex_init(&p->lock, NULL);
@@ -149,12 +155,21 @@ static tracec_status_t do_register(const char *name, int sync, bool *started, tr
 }
 
 tracec_status_t tracec_provider_register(const char *name, tracec_provider **out) {
-    return do_register(name, 0, NULL, out);
+    return do_register(name, NULL, 0, NULL, out);
 }
 
 tracec_status_t tracec_provider_register_sync(const char *name, bool *started, tracec_provider **out) {
     if (started) *started = false;
-    return do_register(name, 1, started, out);
+    return do_register(name, NULL, 1, started, out);
+}
+
+tracec_status_t tracec_provider_register_with(const tracec_provider_registration *config, bool *started,
+                                              tracec_provider **out) {
+    if (started) *started = false;
+    if (out) *out = NULL;
+    /* the fields up to `synchronous` are in every version of the struct */
+    if (config == NULL || config->struct_size < sizeof(tracec_provider_registration)) return TRACEC_STATUS_INVALID_ARGUMENT;
+    return do_register(config->name, config->categories, config->synchronous, started, out);
 }
 
 bool tracec_provider_started(const tracec_provider *p) {
@@ -178,22 +193,13 @@ bool tracec_provider_wait_started(tracec_provider *p, int timeout_ms) {
     return tracec_provider_started(p);
 }
 
-static bool list_has(const char *list, const char *cat) {
-    size_t n = strlen(cat);
-    for (const char *s = list; *s;) {
-        const char *e = strchr(s, ',');
-        size_t l = e ? (size_t)(e - s) : strlen(s);
-        if (l == n && memcmp(s, cat, n) == 0) return true;
-        s += l + (e != NULL);
-    }
-    return false;
-}
-
 bool tracec_provider_category_enabled(tracec_provider *p, const char *category) {
     if (!tracec_provider_started(p) || category == NULL) return false;
     pthread_mutex_lock(&p->lock);
-    bool on = tracec_provider_started(p) && (p->categories[0] == '\0' || list_has(p->categories, category) ||
-                             list_has(p->extra, category));
+    size_t n = strlen(category);
+    bool on = tracec_provider_started(p) &&
+              ((!p->no_categories && (p->categories[0] == '\0' || tracec_i_rec_list_has(p->categories, category, n))) ||
+               tracec_i_rec_list_has(p->extra, category, n));
     pthread_mutex_unlock(&p->lock);
     return on;
 }
@@ -214,13 +220,19 @@ static void dead_writer(tracec_writer *w, tracec_msg *packet) {
     tracec_msg_begin_nested(&root, TRACEC_TAG(1, TRACEC_WIRE_LEN), packet);
 }
 
-/* Empties half `h` (lock held). */
+/*
+ * Empties half `h` (lock held).  `gen` is bumped before anything of the
+ * half is rewritten (the fence keeps the later fill and data stores after
+ * it): a recorder copying the half meanwhile sees gen change and does not
+ * take the copy for the provider's records (recorder.c, copy_half).
+ */
 static void reset_half(tracec_provider *p, uint32_t h) {
+    __atomic_add_fetch(&p->hdr->half[h].gen, 1u, __ATOMIC_RELAXED);
+    TRACEC_I_REC_FENCE(__ATOMIC_RELEASE);
     p->fill[h] = 0;
     p->packets[h] = 0;
     __atomic_store_n(&p->hdr->half[h].fill, 0u, __ATOMIC_RELEASE);
     __atomic_store_n(&p->hdr->half[h].packets, (uint64_t)0, __ATOMIC_RELAXED);
-    __atomic_add_fetch(&p->hdr->half[h].gen, 1u, __ATOMIC_RELEASE);
 }
 
 /*
@@ -465,7 +477,7 @@ static void teardown(tracec_provider *p, int lost) {
 static void on_initialize(tracec_provider *p, const tracec_i_msg *m, const int *fds, int nfds) {
     struct stat st;
     if (p->initialized || nfds != 2) goto ignore; /* a second Initialize before Terminate is ignored */
-    uint32_t mode = m->a & 0xffu, halves = (uint32_t)m->c, wait_ms = m->a >> 8;
+    uint32_t mode = m->a & 0xffu, halves = (uint32_t)m->c, wait_ms = (m->a >> 8) & TRACEC_I_INIT_WAIT_MASK;
     uint64_t hs = m->b;
     if (mode < TRACEC_BUFFERING_MODE_ONESHOT || mode > TRACEC_BUFFERING_MODE_STREAMING) goto ignore;
     if (halves != (mode == TRACEC_BUFFERING_MODE_ONESHOT ? 1u : 2u) || hs < 64 || hs > (1u << 30)) goto ignore;
@@ -493,6 +505,7 @@ static void on_initialize(tracec_provider *p, const tracec_i_msg *m, const int *
     p->fill[0] = p->fill[1] = 0;
     p->packets[0] = p->packets[1] = 0;
     snprintf(p->categories, sizeof p->categories, "%s", m->text);
+    p->no_categories = (m->a & TRACEC_I_INIT_NO_CATEGORIES) != 0;
     p->extra[0] = '\0';
     p->initialized = 1;
     pthread_mutex_unlock(&p->lock);
@@ -609,7 +622,10 @@ static void *control_main(void *arg) {
         }
         m->type = p->want_sync ? TRACEC_I_MSG_REGISTER_SYNC : TRACEC_I_MSG_REGISTER;
         m->a = (uint32_t)getpid();
-        snprintf(m->text, sizeof m->text, "%s", p->name);
+        if (p->declared[0])
+            snprintf(m->text, sizeof m->text, "%s\n%s", p->name, p->declared);
+        else
+            snprintf(m->text, sizeof m->text, "%s", p->name);
         int ok = tracec_i_rec_send(conn, m, NULL, 0) == 0;
         free(m);
         int lost = ok ? serve(p, conn) : 1;

@@ -95,6 +95,51 @@ void tracec_i_rec_default_socket(char *path, size_t cap, char *dir, size_t dir_c
     if (path) snprintf(path, cap, "%s/recorder.sock", d);
 }
 
+bool tracec_i_rec_list_has(const char *list, const char *cat, size_t cat_len) {
+    for (const char *s = list; *s;) {
+        const char *e = strchr(s, ',');
+        size_t l = e ? (size_t)(e - s) : strlen(s);
+        if (l == cat_len && memcmp(s, cat, cat_len) == 0) return true;
+        s += l + (e != NULL);
+    }
+    return false;
+}
+
+bool tracec_i_rec_categories_ok(const char *list) {
+    size_t n = 0;
+    for (const char *s = list; *s; n++) {
+        const char *e = strchr(s, ',');
+        size_t l = e ? (size_t)(e - s) : strlen(s);
+        if (l == 0 || l > TRACEC_I_CATEGORY_MAX || (e && e[1] == '\0')) return false;
+        for (size_t i = 0; i < l; i++)
+            if ((unsigned char)s[i] <= ' ' || s[i] == 0x7f) return false;
+        s += l + (e != NULL);
+    }
+    return n <= TRACEC_I_MAX_CATEGORIES;
+}
+
+bool tracec_i_rec_categories_enabled(const char *declared, const char *wanted, char *out, size_t cap) {
+    if (cap == 0) return false;
+    out[0] = '\0';
+    if (declared[0] == '\0' || wanted[0] == '\0') {
+        snprintf(out, cap, "%s", declared[0] ? declared : wanted);
+        return true;
+    }
+    size_t used = 0;
+    for (const char *s = declared; *s;) {
+        const char *e = strchr(s, ',');
+        size_t l = e ? (size_t)(e - s) : strlen(s);
+        if (tracec_i_rec_list_has(wanted, s, l) && used + l + 2 <= cap) {
+            if (used) out[used++] = ',';
+            memcpy(out + used, s, l);
+            used += l;
+            out[used] = '\0';
+        }
+        s += l + (e != NULL);
+    }
+    return used > 0;
+}
+
 uint64_t tracec_i_rec_now_ns(void) {
     struct timespec ts;
     clock_gettime(CLOCK_BOOTTIME, &ts);

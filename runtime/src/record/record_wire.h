@@ -28,8 +28,8 @@
 #define TRACEC_I_NAME_MAX 100u
 #define TRACEC_I_MAX_CATEGORIES 100u
 #define TRACEC_I_CATEGORY_MAX 100u
-/* Longest text of a control message: 100 categories of 100 chars, comma-separated. */
-#define TRACEC_I_TEXT_MAX (TRACEC_I_MAX_CATEGORIES * (TRACEC_I_CATEGORY_MAX + 1u))
+/* Longest text of a control message: a name, '\n', 100 categories of 100 chars, comma-separated. */
+#define TRACEC_I_TEXT_MAX (TRACEC_I_NAME_MAX + 1u + TRACEC_I_MAX_CATEGORIES * (TRACEC_I_CATEGORY_MAX + 1u))
 
 /* A half's state word. */
 enum { TRACEC_I_HALF_FREE = 0, TRACEC_I_HALF_FULL = 1 };
@@ -59,16 +59,21 @@ _Static_assert(sizeof(tracec_i_shm_header) <= TRACEC_I_SHM_HEADER, "shm header")
 
 /* Control messages (SOCK_SEQPACKET): provider -> recorder and recorder -> provider. */
 enum {
-    TRACEC_I_MSG_REGISTER = 1,      /* text: name; a: pid (claimed) */
+    TRACEC_I_MSG_REGISTER = 1,      /* text: name, then optionally '\n' and the declared categories; a: pid (claimed) */
     TRACEC_I_MSG_REGISTER_SYNC = 2, /* same, answered with REGISTERED */
     TRACEC_I_MSG_REGISTERED = 3,    /* a: 1 if tracing has started */
-    TRACEC_I_MSG_INITIALIZE = 4,    /* fds: memfd, fifo; a: mode | wait_ms << 8; b: half size; c: halves; text: categories */
+    TRACEC_I_MSG_INITIALIZE = 4,    /* fds: memfd, fifo; a: mode | wait_ms << 8 (| NO_CATEGORIES); b: half size;
+                                       c: halves; text: the enabled categories ("" = all, unless NO_CATEGORIES) */
     TRACEC_I_MSG_START = 5,         /* a: disposition; text: additional categories */
     TRACEC_I_MSG_STOP = 6,
     TRACEC_I_MSG_TERMINATE = 7,
     TRACEC_I_MSG_LIST = 8,          /* a client asks for the providers */
     TRACEC_I_MSG_LIST_REPLY = 9     /* text: one line per provider */
 };
+
+/* INITIALIZE's `a`: none of the provider's declared categories is enabled. */
+#define TRACEC_I_INIT_NO_CATEGORIES (1u << 31)
+#define TRACEC_I_INIT_WAIT_MASK 0x3fffu /* wait_ms (<= 10000) after the shift */
 
 typedef struct tracec_i_msg {
     uint32_t type;
@@ -93,6 +98,24 @@ typedef struct tracec_i_fifo_packet {
     uint32_t half;
 } tracec_i_fifo_packet;
 
+/*
+ * The fences of the gen/fill protocol of a half (provider.c reset_half,
+ * recorder.c copy_half).  GCC refuses atomic_thread_fence under
+ * -fsanitize=thread; there a compiler barrier stands in (TSan builds run
+ * on x86, where acquire and release fences are only that, and TSan does
+ * not relate the two mappings of a buffer anyway).
+ */
+#if defined(__SANITIZE_THREAD__)
+#define TRACEC_I_REC_FENCE(order) __atomic_signal_fence(order)
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define TRACEC_I_REC_FENCE(order) __atomic_signal_fence(order)
+#endif
+#endif
+#ifndef TRACEC_I_REC_FENCE
+#define TRACEC_I_REC_FENCE(order) __atomic_thread_fence(order)
+#endif
+
 /* Track uuids both ends compute: a provider's process track and a thread's track. */
 static inline uint64_t tracec_i_rec_mix(uint64_t x) {
     x ^= x >> 33;
@@ -110,6 +133,7 @@ static inline uint64_t tracec_i_rec_thread_uuid(uint32_t pid, uint32_t tid) {
 }
 
 /* ---- helpers both ends use (record_io.c) ---- */
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -125,6 +149,18 @@ ssize_t tracec_i_rec_recv(int sock, tracec_i_msg *m, int *fds, int *nfds);
 int tracec_i_rec_fifo_send(int fifo, uint32_t type, uint32_t half);
 /* The well-known socket path /tmp/tracec-UID/recorder.sock (and its directory). */
 void tracec_i_rec_default_socket(char *path, size_t cap, char *dir, size_t dir_cap);
+/* Whether `list` (comma-separated) has `cat`. */
+bool tracec_i_rec_list_has(const char *list, const char *cat, size_t cat_len);
+/* Whether `list` is a valid category list: "", or 1..100 non-empty names of <= 100 chars without
+   whitespace or control chars, comma-separated. */
+bool tracec_i_rec_categories_ok(const char *list);
+/*
+ * What a provider that declared `declared` gets when the recorder enables
+ * `wanted` ("" = all): nothing declared -> `wanted`; all wanted ->
+ * `declared`; else the declared ones that are wanted.  Writes the list to
+ * out[cap] and returns false when that leaves no category enabled.
+ */
+bool tracec_i_rec_categories_enabled(const char *declared, const char *wanted, char *out, size_t cap);
 /* CLOCK_BOOTTIME in ns. */
 uint64_t tracec_i_rec_now_ns(void);
 

@@ -29,6 +29,7 @@ enum { PV_NEW, PV_REGISTERED, PV_STARTING, PV_STARTED, PV_STOPPING, PV_STOPPED, 
 
 typedef struct rec_provider {
     int conn, fifo, memfd;
+    int old_fifo; /* a terminated run's fifo, kept until the provider closes its end */
     uint8_t *map;
     size_t map_size;
     tracec_recorder_provider_info info;
@@ -40,6 +41,7 @@ typedef struct rec_provider {
     uint32_t consumed[2];
     uint64_t bytes;
     uint8_t *scratch;
+    char *declared; /* the categories it declared at registration ("" none; malloc'd) */
 } rec_provider;
 
 struct tracec_recorder {
@@ -158,16 +160,48 @@ static void snapshot_counters(rec_provider *pv) {
     pv->info.dropped = __atomic_load_n(&h->dropped, __ATOMIC_RELAXED);
 }
 
+/*
+ * Copies the finished records of half `h` not saved yet into pv->scratch,
+ * as one consistent snapshot: a provider still writing (one that did not
+ * answer Stop in time) may empty and reuse the half while we copy, so the
+ * copy counts only if the half's `gen` is the same after it as before (the
+ * provider bumps gen before it rewrites anything: provider.c reset_half).
+ * Retries a few times; *len = 0 when the provider kept reusing the half
+ * (its records there were overwritten: the provider counts them dropped).
+ * Returns the fill read, for the checks of save_half.
+ */
+static uint32_t copy_half(tracec_recorder *r, rec_provider *pv, uint32_t h, size_t *len) {
+    tracec_i_shm_header *hd = hdr_of(pv);
+    const uint8_t *src = pv->map + TRACEC_I_SHM_HEADER + (size_t)h * r->half_size;
+    *len = 0;
+    for (int attempt = 0; attempt < 16; attempt++) {
+        uint64_t gen = __atomic_load_n(&hd->half[h].gen, __ATOMIC_ACQUIRE);
+        uint32_t fill = __atomic_load_n(&hd->half[h].fill, __ATOMIC_ACQUIRE);
+        uint32_t from = gen == pv->gen[h] ? pv->consumed[h] : 0;
+        if (fill > r->half_size || fill < from) { /* checked again only if gen held still */
+            TRACEC_I_REC_FENCE(__ATOMIC_ACQUIRE);
+            if (__atomic_load_n(&hd->half[h].gen, __ATOMIC_RELAXED) != gen) continue;
+            pv->gen[h] = gen;
+            return fill;
+        }
+        memcpy(pv->scratch, src + from, fill - from);
+        TRACEC_I_REC_FENCE(__ATOMIC_ACQUIRE);
+        if (__atomic_load_n(&hd->half[h].gen, __ATOMIC_RELAXED) != gen) continue; /* reused under us */
+        if (gen != pv->gen[h]) {
+            pv->gen[h] = gen;
+            pv->consumed[h] = 0;
+        }
+        *len = fill - from;
+        return fill;
+    }
+    return pv->consumed[h]; /* nothing consistent to save now */
+}
+
 /* Saves the finished records of half `h` not saved yet. */
 static void save_half(tracec_recorder *r, rec_provider *pv, uint32_t h) {
     if (pv->map == NULL || pv->bad || h >= r->halves) return;
-    tracec_i_shm_header *hd = hdr_of(pv);
-    uint64_t gen = __atomic_load_n(&hd->half[h].gen, __ATOMIC_ACQUIRE);
-    uint32_t fill = __atomic_load_n(&hd->half[h].fill, __ATOMIC_ACQUIRE);
-    if (gen != pv->gen[h]) {
-        pv->gen[h] = gen;
-        pv->consumed[h] = 0;
-    }
+    size_t len;
+    uint32_t fill = copy_half(r, pv, h, &len);
     if (fill > r->half_size || fill < pv->consumed[h]) {
         say(r, "provider %s (pid %d): corrupt buffer header (half %u fill %u); its remaining data is dropped",
             pv->info.name, (int)pv->info.pid, h, fill);
@@ -175,9 +209,7 @@ static void save_half(tracec_recorder *r, rec_provider *pv, uint32_t h) {
         pv->info.corrupt++;
         return;
     }
-    size_t len = fill - pv->consumed[h];
     if (len == 0) return;
-    memcpy(pv->scratch, pv->map + TRACEC_I_SHM_HEADER + (size_t)h * r->half_size + pv->consumed[h], len);
     uint64_t n = 0;
     size_t bad = 0;
     tracec_status_t st =
@@ -238,7 +270,8 @@ static void provider_gone(tracec_recorder *r, rec_provider *pv) {
     save_all(r, pv);
     release_buffer(pv);
     if (pv->conn >= 0) close(pv->conn);
-    pv->conn = -1;
+    if (pv->old_fifo >= 0) close(pv->old_fifo);
+    pv->conn = pv->old_fifo = -1;
     pv->state = PV_GONE;
 }
 
@@ -252,11 +285,24 @@ static void send_simple(rec_provider *pv, uint32_t type, uint32_t a, const char 
     free(m);
 }
 
+/* The categories `pv` gets (its declared ones that are enabled); false: none. */
+static bool enabled_categories(const tracec_recorder *r, const rec_provider *pv, char *out, size_t cap) {
+    return tracec_i_rec_categories_enabled(pv->declared ? pv->declared : "", r->cfg.categories ? r->cfg.categories : "",
+                                           out, cap);
+}
+
 /* Initialize (a new buffer and fifo) and Start. */
 static void initialize_and_start(tracec_recorder *r, rec_provider *pv) {
     size_t size = TRACEC_I_SHM_HEADER + (size_t)r->half_size * r->halves;
     int sp[2] = {-1, -1};
-    release_buffer(pv); /* the fifo of an earlier run, if the provider has not closed it yet */
+    if (pv->state == PV_TERMINATED && pv->fifo >= 0) {
+        /* the provider has not closed its end after Terminate yet: closing ours would look like our
+           death to it (it would drop the connection and register again), so keep it until it does */
+        if (pv->old_fifo >= 0) close(pv->old_fifo);
+        pv->old_fifo = pv->fifo;
+        pv->fifo = -1;
+    }
+    release_buffer(pv);
     pv->memfd = memfd_create("tracec-provider", MFD_CLOEXEC | MFD_ALLOW_SEALING);
     /* sealed at its size: a provider that shrank it would make our reads fault (SIGBUS) */
     if (pv->memfd < 0 || ftruncate(pv->memfd, (off_t)size) != 0 ||
@@ -289,7 +335,7 @@ static void initialize_and_start(tracec_recorder *r, rec_provider *pv) {
     m->a = (uint32_t)r->cfg.mode | (uint32_t)r->cfg.wait_ms << 8;
     m->b = r->half_size;
     m->c = r->halves;
-    snprintf(m->text, sizeof m->text, "%s", r->cfg.categories ? r->cfg.categories : "");
+    if (!enabled_categories(r, pv, m->text, sizeof m->text)) m->a |= TRACEC_I_INIT_NO_CATEGORIES;
     int fds[2] = {pv->memfd, sp[1]};
     int ok = tracec_i_rec_send(pv->conn, m, fds, 2) == 0;
     free(m);
@@ -335,7 +381,7 @@ static void on_accept(tracec_recorder *r) {
         return;
     }
     pv->conn = fd;
-    pv->fifo = pv->memfd = -1;
+    pv->fifo = pv->memfd = pv->old_fifo = -1;
     pv->info.pid = (int32_t)cr.pid;
     pv->state = PV_NEW;
     r->pv[r->n_pv++] = pv;
@@ -346,17 +392,22 @@ static void list_reply(tracec_recorder *r, rec_provider *client) {
                                         "stopping", "stopped", "terminated", "gone"};
     tracec_i_msg *m = calloc(1, sizeof *m);
     if (m == NULL) return;
+    char *enabled = malloc(TRACEC_I_TEXT_MAX + 1);
     m->type = TRACEC_I_MSG_LIST_REPLY;
     size_t used = 0;
-    for (size_t i = 0; i < r->n_pv; i++) {
+    for (size_t i = 0; enabled && i < r->n_pv; i++) {
         rec_provider *pv = r->pv[i];
-        if (pv == client || pv->state == PV_NEW) continue;
-        int k = snprintf(m->text + used, sizeof m->text - used, "%d\t%s\t%s\tcategories=%s\n", (int)pv->info.pid,
-                         pv->info.name, names[pv->state],
-                         r->cfg.categories && r->cfg.categories[0] ? r->cfg.categories : "*");
+        if (pv == client || pv->state == PV_NEW || pv->info.name[0] == '\0') continue;
+        /* categories: what it declared ("-": none); enabled: what it gets ("*": all, "-": none) */
+        bool some = enabled_categories(r, pv, enabled, TRACEC_I_TEXT_MAX + 1);
+        int k = snprintf(m->text + used, sizeof m->text - used, "%d\t%s\t%s\tcategories=%s\tenabled=%s\n",
+                         (int)pv->info.pid, pv->info.name, names[pv->state],
+                         pv->declared && pv->declared[0] ? pv->declared : "-",
+                         !some ? "-" : enabled[0] ? enabled : "*");
         if (k < 0 || (size_t)k >= sizeof m->text - used) break;
         used += (size_t)k;
     }
+    free(enabled);
     (void)tracec_i_rec_send(client->conn, m, NULL, 0);
     free(m);
 }
@@ -380,9 +431,16 @@ static void on_conn(tracec_recorder *r, rec_provider *pv) {
             pv->state = PV_GONE;
             pv->info.name[0] = '\0';
         } else if (m->type == TRACEC_I_MSG_REGISTER || m->type == TRACEC_I_MSG_REGISTER_SYNC) {
+            /* text: the name, then optionally '\n' and its categories */
+            char *cats = strchr(m->text, '\n');
+            if (cats) *cats++ = '\0';
             size_t nl = strlen(m->text);
-            if (nl == 0 || nl > TRACEC_I_NAME_MAX) {
-                say(r, "refused a provider with a name of %zu chars (pid %d)", nl, (int)pv->info.pid);
+            const char *why = nl == 0 || nl > TRACEC_I_NAME_MAX                 ? "a name of 0 or over 100 chars"
+                              : cats && !tracec_i_rec_categories_ok(cats)             ? "a bad category list"
+                              : cats && cats[0] && !(pv->declared = strdup(cats))     ? "no memory for its categories"
+                                                                                      : NULL;
+            if (why) {
+                say(r, "refused a provider (pid %d): %s", (int)pv->info.pid, why);
                 free(m);
                 close(pv->conn);
                 pv->conn = -1;
@@ -442,6 +500,20 @@ static void on_fifo_packet(tracec_recorder *r, rec_provider *pv, const tracec_i_
     }
 }
 
+/* A terminated run's fifo: its last packets mean nothing now; closed once the provider closed its end. */
+static void drain_old_fifo(rec_provider *pv) {
+    for (int i = 0; i < 64; i++) {
+        tracec_i_fifo_packet pk;
+        ssize_t k = recv(pv->old_fifo, &pk, sizeof pk, MSG_DONTWAIT);
+        if (k < 0 && (errno == EAGAIN || errno == EINTR)) return;
+        if (k <= 0) {
+            close(pv->old_fifo);
+            pv->old_fifo = -1;
+            return;
+        }
+    }
+}
+
 static void check_timeouts(tracec_recorder *r) {
     uint64_t now = tracec_i_rec_now_ns();
     for (size_t i = 0; i < r->n_pv; i++) {
@@ -458,7 +530,7 @@ static void check_timeouts(tracec_recorder *r) {
 
 tracec_status_t tracec_recorder_poll(tracec_recorder *r, int timeout_ms) {
     if (r == NULL) return TRACEC_STATUS_INVALID_ARGUMENT;
-    size_t cap = 1 + 2 * r->n_pv, n = 0;
+    size_t cap = 1 + 3 * r->n_pv, n = 0;
     struct pollfd *pf = malloc(cap * sizeof *pf);
     rec_provider **who = malloc(cap * sizeof *who);
     int *kind = malloc(cap * sizeof *kind);
@@ -483,6 +555,11 @@ tracec_status_t tracec_recorder_poll(tracec_recorder *r, int timeout_ms) {
             who[n] = pv;
             kind[n++] = 1;
         }
+        if (pv->old_fifo >= 0) {
+            pf[n] = (struct pollfd){pv->old_fifo, POLLIN, 0};
+            who[n] = pv;
+            kind[n++] = 3;
+        }
     }
     int k = poll(pf, (nfds_t)n, timeout_ms);
     for (size_t i = 0; k > 0 && i < n; i++) {
@@ -493,6 +570,8 @@ tracec_status_t tracec_recorder_poll(tracec_recorder *r, int timeout_ms) {
             on_fifo(r, who[i]);
         else if (kind[i] == 1 && who[i]->conn == pf[i].fd)
             on_conn(r, who[i]);
+        else if (kind[i] == 3 && who[i]->old_fifo == pf[i].fd)
+            drain_old_fifo(who[i]);
     }
     free(pf);
     free(who);
@@ -539,16 +618,7 @@ tracec_status_t tracec_recorder_open(const tracec_recorder_config *config, trace
     if (cfg.buffer_size < 8192 || cfg.buffer_size > (1u << 30)) return TRACEC_STATUS_INVALID_ARGUMENT;
     if (cfg.timeout_ms <= 0) cfg.timeout_ms = 2000;
     if (cfg.wait_ms < 0 || cfg.wait_ms > 10000) return TRACEC_STATUS_INVALID_ARGUMENT;
-    if (cfg.categories) { /* at most 100 categories of at most 100 chars */
-        size_t n = 0;
-        for (const char *s = cfg.categories; *s; n++) {
-            const char *e = strchr(s, ',');
-            size_t l = e ? (size_t)(e - s) : strlen(s);
-            if (l == 0 || l > TRACEC_I_CATEGORY_MAX) return TRACEC_STATUS_INVALID_ARGUMENT;
-            s += l + (e != NULL);
-        }
-        if (n > TRACEC_I_MAX_CATEGORIES) return TRACEC_STATUS_INVALID_ARGUMENT;
-    }
+    if (cfg.categories && !tracec_i_rec_categories_ok(cfg.categories)) return TRACEC_STATUS_INVALID_ARGUMENT;
     tracec_recorder *r = calloc(1, sizeof *r);
     if (r == NULL) return TRACEC_STATUS_OUT_OF_MEMORY;
     r->cfg = cfg;
@@ -749,7 +819,9 @@ tracec_status_t tracec_recorder_close(tracec_recorder *r) {
         rec_provider *pv = r->pv[i];
         release_buffer(pv);
         if (pv->conn >= 0) close(pv->conn);
+        if (pv->old_fifo >= 0) close(pv->old_fifo);
         free(pv->scratch);
+        free(pv->declared);
         free(pv);
     }
     free(r->pv);

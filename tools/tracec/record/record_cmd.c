@@ -31,11 +31,13 @@ static const char usage[] =
     "that registers, until PROGRAM exits; --attach records the providers that\n"
     "connect to the well-known socket, until --duration passes or SIGINT.\n"
     "One Perfetto trace: each provider's packets on their own sequence, a\n"
-    "summary per provider, a trace_stats packet.\n\n"
+    "summary per provider, a trace_stats packet. --list prints one line per\n"
+    "provider: pid, name, state, categories= (declared) and enabled=.\n\n"
     "  -o, --output FILE      the trace to write\n"
     "  --mode M               streaming (default), oneshot or circular\n"
     "  --buffer-size N        each provider's shared buffer, bytes (k, m suffixes; default 1m)\n"
-    "  --categories a,b       enabled categories (default: all)\n"
+    "  --categories a,b       enabled categories (default: all); a provider that declared\n"
+    "                         its categories gets only the enabled ones among them\n"
     "  --timeout MS           how long a provider may take to answer Start/Stop (default 2000)\n"
     "  --wait MS              streaming: a provider whose other half is not saved yet waits up to\n"
     "                         MS before dropping (default 0: drops at once, the Fuchsia rule)\n"
@@ -177,6 +179,9 @@ int tracec_cmd_record(int argc, char **argv) {
         if (st == TRACEC_STATUS_BAD_STATE)
             fprintf(stderr, "tracec record: another recorder is already listening on %s\n",
                     cfg.socket_path ? cfg.socket_path : "the well-known socket");
+        else if (st == TRACEC_STATUS_INVALID_ARGUMENT && cfg.categories) /* the options checked above are fine */
+            fprintf(stderr, "tracec record: bad --categories '%s' (1 to 100 comma-separated names of 1 to 100 "
+                            "chars, no spaces)\n", cfg.categories);
         else
             fprintf(stderr, "tracec record: cannot start: %s (%s)\n", tracec_status_str(st), strerror(errno));
         if (dir[0]) rmdir(dir);
