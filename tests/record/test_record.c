@@ -349,7 +349,9 @@ Test(record, provider_blocking_in_stop_is_salvaged_not_corrupt) {
     snprintf(sock, sizeof sock, "%s/r.sock", g_dir);
     snprintf(trace, sizeof trace, "%s/stall.pftrace", g_dir);
     long salvaged = 0;
-    for (int round = 0; round < 4; round++) { /* the race a torn copy needs is hit in about 1 run of 4 */
+    /* The race a torn copy needs is hit in about 1 run of 4; a round may also save nothing (every half caught
+       being rewritten), so rounds go on, up to 12, until something committed was saved. */
+    for (int round = 0; round < 12 && (round < 4 || salvaged == 0); round++) {
         snprintf(cmd, sizeof cmd,
                  "%s record --attach --socket %s -o %s --mode circular --buffer-size 64k --timeout 200 "
                  "--duration 700ms & sleep 0.3; TRACEC_RECORDER_SOCKET=%s %s stall slowpoke 1500; wait",

@@ -71,15 +71,18 @@ def main():
         if seq and seq not in seqs:
             if not flags & 1 or not p.first_packet_on_sequence:
                 problems.append("packet %d: first packet of sequence %d lacks CLEARED/first_packet_on_sequence" % (i, seq))
-            seqs[seq] = {"names": {}, "cats": {}, "dbg": {}}
+            seqs[seq] = {"names": {}, "cats": {}, "dbg": {}, "track": None}
         st = seqs.get(seq)
         if flags & 1 and st is not None:
             st["names"].clear(), st["cats"].clear(), st["dbg"].clear()
+            st["track"] = None  # TracePacketDefaults are incremental state too
             invalid.discard(seq)
         elif p.previous_packet_dropped and seq:
             invalid.add(seq)
         if seq in invalid and (flags & 2 or p.HasField("interned_data")):
             problems.append("packet %d: sequence %d lost a packet and was not cleared since: the reader skips this" % (i, seq))
+        if st is not None and p.trace_packet_defaults.track_event_defaults.HasField("track_uuid"):
+            st["track"] = p.trace_packet_defaults.track_event_defaults.track_uuid
         if p.HasField("interned_data"):
             d = p.interned_data
             for e in d.event_names:
@@ -119,10 +122,10 @@ def main():
         if uses_iid and not flags & 2:
             problems.append("packet %d: uses iids without SEQ_NEEDS_INCREMENTAL_STATE" % i)
         is_counter = tname == "TYPE_COUNTER"
-        if not te.HasField("track_uuid"):
-            problems.append("packet %d: event without track_uuid" % i)
+        u = te.track_uuid if te.HasField("track_uuid") else (st or {}).get("track")
+        if u is None:
+            problems.append("packet %d: event without track_uuid and no default track on sequence %d" % (i, seq))
         else:
-            u = te.track_uuid
             if u not in tracks:
                 problems.append("packet %d: track %d has no descriptor" % (i, u))
             elif is_counter and not tracks[u]:

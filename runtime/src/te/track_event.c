@@ -6,11 +6,13 @@
  * One sequence per thread and session:
  *
  *   first packet   durable TRACK_DESCRIPTOR: SEQ_INCREMENTAL_STATE_CLEARED,
- *                  first_packet_on_sequence, the thread's TrackDescriptor
+ *                  first_packet_on_sequence, the thread's TrackDescriptor,
+ *                  TracePacketDefaults with the thread's track
  *   new names      durable INTERNED_DATA: SEQ_NEEDS_INCREMENTAL_STATE and the
  *                  names an event is about to use for the first time
  *   new counters   durable TRACK_DESCRIPTOR: the counter track of a name
- *   each event     TRACK_EVENT: SEQ_NEEDS_INCREMENTAL_STATE, iids
+ *   each event     TRACK_EVENT: SEQ_NEEDS_INCREMENTAL_STATE, iids; no
+ *                  track_uuid on the thread's track (the default)
  *
  * Durable packets survive a CIRCULAR wrap and are delivered before the
  * events that follow them, so every iid in a saved trace resolves.  When
@@ -44,6 +46,7 @@
 #include "perfetto/trace/extension_descriptor.tracec.h"
 #include "perfetto/trace/interned_data/interned_data.tracec.h"
 #include "perfetto/trace/trace_packet.tracec.h"
+#include "perfetto/trace/trace_packet_defaults.tracec.h"
 #include "perfetto/trace/track_event/counter_descriptor.tracec.h"
 #include "perfetto/trace/track_event/debug_annotation.tracec.h"
 #include "perfetto/trace/track_event/process_descriptor.tracec.h"
@@ -201,11 +204,27 @@ static inline TRACEC_I_ALWAYS_INLINE void begin(te_thread *t, tracec_writer *w, 
  * last, its sequence_flags win over the ones the packet set (a scalar's
  * last occurrence is its value), so the common path costs one branch.
  */
+/*
+ * The sequence's TracePacketDefaults: events on the thread's own track omit
+ * track_uuid (10 bytes each).  Defaults are incremental state, so every
+ * packet that clears the state sets them again.
+ */
+static void put_defaults(te_thread *t, perfetto_protos_TracePacket *pkt) {
+    perfetto_protos_TracePacketDefaults d;
+    perfetto_protos_TrackEventDefaults ted;
+    perfetto_protos_TracePacket_begin_trace_packet_defaults(pkt, &d);
+    perfetto_protos_TracePacketDefaults_begin_track_event_defaults(&d, &ted);
+    perfetto_protos_TrackEventDefaults_set_track_uuid(&ted, thread_uuid(t));
+    perfetto_protos_TracePacketDefaults_end_track_event_defaults(&d, &ted);
+    perfetto_protos_TracePacket_end_trace_packet_defaults(pkt, &d);
+}
+
 static inline TRACEC_I_ALWAYS_INLINE bool end(te_thread *t, tracec_writer *w, perfetto_protos_TracePacket *pkt) {
     tracec_status_t st;
     if (TRACEC_I_UNLIKELY(t->dropped)) {
         perfetto_protos_TracePacket_set_previous_packet_dropped(pkt, true);
         perfetto_protos_TracePacket_set_sequence_flags(pkt, SEQ_CLEARED | SEQ_NEEDS);
+        put_defaults(t, pkt);
     }
     st = tracec_buffer_end_packet(&t->bw, w, &pkt->msg);
     if (st == TRACEC_STATUS_SUCCESS) {
@@ -230,6 +249,7 @@ static bool write_thread_header(te_thread *t) {
     begin(t, &w, &pkt, TRACEC_BUFFER_TRACING_TRACK_DESCRIPTOR);
     perfetto_protos_TracePacket_set_sequence_flags(&pkt, SEQ_CLEARED);
     perfetto_protos_TracePacket_set_first_packet_on_sequence(&pkt, true);
+    put_defaults(t, &pkt);
     perfetto_protos_TracePacket_begin_track_descriptor(&pkt, &td);
     perfetto_protos_TrackDescriptor_set_uuid(&td, thread_uuid(t));
     perfetto_protos_TrackDescriptor_set_parent_uuid(&td, tracec_te_process_track_uuid());
@@ -484,7 +504,7 @@ void tracec_i_te_emit(tracec_te_category *cat, const tracec_te_arg *a, size_t n)
             track = counter_track(t, type->name);
             if (track == 0) return; /* its descriptor was refused: the value would have no track */
         } else {
-            track = thread_uuid(t);
+            track = 0; /* the thread's track: the sequence's default */
         }
     }
     if (TRACEC_I_UNLIKELY(np != 0)) {
@@ -508,7 +528,7 @@ void tracec_i_te_emit(tracec_te_category *cat, const tracec_te_arg *a, size_t n)
     case TRACEC_I_TE_INSTANT: perfetto_protos_TrackEvent_set_type(&ev, perfetto_protos_TrackEvent_TYPE_INSTANT); break;
     default: perfetto_protos_TrackEvent_set_type(&ev, perfetto_protos_TrackEvent_TYPE_COUNTER); break;
     }
-    perfetto_protos_TrackEvent_set_track_uuid(&ev, track);
+    if (track != 0) perfetto_protos_TrackEvent_set_track_uuid(&ev, track);
     if (named) {
         if (cat_iid != 0)
             perfetto_protos_TrackEvent_set_category_iids(&ev, cat_iid);
@@ -605,7 +625,7 @@ int tracec_i_te_open(tracec_te_packet *p, tracec_te_category *cat, const char *n
 void tracec_i_te_fill(tracec_te_packet *p, perfetto_protos_TrackEvent *ev) {
     te_thread *t = (te_thread *)p->i_thread;
     perfetto_protos_TrackEvent_set_type(ev, (perfetto_protos_TrackEvent_Type)p->i_type);
-    perfetto_protos_TrackEvent_set_track_uuid(ev, thread_uuid(t));
+    (void)t; /* on the thread's track: the sequence's default */
     if (TRACEC_I_LIKELY(p->i_cat_iid != 0))
         perfetto_protos_TrackEvent_set_category_iids(ev, p->i_cat_iid);
     else
