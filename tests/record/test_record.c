@@ -298,6 +298,45 @@ Test(record, provider_registered_before_the_recorder) {
     free(view);
 }
 
+/*
+ * Only the recorder's user (and root) may connect.  The socket lives in a
+ * private directory (mode 0700, socket 0600), so another user is refused
+ * at connect(); and where the modes were loosened by mistake, SO_PEERCRED
+ * still refuses the connection before anything is read from it.  The other
+ * user is uid 65534 (nobody), through setpriv; a plain connect from python3
+ * stands in for a provider (no binary of the build needs to be readable
+ * by that user).
+ */
+static const char k_peer_py[] =
+    "import socket, sys\n"
+    "s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)\n"
+    "try:\n"
+    "    s.connect(sys.argv[1])\n"
+    "    s.settimeout(5)\n"
+    "    print(sys.argv[2], 'eof' if s.recv(64) == b'' else 'data')\n"
+    "except OSError as e:\n"
+    "    print(sys.argv[2], 'refused', e.errno)\n";
+
+Test(record, other_users_cannot_connect) {
+    if (geteuid() != 0 || system("command -v setpriv > /dev/null 2>&1") != 0)
+        cr_skip_test("needs root and setpriv (util-linux) to connect as another user");
+    char dir[96], cmd[2048], *out;
+    snprintf(dir, sizeof dir, "%s/priv", g_dir);
+    const char *as_nobody = "setpriv --reuid=65534 --regid=65534 --clear-groups /usr/bin/python3 -c";
+    snprintf(cmd, sizeof cmd,
+             "%s record --attach --socket %s/r.sock -o %s/peer.pftrace --duration 1500ms & sleep 0.4; "
+             "%s \"$PEER_PY\" %s/r.sock private; "
+             "chmod 755 %s %s && chmod 666 %s/r.sock && %s \"$PEER_PY\" %s/r.sock loosened; wait",
+             TRACEC, dir, g_dir, as_nobody, dir, g_dir, dir, dir, as_nobody, dir);
+    cr_assert_eq(setenv("PEER_PY", k_peer_py, 1), 0);
+    int rc = run(cmd, &out);
+    cr_assert_eq(rc, 0, "%s", out);
+    cr_expect_not_null(strstr(out, "private refused 13"), "connect() as another user:\n%s", out);
+    cr_expect_not_null(strstr(out, "loosened eof"), "the recorder closes the connection:\n%s", out);
+    cr_expect_not_null(strstr(out, "refused a connection from uid 65534"), "and says so:\n%s", out);
+    free(out);
+}
+
 /* Categories a provider declares at registration: --list shows them, --categories picks among them. */
 Test(record, list_shows_providers_and_their_categories) {
     char sock[128], cmd[2048], *out;
