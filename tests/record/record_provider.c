@@ -9,6 +9,7 @@
  *   record_provider scribble NAME           raw protocol: answers, but writes garbage into its buffer
  *   record_provider cats NAME DECL PROBES MS  registers declaring categories DECL, prints which of
  *                                           PROBES are enabled once started, writes slices for MS ms
+ *   record_provider eager NAME              register_sync, then one instant at once (it must not be refused)
  *   record_provider stall NAME MS           raw protocol, honest but slow: reuses its two halves
  *                                           non-stop (gen bumped first, fill after each whole record)
  *                                           and keeps writing MS ms after Stop before answering it
@@ -236,6 +237,13 @@ int main(int argc, char **argv) {
     bool started = false;
     if (tracec_provider_register_sync(name, &started, &g_p) != TRACEC_STATUS_SUCCESS) return 3;
     g_n = argc > 3 ? atol(argv[3]) : 10;
+    if (strcmp(mode, "eager") == 0) { /* one event right after register_sync said started: it must be written */
+        tracec_status_t st = started ? tracec_provider_instant(g_p, "first") : TRACEC_STATUS_BAD_STATE;
+        printf("started=%d first=%d\n", (int)started, (int)st);
+        print_stats();
+        tracec_provider_unregister(g_p);
+        return 0;
+    }
     if (strcmp(mode, "late") == 0) {
         printf("started=%d\n", (int)started);
         fflush(stdout);

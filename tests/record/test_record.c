@@ -337,6 +337,26 @@ Test(record, other_users_cannot_connect) {
     free(out);
 }
 
+/* register_sync under a recorder that is tracing says "started" only once this provider has handled its
+   Initialize and Start, so an event written right after it is recorded (it was refused in 6 runs of 10). */
+Test(record, register_sync_started_means_the_first_event_is_written) {
+    char trace[128], cmd[1024], *out;
+    snprintf(trace, sizeof trace, "%s/eager.pftrace", g_dir);
+    for (int round = 0; round < 8; round++) {
+        snprintf(cmd, sizeof cmd, "%s record -o %s -- %s eager eager", TRACEC, trace, PROV);
+        int rc = run(cmd, &out);
+        cr_assert_eq(rc, 0, "%s", out);
+        cr_assert_not_null(strstr(out, "started=1 first=0"), "round %d: %s", round, out);
+        free(out);
+        char *view = py_view(trace);
+        summary s = find_summary(view, "eager");
+        cr_assert(s.found, "%s", view);
+        cr_assert_eq(s.delivered, s.produced, "round %d:\n%s", round, view);
+        cr_assert_geq(s.delivered, 1, "round %d:\n%s", round, view);
+        free(view);
+    }
+}
+
 /* Categories a provider declares at registration: --list shows them, --categories picks among them. */
 Test(record, list_shows_providers_and_their_categories) {
     char sock[128], cmd[2048], *out;

@@ -66,6 +66,7 @@ struct tracec_provider {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     int want_sync, reg_answered, reg_started, no_recorder;
+    int first_start_done; /* under mu: the first Start was handled (run header written): register_sync waits for it */
 
     /* counters (atomic) */
     uint64_t produced, dropped, runs, saved, lost;
@@ -147,7 +148,14 @@ static tracec_status_t do_register(const char *name, const char *categories, int
         pthread_mutex_lock(&p->mu);
         while (!p->reg_answered && !p->no_recorder)
             if (pthread_cond_timedwait(&p->cv, &p->mu, &dl) == ETIMEDOUT) break;
-        if (started) *started = p->reg_answered && p->reg_started;
+        /* The recorder is tracing: its Initialize and Start follow the answer.  Report "started" only once
+           this provider has handled them, so the caller's first event is written, not refused. */
+        if (p->reg_answered && p->reg_started) {
+            dl.tv_sec += 1;
+            while (!p->first_start_done && !p->no_recorder)
+                if (pthread_cond_timedwait(&p->cv, &p->mu, &dl) == ETIMEDOUT) break;
+        }
+        if (started) *started = p->first_start_done && tracec_provider_started(p);
         pthread_mutex_unlock(&p->mu);
     }
     *out = p;
@@ -533,6 +541,7 @@ static void on_start(tracec_provider *p, const tracec_i_msg *m) {
     write_run_header(p);
     (void)tracec_i_rec_fifo_send(p->fifo, TRACEC_I_FIFO_STARTED, 0);
     pthread_mutex_lock(&p->mu);
+    p->first_start_done = 1;
     pthread_cond_broadcast(&p->cv);
     pthread_mutex_unlock(&p->mu);
 }
