@@ -227,11 +227,17 @@ Test(provider_protocol, streaming_halves_save_and_drop) {
     close(conn);
 }
 
+static shm g_sync_shm;
+static int g_sync_fifo = -1;
+
+/* A recorder that is tracing: answers started=1, then Initialize and Start, as the real one does. */
 static void *answer_registered(void *arg) {
     (void)arg;
     int conn = accept_provider();
     recv_msg(conn, 3000);
     send_ctl(conn, TRACEC_I_MSG_REGISTERED, g_m.type == TRACEC_I_MSG_REGISTER_SYNC, NULL);
+    g_sync_fifo = send_initialize(conn, &g_sync_shm, "");
+    send_ctl(conn, TRACEC_I_MSG_START, 0, NULL);
     return (void *)(intptr_t)conn;
 }
 
@@ -243,11 +249,14 @@ Test(provider_protocol, register_sync_says_whether_started) {
     cr_assert_eq(tracec_provider_register_sync("sync", &started, &p), TRACEC_STATUS_SUCCESS);
     void *conn;
     pthread_join(t, &conn);
-    cr_expect(started, "the fake recorder answered started=1 to a REGISTER_SYNC");
+    cr_expect(started, "the fake recorder answered started=1 to a REGISTER_SYNC, then Initialize and Start");
+    cr_expect(tracec_provider_started(p), "started: the provider has handled Start when register_sync returns");
+    cr_expect_eq(tracec_provider_instant(p, "first"), TRACEC_STATUS_SUCCESS, "so the first event is written");
     tracec_provider *q;
     cr_expect_eq(tracec_provider_register("second", &q), TRACEC_STATUS_BAD_STATE);
     tracec_provider_unregister(p);
     close((int)(intptr_t)conn);
+    close(g_sync_fifo);
 }
 
 Test(provider_protocol, register_sync_without_recorder) {
