@@ -56,6 +56,7 @@
 
 #include "tracec/status.h"
 #include "tracec/version.h"
+#include "tracec/wire.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -85,22 +86,6 @@ extern "C" {
 #define TRACEC_I_LITTLE_ENDIAN 0
 #endif
 
-/* Wire types. */
-enum {
-    TRACEC_WIRE_VARINT = 0,
-    TRACEC_WIRE_FIXED64 = 1,
-    TRACEC_WIRE_LEN = 2,
-    TRACEC_WIRE_SGROUP = 3,
-    TRACEC_WIRE_EGROUP = 4,
-    TRACEC_WIRE_FIXED32 = 5
-};
-
-/* The tag (key) of field `num` with wire type `wt`, as an integer constant. */
-#define TRACEC_TAG(num, wt) ((uint32_t)(((uint32_t)(num) << 3) | (uint32_t)(wt)))
-
-/* Largest encoded tag (field numbers up to 2^29 - 1) and varint. */
-#define TRACEC_MAX_TAG_SIZE 5u
-#define TRACEC_MAX_VARINT_SIZE 10u
 /*
  * Size of the length a nested message reserves when it begins, and the
  * largest body.  Compact (1, widened at the end when the body needs more) by
@@ -289,15 +274,6 @@ static inline uint64_t tracec_double_bits(double d) {
     return u;
 }
 
-/* Encoded size of a varint. */
-static inline size_t tracec_varint_size(uint64_t v) {
-    size_t n = 1;
-    while (v >= 0x80u) {
-        v >>= 7;
-        n++;
-    }
-    return n;
-}
 
 /* The 4-byte redundant varint form of `len` (len <= TRACEC_MAX_NESTED_SIZE). */
 static inline TRACEC_I_ALWAYS_INLINE void tracec_put_size4(uint8_t *p, uint32_t len) {
