@@ -28,7 +28,7 @@ TestSuite(codegen_corpus, .init = cg_tmp_setup, .fini = cg_tmp_teardown, .timeou
 
 #define CFLAGS "-std=c11 -pedantic -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -O2"
 #define CXXFLAGS "-std=c++17 -pedantic -Wall -Wextra -Werror"
-#define INC "-I'%s/out' -I" TRACEC_SOURCE_DIR "/runtime/include"
+#define INC "-I'%s/out' -I" TRACEC_SOURCE_DIR "/runtime/core/include"
 
 /* Appends "`rel`\n" to *list. */
 static void add(char **list, const char *rel) {
@@ -218,8 +218,8 @@ Test(codegen_corpus, registry_holds_each_file_once) {
     int st = -1;
     char *out = cg_run(&st,
                        "gcc -std=c11 -O1 " INC " '%s/unity_gcc.o' " TRACEC_SOURCE_DIR
-                       "/tests/codegen/registry_main.c " TRACEC_SOURCE_DIR "/runtime/src/registry.c " TRACEC_SOURCE_DIR
-                       "/runtime/src/writer.c " TRACEC_SOURCE_DIR "/runtime/src/status.c -o '%s/registry' 2>&1",
+                       "/tests/codegen/registry_main.c " TRACEC_SOURCE_DIR "/runtime/core/src/registry.c " TRACEC_SOURCE_DIR
+                       "/runtime/core/src/writer.c " TRACEC_SOURCE_DIR "/runtime/core/src/status.c -o '%s/registry' 2>&1",
                        cg_tmp, cg_tmp, cg_tmp);
     cr_assert_eq(st, 0, "link of the corpus with the runtime failed:\n%s", out);
     free(out);

@@ -40,10 +40,10 @@ TestSuite(layouts, .init = cg_tmp_setup, .fini = cg_tmp_teardown, .timeout = 120
 #define CFLAGS "-std=c11 -pedantic -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes"
 #define CXXFLAGS "-std=c++17 -pedantic -Wall -Wextra -Werror"
 /* The user's generated tree first, then the runtime and libtracec's built-in headers. */
-#define INC "-I'%s/out' -I" TRACEC_SOURCE_DIR "/runtime/include -I" CG_SCHEMA_DIR
+#define INC "-I'%s/out' -I" TRACEC_SOURCE_DIR "/runtime/core/include -I" CG_SCHEMA_DIR
 #define RUNTIME_SRCS                                                                                          \
-    TRACEC_SOURCE_DIR "/runtime/src/trace_file.c " TRACEC_SOURCE_DIR "/runtime/src/writer.c " TRACEC_SOURCE_DIR \
-                      "/runtime/src/registry.c " TRACEC_SOURCE_DIR "/runtime/src/status.c"
+    TRACEC_SOURCE_DIR "/runtime/core/src/trace_file.c " TRACEC_SOURCE_DIR "/runtime/core/src/writer.c " TRACEC_SOURCE_DIR \
+                      "/runtime/core/src/registry.c " TRACEC_SOURCE_DIR "/runtime/core/src/status.c"
 
 /* One layout: its folder, the -I flags of protoc (relative to the folder) and its files to generate. */
 typedef struct layout {
