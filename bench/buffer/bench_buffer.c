@@ -151,8 +151,8 @@ static result run_buffer(tracec_buffering_mode_t mode, tracec_buffer_policy_t po
     for (int i = 0; i < threads; i++) pthread_join(t[i], NULL);
     double t1 = now_s(), p1 = process_cpu_s();
     (void)tracec_stop_context(ctx);
-    tracec_buffer_stats_t st;
-    (void)tracec_query_buffer_stats(b, &st);
+    tracec_buffer_stats_t st = {0};
+    if (tracec_query_buffer_stats(b, &st) != TRACEC_STATUS_SUCCESS) fprintf(stderr, "cannot read the buffer's stats\n");
     (void)tracec_destroy_context(ctx);
     pthread_barrier_destroy(&start);
     result r;

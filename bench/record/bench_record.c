@@ -172,8 +172,8 @@ static result run_in_process(void) {
     (void)tracec_stop_context(ctx);
     fclose(g_file);
     double t1 = now_s();
-    tracec_buffer_stats_t st;
-    (void)tracec_query_buffer_stats(b, &st);
+    tracec_buffer_stats_t st = {0};
+    if (tracec_query_buffer_stats(b, &st) != TRACEC_STATUS_SUCCESS) fprintf(stderr, "cannot read the buffer's stats\n");
     (void)tracec_destroy_context(ctx);
     FILE *f = fopen(out, "rb");
     long bytes = 0;

@@ -94,7 +94,10 @@ static __thread int t_raw_ready;
 
 static tracec_buffer_writer *raw_writer(void) {
     if (!t_raw_ready) {
-        tracec_buffer_writer_init(&t_raw, g_raw_buf, 0);
+        if (tracec_buffer_writer_init(&t_raw, g_raw_buf, 0) != TRACEC_STATUS_SUCCESS) {
+            fprintf(stderr, "bench_te: cannot init a writer\n");
+            exit(1);
+        }
         t_raw_ready = 1;
     }
     return &t_raw;
@@ -194,8 +197,12 @@ static void setup(int big) {
         fprintf(stderr, "bench_te: cannot start a session\n");
         exit(1);
     }
-    tracec_create_context(&ctx);
-    tracec_create_buffer(ctx, size, size / 2, TRACEC_BUFFER_POLICY_LOSSLESS, on_records, NULL, &g_raw_buf);
+    if (tracec_create_context(&ctx) != TRACEC_STATUS_SUCCESS ||
+        tracec_create_buffer(ctx, size, size / 2, TRACEC_BUFFER_POLICY_LOSSLESS, on_records, NULL, &g_raw_buf) !=
+            TRACEC_STATUS_SUCCESS) {
+        fprintf(stderr, "bench_te: cannot create the raw buffer\n");
+        exit(1);
+    }
     tracec_start_context(ctx);
 }
 

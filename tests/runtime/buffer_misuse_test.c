@@ -664,8 +664,10 @@ static void *fz_controller(void *p) {
                 break;
             }
             default: {
-                tracec_buffer_stats_t st;
-                (void)tracec_query_buffer_stats(sh->b[(r >> 8) % FZ_BUFS], &st);
+                tracec_buffer_stats_t stats;
+                tracec_status_t st = tracec_query_buffer_stats(sh->b[(r >> 8) % FZ_BUFS], &stats);
+                if (st != TRACEC_STATUS_SUCCESS && st != TRACEC_STATUS_BUFFER_NOT_FOUND)
+                    fz_fail(sh, "controller stats", st);
                 break;
             }
         }

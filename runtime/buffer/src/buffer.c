@@ -37,8 +37,8 @@
 
 #include "buffer_internal.h"
 
-_Static_assert(sizeof(tracec_i_blk) == 16 && TRACEC_I_HDR == 16 && offsetof(tracec_i_blk, category) == 8,
-               "the inline end_packet writes the record header and the chunk's committed length by offset");
+_Static_assert(sizeof(tracec_i_blk) == TRACEC_I_BLK_HDR && TRACEC_I_BLK_HDR % TRACEC_I_BLK_ALIGN == 0,
+               "a block header keeps bodies aligned");
 
 #define WS(bw) ((bw)->i_ws)
 
@@ -93,17 +93,6 @@ int tracec_i_buffer_membarrier(int want) {
     if (!want) g_membarrier = 0;
     else if (!g_membarrier) g_membarrier = membarrier_register();
     return g_membarrier;
-}
-
-/* The writer's side: announce a packet (busy = 1), then look at stolen.  True if stolen. */
-static bool announce(tracec_i_wstate *ws) {
-    if (ws->asym) {
-        __atomic_store_n(&ws->busy, 1u, __ATOMIC_RELAXED);
-        __atomic_signal_fence(__ATOMIC_SEQ_CST);
-    } else {
-        __atomic_store_n(&ws->busy, 1u, __ATOMIC_SEQ_CST);
-    }
-    return __atomic_load_n(&ws->stolen, __ATOMIC_SEQ_CST) != 0;
 }
 
 /* ---- small helpers ------------------------------------------------------ */
@@ -295,7 +284,7 @@ static tracec_i_blk *try_reserve(tracec_i_buffer *b, tracec_i_half *hf, uint32_t
                                                   memory_order_acquire, memory_order_relaxed)) {
             *old = s;
             tracec_i_blk *blk =
-                (tracec_i_blk *)(void *)(hf->mem + TRACEC_I_CHARGED(s) + (size_t)TRACEC_I_HDR * TRACEC_I_BLOCKS(s));
+                (tracec_i_blk *)(void *)(hf->mem + TRACEC_I_CHARGED(s) + (size_t)TRACEC_I_BLK_HDR * TRACEC_I_BLOCKS(s));
             blk->body = take;
             return blk;
         }
@@ -370,16 +359,16 @@ static uint64_t count_records(const tracec_i_half *hf, uint32_t from, uint32_t t
     for (uint32_t i = from; i < to; i++) {
         tracec_i_blk *blk = (tracec_i_blk *)(void *)(hf->mem + off);
         if (blk->size == TRACEC_I_CHUNK_MARK) {
-            uint32_t used = __atomic_load_n(&blk->category, __ATOMIC_ACQUIRE);
+            uint32_t used = __atomic_load_n(&blk->committed, __ATOMIC_ACQUIRE);
             uint8_t *p = (uint8_t *)(blk + 1), *e = p + used;
             while (p < e) {
                 n++;
-                p += TRACEC_I_HDR + ((tracec_i_blk *)(void *)p)->body;
+                p += TRACEC_I_BLK_HDR + ((tracec_i_blk *)(void *)p)->body;
             }
         } else {
             n++;
         }
-        off += TRACEC_I_HDR + blk->body;
+        off += TRACEC_I_BLK_HDR + blk->body;
     }
     return n;
 }
@@ -525,15 +514,15 @@ static bool full_drop(tracec_i_buffer *b, uint32_t body, tracec_status_t *st) {
 
 static tracec_status_t durable_emit(tracec_i_buffer *b, uint32_t category, uint32_t kind, const void *payload,
                                     size_t size) {
-    size_t body = TRACEC_I_ALIGN8(size);
-    if (body + TRACEC_I_HDR > b->durable_cap) return TRACEC_STATUS_RECORD_TOO_LARGE;
+    size_t body = TRACEC_I_BLK_BODY(size);
+    if (body + TRACEC_I_BLK_HDR > b->durable_cap) return TRACEC_STATUS_RECORD_TOO_LARGE;
     pthread_mutex_lock(&b->dmu);
     if (!atomic_load_explicit(&b->accepting, memory_order_acquire)) {
         pthread_mutex_unlock(&b->dmu);
         return TRACEC_STATUS_CLOSED;
     }
     size_t off = atomic_load_explicit(&b->doff, memory_order_relaxed);
-    if (off + TRACEC_I_HDR + body > b->durable_cap) {
+    if (off + TRACEC_I_BLK_HDR + body > b->durable_cap) {
         pthread_mutex_unlock(&b->dmu);
         return drop(b, TRACEC_STATUS_BUFFER_FULL);
     }
@@ -543,7 +532,7 @@ static tracec_status_t durable_emit(tracec_i_buffer *b, uint32_t category, uint3
     blk->category = category;
     blk->kind = kind;
     memcpy(blk + 1, payload, size);
-    atomic_store_explicit(&b->doff, off + TRACEC_I_HDR + body, memory_order_release);
+    atomic_store_explicit(&b->doff, off + TRACEC_I_BLK_HDR + body, memory_order_release);
     pthread_mutex_unlock(&b->dmu);
     atomic_fetch_add_explicit(&b->accepted, 1, memory_order_relaxed);
     return TRACEC_STATUS_SUCCESS;
@@ -556,7 +545,7 @@ tracec_status_t tracec_buffer_emit(tracec_buffer_id_t buffer_id, uint32_t catego
     if (payload == NULL || size == 0) return TRACEC_STATUS_INVALID_ARGUMENT;
     if (size > b->size) return TRACEC_STATUS_RECORD_TOO_LARGE;
     if (is_durable(b, category, kind)) return durable_emit(b, category, kind, payload, size);
-    uint32_t body = (uint32_t)TRACEC_I_ALIGN8(size);
+    uint32_t body = (uint32_t)TRACEC_I_BLK_BODY(size);
     if (body > b->size) return TRACEC_STATUS_RECORD_TOO_LARGE;
     if (!atomic_load_explicit(&b->accepting, memory_order_acquire)) return TRACEC_STATUS_CLOSED;
     for (;;) {
@@ -603,13 +592,13 @@ static int acquire_chunk(tracec_i_buffer *b, tracec_i_wstate *ws, uint32_t min_b
            setters (and nested lengths widening at their ends) that follow do
            not take a chunk each; try_reserve() settles for min_body. */
         if (partial > 0 && want - min_body < partial / 2u)
-            want = (uint32_t)TRACEC_I_ALIGN8((size_t)min_body + partial / 2u);
+            want = (uint32_t)TRACEC_I_BLK_BODY((size_t)min_body + partial / 2u);
         uint64_t old;
         bool sealed;
         tracec_i_blk *blk = try_reserve(b, hf, want, min_body, &old, &sealed);
         if (blk != NULL) {
             blk->size = TRACEC_I_CHUNK_MARK;
-            __atomic_store_n(&blk->category, 0u, __ATOMIC_RELAXED);
+            __atomic_store_n(&blk->committed, 0u, __ATOMIC_RELAXED);
             blk->kind = 0;
             uint8_t *body = (uint8_t *)(blk + 1);
             if (partial) memcpy(body, partial_src, partial);
@@ -667,7 +656,7 @@ static bool is_open_window(const tracec_i_wstate *ws, const uint8_t *base) {
 /* A fresh state for `bw` on buffer `b`, in b's writer list. */
 static tracec_status_t state_attach(tracec_buffer_writer *bw, tracec_i_buffer *b) {
     size_t reserve = bw->i_reserve ? bw->i_reserve : TRACEC_I_DEFAULT_RESERVE;
-    reserve = TRACEC_I_ALIGN8(reserve) + TRACEC_I_HDR + 8u;
+    reserve = TRACEC_I_BLK_BODY(reserve) + TRACEC_I_BLK_HDR + 8u;
     if (reserve > b->chunk) return TRACEC_STATUS_RECORD_TOO_LARGE;
     tracec_i_wstate *ws = state_alloc();
     if (ws == NULL) return TRACEC_STATUS_OUT_OF_MEMORY;
@@ -834,7 +823,7 @@ void tracec_i_buffer_begin(tracec_buffer_writer *bw, uint32_t category, uint32_t
         }
         size_t off = atomic_load_explicit(&b->doff, memory_order_relaxed);
         w->base = b->dmem + off;
-        w->ptr = w->base + TRACEC_I_HDR;
+        w->ptr = w->base + TRACEC_I_BLK_HDR;
         w->end = b->dmem + b->durable_cap;
         if (w->ptr > w->end) w->ptr = w->end;
         ws->in_packet = 2;
@@ -843,7 +832,7 @@ void tracec_i_buffer_begin(tracec_buffer_writer *bw, uint32_t category, uint32_t
     }
     bool fresh = fresh_chunk || ws->blk == NULL || __atomic_load_n(&ws->stolen, __ATOMIC_RELAXED) ||
                  ws->body_size - ws->used < ws->reserve;
-    if (!fresh && announce(ws)) {
+    if (!fresh && !tracec_i_announce(ws)) {
         __atomic_store_n(&ws->busy, 0u, __ATOMIC_RELEASE);
         fresh = true;
     }
@@ -868,7 +857,7 @@ void tracec_i_buffer_begin(tracec_buffer_writer *bw, uint32_t category, uint32_t
         }
     }
     w->base = ws->body + ws->used;
-    w->ptr = w->base + TRACEC_I_HDR;
+    w->ptr = w->base + TRACEC_I_BLK_HDR;
     w->end = ws->body + ws->body_size;
     ws->in_packet = 1;
     open_window(w);
@@ -943,9 +932,9 @@ static bool buffer_grow(tracec_writer *w, size_t need) {
     tracec_i_wstate *ws = WS(bw);
     tracec_i_buffer *b = ws->b;
     size_t partial = (size_t)(w->ptr - w->base);
-    size_t total = TRACEC_I_ALIGN8(partial + need);
+    size_t total = TRACEC_I_BLK_BODY(partial + need);
     if (ws->in_packet == 2) {
-        if (total + TRACEC_I_HDR > b->durable_cap) return grow_failed(w, ws, TRACEC_STATUS_RECORD_TOO_LARGE);
+        if (total + TRACEC_I_BLK_HDR > b->durable_cap) return grow_failed(w, ws, TRACEC_STATUS_RECORD_TOO_LARGE);
         return grow_failed(w, ws, drop(b, TRACEC_STATUS_BUFFER_FULL));
     }
     if (ws->in_packet != 1) return false;
@@ -999,12 +988,12 @@ tracec_status_t tracec_i_buffer_commit(tracec_buffer_writer *bw, int unended, ui
         return st;
     }
     tracec_i_blk *rec = (tracec_i_blk *)(void *)w->base;
-    size_t payload = (size_t)(w->ptr - w->base) - TRACEC_I_HDR;
-    rec->body = (uint32_t)TRACEC_I_ALIGN8(payload);
+    size_t payload = (size_t)(w->ptr - w->base) - TRACEC_I_BLK_HDR;
+    rec->body = (uint32_t)TRACEC_I_BLK_BODY(payload);
     rec->size = (uint32_t)payload;
     rec->category = ws->category;
     rec->kind = ws->kind;
-    uint8_t *next = w->base + TRACEC_I_HDR + rec->body;
+    uint8_t *next = w->base + TRACEC_I_BLK_HDR + rec->body;
     if (kind_of_packet == 2) {
         atomic_store_explicit(&b->doff, (size_t)(next - b->dmem), memory_order_release);
         pthread_mutex_unlock(&b->dmu);
@@ -1012,7 +1001,7 @@ tracec_status_t tracec_i_buffer_commit(tracec_buffer_writer *bw, int unended, ui
     } else {
         ws->used = (uint32_t)(next - ws->body);
         __atomic_store_n(&ws->packets, ws->packets + 1u, __ATOMIC_RELAXED);
-        __atomic_store_n(&ws->blk->category, ws->used, __ATOMIC_RELAXED);
+        __atomic_store_n(&ws->blk->committed, ws->used, __ATOMIC_RELAXED);
         __atomic_store_n(&ws->busy, 0u, __ATOMIC_RELEASE);
     }
     w->base = w->ptr = next;
@@ -1057,7 +1046,7 @@ static void deliver_blocks(dctx *d, uint8_t *p, uint32_t count) {
     for (uint32_t i = 0; i < count; i++) {
         tracec_i_blk *blk = (tracec_i_blk *)(void *)p;
         if (blk->size == TRACEC_I_CHUNK_MARK) {
-            uint32_t used = __atomic_load_n(&blk->category, __ATOMIC_ACQUIRE);
+            uint32_t used = __atomic_load_n(&blk->committed, __ATOMIC_ACQUIRE);
             uint8_t *r = (uint8_t *)(blk + 1), *e = r + used;
             /* The chunk was written on another core: keep a window of line
                fetches in flight ahead of the walk, whose next address depends
@@ -1069,17 +1058,17 @@ static void deliver_blocks(dctx *d, uint8_t *p, uint32_t count) {
                     __builtin_prefetch(pf);
                 tracec_i_blk *rec = (tracec_i_blk *)(void *)r;
                 dput(d, rec);
-                r += TRACEC_I_HDR + rec->body;
+                r += TRACEC_I_BLK_HDR + rec->body;
             }
         } else {
             dput(d, blk);
         }
-        p += TRACEC_I_HDR + blk->body;
+        p += TRACEC_I_BLK_HDR + blk->body;
     }
 }
 
 static size_t blocks_end(const tracec_i_half *hf, uint32_t from, uint32_t to, size_t off) {
-    for (uint32_t i = from; i < to; i++) off += TRACEC_I_HDR + ((tracec_i_blk *)(void *)(hf->mem + off))->body;
+    for (uint32_t i = from; i < to; i++) off += TRACEC_I_BLK_HDR + ((tracec_i_blk *)(void *)(hf->mem + off))->body;
     return off;
 }
 
@@ -1088,7 +1077,7 @@ static void deliver_durable(dctx *d, size_t from, size_t to) {
     while (from < to) {
         tracec_i_blk *rec = (tracec_i_blk *)(void *)(b->dmem + from);
         dput(d, rec);
-        from += TRACEC_I_HDR + rec->body;
+        from += TRACEC_I_BLK_HDR + rec->body;
     }
 }
 

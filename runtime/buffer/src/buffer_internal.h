@@ -31,24 +31,15 @@
 #include "tracec/buffer.h"
 #include "tracec/context.h"
 #include "tracec/service.h"
+#include "tracec/abi/hints.h" /* last: the branch hints */
 
 #define TRACEC_I_SEALED (1ull << 63)
 #define TRACEC_I_CHARGED(s) ((uint32_t)((s) & 0xffffffffull))
 #define TRACEC_I_BLOCKS(s) ((uint32_t)(((s) >> 32) & 0x7fffffffull))
 #define TRACEC_I_ONE_BLOCK (1ull << 32)
-#define TRACEC_I_HDR 16u
 #define TRACEC_I_CHUNK_MARK 0xffffffffu
-#define TRACEC_I_ALIGN8(n) (((n) + 7u) & ~(size_t)7u)
 #define TRACEC_I_BATCH 1024u
 #define TRACEC_I_DEFAULT_RESERVE 256u
-
-/* Header of a block, and of a record inside a chunk. */
-typedef struct tracec_i_blk {
-    uint32_t body;     /* bytes after the header (multiple of 8) */
-    uint32_t size;     /* payload bytes, or TRACEC_I_CHUNK_MARK */
-    uint32_t category; /* chunk: bytes of committed records (atomic) */
-    uint32_t kind;
-} tracec_i_blk;
 
 enum { TRACEC_I_FREE = 0, TRACEC_I_ACTIVE, TRACEC_I_FULL, TRACEC_I_WRAPPING };
 

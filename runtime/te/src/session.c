@@ -190,13 +190,14 @@ tracec_status_t tracec_session_resume_with_options(tracec_session *s, const trac
     if (options != NULL) o = *options;
     if (o.disposition == TRACEC_BUFFER_DISPOSITION_NONE) o.disposition = TRACEC_BUFFER_DISPOSITION_RETAIN;
     pthread_mutex_lock(&g_mu);
-    (void)tracec_buffer_epoch(s->buf, &before);
+    /* An epoch that cannot be read counts as changed: the session packets are written again. */
+    bool same = tracec_buffer_epoch(s->buf, &before) == TRACEC_STATUS_SUCCESS;
     __atomic_fetch_add(&tracec_i_te_epoch_hint, 1u, __ATOMIC_RELEASE); /* before and after: no thread keeps */
     st = tracec_start_context_with_options(s->ctx, &o);                /* an epoch read in between */
-    (void)tracec_buffer_epoch(s->buf, &after);
+    same = tracec_buffer_epoch(s->buf, &after) == TRACEC_STATUS_SUCCESS && same && before == after;
     __atomic_fetch_add(&tracec_i_te_epoch_hint, 1u, __ATOMIC_RELEASE);
     if (st == TRACEC_STATUS_SUCCESS)
-        st = tracec_i_te_write_session_packets(before != after, s->has_process_name ? s->process_name : NULL);
+        st = tracec_i_te_write_session_packets(!same, s->has_process_name ? s->process_name : NULL);
     pthread_mutex_unlock(&g_mu);
     return st;
 }

@@ -55,6 +55,7 @@
 #include "perfetto/trace/track_event/track_event.tracec.h"
 #include "te_internal.h"
 #include "tracec/registry.h"
+#include "tracec/abi/hints.h" /* last: the branch hints */
 
 enum { SEQ_CLEARED = 1, SEQ_NEEDS = 2 };
 enum { K_NAME = 1, K_CAT, K_DBG, K_CTRACK };

@@ -25,9 +25,9 @@ static void on_records(tracec_context_id_t context, tracec_buffer_id_t buffer_id
     (void)context, (void)buffer_id, (void)headers, (void)count, (void)user_data, (void)drop_count;
 }
 
-void doc_sample(tracec_trace_file *file, tracec_trace_file *trace, uint64_t ts, void *user_data,
+int doc_sample(tracec_trace_file *file, tracec_trace_file *trace, uint64_t ts, void *user_data,
                 const char *text, size_t len);
-void doc_sample(tracec_trace_file *file, tracec_trace_file *trace, uint64_t ts, void *user_data,
+int doc_sample(tracec_trace_file *file, tracec_trace_file *trace, uint64_t ts, void *user_data,
                 const char *text, size_t len) {
     tracec_writer w;
     tracec_error err;
@@ -40,4 +40,5 @@ void doc_sample(tracec_trace_file *file, tracec_trace_file *trace, uint64_t ts, 
     {
 @SAMPLE@
     }
+    return 0;
 }

@@ -44,6 +44,8 @@
 #include "tracec/service.h"
 #include "tracec/status.h"
 #include "tracec/writer.h"
+#include "tracec/abi/buffer_abi.h"
+#include "tracec/abi/hints.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -114,12 +116,12 @@ typedef struct tracec_buffer_config_t {
  */
 tracec_status_t tracec_create_buffer(tracec_context_id_t context, size_t size, size_t watermark,
                                      tracec_buffer_policy_t policy, tracec_buffer_tracing_cb_t callback,
-                                     void *callback_data, tracec_buffer_id_t *buffer_id);
+                                     void *callback_data, tracec_buffer_id_t *buffer_id) TRACEC_I_WARN_UNUSED;
 
 /* As above with a mode; UNSUPPORTED for ONESHOT/CIRCULAR with LOSSLESS. */
 tracec_status_t tracec_create_buffer_with_config(tracec_context_id_t context,
                                                  const tracec_buffer_config_t *config,
-                                                 tracec_buffer_id_t *buffer_id);
+                                                 tracec_buffer_id_t *buffer_id) TRACEC_I_WARN_UNUSED;
 
 /*
  * Delivers what is left, then frees the buffer.  Later calls with the id
@@ -146,7 +148,7 @@ tracec_status_t tracec_flush_buffer_async(tracec_buffer_id_t buffer_id);
  * TRACEC_CALLBACK_SLICE_US in the environment sets it in microseconds, 0
  * turns it off.  See docs/buffers.md.
  */
-tracec_status_t tracec_create_callback_thread(tracec_callback_thread_t *cb_thread_id);
+tracec_status_t tracec_create_callback_thread(tracec_callback_thread_t *cb_thread_id) TRACEC_I_WARN_UNUSED;
 
 /*
  * Delivers `buffer_id` on `cb_thread_id` from now on (waits for a delivery
@@ -161,7 +163,7 @@ tracec_status_t tracec_assign_callback_thread(tracec_buffer_id_t buffer_id,
  * payload NULL is INVALID_ARGUMENT.
  */
 tracec_status_t tracec_buffer_emit(tracec_buffer_id_t buffer_id, uint32_t category, uint32_t kind,
-                                   const void *payload, size_t size);
+                                   const void *payload, size_t size) TRACEC_I_WARN_UNUSED;
 
 /*
  * Counters, cumulative since the buffer was created (a fork child starts
@@ -208,11 +210,11 @@ typedef struct tracec_buffer_stats_t {
     uint64_t refused;
 } tracec_buffer_stats_t;
 
-tracec_status_t tracec_query_buffer_stats(tracec_buffer_id_t buffer_id, tracec_buffer_stats_t *stats);
+tracec_status_t tracec_query_buffer_stats(tracec_buffer_id_t buffer_id, tracec_buffer_stats_t *stats) TRACEC_I_WARN_UNUSED;
 
 /* The buffer's interning epoch: it changes whenever durable contents are
    cleared (CLEAR_ENTIRE, fork child).  Cache interned indices with it. */
-tracec_status_t tracec_buffer_epoch(tracec_buffer_id_t buffer_id, uint64_t *epoch);
+tracec_status_t tracec_buffer_epoch(tracec_buffer_id_t buffer_id, uint64_t *epoch) TRACEC_I_WARN_UNUSED;
 
 /* ---- Writing TracePackets directly into a buffer ------------------------ */
 
@@ -245,41 +247,7 @@ tracec_status_t tracec_buffer_epoch(tracec_buffer_id_t buffer_id, uint64_t *epoc
  * A packet is never split: when it outgrows its chunk, grow() moves the
  * partial packet to a new chunk (see docs/buffers.md).
  */
-/*
- * The runtime's per-writer state (internal: do not touch).  The first group
- * of fields is what the inline begin/end read and write on the fast path;
- * `busy`, `stolen` and `half` are shared with the delivery thread and are
- * only accessed with __atomic builtins.  docs/buffers.md, "Chunk handover",
- * describes the protocol.
- */
-struct tracec_i_buffer;
-struct tracec_i_blk;
-typedef struct tracec_i_wstate {
-    uint8_t *body;      /* current chunk body, NULL if none */
-    uint32_t body_size; /* its bytes; 0 if none */
-    uint32_t used;      /* committed bytes of the chunk body (<= body_size) */
-    uint32_t reserve;   /* room a packet begins with: header + payload + slack */
-    uint32_t in_packet; /* 0 none, 1 in the chunk, 2 durable (holds dmu) */
-    uint32_t category, kind;
-    uint32_t busy;      /* atomic: a packet is open in the chunk */
-    uint32_t stolen;    /* atomic: the chunk was taken by a delivery or reset */
-    uint8_t asym;       /* busy is published with a compiler fence; stealers run membarrier() */
-    uint8_t streaming;  /* the buffer has no durable part: every packet goes into the chunk */
-    uint64_t gen;       /* bumped each time the state is freed; a writer holding another gen is stale */
-    uint64_t packets;   /* packets committed into chunks (written by the owner, read by stats: atomic) */
-    /* out of line only: */
-    struct tracec_i_blk *blk; /* current chunk block, NULL if none */
-    int32_t half;             /* atomic: half of the chunk, -1 if none */
-    struct tracec_i_buffer *b;
-    uint64_t handle;
-    struct tracec_i_wstate *next;
-    uint8_t *scratch;     /* LOSSLESS grow(): the partial packet while waiting for room (slow path only) */
-    uint32_t scratch_cap; /* its bytes */
-    uint32_t lost;        /* the open packet was lost in grow() and already counted */
-    uint32_t zombie;      /* detached while the buffer's list was being walked: freed by reap() */
-    const void *owner;    /* the thread it is bound to (NULL: none yet); see docs/buffers.md */
-    struct tracec_i_wstate *pool_next; /* the runtime's list of all writer states */
-} tracec_i_wstate;
+/* The runtime's per-writer state, tracec_i_wstate, is in tracec/abi/buffer_abi.h (internal). */
 
 /* A writer: the packet window, and a reference to runtime-owned state, so
    nothing the runtime keeps points into the caller's storage. */
@@ -302,7 +270,7 @@ typedef struct tracec_buffer_writer {
  * BUFFER_NOT_FOUND, RECORD_TOO_LARGE (reserve larger than a chunk), INVALID_ARGUMENT.
  */
 tracec_status_t tracec_buffer_writer_init(tracec_buffer_writer *bw, tracec_buffer_id_t buffer_id,
-                                          size_t reserve);
+                                          size_t reserve) TRACEC_I_WARN_UNUSED;
 
 /* ---- internals the inline packet functions call (do not use directly) ---- */
 void tracec_i_buffer_begin(tracec_buffer_writer *bw, uint32_t category, uint32_t kind);
@@ -338,19 +306,13 @@ static inline void tracec_buffer_begin_packet(tracec_buffer_writer *bw, tracec_w
     if (TRACEC_I_LIKELY(ws->gen == bw->i_gen && ws->in_packet == 0 && ws->body_size - ws->used >= ws->reserve &&
                         tracec_i_buffer_never_durable(ws, category, kind))) {
         /* Dekker with the delivery: announce, then look (see docs/buffers.md). */
-        if (TRACEC_I_LIKELY(ws->asym)) {
-            __atomic_store_n(&ws->busy, 1u, __ATOMIC_RELAXED);
-            __atomic_signal_fence(__ATOMIC_SEQ_CST);
-        } else {
-            __atomic_store_n(&ws->busy, 1u, __ATOMIC_SEQ_CST);
-        }
-        if (TRACEC_I_LIKELY(__atomic_load_n(&ws->stolen, __ATOMIC_SEQ_CST) == 0)) {
+        if (TRACEC_I_LIKELY(tracec_i_announce(ws))) {
             uint8_t *base = ws->body + ws->used;
             ws->in_packet = 1;
             ws->category = category;
             ws->kind = kind;
             w->base = base;
-            w->ptr = base + 16; /* the record header, back-filled at the end */
+            w->ptr = base + TRACEC_I_BLK_HDR; /* the record header, back-filled at the end */
             w->end = ws->body + ws->body_size;
             w->grow = bw->w.grow;
             w->sink = bw;
@@ -403,21 +365,19 @@ static inline tracec_status_t tracec_buffer_end_packet(tracec_buffer_writer *bw,
         tracec_msg_end_nested(&root, packet);
         st = tracec_writer_end_root(w, &root);
         if (TRACEC_I_LIKELY(st == TRACEC_STATUS_SUCCESS)) {
-            /* The record header: {body, size, category, kind}, as tracec_i_blk. */
-            uint32_t hdr[4];
-            uint32_t payload = (uint32_t)(w->ptr - w->base) - 16u;
-            uint32_t body = (payload + 7u) & ~7u;
-            uint8_t *next = w->base + 16u + body;
-            hdr[0] = body;
-            hdr[1] = payload;
-            hdr[2] = ws->category;
-            hdr[3] = ws->kind;
-            memcpy(w->base, hdr, sizeof hdr);
+            /* The record header, back-filled. */
+            tracec_i_blk rec;
+            rec.size = (uint32_t)(w->ptr - w->base) - TRACEC_I_BLK_HDR;
+            rec.body = (uint32_t)TRACEC_I_BLK_BODY(rec.size);
+            rec.category = ws->category;
+            rec.kind = ws->kind;
+            memcpy(w->base, &rec, sizeof rec);
+            uint8_t *next = w->base + TRACEC_I_BLK_HDR + rec.body;
             ws->used = (uint32_t)(next - ws->body);
             ws->in_packet = 0;
             __atomic_store_n(&ws->packets, ws->packets + 1u, __ATOMIC_RELAXED);
-            /* chunk header's `category`: the committed length (relaxed; busy's release orders it) */
-            __atomic_store_n((uint32_t *)(void *)(ws->body - 8), ws->used, __ATOMIC_RELAXED);
+            /* the chunk's committed length (relaxed; busy's release orders it) */
+            __atomic_store_n(&tracec_i_chunk_header(ws)->committed, ws->used, __ATOMIC_RELAXED);
             __atomic_store_n(&ws->busy, 0u, __ATOMIC_RELEASE);
             return TRACEC_STATUS_SUCCESS;
         }
@@ -445,5 +405,7 @@ void tracec_buffer_writer_release(tracec_buffer_writer *bw);
 #ifdef __cplusplus
 }
 #endif
+
+#include "tracec/abi/hints_end.h"
 
 #endif /* TRACEC_BUFFER_H */

@@ -31,6 +31,7 @@
 #include <stdint.h>
 
 #include "tracec/status.h"
+#include "tracec/abi/attributes.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -81,7 +82,7 @@ typedef struct tracec_start_options_t {
 
 /* Creates a context (stopped, not initialized).  INVALID_ARGUMENT if id is
    NULL, LIMIT_EXCEEDED after TRACEC_MAX_CONTEXTS, BAD_STATE after finalize. */
-tracec_status_t tracec_create_context(tracec_context_id_t *context_id);
+tracec_status_t tracec_create_context(tracec_context_id_t *context_id) TRACEC_I_WARN_UNUSED;
 
 /*
  * Sets the provider name and initial categories.  Ignored (SUCCESS, nothing
@@ -118,11 +119,11 @@ tracec_status_t tracec_terminate_context(tracec_context_id_t context_id);
 tracec_status_t tracec_destroy_context(tracec_context_id_t context_id);
 
 /* *active = whether the context is started. */
-tracec_status_t tracec_context_is_active(tracec_context_id_t context_id, int *active);
+tracec_status_t tracec_context_is_active(tracec_context_id_t context_id, int *active) TRACEC_I_WARN_UNUSED;
 
 /* *enabled = whether `category` is enabled in the current run (false while stopped). */
 tracec_status_t tracec_context_category_enabled(tracec_context_id_t context_id,
-                                                const char *category, bool *enabled);
+                                                const char *category, bool *enabled) TRACEC_I_WARN_UNUSED;
 
 /*
  * The cheap check: a category object the application keeps (usually static)

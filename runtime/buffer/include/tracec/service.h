@@ -104,7 +104,7 @@ enum {
 tracec_status_t tracec_register_buffer_tracing_kind(const char *name,
                                                     const char *const *operation_names,
                                                     size_t num_operations, uint32_t flags,
-                                                    tracec_buffer_tracing_kind_t *kind);
+                                                    tracec_buffer_tracing_kind_t *kind) TRACEC_I_WARN_UNUSED;
 
 /*
  * Routes `kind` to `buffer_id` in `context_id`: all operations if
@@ -128,7 +128,7 @@ tracec_status_t tracec_configure_buffer_tracing_service(tracec_context_id_t cont
 tracec_status_t tracec_query_buffer_tracing_service(tracec_context_id_t context_id,
                                                     tracec_buffer_tracing_kind_t kind,
                                                     tracec_tracing_operation_t operation,
-                                                    tracec_buffer_id_t *buffer_id);
+                                                    tracec_buffer_id_t *buffer_id) TRACEC_I_WARN_UNUSED;
 
 /*
  * Emits a record of a configured service: routed to its buffer with category
@@ -138,16 +138,16 @@ tracec_status_t tracec_query_buffer_tracing_service(tracec_context_id_t context_
  */
 tracec_status_t tracec_service_emit(tracec_context_id_t context_id, tracec_buffer_tracing_kind_t kind,
                                     tracec_tracing_operation_t operation, const void *payload,
-                                    size_t size);
+                                    size_t size) TRACEC_I_WARN_UNUSED;
 
 /* The kind's name (static, NUL-terminated) and its length.  KIND_NOT_FOUND. */
 tracec_status_t tracec_query_buffer_tracing_kind_name(tracec_buffer_tracing_kind_t kind,
-                                                      const char **name, uint64_t *name_len);
+                                                      const char **name, uint64_t *name_len) TRACEC_I_WARN_UNUSED;
 
 /* An operation's name.  KIND_NOT_FOUND, OPERATION_NOT_FOUND. */
 tracec_status_t tracec_query_buffer_tracing_kind_operation_name(tracec_buffer_tracing_kind_t kind,
                                                                 tracec_tracing_operation_t operation,
-                                                                const char **name, uint64_t *name_len);
+                                                                const char **name, uint64_t *name_len) TRACEC_I_WARN_UNUSED;
 
 /* Iteration callbacks: return 0 to continue, anything else to stop. */
 typedef int (*tracec_buffer_tracing_kind_cb_t)(tracec_buffer_tracing_kind_t kind, void *data);
@@ -164,7 +164,7 @@ tracec_status_t tracec_iterate_buffer_tracing_kind_operations(tracec_buffer_trac
                                                               void *data);
 
 /* *durable = whether the kind's records go to the durable part.  KIND_NOT_FOUND. */
-tracec_status_t tracec_query_buffer_tracing_kind_durable(tracec_buffer_tracing_kind_t kind, int *durable);
+tracec_status_t tracec_query_buffer_tracing_kind_durable(tracec_buffer_tracing_kind_t kind, int *durable) TRACEC_I_WARN_UNUSED;
 
 #ifdef __cplusplus
 }

@@ -45,12 +45,12 @@ typedef struct tracec_trace_file tracec_trace_file;
  * the caller; release it with tracec_trace_file_close).  IO_ERROR with errno
  * set if the file cannot be created.
  */
-tracec_status_t tracec_trace_file_open(const char *path, tracec_trace_file **out);
+tracec_status_t tracec_trace_file_open(const char *path, tracec_trace_file **out) TRACEC_I_WARN_UNUSED;
 
 /*
  * A trace kept in memory only: read it with tracec_trace_file_data().
  */
-tracec_status_t tracec_trace_file_open_memory(tracec_trace_file **out);
+tracec_status_t tracec_trace_file_open_memory(tracec_trace_file **out) TRACEC_I_WARN_UNUSED;
 
 /* ---- internals the inline packet functions call (do not use directly) ---- */
 uint8_t *tracec_i_trace_file_window(tracec_trace_file *f, uint8_t **end);

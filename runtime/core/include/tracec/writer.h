@@ -57,33 +57,11 @@
 #include "tracec/status.h"
 #include "tracec/version.h"
 #include "tracec/wire.h"
+#include "tracec/abi/attributes.h"
+#include "tracec/abi/hints.h"
 
 #ifdef __cplusplus
 extern "C" {
-#endif
-
-#if defined(__GNUC__) || defined(__clang__)
-#define TRACEC_I_LIKELY(x) __builtin_expect(!!(x), 1)
-#define TRACEC_I_UNLIKELY(x) __builtin_expect(!!(x), 0)
-#define TRACEC_I_ALWAYS_INLINE __attribute__((always_inline))
-#define TRACEC_I_NOINLINE __attribute__((noinline))
-#define TRACEC_I_WARN_UNUSED __attribute__((warn_unused_result))
-#define TRACEC_I_DEPRECATED __attribute__((deprecated))
-#define TRACEC_I_USED __attribute__((used))
-#else
-#define TRACEC_I_DEPRECATED
-#define TRACEC_I_USED
-#define TRACEC_I_LIKELY(x) (x)
-#define TRACEC_I_UNLIKELY(x) (x)
-#define TRACEC_I_ALWAYS_INLINE
-#define TRACEC_I_NOINLINE
-#define TRACEC_I_WARN_UNUSED
-#endif
-
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-#define TRACEC_I_LITTLE_ENDIAN 1
-#else
-#define TRACEC_I_LITTLE_ENDIAN 0
 #endif
 
 /*
@@ -493,5 +471,7 @@ void tracec_msg_put_packed_float(tracec_msg *m, uint32_t tag, const float *v, si
 #ifdef __cplusplus
 }
 #endif
+
+#include "tracec/abi/hints_end.h"
 
 #endif /* TRACEC_WRITER_H */

@@ -76,7 +76,11 @@ void tracec_te_register_categories(tracec_te_category *const *cats);
 
 /* The category object of `id`, and whether it is enabled now (one relaxed load). */
 #define TRACEC_TE_CATEGORY(id) (&tracec_te_cat_##id)
-#define TRACEC_TE_ENABLED(id) TRACEC_I_UNLIKELY(tracec_category_is_enabled(&tracec_te_cat_##id.c))
+#if defined(__GNUC__) || defined(__clang__)
+#define TRACEC_TE_ENABLED(id) __builtin_expect(!!tracec_category_is_enabled(&tracec_te_cat_##id.c), 0)
+#else
+#define TRACEC_TE_ENABLED(id) tracec_category_is_enabled(&tracec_te_cat_##id.c)
+#endif
 
 /* ---- event descriptions ------------------------------------------------------ */
 
@@ -281,7 +285,7 @@ typedef struct tracec_session_config {
  * durable_size too small); any status of the context and buffer calls.
  * INVALID_ARGUMENT: no path and no callback, an unsupported clock_id.
  */
-tracec_status_t tracec_session_start(const tracec_session_config *config, tracec_session **out);
+tracec_status_t tracec_session_start(const tracec_session_config *config, tracec_session **out) TRACEC_I_WARN_UNUSED;
 
 /* Delivers everything written so far (to the file or the callback). */
 tracec_status_t tracec_session_flush(tracec_session *s);
