@@ -232,12 +232,6 @@ static void thread_exit(void *self) { release_thread_states(self); }
 
 void tracec_i_release_calling_thread_writers(void) { release_thread_states(&tl_self); }
 
-tracec_i_buffer *tracec_i_buffer_get(uint64_t handle) {
-    if (handle == 0 || handle > TRACEC_MAX_BUFFERS) return NULL;
-    tracec_i_buffer *b = atomic_load_explicit(&tracec_i_buffers[handle - 1], memory_order_acquire);
-    if (b == NULL || atomic_load_explicit(&b->destroyed, memory_order_acquire)) return NULL;
-    return b;
-}
 
 static bool is_durable(const tracec_i_buffer *b, uint32_t category, uint32_t kind) {
     return b->mode != TRACEC_BUFFERING_MODE_STREAMING && category == TRACEC_BUFFER_CATEGORY_TRACING &&
@@ -1348,6 +1342,11 @@ void tracec_i_buffer_start(tracec_i_buffer *b, tracec_buffer_disposition_t dispo
     pthread_mutex_unlock(&b->dmu);
 }
 
+static void fork_prepare(void);
+static void fork_parent(void);
+static void fork_child(void);
+static const tracec_i_hooks hooks = {NULL, fork_prepare, fork_parent, fork_child};
+
 /* ---- creation, destruction, queries ---------------------------------------- */
 
 /*
@@ -1371,7 +1370,7 @@ static size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
 tracec_status_t tracec_create_buffer_with_config(tracec_context_id_t context, const tracec_buffer_config_t *cfg,
                                                  tracec_buffer_id_t *buffer_id) {
     if (cfg == NULL || buffer_id == NULL) return TRACEC_STATUS_INVALID_ARGUMENT;
-    tracec_i_runtime_init();
+    tracec_i_runtime_init(TRACEC_I_LAYER_BUFFERS, &hooks);
     if (atomic_load_explicit(&tracec_i_finalized, memory_order_acquire)) return TRACEC_STATUS_BAD_STATE;
     int mode = cfg->mode == TRACEC_BUFFERING_MODE_DEFAULT ? TRACEC_BUFFERING_MODE_STREAMING : (int)cfg->mode;
     if (mode < TRACEC_BUFFERING_MODE_ONESHOT || mode >= TRACEC_BUFFERING_MODE_LAST)
@@ -1393,6 +1392,7 @@ tracec_status_t tracec_create_buffer_with_config(tracec_context_id_t context, co
     if (b == NULL) return TRACEC_STATUS_OUT_OF_MEMORY;
     b->asym = g_membarrier;
     b->mode = mode;
+    b->deliver = tracec_i_deliver_pass;
     b->policy = mode == TRACEC_BUFFERING_MODE_STREAMING ? (int)cfg->policy : TRACEC_BUFFER_POLICY_DISCARD;
     b->size = round_up(cfg->size, page);
     b->watermark = cfg->watermark;
@@ -1489,7 +1489,6 @@ tracec_status_t tracec_destroy_buffer(tracec_buffer_id_t buffer_id) {
     /* Deliver what is left while the buffer still looks alive to its thread. */
     atomic_store_explicit(&b->accepting, 0, memory_order_seq_cst);
     if (!atomic_load_explicit(&tracec_i_finalized, memory_order_acquire)) flush_wait(b, flush_request(b));
-    tracec_i_context_forget_buffer(b->ctx_handle, b->handle);
     pthread_mutex_lock(&b->dmu);
     pthread_mutex_lock(&b->mu);
     while (b->delivering || b->stealing) pthread_cond_wait(&b->cv, &b->mu);
@@ -1570,7 +1569,7 @@ tracec_status_t tracec_buffer_epoch(tracec_buffer_id_t buffer_id, uint64_t *epoc
 
 /* ---- fork ------------------------------------------------------------------ */
 
-void tracec_i_buffers_fork_prepare(void) {
+static void fork_prepare(void) {
     for (size_t i = 0; i < TRACEC_MAX_BUFFERS; i++) {
         tracec_i_buffer *b = atomic_load_explicit(&tracec_i_buffers[i], memory_order_acquire);
         if (b == NULL) continue;
@@ -1579,7 +1578,7 @@ void tracec_i_buffers_fork_prepare(void) {
     pthread_mutex_lock(&g_pool_mu); /* after the buffers': make_room() takes it under b->mu */
 }
 
-void tracec_i_buffers_fork_parent(void) {
+static void fork_parent(void) {
     pthread_mutex_unlock(&g_pool_mu);
     for (size_t i = TRACEC_MAX_BUFFERS; i-- > 0;) {
         tracec_i_buffer *b = atomic_load_explicit(&tracec_i_buffers[i], memory_order_acquire);
@@ -1589,7 +1588,7 @@ void tracec_i_buffers_fork_parent(void) {
 }
 
 /* The child starts with empty buffers: it must never deliver the parent's records. */
-void tracec_i_buffers_fork_child(void) {
+static void fork_child(void) {
     pthread_mutex_init(&g_pool_mu, NULL);
     /* The registration belongs to the process: make sure the child has one, or fall back. */
     if (g_membarrier && !membarrier_register()) {

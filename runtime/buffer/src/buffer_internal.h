@@ -92,6 +92,7 @@ typedef struct tracec_i_buffer {
     int delivering;
     int stealing;
     struct tracec_i_wstate *writers;
+    void (*deliver)(struct tracec_i_buffer *b); /* tracec_i_deliver_pass: what its callback thread runs */
     _Atomic(struct tracec_i_thread *) thread;
 
     _Atomic uint64_t accepted, dropped, overwritten, delivered, deliveries, wm_requests, switches, waits, refused;
@@ -113,27 +114,56 @@ typedef struct tracec_i_thread {
     tracec_record_header_t *ptrs[TRACEC_I_BATCH];
 } tracec_i_thread;
 
-/* ---- context.c: global state --------------------------------------------- */
+/* ---- handles.c: the bottom layer ------------------------------------------ */
+/* A live context as the layers below context.c see it (under tracec_i_global_mu). */
+typedef struct tracec_i_ctx_slot {
+    uint64_t handle; /* 0: free slot */
+    int started;
+} tracec_i_ctx_slot;
 extern pthread_mutex_t tracec_i_global_mu;
 extern _Atomic(tracec_i_buffer *) tracec_i_buffers[TRACEC_MAX_BUFFERS];
 extern _Atomic(tracec_i_thread *) tracec_i_threads[TRACEC_MAX_CALLBACK_THREADS];
+extern tracec_i_ctx_slot tracec_i_contexts[TRACEC_MAX_CONTEXTS]; /* context.c writes them */
 extern _Atomic int tracec_i_finalized;
-void tracec_i_runtime_init(void); /* atexit + atfork, once */
 /* 1 started, 0 stopped, -1 unknown context.  Caller holds tracec_i_global_mu. */
 int tracec_i_context_started(uint64_t ctx_handle);
 bool tracec_i_context_exists(uint64_t ctx_handle);
-void tracec_i_context_forget_buffer(uint64_t ctx_handle, uint64_t buffer_handle);
+
+/* The live buffer with this handle, or NULL (inline: tracec_buffer_emit looks it up each time). */
+static inline tracec_i_buffer *tracec_i_buffer_get(uint64_t handle) {
+    if (handle == 0 || handle > TRACEC_MAX_BUFFERS) return NULL;
+    tracec_i_buffer *b = atomic_load_explicit(&tracec_i_buffers[handle - 1], memory_order_acquire);
+    if (b == NULL || atomic_load_explicit(&b->destroyed, memory_order_acquire)) return NULL;
+    return b;
+}
+
+/*
+ * What a layer does at exit() and around fork(); handles.c runs them, so no
+ * file calls up to the layer above it.  at_exit runs from the top layer
+ * down; fork_prepare from the bottom up after taking tracec_i_global_mu;
+ * fork_parent and fork_child from the top down, then release it.
+ */
+typedef struct tracec_i_hooks {
+    void (*at_exit)(void);
+    void (*fork_prepare)(void);
+    void (*fork_parent)(void);
+    void (*fork_child)(void);
+} tracec_i_hooks;
+enum { TRACEC_I_LAYER_BUFFERS, TRACEC_I_LAYER_THREADS, TRACEC_I_LAYER_CONTEXTS, TRACEC_I_LAYERS };
+/* Registers `hooks` for `layer` (the first call of each layer wins) and atexit/atfork, once. */
+void tracec_i_runtime_init(int layer, const tracec_i_hooks *hooks);
+
+/* ---- kinds.c: the registry of buffer tracing kinds -------------------------- */
+bool tracec_i_kind_durable(uint32_t kind);
+/* True if `kind` is registered; its number of operations in *nops. */
+bool tracec_i_kind_ops(uint32_t kind, size_t *nops);
 
 /* ---- buffer.c ------------------------------------------------------------ */
-tracec_i_buffer *tracec_i_buffer_get(uint64_t handle); /* live buffer or NULL */
 void tracec_i_buffer_start(tracec_i_buffer *b, tracec_buffer_disposition_t disposition);
 /* Stops accepting and delivers everything (sync unless on a callback thread). */
 void tracec_i_buffer_stop(tracec_i_buffer *b);
 void tracec_i_deliver_pass(tracec_i_buffer *b);
 void tracec_i_buffer_destroy_locked(tracec_i_buffer *b);
-void tracec_i_buffers_fork_prepare(void);
-void tracec_i_buffers_fork_parent(void);
-void tracec_i_buffers_fork_child(void);
 /*
  * Test hook: the chunk-handover protocol of buffers created from now on,
  * 1 asymmetric (membarrier; only if it can be registered), 0 the seq_cst
@@ -155,12 +185,8 @@ tracec_i_thread *tracec_i_default_thread(void);
 /* Wakes (starting if needed) the thread that delivers `b`. */
 void tracec_i_kick(tracec_i_buffer *b);
 void tracec_i_threads_stop_all(void);
-void tracec_i_threads_fork_prepare(void);
-void tracec_i_threads_fork_parent(void);
-void tracec_i_threads_fork_child(void);
 
 /* ---- service.c ----------------------------------------------------------- */
-bool tracec_i_kind_durable(uint32_t kind);
 void tracec_i_services_forget_context(uint64_t ctx_handle);
 
 #endif /* TRACEC_BUFFER_INTERNAL_H */

@@ -67,7 +67,7 @@ static void *thread_main(void *arg) {
         for (size_t i = 0; i < TRACEC_MAX_BUFFERS; i++) {
             tracec_i_buffer *b = atomic_load_explicit(&tracec_i_buffers[i], memory_order_acquire);
             if (b == NULL || atomic_load_explicit(&b->thread, memory_order_acquire) != t) continue;
-            if (atomic_load_explicit(&b->pending, memory_order_acquire) != 0) tracec_i_deliver_pass(b);
+            if (atomic_load_explicit(&b->pending, memory_order_acquire) != 0) b->deliver(b);
         }
         pthread_mutex_lock(&t->mu);
         if (stop && t->kick == seen) break;
@@ -82,7 +82,13 @@ static void ensure_running(tracec_i_thread *t) {
     if (pthread_create(&t->tid, NULL, thread_main, t) == 0) t->running = 1;
 }
 
+static void fork_prepare(void);
+static void fork_parent(void);
+static void fork_child(void);
+static const tracec_i_hooks hooks = {NULL, fork_prepare, fork_parent, fork_child};
+
 static tracec_i_thread *new_thread(size_t slot) {
+    tracec_i_runtime_init(TRACEC_I_LAYER_THREADS, &hooks);
     tracec_i_thread *t = (tracec_i_thread *)calloc(1, sizeof *t);
     if (t == NULL) return NULL;
     t->handle = slot + 1;
@@ -114,7 +120,6 @@ void tracec_i_kick(tracec_i_buffer *b) {
 
 tracec_status_t tracec_create_callback_thread(tracec_callback_thread_t *cb_thread_id) {
     if (cb_thread_id == NULL) return TRACEC_STATUS_INVALID_ARGUMENT;
-    tracec_i_runtime_init();
     if (atomic_load_explicit(&tracec_i_finalized, memory_order_acquire)) return TRACEC_STATUS_BAD_STATE;
     (void)tracec_i_default_thread();
     pthread_mutex_lock(&tracec_i_global_mu);
@@ -156,14 +161,14 @@ void tracec_i_threads_stop_all(void) {
     }
 }
 
-void tracec_i_threads_fork_prepare(void) {
+static void fork_prepare(void) {
     for (size_t i = 0; i < TRACEC_MAX_CALLBACK_THREADS; i++) {
         tracec_i_thread *t = atomic_load_explicit(&tracec_i_threads[i], memory_order_acquire);
         if (t != NULL) pthread_mutex_lock(&t->mu);
     }
 }
 
-void tracec_i_threads_fork_parent(void) {
+static void fork_parent(void) {
     for (size_t i = TRACEC_MAX_CALLBACK_THREADS; i-- > 0;) {
         tracec_i_thread *t = atomic_load_explicit(&tracec_i_threads[i], memory_order_acquire);
         if (t != NULL) pthread_mutex_unlock(&t->mu);
@@ -171,7 +176,7 @@ void tracec_i_threads_fork_parent(void) {
 }
 
 /* The child has no callback threads: they are started again on first use. */
-void tracec_i_threads_fork_child(void) {
+static void fork_child(void) {
     for (size_t i = 0; i < TRACEC_MAX_CALLBACK_THREADS; i++) {
         tracec_i_thread *t = atomic_load_explicit(&tracec_i_threads[i], memory_order_acquire);
         if (t == NULL) continue;

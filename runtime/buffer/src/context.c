@@ -13,20 +13,15 @@
 
 #include "buffer_internal.h"
 
-pthread_mutex_t tracec_i_global_mu = PTHREAD_MUTEX_INITIALIZER;
-_Atomic(tracec_i_buffer *) tracec_i_buffers[TRACEC_MAX_BUFFERS];
-_Atomic(tracec_i_thread *) tracec_i_threads[TRACEC_MAX_CALLBACK_THREADS];
-_Atomic int tracec_i_finalized;
-
 static pthread_mutex_t life_mu = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic int finalizing;
 
 #define NAME_CAP (TRACEC_MAX_CATEGORY_NAME_LENGTH + 1u)
 
+/* A context; its handle and started flag are tracec_i_contexts[] (handles.c), LIVE(c). */
 typedef struct ctx {
-    uint64_t handle; /* 0: free slot */
     uint32_t gen;
-    int initialized, started;
+    int initialized;
     char name[TRACEC_MAX_PROVIDER_NAME_LENGTH + 1u];
     size_t ncats, nextra;
     char cats[TRACEC_MAX_NUM_CATEGORIES][NAME_CAP];
@@ -35,8 +30,9 @@ typedef struct ctx {
 } ctx;
 
 static ctx g_ctx[TRACEC_MAX_CONTEXTS];
+#define LIVE(c) (tracec_i_contexts[(c) - g_ctx])
 
-/* ---- runtime init: atexit, atfork ----------------------------------------- */
+/* ---- process hooks: exit, fork (handles.c runs them) ----------------------- */
 
 /* exit() from a thread with a packet open: that packet is abandoned (counted), so the
    final delivery does not wait for it. */
@@ -45,34 +41,10 @@ static void at_exit(void) {
     (void)tracec_finalize();
 }
 
-static void fork_prepare(void) {
-    pthread_mutex_lock(&tracec_i_global_mu);
-    tracec_i_buffers_fork_prepare();
-    tracec_i_threads_fork_prepare();
-}
+/* The other layers' fork hooks run around this one (handles.c). */
+static void fork_child(void) { pthread_mutex_init(&life_mu, NULL); }
 
-static void fork_parent(void) {
-    tracec_i_threads_fork_parent();
-    tracec_i_buffers_fork_parent();
-    pthread_mutex_unlock(&tracec_i_global_mu);
-}
-
-static void fork_child(void) {
-    tracec_i_threads_fork_child();
-    tracec_i_buffers_fork_child();
-    pthread_mutex_unlock(&tracec_i_global_mu);
-    pthread_mutex_init(&tracec_i_global_mu, NULL);
-    pthread_mutex_init(&life_mu, NULL);
-}
-
-static pthread_once_t init_once = PTHREAD_ONCE_INIT;
-
-static void runtime_init_once(void) {
-    atexit(at_exit);
-    pthread_atfork(fork_prepare, fork_parent, fork_child);
-}
-
-void tracec_i_runtime_init(void) { pthread_once(&init_once, runtime_init_once); }
+static const tracec_i_hooks hooks = {at_exit, NULL, NULL, fork_child};
 
 /* ---- lookup ------------------------------------------------------------------ */
 
@@ -81,24 +53,7 @@ static ctx *find(uint64_t handle) {
     uint64_t slot = handle & 0xffu;
     if (slot == 0 || slot > TRACEC_MAX_CONTEXTS) return NULL;
     ctx *c = &g_ctx[slot - 1];
-    return c->handle == handle ? c : NULL;
-}
-
-bool tracec_i_context_exists(uint64_t h) {
-    pthread_mutex_lock(&tracec_i_global_mu);
-    bool ok = find(h) != NULL;
-    pthread_mutex_unlock(&tracec_i_global_mu);
-    return ok;
-}
-
-int tracec_i_context_started(uint64_t h) {
-    ctx *c = find(h);
-    return c == NULL ? -1 : c->started;
-}
-
-void tracec_i_context_forget_buffer(uint64_t ctx_handle, uint64_t buffer_handle) {
-    (void)ctx_handle;
-    (void)buffer_handle;
+    return LIVE(c).handle == handle ? c : NULL;
 }
 
 /* Live buffers of context h, into out[] (TRACEC_MAX_BUFFERS entries). */
@@ -115,7 +70,7 @@ static size_t buffers_of(uint64_t h, tracec_i_buffer **out) {
 /* ---- categories ---------------------------------------------------------------- */
 
 static bool enabled_in(const ctx *c, const char *name) {
-    if (!c->started) return false;
+    if (!LIVE(c).started) return false;
     if (c->ncats + c->nextra == 0) return true;
     for (size_t i = 0; i < c->ncats; i++)
         if (strcmp(c->cats[i], name) == 0) return true;
@@ -149,9 +104,9 @@ tracec_status_t tracec_register_category(tracec_context_id_t context_id, tracec_
     if (c == NULL) {
         st = TRACEC_STATUS_CONTEXT_NOT_FOUND;
     } else if (category->i_context != 0) {
-        st = category->i_context == c->handle ? TRACEC_STATUS_SUCCESS : TRACEC_STATUS_INVALID_ARGUMENT;
+        st = category->i_context == LIVE(c).handle ? TRACEC_STATUS_SUCCESS : TRACEC_STATUS_INVALID_ARGUMENT;
     } else {
-        category->i_context = c->handle;
+        category->i_context = LIVE(c).handle;
         category->i_next = c->registered;
         c->registered = category;
         __atomic_store_n(&category->enabled, enabled_in(c, category->name) ? 1u : 0u, __ATOMIC_RELAXED);
@@ -174,17 +129,18 @@ tracec_status_t tracec_context_category_enabled(tracec_context_id_t context_id, 
 
 tracec_status_t tracec_create_context(tracec_context_id_t *context_id) {
     if (context_id == NULL) return TRACEC_STATUS_INVALID_ARGUMENT;
-    tracec_i_runtime_init();
+    tracec_i_runtime_init(TRACEC_I_LAYER_CONTEXTS, &hooks);
     if (atomic_load_explicit(&tracec_i_finalized, memory_order_acquire)) return TRACEC_STATUS_BAD_STATE;
     pthread_mutex_lock(&tracec_i_global_mu);
     for (size_t i = 0; i < TRACEC_MAX_CONTEXTS; i++) {
         ctx *c = &g_ctx[i];
-        if (c->handle != 0) continue;
+        if (LIVE(c).handle != 0) continue;
         uint32_t gen = c->gen + 1u;
         memset(c, 0, sizeof *c);
         c->gen = gen;
-        c->handle = ((uint64_t)gen << 8) | (uint64_t)(i + 1);
-        context_id->handle = c->handle;
+        LIVE(c).started = 0;
+        LIVE(c).handle = ((uint64_t)gen << 8) | (uint64_t)(i + 1);
+        context_id->handle = LIVE(c).handle;
         pthread_mutex_unlock(&tracec_i_global_mu);
         return TRACEC_STATUS_SUCCESS;
     }
@@ -240,7 +196,7 @@ tracec_status_t tracec_start_context_with_options(tracec_context_id_t context_id
     if (!life_lock()) return TRACEC_STATUS_WOULD_DEADLOCK;
     pthread_mutex_lock(&tracec_i_global_mu);
     ctx *c = find(context_id.handle);
-    if (c == NULL || c->started) {
+    if (c == NULL || LIVE(c).started) {
         pthread_mutex_unlock(&tracec_i_global_mu);
         pthread_mutex_unlock(&life_mu);
         return c == NULL ? TRACEC_STATUS_CONTEXT_NOT_FOUND : TRACEC_STATUS_SUCCESS;
@@ -253,10 +209,10 @@ tracec_status_t tracec_start_context_with_options(tracec_context_id_t context_id
     c->initialized = 1;
     c->nextra = options->num_additional_categories;
     for (size_t i = 0; i < c->nextra; i++) strcpy(c->extra[i], options->additional_categories[i]);
-    c->started = 1;
+    LIVE(c).started = 1;
     refresh_categories(c);
     static tracec_i_buffer *list[TRACEC_MAX_BUFFERS]; /* under life_mu */
-    size_t n = buffers_of(c->handle, list);
+    size_t n = buffers_of(LIVE(c).handle, list);
     pthread_mutex_unlock(&tracec_i_global_mu);
     for (size_t i = 0; i < n; i++) tracec_i_buffer_start(list[i], disp);
     pthread_mutex_unlock(&life_mu);
@@ -272,11 +228,11 @@ static tracec_status_t stop_locked(uint64_t handle) {
     static tracec_i_buffer *list[TRACEC_MAX_BUFFERS]; /* under life_mu */
     pthread_mutex_lock(&tracec_i_global_mu);
     ctx *c = find(handle);
-    if (c == NULL || !c->started) {
+    if (c == NULL || !LIVE(c).started) {
         pthread_mutex_unlock(&tracec_i_global_mu);
         return c == NULL ? TRACEC_STATUS_CONTEXT_NOT_FOUND : TRACEC_STATUS_SUCCESS;
     }
-    c->started = 0;
+    LIVE(c).started = 0;
     c->nextra = 0;
     refresh_categories(c);
     size_t n = buffers_of(handle, list);
@@ -326,7 +282,7 @@ tracec_status_t tracec_destroy_context(tracec_context_id_t context_id) {
     if (c != NULL) {
         for (tracec_category_t *k = c->registered; k; k = k->i_next) k->i_context = 0;
         c->registered = NULL;
-        c->handle = 0;
+        LIVE(c).handle = 0;
     }
     pthread_mutex_unlock(&tracec_i_global_mu);
     pthread_mutex_unlock(&life_mu);
@@ -337,7 +293,7 @@ tracec_status_t tracec_context_is_active(tracec_context_id_t context_id, int *ac
     if (active == NULL) return TRACEC_STATUS_INVALID_ARGUMENT;
     pthread_mutex_lock(&tracec_i_global_mu);
     ctx *c = find(context_id.handle);
-    if (c != NULL) *active = c->started;
+    if (c != NULL) *active = LIVE(c).started;
     pthread_mutex_unlock(&tracec_i_global_mu);
     return c == NULL ? TRACEC_STATUS_CONTEXT_NOT_FOUND : TRACEC_STATUS_SUCCESS;
 }
@@ -348,7 +304,7 @@ tracec_status_t tracec_finalize(void) {
     pthread_mutex_lock(&life_mu);
     for (size_t i = 0; i < TRACEC_MAX_CONTEXTS; i++) {
         pthread_mutex_lock(&tracec_i_global_mu);
-        uint64_t h = g_ctx[i].handle;
+        uint64_t h = tracec_i_contexts[i].handle;
         pthread_mutex_unlock(&tracec_i_global_mu);
         if (h != 0) (void)stop_locked(h);
     }

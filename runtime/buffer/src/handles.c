@@ -1,0 +1,90 @@
+/*
+ * handles.c - the bottom of the buffer module: the global lock, the handle
+ * tables (buffers, callback threads, the live contexts' handles and started
+ * flags), the finalized flag, and the process hooks (atexit, fork) that run
+ * the layers above through the hooks they register.
+ *
+ * Everything else in runtime/buffer calls down to this file and it calls
+ * nothing of theirs directly: dependencies run context -> buffer -> handles.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <stdlib.h>
+
+#include "buffer_internal.h"
+
+pthread_mutex_t tracec_i_global_mu = PTHREAD_MUTEX_INITIALIZER;
+_Atomic(tracec_i_buffer *) tracec_i_buffers[TRACEC_MAX_BUFFERS];
+_Atomic(tracec_i_thread *) tracec_i_threads[TRACEC_MAX_CALLBACK_THREADS];
+tracec_i_ctx_slot tracec_i_contexts[TRACEC_MAX_CONTEXTS];
+_Atomic int tracec_i_finalized;
+
+static tracec_i_ctx_slot *ctx_slot(uint64_t h) {
+    uint64_t slot = h & 0xffu;
+    if (slot == 0 || slot > TRACEC_MAX_CONTEXTS) return NULL;
+    tracec_i_ctx_slot *s = &tracec_i_contexts[slot - 1];
+    return s->handle == h ? s : NULL;
+}
+
+bool tracec_i_context_exists(uint64_t h) {
+    pthread_mutex_lock(&tracec_i_global_mu);
+    bool ok = ctx_slot(h) != NULL;
+    pthread_mutex_unlock(&tracec_i_global_mu);
+    return ok;
+}
+
+int tracec_i_context_started(uint64_t h) {
+    const tracec_i_ctx_slot *s = ctx_slot(h);
+    return s == NULL ? -1 : s->started;
+}
+
+/* ---- process hooks: atexit, atfork ------------------------------------------ */
+
+static const tracec_i_hooks *_Atomic hooks[TRACEC_I_LAYERS];
+
+static const tracec_i_hooks *hook(int layer) { return atomic_load_explicit(&hooks[layer], memory_order_acquire); }
+
+/* From the top layer down. */
+static void at_exit(void) {
+    for (int i = TRACEC_I_LAYERS - 1; i >= 0; i--) {
+        const tracec_i_hooks *h = hook(i);
+        if (h != NULL && h->at_exit != NULL) h->at_exit();
+    }
+}
+
+/* The global lock first, then each layer from the bottom up; the others undo it in reverse. */
+static void fork_prepare(void) {
+    pthread_mutex_lock(&tracec_i_global_mu);
+    for (int i = 0; i < TRACEC_I_LAYERS; i++) {
+        const tracec_i_hooks *h = hook(i);
+        if (h != NULL && h->fork_prepare != NULL) h->fork_prepare();
+    }
+}
+
+static void fork_parent(void) {
+    for (int i = TRACEC_I_LAYERS - 1; i >= 0; i--) {
+        const tracec_i_hooks *h = hook(i);
+        if (h != NULL && h->fork_parent != NULL) h->fork_parent();
+    }
+    pthread_mutex_unlock(&tracec_i_global_mu);
+}
+
+static void fork_child(void) {
+    for (int i = TRACEC_I_LAYERS - 1; i >= 0; i--) {
+        const tracec_i_hooks *h = hook(i);
+        if (h != NULL && h->fork_child != NULL) h->fork_child();
+    }
+    pthread_mutex_unlock(&tracec_i_global_mu);
+    pthread_mutex_init(&tracec_i_global_mu, NULL);
+}
+
+static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+
+static void init(void) {
+    atexit(at_exit);
+    pthread_atfork(fork_prepare, fork_parent, fork_child);
+}
+
+void tracec_i_runtime_init(int layer, const tracec_i_hooks *h) {
+    if (hook(layer) == NULL) atomic_store_explicit(&hooks[layer], h, memory_order_release);
+    pthread_once(&init_once, init);
+}
