@@ -1,6 +1,37 @@
 /*
- * buffer_internal.h - the state shared by context.c, buffer.c,
- * buffer_thread.c and service.c.  Not installed.
+ * buffer_internal.h - the buffer module's one internal header (not
+ * installed): the state and the functions its files share.  Its sections
+ * follow the layers, bottom first; a file calls only down (no cycle):
+ *
+ *   context.c, service.c        contexts, the lifecycle, service routes
+ *   lifecycle.c                 flush/stop/start, create/destroy, fork
+ *   delivery.c, packet_writer.c delivery passes; the out-of-line writer
+ *   reserve.c                   blocks, halves, switch/wrap, emit
+ *   writers.c                   writer states
+ *   fence.c                     the asymmetric fence, small helpers
+ *   buffer_thread.c, kinds.c    callback threads; the kind registry
+ *   handles.c                   the global lock, handle tables, process hooks
+ *
+ * The fast path's layout is tracec/abi/buffer_abi.h.
+ *
+ * Who may touch what:
+ *   - half.state / half.published: atomics, any thread.
+ *   - half.phase, gen, cursors, pinned, the writer list, flush tickets:
+ *     under b->mu.
+ *   - A writer's chunk fields (blk, body, body_size, half): written only by
+ *     the writer under b->mu, read by the writer without it and by
+ *     deliverers under b->mu (half: atomically, also without it).
+ *   - Chunk handover (a Dekker pair): the writer sets busy then checks
+ *     stolen; a deliverer sets stolen (under mu) then waits for busy == 0.
+ *     Either the writer sees stolen and leaves the chunk, or the deliverer
+ *     sees busy and waits for the packet to end.  The store-load order on
+ *     both sides is either symmetric (seq_cst store on the writer, per
+ *     packet) or asymmetric: the writer's store is plain (a compiler fence
+ *     only) and the deliverer, after setting stolen, runs
+ *     membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED), a full barrier on every
+ *     running thread of the process.  Asymmetric is used when membarrier
+ *     can be registered at the first buffer creation (and
+ *     TRACEC_BUFFER_MEMBARRIER is not "0"); a buffer keeps its choice.
  *
  * Memory of one half (docs/buffers.md has the long version):
  *
@@ -8,7 +39,8 @@
  *    | blk | payload..pad | blk | chunk body .......... | blk | ...     |
  *    `-16-'                `-16-' rec|payload|rec|.. tail
  *
- *   - A block is a 16-byte header and a body whose length is a multiple of 8.
+ *   - A block is a TRACEC_I_BLK_HDR (16) byte header and a body whose
+ *     length is a multiple of TRACEC_I_BLK_ALIGN (8).
  *     RECORD block: one record, body = payload rounded up to 8.
  *     CHUNK block: a writer's chunk; body = records (16-byte header each,
  *     payload rounded up to 8) up to `used`, then an unused tail.
@@ -38,6 +70,8 @@
 #define TRACEC_I_BLOCKS(s) ((uint32_t)(((s) >> 32) & 0x7fffffffull))
 #define TRACEC_I_ONE_BLOCK (1ull << 32)
 #define TRACEC_I_CHUNK_MARK 0xffffffffu
+_Static_assert(sizeof(tracec_i_blk) == TRACEC_I_BLK_HDR && TRACEC_I_BLK_HDR % TRACEC_I_BLK_ALIGN == 0,
+               "a block header keeps bodies aligned");
 #define TRACEC_I_BATCH 1024u
 #define TRACEC_I_DEFAULT_RESERVE 256u
 
@@ -158,26 +192,6 @@ bool tracec_i_kind_durable(uint32_t kind);
 /* True if `kind` is registered; its number of operations in *nops. */
 bool tracec_i_kind_ops(uint32_t kind, size_t *nops);
 
-/* ---- buffer.c ------------------------------------------------------------ */
-void tracec_i_buffer_start(tracec_i_buffer *b, tracec_buffer_disposition_t disposition);
-/* Stops accepting and delivers everything (sync unless on a callback thread). */
-void tracec_i_buffer_stop(tracec_i_buffer *b);
-void tracec_i_deliver_pass(tracec_i_buffer *b);
-void tracec_i_buffer_destroy_locked(tracec_i_buffer *b);
-/*
- * Test hook: the chunk-handover protocol of buffers created from now on,
- * 1 asymmetric (membarrier; only if it can be registered), 0 the seq_cst
- * fallback.  Returns the protocol in effect.  Call it before creating
- * buffers, from one thread.
- */
-int tracec_i_buffer_membarrier(int want);
-/* True when the calling thread has a packet open on some writer: it must not wait for a delivery. */
-bool tracec_i_thread_has_open_packet(void);
-/* Releases the calling thread's writers (exit() from a thread that may have a packet open). */
-void tracec_i_release_calling_thread_writers(void);
-/* Test hook: how many times grow() gave its chunk back and waited for room (LOSSLESS). */
-uint64_t tracec_i_buffer_grow_waits(void);
-
 /* ---- buffer_thread.c ----------------------------------------------------- */
 extern _Thread_local tracec_i_thread *tracec_i_current_thread;
 /* The default thread (started on first use). NULL after finalize. */
@@ -185,6 +199,67 @@ tracec_i_thread *tracec_i_default_thread(void);
 /* Wakes (starting if needed) the thread that delivers `b`. */
 void tracec_i_kick(tracec_i_buffer *b);
 void tracec_i_threads_stop_all(void);
+
+#define WS(bw) ((bw)->i_ws)
+
+/* make_room / acquire_chunk outcomes besides a status: try again; grow() must give its chunk back and wait. */
+enum { TRACEC_I_RETRY = -1, TRACEC_I_PARK = -2 };
+
+/* ---- fence.c ----------------------------------------------------------------- */
+/*
+ * Test hook: the chunk-handover protocol of buffers created from now on,
+ * 1 asymmetric (membarrier; only if it can be registered), 0 the seq_cst
+ * fallback.  Returns the protocol in effect.  Call it before creating
+ * buffers, from one thread.
+ */
+int tracec_i_buffer_membarrier(int want);
+/* Test hook: how many times grow() gave its chunk back and waited for room (LOSSLESS). */
+uint64_t tracec_i_buffer_grow_waits(void);
+extern _Atomic uint64_t tracec_i_grow_waits;
+extern int tracec_i_membarrier;
+extern pthread_once_t tracec_i_membarrier_once;
+void tracec_i_heavy_barrier(void);
+void tracec_i_membarrier_init(void);
+int tracec_i_membarrier_register(void);
+void tracec_i_spin_pause(unsigned *n);
+
+/* ---- writers.c --------------------------------------------------------------- */
+/* True when the calling thread has a packet open on some writer: it must not wait for a delivery. */
+bool tracec_i_thread_has_open_packet(void);
+/* Releases the calling thread's writers (exit() from a thread that may have a packet open). */
+void tracec_i_release_calling_thread_writers(void);
+void tracec_i_abandon_packet(tracec_i_wstate *ws);
+extern tracec_i_wstate tracec_i_no_writer;
+extern pthread_mutex_t tracec_i_pool_mu;
+void tracec_i_reap(tracec_i_buffer *b);
+void tracec_i_refuse(tracec_i_buffer *b);
+tracec_i_wstate *tracec_i_state_alloc(void);
+void tracec_i_state_bind(tracec_i_wstate *ws);
+bool tracec_i_state_detach(tracec_i_wstate *ws);
+void tracec_i_state_free(tracec_i_wstate *ws);
+bool tracec_i_thread_open_packet_blocks(const tracec_i_buffer *b, int h, const tracec_i_wstate *except);
+
+/* ---- reserve.c --------------------------------------------------------------- */
+void tracec_i_do_switch(tracec_i_buffer *b, int x);
+tracec_status_t tracec_i_drop(tracec_i_buffer *b, tracec_status_t why);
+bool tracec_i_full_drop(tracec_i_buffer *b, uint32_t body, tracec_status_t *st);
+bool tracec_i_is_durable(const tracec_i_buffer *b, uint32_t category, uint32_t kind);
+int tracec_i_make_room(tracec_i_buffer *b, int h, uint32_t body, const tracec_i_wstate *ws, bool in_grow);
+void tracec_i_publish(tracec_i_half *hf);
+void tracec_i_reset_half(tracec_i_half *hf, bool unseal);
+void tracec_i_steal_half(tracec_i_buffer *b, int h, bool barrier);
+tracec_i_blk *tracec_i_try_reserve(tracec_i_buffer *b, tracec_i_half *hf, uint32_t body, uint32_t min_body, uint64_t *old, bool *sealed);
+uint64_t tracec_i_wait_published(tracec_i_half *hf);
+void tracec_i_wait_writers(const tracec_i_buffer *b, tracec_i_wstate *list, int h, const tracec_i_wstate *self);
+void tracec_i_watermark_check(tracec_i_buffer *b, uint64_t before, uint64_t after);
+
+/* ---- delivery.c ------------------------------------------------------------- */
+void tracec_i_deliver_pass(tracec_i_buffer *b);
+
+/* ---- lifecycle.c ------------------------------------------------------------ */
+void tracec_i_buffer_start(tracec_i_buffer *b, tracec_buffer_disposition_t disposition);
+/* Stops accepting and delivers everything (sync unless on a callback thread). */
+void tracec_i_buffer_stop(tracec_i_buffer *b);
 
 /* ---- service.c ----------------------------------------------------------- */
 void tracec_i_services_forget_context(uint64_t ctx_handle);

@@ -1,0 +1,402 @@
+/*
+ * lifecycle.c - flush, stop and start; creating, destroying and querying
+ * buffers; what a buffer does around fork().
+ */
+#define _POSIX_C_SOURCE 200809L
+#define _DEFAULT_SOURCE 1 /* syscall() */
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "buffer_internal.h"
+
+/* ---- flush, stop, start --------------------------------------------------- */
+
+/* Requests a full delivery; returns the ticket to wait for.  Not under mu. */
+static uint64_t flush_request(tracec_i_buffer *b) {
+    pthread_mutex_lock(&b->mu);
+    uint64_t ticket = ++b->flush_req;
+    pthread_mutex_unlock(&b->mu);
+    atomic_fetch_or_explicit(&b->pending, TRACEC_I_REQ_FLUSH, memory_order_acq_rel);
+    tracec_i_kick(b);
+    return ticket;
+}
+
+static void flush_wait(tracec_i_buffer *b, uint64_t ticket) {
+    pthread_mutex_lock(&b->mu);
+    while (b->flush_done < ticket && !atomic_load_explicit(&tracec_i_finalized, memory_order_acquire))
+        pthread_cond_wait(&b->cv, &b->mu);
+    pthread_mutex_unlock(&b->mu);
+}
+
+tracec_status_t tracec_flush_buffer(tracec_buffer_id_t buffer_id) {
+    tracec_i_buffer *b = tracec_i_buffer_get(buffer_id.handle);
+    if (b == NULL) return TRACEC_STATUS_BUFFER_NOT_FOUND;
+    if (tracec_i_current_thread != NULL || tracec_i_thread_has_open_packet()) return TRACEC_STATUS_WOULD_DEADLOCK;
+    if (atomic_load_explicit(&tracec_i_finalized, memory_order_acquire)) return TRACEC_STATUS_CLOSED;
+    flush_wait(b, flush_request(b));
+    return TRACEC_STATUS_SUCCESS;
+}
+
+tracec_status_t tracec_flush_buffer_async(tracec_buffer_id_t buffer_id) {
+    tracec_i_buffer *b = tracec_i_buffer_get(buffer_id.handle);
+    if (b == NULL) return TRACEC_STATUS_BUFFER_NOT_FOUND;
+    if (atomic_load_explicit(&tracec_i_finalized, memory_order_acquire)) return TRACEC_STATUS_CLOSED;
+    (void)flush_request(b);
+    return TRACEC_STATUS_SUCCESS;
+}
+
+void tracec_i_buffer_stop(tracec_i_buffer *b) {
+    atomic_store_explicit(&b->accepting, 0, memory_order_seq_cst);
+    uint64_t ticket = flush_request(b);
+    if (tracec_i_current_thread == NULL) flush_wait(b, ticket);
+}
+
+void tracec_i_buffer_start(tracec_i_buffer *b, tracec_buffer_disposition_t disposition) {
+    pthread_mutex_lock(&b->dmu);
+    pthread_mutex_lock(&b->mu);
+    while (b->delivering || b->stealing) pthread_cond_wait(&b->cv, &b->mu);
+    if (atomic_load_explicit(&b->accepting, memory_order_acquire) ||
+        atomic_load_explicit(&b->destroyed, memory_order_acquire)) {
+        pthread_mutex_unlock(&b->mu);
+        pthread_mutex_unlock(&b->dmu);
+        return;
+    }
+    tracec_i_steal_half(b, 0, true);
+    tracec_i_steal_half(b, 1, true);
+    if (disposition == TRACEC_BUFFER_DISPOSITION_CLEAR_ENTIRE) {
+        atomic_store_explicit(&b->doff, 0, memory_order_relaxed);
+        b->dcur = 0;
+        atomic_fetch_add_explicit(&b->epoch, 1, memory_order_relaxed);
+    }
+    bool clear = disposition == TRACEC_BUFFER_DISPOSITION_CLEAR_ENTIRE ||
+                 disposition == TRACEC_BUFFER_DISPOSITION_CLEAR_NONDURABLE;
+    int x = (int)atomic_load_explicit(&b->active, memory_order_relaxed);
+    tracec_i_half *X = &b->half[x];
+    if (b->mode == TRACEC_BUFFERING_MODE_STREAMING) {
+        /* stop delivered and freed both halves */
+        X->phase = TRACEC_I_ACTIVE;
+        tracec_i_reset_half(X, true);
+    } else if (clear) {
+        atomic_store_explicit(&b->full, 0, memory_order_relaxed); /* published by the state's release below */
+        for (int i = 0; i < 2; i++) {
+            if (b->half[i].mem == NULL) continue;
+            b->half[i].phase = TRACEC_I_FREE;
+            tracec_i_reset_half(&b->half[i], false);
+        }
+        atomic_store_explicit(&b->active, 0, memory_order_release);
+        b->half[0].phase = TRACEC_I_ACTIVE;
+        atomic_store_explicit(&b->half[0].state, 0, memory_order_release);
+    } else {
+        uint64_t s = atomic_load_explicit(&X->state, memory_order_relaxed);
+        X->phase = TRACEC_I_ACTIVE;
+        atomic_store_explicit(&X->state, s & ~TRACEC_I_SEALED, memory_order_release);
+    }
+    atomic_store_explicit(&b->accepting, 1, memory_order_seq_cst);
+    pthread_mutex_unlock(&b->mu);
+    pthread_mutex_unlock(&b->dmu);
+}
+
+static void fork_prepare(void);
+static void fork_parent(void);
+static void fork_child(void);
+static const tracec_i_hooks hooks = {NULL, fork_prepare, fork_parent, fork_child};
+
+/* ---- creation, destruction, queries ---------------------------------------- */
+
+/*
+ * The buffer mutex guards short sections (a chunk, a switch, delivery
+ * bookkeeping): a thread that finds it taken spins a little before it
+ * sleeps (glibc's adaptive mutex), since waking a sleeper costs far more
+ * than the section it waited for.
+ */
+static void init_buffer_mutex(pthread_mutex_t *mu) {
+    pthread_mutexattr_t a;
+    pthread_mutexattr_init(&a);
+#ifdef PTHREAD_MUTEX_ADAPTIVE_NP
+    pthread_mutexattr_settype(&a, PTHREAD_MUTEX_ADAPTIVE_NP);
+#endif
+    pthread_mutex_init(mu, &a);
+    pthread_mutexattr_destroy(&a);
+}
+
+static size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
+
+tracec_status_t tracec_create_buffer_with_config(tracec_context_id_t context, const tracec_buffer_config_t *cfg,
+                                                 tracec_buffer_id_t *buffer_id) {
+    if (cfg == NULL || buffer_id == NULL) return TRACEC_STATUS_INVALID_ARGUMENT;
+    tracec_i_runtime_init(TRACEC_I_LAYER_BUFFERS, &hooks);
+    if (atomic_load_explicit(&tracec_i_finalized, memory_order_acquire)) return TRACEC_STATUS_BAD_STATE;
+    int mode = cfg->mode == TRACEC_BUFFERING_MODE_DEFAULT ? TRACEC_BUFFERING_MODE_STREAMING : (int)cfg->mode;
+    if (mode < TRACEC_BUFFERING_MODE_ONESHOT || mode >= TRACEC_BUFFERING_MODE_LAST)
+        return TRACEC_STATUS_INVALID_ARGUMENT;
+    if ((int)cfg->policy < 0 || cfg->policy >= TRACEC_BUFFER_POLICY_LAST) return TRACEC_STATUS_INVALID_ARGUMENT;
+    if (mode == TRACEC_BUFFERING_MODE_STREAMING && cfg->policy == TRACEC_BUFFER_POLICY_NONE)
+        return TRACEC_STATUS_INVALID_ARGUMENT;
+    if (mode != TRACEC_BUFFERING_MODE_STREAMING && cfg->policy == TRACEC_BUFFER_POLICY_LOSSLESS)
+        return TRACEC_STATUS_UNSUPPORTED;
+    if (cfg->size == 0 || cfg->callback == NULL || cfg->watermark > cfg->size) return TRACEC_STATUS_INVALID_ARGUMENT;
+    if (cfg->size > TRACEC_MAX_BUFFER_SIZE || cfg->durable_size > TRACEC_MAX_BUFFER_SIZE)
+        return TRACEC_STATUS_LIMIT_EXCEEDED;
+    if (!tracec_i_context_exists(context.handle)) return TRACEC_STATUS_CONTEXT_NOT_FOUND;
+
+    long pg = sysconf(_SC_PAGESIZE);
+    size_t page = pg > 0 ? (size_t)pg : 4096u;
+    pthread_once(&tracec_i_membarrier_once, tracec_i_membarrier_init);
+    tracec_i_buffer *b = (tracec_i_buffer *)calloc(1, sizeof *b);
+    if (b == NULL) return TRACEC_STATUS_OUT_OF_MEMORY;
+    b->asym = tracec_i_membarrier;
+    b->mode = mode;
+    b->deliver = tracec_i_deliver_pass;
+    b->policy = mode == TRACEC_BUFFERING_MODE_STREAMING ? (int)cfg->policy : TRACEC_BUFFER_POLICY_DISCARD;
+    b->size = round_up(cfg->size, page);
+    b->watermark = cfg->watermark;
+    /* Every block is charged at least 8 bytes, so headers need at most 2x the payload. */
+    b->phys = b->size * 3u;
+    size_t chunk = b->size / 8u;
+    if (chunk > 16384u) chunk = 16384u;
+    if (chunk < 512u) chunk = 512u;
+    if (chunk > b->size) chunk = b->size;
+    b->chunk = chunk & ~(size_t)7;
+    b->callback = cfg->callback;
+    b->callback_data = cfg->callback_data;
+    b->ctx_handle = context.handle;
+    int halves = mode == TRACEC_BUFFERING_MODE_ONESHOT ? 1 : 2;
+    bool ok = true;
+    for (int i = 0; i < halves; i++) {
+        b->half[i].mem = (uint8_t *)aligned_alloc(64, round_up(b->phys, 64));
+        ok = ok && b->half[i].mem != NULL;
+    }
+    if (mode != TRACEC_BUFFERING_MODE_STREAMING) {
+        size_t dsz = cfg->durable_size ? cfg->durable_size : b->size / 16u;
+        if (dsz < page) dsz = page;
+        b->durable_cap = round_up(dsz, page);
+        b->dmem = (uint8_t *)aligned_alloc(64, b->durable_cap);
+        ok = ok && b->dmem != NULL;
+    }
+    if (!ok) {
+        free(b->half[0].mem);
+        free(b->half[1].mem);
+        free(b->dmem);
+        free(b->snap);
+        free(b);
+        return TRACEC_STATUS_OUT_OF_MEMORY;
+    }
+    for (int i = 0; i < 2; i++) atomic_init(&b->half[i].state, TRACEC_I_SEALED);
+    b->half[0].phase = TRACEC_I_FREE;
+    init_buffer_mutex(&b->mu);
+    pthread_mutex_init(&b->dmu, NULL);
+    pthread_cond_init(&b->cv, NULL);
+    atomic_init(&b->thread, tracec_i_default_thread());
+
+    pthread_mutex_lock(&tracec_i_global_mu);
+    size_t slot = TRACEC_MAX_BUFFERS;
+    for (size_t i = 0; i < TRACEC_MAX_BUFFERS; i++) {
+        if (atomic_load_explicit(&tracec_i_buffers[i], memory_order_relaxed) == NULL) {
+            slot = i;
+            break;
+        }
+    }
+    int started = tracec_i_context_started(context.handle);
+    if (slot == TRACEC_MAX_BUFFERS || started < 0) {
+        pthread_mutex_unlock(&tracec_i_global_mu);
+        free(b->half[0].mem);
+        free(b->half[1].mem);
+        free(b->dmem);
+        free(b->snap);
+        pthread_mutex_destroy(&b->mu);
+        pthread_mutex_destroy(&b->dmu);
+        pthread_cond_destroy(&b->cv);
+        free(b);
+        return slot == TRACEC_MAX_BUFFERS ? TRACEC_STATUS_LIMIT_EXCEEDED : TRACEC_STATUS_CONTEXT_NOT_FOUND;
+    }
+    b->handle = slot + 1;
+    if (started > 0) {
+        b->half[0].phase = TRACEC_I_ACTIVE;
+        atomic_store_explicit(&b->half[0].state, 0, memory_order_relaxed);
+        atomic_store_explicit(&b->accepting, 1, memory_order_relaxed);
+    }
+    atomic_store_explicit(&tracec_i_buffers[slot], b, memory_order_release);
+    pthread_mutex_unlock(&tracec_i_global_mu);
+    buffer_id->handle = b->handle;
+    return TRACEC_STATUS_SUCCESS;
+}
+
+tracec_status_t tracec_create_buffer(tracec_context_id_t context, size_t size, size_t watermark,
+                                     tracec_buffer_policy_t policy, tracec_buffer_tracing_cb_t callback,
+                                     void *callback_data, tracec_buffer_id_t *buffer_id) {
+    tracec_buffer_config_t cfg = TRACEC_BUFFER_CONFIG_INIT;
+    cfg.mode = TRACEC_BUFFERING_MODE_STREAMING;
+    cfg.policy = policy;
+    cfg.size = size;
+    cfg.watermark = watermark;
+    cfg.callback = callback;
+    cfg.callback_data = callback_data;
+    if (policy == TRACEC_BUFFER_POLICY_NONE) return TRACEC_STATUS_INVALID_ARGUMENT;
+    return tracec_create_buffer_with_config(context, &cfg, buffer_id);
+}
+
+tracec_status_t tracec_destroy_buffer(tracec_buffer_id_t buffer_id) {
+    tracec_i_buffer *b = tracec_i_buffer_get(buffer_id.handle);
+    if (b == NULL) return TRACEC_STATUS_BUFFER_NOT_FOUND;
+    if (tracec_i_current_thread != NULL || tracec_i_thread_has_open_packet()) return TRACEC_STATUS_WOULD_DEADLOCK;
+    if (atomic_exchange_explicit(&b->destroyed, 1, memory_order_acq_rel)) return TRACEC_STATUS_BUFFER_NOT_FOUND;
+    /* Deliver what is left while the buffer still looks alive to its thread. */
+    atomic_store_explicit(&b->accepting, 0, memory_order_seq_cst);
+    if (!atomic_load_explicit(&tracec_i_finalized, memory_order_acquire)) flush_wait(b, flush_request(b));
+    pthread_mutex_lock(&b->dmu);
+    pthread_mutex_lock(&b->mu);
+    while (b->delivering || b->stealing) pthread_cond_wait(&b->cv, &b->mu);
+    tracec_i_steal_half(b, 0, false);
+    tracec_i_steal_half(b, 1, false);
+    for (int i = 0; i < 2; i++) atomic_fetch_or_explicit(&b->half[i].state, TRACEC_I_SEALED, memory_order_acq_rel);
+    b->stealing++;
+    tracec_i_wstate *list = b->writers;
+    pthread_mutex_unlock(&b->mu);
+    for (int i = 0; i < 2; i++) {
+        if (b->half[i].mem == NULL) continue;
+        tracec_i_wait_published(&b->half[i]);
+        tracec_i_wait_writers(b, list, i, NULL);
+    }
+    pthread_mutex_lock(&b->mu);
+    b->stealing--;
+    if (b->stealing == 0) tracec_i_reap(b);
+    for (int i = 0; i < 2; i++) {
+        free(b->half[i].mem);
+        b->half[i].mem = NULL;
+    }
+    free(b->dmem);
+    b->dmem = NULL;
+    b->durable_cap = 0;
+    free(b->snap);
+    b->snap = NULL;
+    b->snap_cap = 0;
+    pthread_cond_broadcast(&b->cv);
+    pthread_mutex_unlock(&b->mu);
+    pthread_mutex_unlock(&b->dmu);
+    return TRACEC_STATUS_SUCCESS;
+}
+
+tracec_status_t tracec_assign_callback_thread(tracec_buffer_id_t buffer_id, tracec_callback_thread_t cb_thread_id) {
+    tracec_i_buffer *b = tracec_i_buffer_get(buffer_id.handle);
+    if (b == NULL) return TRACEC_STATUS_BUFFER_NOT_FOUND;
+    if (cb_thread_id.handle == 0 || cb_thread_id.handle > TRACEC_MAX_CALLBACK_THREADS)
+        return TRACEC_STATUS_THREAD_NOT_FOUND;
+    tracec_i_thread *t = atomic_load_explicit(&tracec_i_threads[cb_thread_id.handle - 1], memory_order_acquire);
+    if (t == NULL) return TRACEC_STATUS_THREAD_NOT_FOUND;
+    if (tracec_i_current_thread == NULL && tracec_i_thread_has_open_packet()) return TRACEC_STATUS_WOULD_DEADLOCK;
+    pthread_mutex_lock(&b->mu);
+    if (tracec_i_current_thread == NULL)
+        while (b->delivering) pthread_cond_wait(&b->cv, &b->mu);
+    atomic_store_explicit(&b->thread, t, memory_order_release);
+    pthread_mutex_unlock(&b->mu);
+    if (atomic_load_explicit(&b->pending, memory_order_acquire)) tracec_i_kick(b);
+    return TRACEC_STATUS_SUCCESS;
+}
+
+tracec_status_t tracec_query_buffer_stats(tracec_buffer_id_t buffer_id, tracec_buffer_stats_t *st) {
+    tracec_i_buffer *b = tracec_i_buffer_get(buffer_id.handle);
+    if (b == NULL) return TRACEC_STATUS_BUFFER_NOT_FOUND;
+    if (st == NULL) return TRACEC_STATUS_INVALID_ARGUMENT;
+    pthread_mutex_lock(&b->mu);
+    uint64_t in_writers = 0;
+    for (tracec_i_wstate *ws = b->writers; ws; ws = ws->next) in_writers += __atomic_load_n(&ws->packets, __ATOMIC_RELAXED);
+    st->accepted = atomic_load(&b->accepted) + in_writers;
+    pthread_mutex_unlock(&b->mu);
+    st->dropped = atomic_load(&b->dropped);
+    st->overwritten = atomic_load(&b->overwritten);
+    st->delivered = atomic_load(&b->delivered);
+    st->deliveries = atomic_load(&b->deliveries);
+    st->watermark_requests = atomic_load(&b->wm_requests);
+    st->half_switches = atomic_load(&b->switches);
+    st->producer_waits = atomic_load(&b->waits);
+    st->refused = atomic_load(&b->refused);
+    return TRACEC_STATUS_SUCCESS;
+}
+
+tracec_status_t tracec_buffer_epoch(tracec_buffer_id_t buffer_id, uint64_t *epoch) {
+    tracec_i_buffer *b = tracec_i_buffer_get(buffer_id.handle);
+    if (b == NULL) return TRACEC_STATUS_BUFFER_NOT_FOUND;
+    if (epoch == NULL) return TRACEC_STATUS_INVALID_ARGUMENT;
+    *epoch = atomic_load_explicit(&b->epoch, memory_order_relaxed);
+    return TRACEC_STATUS_SUCCESS;
+}
+
+/* ---- fork ------------------------------------------------------------------ */
+
+static void fork_prepare(void) {
+    for (size_t i = 0; i < TRACEC_MAX_BUFFERS; i++) {
+        tracec_i_buffer *b = atomic_load_explicit(&tracec_i_buffers[i], memory_order_acquire);
+        if (b == NULL) continue;
+        pthread_mutex_lock(&b->mu);
+    }
+    pthread_mutex_lock(&tracec_i_pool_mu); /* after the buffers': tracec_i_make_room() takes it under b->mu */
+}
+
+static void fork_parent(void) {
+    pthread_mutex_unlock(&tracec_i_pool_mu);
+    for (size_t i = TRACEC_MAX_BUFFERS; i-- > 0;) {
+        tracec_i_buffer *b = atomic_load_explicit(&tracec_i_buffers[i], memory_order_acquire);
+        if (b == NULL) continue;
+        pthread_mutex_unlock(&b->mu);
+    }
+}
+
+/* The child starts with empty buffers: it must never deliver the parent's records. */
+static void fork_child(void) {
+    pthread_mutex_init(&tracec_i_pool_mu, NULL);
+    /* The registration belongs to the process: make sure the child has one, or fall back. */
+    if (tracec_i_membarrier && !tracec_i_membarrier_register()) {
+        tracec_i_membarrier = 0;
+        for (size_t i = 0; i < TRACEC_MAX_BUFFERS; i++) {
+            tracec_i_buffer *b = atomic_load_explicit(&tracec_i_buffers[i], memory_order_acquire);
+            if (b == NULL) continue;
+            b->asym = 0;
+            for (tracec_i_wstate *ws = b->writers; ws; ws = ws->next) ws->asym = 0;
+        }
+    }
+    for (size_t i = 0; i < TRACEC_MAX_BUFFERS; i++) {
+        tracec_i_buffer *b = atomic_load_explicit(&tracec_i_buffers[i], memory_order_acquire);
+        if (b == NULL) continue;
+        pthread_mutex_unlock(&b->mu);
+        init_buffer_mutex(&b->mu);
+        pthread_mutex_init(&b->dmu, NULL);
+        pthread_cond_init(&b->cv, NULL);
+        if (b->half[0].mem == NULL) continue;
+        for (tracec_i_wstate *ws = b->writers; ws; ws = ws->next) {
+            __atomic_store_n(&ws->stolen, 1u, __ATOMIC_SEQ_CST);
+            __atomic_store_n(&ws->busy, 0u, __ATOMIC_SEQ_CST);
+            ws->packets = 0;
+        }
+        b->delivering = 0;
+        b->stealing = 0;
+        b->flush_req = b->flush_done = 0;
+        atomic_store(&b->pending, 0);
+        for (int h = 0; h < 2; h++) {
+            b->half[h].phase = TRACEC_I_FREE;
+            b->half[h].pinned = 0;
+            tracec_i_reset_half(&b->half[h], false);
+        }
+        atomic_store(&b->active, 0);
+        atomic_store(&b->full, 0);
+        atomic_store(&b->doff, 0);
+        b->dcur = 0;
+        atomic_fetch_add(&b->epoch, 1);
+        atomic_store(&b->accepted, 0);
+        atomic_store(&b->dropped, 0);
+        atomic_store(&b->overwritten, 0);
+        atomic_store(&b->delivered, 0);
+        atomic_store(&b->deliveries, 0);
+        atomic_store(&b->wm_requests, 0);
+        atomic_store(&b->switches, 0);
+        atomic_store(&b->waits, 0);
+        atomic_store(&b->refused, 0);
+        if (atomic_load(&b->accepting)) {
+            b->half[0].phase = TRACEC_I_ACTIVE;
+            atomic_store(&b->half[0].state, 0);
+        }
+    }
+}
