@@ -268,7 +268,7 @@ Test(buffer_modes, circular_packets_overwrite_while_a_callback_is_slow, .timeout
  * it (copies it aside, gives the chunk back), wraps, and goes on in a new
  * chunk.  The packet is accepted and delivered whole; nothing is dropped.
  */
-uint64_t tracec_i_buffer_grow_waits(void); /* runtime test hook (buffer.c) */
+uint64_t tracec_i_buffer_grow_waits(void); /* runtime test hook (runtime/buffer/src/fence.c) */
 
 Test(buffer_modes, circular_packet_outgrowing_a_chunk_in_the_other_half_parks, .timeout = 30) {
     tracec_context_id_t ctx;

@@ -236,7 +236,7 @@ Test(buffer_threads, lossless_exactly_once_packets, .timeout = 60) { lossless_ru
  * per producer, whole (checksum), no drop, and the runtime's count of such
  * waits shows the path was taken.
  */
-uint64_t tracec_i_buffer_grow_waits(void); /* runtime test hook (buffer.c) */
+uint64_t tracec_i_buffer_grow_waits(void); /* runtime test hook (runtime/buffer/src/fence.c) */
 
 Test(buffer_threads, lossless_big_packets_wait_never_drop, .timeout = 60) {
     tracec_context_id_t ctx;

@@ -1,9 +1,11 @@
 /*
  * context.c - contexts, the initialize/start/stop/terminate lifecycle,
- * categories, tracec_finalize() (also at exit) and the fork handlers.
+ * categories, tracec_finalize() (also at exit, through the hooks handles.c
+ * runs).
  *
- * Context state lives in a static table guarded by tracec_i_global_mu; a
- * handle is (generation << 8) | (slot + 1), so a destroyed context's id
+ * Context state lives in a static table guarded by tracec_i_global_mu (the
+ * handle and started flag in tracec_i_contexts[], handles.c); a handle is
+ * (generation << 8) | (slot + 1), so a destroyed context's id
  * never names a new one.  Lifecycle calls are serialised by life_mu, which
  * is held while stop waits for deliveries; callback threads only try it.
  */
@@ -29,8 +31,8 @@ typedef struct ctx {
     tracec_category_t *registered;
 } ctx;
 
-static ctx g_ctx[TRACEC_MAX_CONTEXTS];
-#define LIVE(c) (tracec_i_contexts[(c) - g_ctx])
+static ctx ctx_table[TRACEC_MAX_CONTEXTS];
+#define LIVE(c) (tracec_i_contexts[(c) - ctx_table])
 
 /* ---- process hooks: exit, fork (handles.c runs them) ----------------------- */
 
@@ -52,7 +54,7 @@ static const tracec_i_hooks hooks = {at_exit, NULL, NULL, fork_child};
 static ctx *find(uint64_t handle) {
     uint64_t slot = handle & 0xffu;
     if (slot == 0 || slot > TRACEC_MAX_CONTEXTS) return NULL;
-    ctx *c = &g_ctx[slot - 1];
+    ctx *c = &ctx_table[slot - 1];
     return LIVE(c).handle == handle ? c : NULL;
 }
 
@@ -133,7 +135,7 @@ tracec_status_t tracec_create_context(tracec_context_id_t *context_id) {
     if (atomic_load_explicit(&tracec_i_finalized, memory_order_acquire)) return TRACEC_STATUS_BAD_STATE;
     pthread_mutex_lock(&tracec_i_global_mu);
     for (size_t i = 0; i < TRACEC_MAX_CONTEXTS; i++) {
-        ctx *c = &g_ctx[i];
+        ctx *c = &ctx_table[i];
         if (LIVE(c).handle != 0) continue;
         uint32_t gen = c->gen + 1u;
         memset(c, 0, sizeof *c);

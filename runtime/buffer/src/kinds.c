@@ -18,7 +18,7 @@ typedef struct kind_entry {
     const char *ops[TRACEC_MAX_TRACING_OPERATIONS];
 } kind_entry;
 
-static kind_entry g_kinds[TRACEC_MAX_BUFFER_TRACING_KINDS] = {
+static kind_entry kind_table[TRACEC_MAX_BUFFER_TRACING_KINDS] = {
     [TRACEC_BUFFER_TRACING_NONE] = {"NONE", 0, 0, {NULL}},
     [TRACEC_BUFFER_TRACING_TRACK_EVENT] = {"TRACK_EVENT", 0, 4, {"SLICE_BEGIN", "SLICE_END", "INSTANT", "COUNTER"}},
     [TRACEC_BUFFER_TRACING_TRACK_DESCRIPTOR] =
@@ -32,13 +32,13 @@ static kind_entry g_kinds[TRACEC_MAX_BUFFER_TRACING_KINDS] = {
          {"EVENT_CATEGORY", "EVENT_NAME", "DEBUG_ANNOTATION_NAME", "SOURCE_LOCATION"}},
     [TRACEC_BUFFER_TRACING_USER] = {"USER", 0, 1, {"RECORD"}},
 };
-static _Atomic uint32_t g_nkinds = TRACEC_BUFFER_TRACING_LAST;
-static pthread_mutex_t g_kinds_mu = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic uint32_t nkinds = TRACEC_BUFFER_TRACING_LAST;
+static pthread_mutex_t kinds_mu = PTHREAD_MUTEX_INITIALIZER;
 
 static const kind_entry *kind_get(uint32_t kind) {
-    if (kind == TRACEC_BUFFER_TRACING_NONE || kind >= atomic_load_explicit(&g_nkinds, memory_order_acquire))
+    if (kind == TRACEC_BUFFER_TRACING_NONE || kind >= atomic_load_explicit(&nkinds, memory_order_acquire))
         return NULL;
-    return &g_kinds[kind];
+    return &kind_table[kind];
 }
 
 bool tracec_i_kind_ops(uint32_t kind, size_t *nops) {
@@ -82,19 +82,19 @@ tracec_status_t tracec_register_buffer_tracing_kind(const char *name, const char
     if (num_operations > TRACEC_MAX_TRACING_OPERATIONS) return TRACEC_STATUS_LIMIT_EXCEEDED;
     for (size_t i = 0; i < num_operations; i++)
         if (!name_ok(operation_names[i], &st)) return st;
-    pthread_mutex_lock(&g_kinds_mu);
-    uint32_t n = atomic_load_explicit(&g_nkinds, memory_order_relaxed);
+    pthread_mutex_lock(&kinds_mu);
+    uint32_t n = atomic_load_explicit(&nkinds, memory_order_relaxed);
     for (uint32_t k = 1; k < n; k++) {
-        if (strcmp(g_kinds[k].name, name) == 0) {
-            pthread_mutex_unlock(&g_kinds_mu);
+        if (strcmp(kind_table[k].name, name) == 0) {
+            pthread_mutex_unlock(&kinds_mu);
             return TRACEC_STATUS_INVALID_ARGUMENT;
         }
     }
     if (n >= TRACEC_MAX_BUFFER_TRACING_KINDS) {
-        pthread_mutex_unlock(&g_kinds_mu);
+        pthread_mutex_unlock(&kinds_mu);
         return TRACEC_STATUS_LIMIT_EXCEEDED;
     }
-    kind_entry *e = &g_kinds[n];
+    kind_entry *e = &kind_table[n];
     memset(e, 0, sizeof *e);
     e->name = dup_name(name);
     bool ok = e->name != NULL;
@@ -103,13 +103,13 @@ tracec_status_t tracec_register_buffer_tracing_kind(const char *name, const char
         free((void *)e->name);
         for (size_t i = 0; i < num_operations; i++) free((void *)e->ops[i]);
         memset(e, 0, sizeof *e);
-        pthread_mutex_unlock(&g_kinds_mu);
+        pthread_mutex_unlock(&kinds_mu);
         return TRACEC_STATUS_OUT_OF_MEMORY;
     }
     e->nops = num_operations;
     e->flags = flags;
-    atomic_store_explicit(&g_nkinds, n + 1u, memory_order_release);
-    pthread_mutex_unlock(&g_kinds_mu);
+    atomic_store_explicit(&nkinds, n + 1u, memory_order_release);
+    pthread_mutex_unlock(&kinds_mu);
     *kind = n;
     return TRACEC_STATUS_SUCCESS;
 }
@@ -136,7 +136,7 @@ tracec_status_t tracec_query_buffer_tracing_kind_operation_name(tracec_buffer_tr
 
 tracec_status_t tracec_iterate_buffer_tracing_kinds(tracec_buffer_tracing_kind_cb_t callback, void *data) {
     if (callback == NULL) return TRACEC_STATUS_INVALID_ARGUMENT;
-    uint32_t n = atomic_load_explicit(&g_nkinds, memory_order_acquire);
+    uint32_t n = atomic_load_explicit(&nkinds, memory_order_acquire);
     for (uint32_t k = 1; k < n; k++)
         if (callback(k, data) != 0) break;
     return TRACEC_STATUS_SUCCESS;

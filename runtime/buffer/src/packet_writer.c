@@ -60,11 +60,11 @@ static int acquire_chunk(tracec_i_buffer *b, tracec_i_wstate *ws, uint32_t min_b
 
 static bool buffer_grow(tracec_writer *w, size_t need);
 
-static uint8_t g_nowhere[8]; /* the window of a packet that could not begin */
+static uint8_t nowhere[8]; /* the window of a packet that could not begin */
 
 static void writer_fail_window(tracec_buffer_writer *bw, tracec_status_t st) {
     tracec_writer *w = &bw->w;
-    w->base = w->ptr = w->end = g_nowhere;
+    w->base = w->ptr = w->end = nowhere;
     w->status = st;
     w->top = TRACEC_I_ROOT;
 }
@@ -305,7 +305,7 @@ static bool grow_failed(tracec_writer *w, tracec_i_wstate *ws, tracec_status_t s
  */
 static bool buffer_grow(tracec_writer *w, size_t need) {
     tracec_buffer_writer *bw = (tracec_buffer_writer *)w->sink;
-    if (w->base == g_nowhere) return false; /* a packet that could not begin */
+    if (w->base == nowhere) return false; /* a packet that could not begin */
     tracec_i_wstate *ws = WS(bw);
     tracec_i_buffer *b = ws->b;
     size_t partial = (size_t)(w->ptr - w->base);
@@ -340,7 +340,7 @@ static bool buffer_grow(tracec_writer *w, size_t need) {
 tracec_status_t tracec_i_buffer_commit(tracec_buffer_writer *bw, int unended, uint32_t size_off, uint32_t parent) {
     tracec_writer *w = &bw->w;
     /* A packet that could not begin: its status (counted, if at all, where it was refused). */
-    if (w->base == g_nowhere) return w->status != TRACEC_STATUS_SUCCESS ? w->status : TRACEC_STATUS_BAD_STATE;
+    if (w->base == nowhere) return w->status != TRACEC_STATUS_SUCCESS ? w->status : TRACEC_STATUS_BAD_STATE;
     tracec_i_wstate *ws = own_state(bw);
     if (ws == NULL || ws->in_packet == 0) return TRACEC_STATUS_BAD_STATE;
     /* Not the open packet's window (ended twice, or a packet of another writer): the open one is left alone. */

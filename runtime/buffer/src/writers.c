@@ -27,27 +27,27 @@
  * released that way gets a fresh one at its next begin.
  */
 pthread_mutex_t tracec_i_pool_mu = PTHREAD_MUTEX_INITIALIZER;
-static tracec_i_wstate *g_pool_all;  /* every state ever made, through pool_next */
-static tracec_i_wstate *g_pool_free; /* the free ones, through next */
-static pthread_once_t g_key_once = PTHREAD_ONCE_INIT;
-static pthread_key_t g_thread_key;
-static _Thread_local char tl_self; /* its address names the calling thread */
+static tracec_i_wstate *pool_all;  /* every state ever made, through pool_next */
+static tracec_i_wstate *pool_free; /* the free ones, through next */
+static pthread_once_t key_once = PTHREAD_ONCE_INIT;
+static pthread_key_t thread_key;
+static _Thread_local char self_tag; /* its address names the calling thread */
 
 /* What a writer refers to when it has no state: the fast paths never pass its checks. */
 tracec_i_wstate tracec_i_no_writer = {.reserve = UINT32_MAX, .half = -1, .gen = 1};
 
 static void thread_exit(void *self);
-static void key_create(void) { (void)pthread_key_create(&g_thread_key, thread_exit); }
+static void key_create(void) { (void)pthread_key_create(&thread_key, thread_exit); }
 
 tracec_i_wstate *tracec_i_state_alloc(void) {
     pthread_mutex_lock(&tracec_i_pool_mu);
-    tracec_i_wstate *ws = g_pool_free;
+    tracec_i_wstate *ws = pool_free;
     if (ws != NULL) {
-        g_pool_free = ws->next;
+        pool_free = ws->next;
     } else if ((ws = (tracec_i_wstate *)calloc(1, sizeof *ws)) != NULL) {
         ws->gen = 2; /* never 0: a writer that has none holds generation 0 */
-        ws->pool_next = g_pool_all;
-        g_pool_all = ws;
+        ws->pool_next = pool_all;
+        pool_all = ws;
     }
     if (ws != NULL) ws->next = NULL;
     pthread_mutex_unlock(&tracec_i_pool_mu);
@@ -65,17 +65,17 @@ void tracec_i_state_free(tracec_i_wstate *ws) {
     ws->pool_next = all;
     ws->reserve = UINT32_MAX;
     ws->half = -1;
-    ws->next = g_pool_free;
-    g_pool_free = ws;
+    ws->next = pool_free;
+    pool_free = ws;
     pthread_mutex_unlock(&tracec_i_pool_mu);
 }
 
 /* Binds `ws` to the calling thread (first begin). */
 void tracec_i_state_bind(tracec_i_wstate *ws) {
-    pthread_once(&g_key_once, key_create);
-    (void)pthread_setspecific(g_thread_key, &tl_self);
+    pthread_once(&key_once, key_create);
+    (void)pthread_setspecific(thread_key, &self_tag);
     pthread_mutex_lock(&tracec_i_pool_mu);
-    ws->owner = &tl_self;
+    ws->owner = &self_tag;
     pthread_mutex_unlock(&tracec_i_pool_mu);
 }
 
@@ -87,8 +87,8 @@ void tracec_i_state_bind(tracec_i_wstate *ws) {
 static bool thread_has_open_packet(const tracec_i_wstate *except) {
     bool open = false;
     pthread_mutex_lock(&tracec_i_pool_mu);
-    for (tracec_i_wstate *ws = g_pool_all; ws && !open; ws = ws->pool_next)
-        open = ws != except && ws->owner == &tl_self && ws->in_packet != 0;
+    for (tracec_i_wstate *ws = pool_all; ws && !open; ws = ws->pool_next)
+        open = ws != except && ws->owner == &self_tag && ws->in_packet != 0;
     pthread_mutex_unlock(&tracec_i_pool_mu);
     return open;
 }
@@ -105,8 +105,8 @@ bool tracec_i_thread_has_open_packet(void) { return thread_has_open_packet(NULL)
 bool tracec_i_thread_open_packet_blocks(const tracec_i_buffer *b, int h, const tracec_i_wstate *except) {
     bool open = false;
     pthread_mutex_lock(&tracec_i_pool_mu);
-    for (tracec_i_wstate *ws = g_pool_all; ws && !open; ws = ws->pool_next)
-        open = ws != except && ws->owner == &tl_self && ws->in_packet != 0 &&
+    for (tracec_i_wstate *ws = pool_all; ws && !open; ws = ws->pool_next)
+        open = ws != except && ws->owner == &self_tag && ws->in_packet != 0 &&
                (ws->b != b || ws->in_packet == 2 || h < 0 || __atomic_load_n(&ws->half, __ATOMIC_RELAXED) == h);
     pthread_mutex_unlock(&tracec_i_pool_mu);
     return open;
@@ -120,13 +120,13 @@ bool tracec_i_thread_open_packet_blocks(const tracec_i_buffer *b, int h, const t
  */
 static void release_thread_states(const void *self) {
     pthread_mutex_lock(&tracec_i_pool_mu);
-    for (tracec_i_wstate *ws = g_pool_all; ws; ws = ws->pool_next)
+    for (tracec_i_wstate *ws = pool_all; ws; ws = ws->pool_next)
         if (ws->owner == self && ws->b != NULL && ws->in_packet != 0) tracec_i_abandon_packet(ws);
     pthread_mutex_unlock(&tracec_i_pool_mu);
     for (;;) {
         tracec_i_wstate *mine = NULL;
         pthread_mutex_lock(&tracec_i_pool_mu);
-        for (tracec_i_wstate *ws = g_pool_all; ws && !mine; ws = ws->pool_next)
+        for (tracec_i_wstate *ws = pool_all; ws && !mine; ws = ws->pool_next)
             if (ws->owner == self) mine = ws;
         if (mine != NULL) mine->owner = NULL;
         pthread_mutex_unlock(&tracec_i_pool_mu);
@@ -137,7 +137,7 @@ static void release_thread_states(const void *self) {
 
 static void thread_exit(void *self) { release_thread_states(self); }
 
-void tracec_i_release_calling_thread_writers(void) { release_thread_states(&tl_self); }
+void tracec_i_release_calling_thread_writers(void) { release_thread_states(&self_tag); }
 
 void tracec_i_refuse(tracec_i_buffer *b) { atomic_fetch_add_explicit(&b->refused, 1, memory_order_relaxed); }
 

@@ -9,23 +9,23 @@
 #include <stdbool.h>
 #include <string.h>
 
-static _Atomic(tracec_file_descriptor *) g_head;
+static _Atomic(tracec_file_descriptor *) list_head;
 
 static bool contains(const tracec_file_descriptor *d) {
-    for (const tracec_file_descriptor *it = atomic_load(&g_head); it; it = it->next)
+    for (const tracec_file_descriptor *it = atomic_load(&list_head); it; it = it->next)
         if (it == d) return true;
     return false;
 }
 
 void tracec_registry_add(tracec_file_descriptor *d) {
     if (d == NULL || contains(d)) return;
-    tracec_file_descriptor *head = atomic_load(&g_head);
+    tracec_file_descriptor *head = atomic_load(&list_head);
     do {
         d->next = head;
-    } while (!atomic_compare_exchange_weak(&g_head, &head, d));
+    } while (!atomic_compare_exchange_weak(&list_head, &head, d));
 }
 
-const tracec_file_descriptor *tracec_registry_first(void) { return atomic_load(&g_head); }
+const tracec_file_descriptor *tracec_registry_first(void) { return atomic_load(&list_head); }
 
 const tracec_file_descriptor *tracec_registry_next(const tracec_file_descriptor *d) {
     return d ? d->next : NULL;

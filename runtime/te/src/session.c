@@ -30,25 +30,25 @@ struct tracec_session {
     pid_t pid; /* the process that started the session: a fork child never writes the parent's output */
 };
 
-static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
-static tracec_session g_session;
-static uint64_t g_gen;
-static int g_atexit;
-static tracec_te_category *g_cats; /* every registered category, through i_next */
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static tracec_session the_session;
+static uint64_t gen;
+static int exit_hooked;
+static tracec_te_category *all_cats; /* every registered category, through i_next */
 
 void tracec_te_register_categories(tracec_te_category *const *cats) {
     if (cats == NULL) return;
-    pthread_mutex_lock(&g_mu);
+    pthread_mutex_lock(&mu);
     for (; *cats != NULL; cats++) {
         tracec_te_category *c = *cats, *k;
-        for (k = g_cats; k != NULL && k != c; k = k->i_next) {
+        for (k = all_cats; k != NULL && k != c; k = k->i_next) {
         }
         if (k != NULL) continue;
-        c->i_next = g_cats;
-        g_cats = c;
-        if (g_session.active) (void)tracec_register_category(g_session.ctx, &c->c);
+        c->i_next = all_cats;
+        all_cats = c;
+        if (the_session.active) (void)tracec_register_category(the_session.ctx, &c->c);
     }
-    pthread_mutex_unlock(&g_mu);
+    pthread_mutex_unlock(&mu);
 }
 
 static void on_records(tracec_context_id_t context, tracec_buffer_id_t buffer_id, tracec_record_header_t **headers,
@@ -66,10 +66,10 @@ static void on_records(tracec_context_id_t context, tracec_buffer_id_t buffer_id
 }
 
 static void at_exit(void) {
-    pthread_mutex_lock(&g_mu);
-    int active = g_session.active && g_session.pid == getpid();
-    pthread_mutex_unlock(&g_mu);
-    if (active) (void)tracec_session_stop(&g_session);
+    pthread_mutex_lock(&mu);
+    int active = the_session.active && the_session.pid == getpid();
+    pthread_mutex_unlock(&mu);
+    if (active) (void)tracec_session_stop(&the_session);
 }
 
 static void fork_child(void) { __atomic_fetch_add(&tracec_i_te_epoch_hint, 1u, __ATOMIC_RELEASE); }
@@ -82,7 +82,7 @@ static clockid_t clock_of(uint32_t id) {
     }
 }
 
-/* Undoes a start that failed half-way (g_mu held). */
+/* Undoes a start that failed half-way (mu held). */
 static void teardown(tracec_session *s) {
     __atomic_store_n(&tracec_i_te_gen, 0, __ATOMIC_RELEASE);
     if (s->ctx.handle != 0) (void)tracec_destroy_context(s->ctx);
@@ -91,15 +91,15 @@ static void teardown(tracec_session *s) {
 }
 
 tracec_status_t tracec_session_start(const tracec_session_config *config, tracec_session **out) {
-    tracec_session *s = &g_session;
+    tracec_session *s = &the_session;
     tracec_status_t st;
     if (config == NULL || out == NULL || (config->path == NULL && config->write == NULL))
         return TRACEC_STATUS_INVALID_ARGUMENT;
     if (config->clock_id != 0 && config->clock_id != 1 && config->clock_id != 3 && config->clock_id != 6)
         return TRACEC_STATUS_INVALID_ARGUMENT;
-    pthread_mutex_lock(&g_mu);
+    pthread_mutex_lock(&mu);
     if (s->active) {
-        pthread_mutex_unlock(&g_mu);
+        pthread_mutex_unlock(&mu);
         return TRACEC_STATUS_BAD_STATE;
     }
     memset(s, 0, sizeof *s);
@@ -116,10 +116,10 @@ tracec_status_t tracec_session_start(const tracec_session_config *config, tracec
         s->has_process_name = 1;
     }
     if ((st = tracec_create_context(&s->ctx)) != TRACEC_STATUS_SUCCESS) goto fail;
-    if (!g_atexit) {
+    if (!exit_hooked) {
         atexit(at_exit); /* after the runtime's own: runs before tracec_finalize() */
         (void)pthread_atfork(NULL, NULL, fork_child);
-        g_atexit = 1;
+        exit_hooked = 1;
     }
     {
         tracec_provider_config_t pc = TRACEC_PROVIDER_CONFIG_INIT;
@@ -146,7 +146,7 @@ tracec_status_t tracec_session_start(const tracec_session_config *config, tracec
         bc.callback_data = s;
         if ((st = tracec_create_buffer_with_config(s->ctx, &bc, &s->buf)) != TRACEC_STATUS_SUCCESS) goto fail;
     }
-    for (tracec_te_category *c = g_cats; c != NULL; c = c->i_next)
+    for (tracec_te_category *c = all_cats; c != NULL; c = c->i_next)
         if ((st = tracec_register_category(s->ctx, &c->c)) != TRACEC_STATUS_SUCCESS) goto fail;
     tracec_i_te_clock_id = config->clock_id ? config->clock_id : 6u;
     tracec_i_te_clk = (int)clock_of(tracec_i_te_clock_id);
@@ -154,7 +154,7 @@ tracec_status_t tracec_session_start(const tracec_session_config *config, tracec
                      config->mode != TRACEC_BUFFERING_MODE_ONESHOT && config->mode != TRACEC_BUFFERING_MODE_CIRCULAR,
                      __ATOMIC_RELAXED);
     __atomic_store_n(&tracec_i_te_buf, s->buf.handle, __ATOMIC_RELEASE);
-    __atomic_store_n(&tracec_i_te_gen, ++g_gen, __ATOMIC_RELEASE);
+    __atomic_store_n(&tracec_i_te_gen, ++gen, __ATOMIC_RELEASE);
     if ((st = tracec_start_context(s->ctx)) != TRACEC_STATUS_SUCCESS) goto fail;
     s->active = 1;
     st = tracec_i_te_write_session_packets(1, s->has_process_name ? s->process_name : NULL);
@@ -163,11 +163,11 @@ tracec_status_t tracec_session_start(const tracec_session_config *config, tracec
         goto fail;
     }
     *out = s;
-    pthread_mutex_unlock(&g_mu);
+    pthread_mutex_unlock(&mu);
     return TRACEC_STATUS_SUCCESS;
 fail:
     teardown(s);
-    pthread_mutex_unlock(&g_mu);
+    pthread_mutex_unlock(&mu);
     return st;
 }
 
@@ -189,7 +189,7 @@ tracec_status_t tracec_session_resume_with_options(tracec_session *s, const trac
     if (s == NULL || !s->active) return TRACEC_STATUS_BAD_STATE;
     if (options != NULL) o = *options;
     if (o.disposition == TRACEC_BUFFER_DISPOSITION_NONE) o.disposition = TRACEC_BUFFER_DISPOSITION_RETAIN;
-    pthread_mutex_lock(&g_mu);
+    pthread_mutex_lock(&mu);
     /* An epoch that cannot be read counts as changed: the session packets are written again. */
     bool same = tracec_buffer_epoch(s->buf, &before) == TRACEC_STATUS_SUCCESS;
     __atomic_fetch_add(&tracec_i_te_epoch_hint, 1u, __ATOMIC_RELEASE); /* before and after: no thread keeps */
@@ -198,7 +198,7 @@ tracec_status_t tracec_session_resume_with_options(tracec_session *s, const trac
     __atomic_fetch_add(&tracec_i_te_epoch_hint, 1u, __ATOMIC_RELEASE);
     if (st == TRACEC_STATUS_SUCCESS)
         st = tracec_i_te_write_session_packets(!same, s->has_process_name ? s->process_name : NULL);
-    pthread_mutex_unlock(&g_mu);
+    pthread_mutex_unlock(&mu);
     return st;
 }
 
@@ -211,9 +211,9 @@ tracec_status_t tracec_session_resume(tracec_session *s, tracec_buffer_dispositi
 tracec_status_t tracec_session_stop(tracec_session *s) {
     tracec_status_t st, st2;
     if (s == NULL) return TRACEC_STATUS_BAD_STATE;
-    pthread_mutex_lock(&g_mu);
+    pthread_mutex_lock(&mu);
     if (!s->active) {
-        pthread_mutex_unlock(&g_mu);
+        pthread_mutex_unlock(&mu);
         return TRACEC_STATUS_BAD_STATE;
     }
     __atomic_store_n(&tracec_i_te_gen, 0, __ATOMIC_RELEASE);
@@ -228,7 +228,7 @@ tracec_status_t tracec_session_stop(tracec_session *s) {
         s->file = NULL;
     }
     s->active = 0;
-    pthread_mutex_unlock(&g_mu);
+    pthread_mutex_unlock(&mu);
     return st;
 }
 

@@ -93,8 +93,8 @@ typedef struct te_thread {
     entry table[TABLE_SIZE];
 } te_thread;
 
-static _Thread_local te_thread tl_te;
-static uint32_t g_next_seq = 1;
+static _Thread_local te_thread te;
+static uint32_t next_seq = 1;
 
 uint64_t tracec_i_te_gen;
 uint64_t tracec_i_te_epoch_hint;
@@ -141,7 +141,7 @@ static uint64_t now_ns(void) {
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-uint64_t tracec_te_thread_misuse(void) { return tl_te.misuse; }
+uint64_t tracec_te_thread_misuse(void) { return te.misuse; }
 
 /* ---- the dictionary ------------------------------------------------------------ */
 
@@ -185,7 +185,7 @@ static void reset_sequence(te_thread *t) {
     memset(t->table, 0, sizeof t->table);
     t->used = 0;
     t->next_iid = 1;
-    t->seq = __atomic_fetch_add(&g_next_seq, 1u, __ATOMIC_RELAXED);
+    t->seq = __atomic_fetch_add(&next_seq, 1u, __ATOMIC_RELAXED);
     t->need_header = 1;
     t->dropped = 0;
     t->tid = 0; /* a fork child changes the epoch: pid and tid are new */
@@ -269,7 +269,7 @@ static bool write_thread_header(te_thread *t) {
  * sequence cannot be announced: the event is then not written).
  */
 static te_thread *thread_ready(void) {
-    te_thread *t = &tl_te;
+    te_thread *t = &te;
     uint64_t gen = __atomic_load_n(&tracec_i_te_gen, __ATOMIC_ACQUIRE);
     uint64_t epoch, hint;
     if (TRACEC_I_UNLIKELY(gen == 0)) return NULL;
@@ -585,7 +585,7 @@ void tracec_i_te_emit(tracec_te_category *cat, const tracec_te_arg *a, size_t n)
 }
 
 void tracec_i_te_thread_abandon(void) {
-    te_thread *t = &tl_te;
+    te_thread *t = &te;
     if (!t->in_event) return;
     tracec_buffer_writer_release(&t->bw); /* the open packet is refused and counted */
     t->in_event = 0;
@@ -652,25 +652,25 @@ typedef struct track_def {
     int counter;
 } track_def;
 
-static pthread_mutex_t g_tracks_mu = PTHREAD_MUTEX_INITIALIZER;
-static track_def g_tracks[MAX_TRACKS];
-static size_t g_ntracks;
+static pthread_mutex_t tracks_mu = PTHREAD_MUTEX_INITIALIZER;
+static track_def track_defs[MAX_TRACKS];
+static size_t ntracks;
 
 tracec_status_t tracec_te_define_track(uint64_t uuid, const char *name, int counter) {
     tracec_status_t st = TRACEC_STATUS_SUCCESS;
     te_thread *t;
     if (uuid == 0 || name == NULL) return TRACEC_STATUS_INVALID_ARGUMENT;
-    pthread_mutex_lock(&g_tracks_mu);
-    if (g_ntracks >= MAX_TRACKS) {
+    pthread_mutex_lock(&tracks_mu);
+    if (ntracks >= MAX_TRACKS) {
         st = TRACEC_STATUS_LIMIT_EXCEEDED;
-    } else if ((g_tracks[g_ntracks].name = strdup(name)) == NULL) {
+    } else if ((track_defs[ntracks].name = strdup(name)) == NULL) {
         st = TRACEC_STATUS_OUT_OF_MEMORY;
     } else {
-        g_tracks[g_ntracks].uuid = uuid;
-        g_tracks[g_ntracks].counter = counter != 0;
-        g_ntracks++;
+        track_defs[ntracks].uuid = uuid;
+        track_defs[ntracks].counter = counter != 0;
+        ntracks++;
     }
-    pthread_mutex_unlock(&g_tracks_mu);
+    pthread_mutex_unlock(&tracks_mu);
     if (st == TRACEC_STATUS_SUCCESS && (t = thread_ready()) != NULL && !t->in_event)
         (void)write_track_descriptor(t, uuid, name, counter);
     return st;
@@ -752,12 +752,12 @@ tracec_status_t tracec_i_te_write_session_packets(int durable, const char *proce
         }
         s2 = write_process_track(t, process_name);
         if (st == TRACEC_STATUS_SUCCESS) st = s2;
-        pthread_mutex_lock(&g_tracks_mu);
-        for (size_t i = 0; i < g_ntracks; i++)
-            if (!write_track_descriptor(t, g_tracks[i].uuid, g_tracks[i].name, g_tracks[i].counter) &&
+        pthread_mutex_lock(&tracks_mu);
+        for (size_t i = 0; i < ntracks; i++)
+            if (!write_track_descriptor(t, track_defs[i].uuid, track_defs[i].name, track_defs[i].counter) &&
                 st == TRACEC_STATUS_SUCCESS)
                 st = TRACEC_STATUS_BUFFER_FULL;
-        pthread_mutex_unlock(&g_tracks_mu);
+        pthread_mutex_unlock(&tracks_mu);
     }
     s2 = write_clock_snapshot(t);
     return st == TRACEC_STATUS_SUCCESS ? s2 : st;
