@@ -159,6 +159,7 @@ Test(install, cmake_package_and_tracec_generate) {
         "find_package(tracec 0.2): found tracec " TRACEC_VERSION_STRING ":",
         "find_package(tracec 0.3): not found",
         "find_package(tracec 1.0): not found",
+        "imported targets: all present",
         NULL};
     run_script("example_cmake.sh", want);
 }
