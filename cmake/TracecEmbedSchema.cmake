@@ -22,8 +22,8 @@ function(tracec_embed_schema out_dir symbol)
     OUTPUT ${out_dir}/builtin_schema.c
     COMMAND ${CMAKE_COMMAND} -DINPUT=${out_dir}/builtin_schema.pb
             -DOUTPUT=${out_dir}/builtin_schema.c -DSYMBOL=${symbol}
-            -P ${PROJECT_SOURCE_DIR}/grammar/cmake/embed.cmake
-    DEPENDS ${out_dir}/builtin_schema.pb ${PROJECT_SOURCE_DIR}/grammar/cmake/embed.cmake
+            -P ${PROJECT_SOURCE_DIR}/cmake/embed.cmake
+    DEPENDS ${out_dir}/builtin_schema.pb ${PROJECT_SOURCE_DIR}/cmake/embed.cmake
     COMMENT "embedding the built-in schema (${symbol})"
     VERBATIM)
 endfunction()

@@ -1,6 +1,7 @@
 # The installed package: CMake config + version file with imported targets
-# (tracec::tracec, tracec::text, tracec::decode, tracec::pb,
-# tracec::protoc-gen-tracec, tracec::cli) and tracec_generate(); pkg-config
+# (tracec::tracec, tracec::schema, tracec::text (= tracec::grammar),
+# tracec::decode, tracec::pb, tracec::protoc-gen-tracec, tracec::cli) and
+# tracec_generate(); pkg-config
 # files; man pages.  The same tracec:: names exist as ALIAS targets in the
 # build tree, so a project that add_subdirectory()s or FetchContent()s tracec
 # is written exactly like one that find_package()s it.
@@ -9,12 +10,15 @@ include(CMakePackageConfigHelpers)
 set(TRACEC_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/tracec)
 set(TRACEC_INSTALL_PROTODIR ${CMAKE_INSTALL_DATADIR}/tracec/protos)
 
-set_target_properties(tracec_text PROPERTIES EXPORT_NAME text)
+set_target_properties(tracec_schema PROPERTIES EXPORT_NAME schema)
+set_target_properties(tracec_grammar PROPERTIES EXPORT_NAME text)
 set_target_properties(tracec_decode PROPERTIES EXPORT_NAME decode)
 set_target_properties(tracec_pb PROPERTIES EXPORT_NAME pb)
 set_target_properties(tracec_cli PROPERTIES EXPORT_NAME cli)
 add_library(tracec::tracec ALIAS tracec)
-add_library(tracec::text ALIAS tracec_text)
+add_library(tracec::schema ALIAS tracec_schema)
+add_library(tracec::text ALIAS tracec_grammar)
+add_library(tracec::grammar ALIAS tracec_grammar)
 add_library(tracec::decode ALIAS tracec_decode)
 add_library(tracec::pb ALIAS tracec_pb)
 add_executable(tracec::protoc-gen-tracec ALIAS protoc-gen-tracec)
@@ -36,7 +40,7 @@ install(FILES ${PROJECT_BINARY_DIR}/tracecConfig.cmake ${PROJECT_BINARY_DIR}/tra
 file(RELATIVE_PATH TRACEC_PC_PREFIX_REL
   ${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_LIBDIR}/pkgconfig ${CMAKE_INSTALL_PREFIX})
 string(REGEX REPLACE "/$" "" TRACEC_PC_PREFIX_REL "${TRACEC_PC_PREFIX_REL}")
-foreach(pc tracec tracec_pb tracec_text tracec_decode)
+foreach(pc tracec tracec_schema tracec_pb tracec_grammar tracec_text tracec_decode)
   configure_file(${CMAKE_CURRENT_LIST_DIR}/pkgconfig/${pc}.pc.in ${PROJECT_BINARY_DIR}/pkgconfig/${pc}.pc @ONLY)
   install(FILES ${PROJECT_BINARY_DIR}/pkgconfig/${pc}.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
 endforeach()

@@ -25,13 +25,18 @@
 
 #include "google/protobuf/compiler/plugin.pb-c.h"
 #include "google/protobuf/descriptor.pb-c.h"
+#include "tracec/version.h"
 
 typedef Google__Protobuf__FileDescriptorProto tc_file_proto;
 typedef Google__Protobuf__DescriptorProto tc_msg_proto;
 typedef Google__Protobuf__FieldDescriptorProto tc_field_proto;
 typedef Google__Protobuf__EnumDescriptorProto tc_enum_proto;
 
-#define TC_VERSION "0.2.0"
+/* The version and generated-code ABI, from tracec/version.h (the one place they are set). */
+#define TC_VERSION TRACEC_VERSION_STRING
+#define TC_ABI_STR_(x) #x
+#define TC_ABI_STR(x) TC_ABI_STR_(x)
+#define TC_ABI_VERSION TC_ABI_STR(TRACEC_GENERATED_ABI_VERSION) /* as a string: "1" */
 
 /*
  * One plugin run (run.c): decodes the serialized CodeGeneratorRequest `req`

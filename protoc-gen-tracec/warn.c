@@ -23,9 +23,9 @@
 #define FT(x) GOOGLE__PROTOBUF__FIELD_DESCRIPTOR_PROTO__TYPE__TYPE_##x
 #define FL(x) GOOGLE__PROTOBUF__FIELD_DESCRIPTOR_PROTO__LABEL__LABEL_##x
 
-/* The built-in schema as a FileDescriptorSet (protoc-gen-tracec/CMakeLists.txt). */
-extern const unsigned char tc_i_builtin_schema[];
-extern const size_t tc_i_builtin_schema_size;
+/* The built-in schema as a FileDescriptorSet (tracec_schema, schema/CMakeLists.txt). */
+extern const unsigned char tracec_i_builtin_schema[];
+extern const size_t tracec_i_builtin_schema_size;
 
 static void tc_warn(const char *file, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void tc_warn(const char *file, const char *fmt, ...) {
@@ -170,7 +170,7 @@ void tc_warn_file(const tc_ctx *ctx, const tc_file_proto *file) {
     free(seen);
     if (strcmp(pkg, "perfetto.protos") == 0) {
         Google__Protobuf__FileDescriptorSet *set =
-            google__protobuf__file_descriptor_set__unpack(NULL, tc_i_builtin_schema_size, tc_i_builtin_schema);
+            google__protobuf__file_descriptor_set__unpack(NULL, tracec_i_builtin_schema_size, tracec_i_builtin_schema);
         check_reused(set, file, pkg, file->message_type, file->n_message_type, file->enum_type, file->n_enum_type);
         if (set) google__protobuf__file_descriptor_set__free_unpacked(set, NULL);
     }

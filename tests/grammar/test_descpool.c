@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "tracec/descpool.h"
+#include "tracec/protoc.h"
 
 static tracec_pool *test_pool(void) {
     tracec_pool *p = tracec_pool_new();

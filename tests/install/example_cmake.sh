@@ -52,3 +52,20 @@ for v in 0.2 0.3 1.0; do
     echo "find_package(tracec $v): not found"
   fi
 done
+
+# Every imported target docs/build-integration.md lists.
+mkdir -p "$W/targets"
+cat >"$W/targets/CMakeLists.txt" <<'EOF'
+cmake_minimum_required(VERSION 3.20)
+project(targets LANGUAGES C)
+find_package(tracec 0.2 CONFIG REQUIRED)
+foreach(t tracec schema text grammar decode pb protoc-gen-tracec cli)
+  if(NOT TARGET tracec::${t})
+    message(FATAL_ERROR "no imported target tracec::${t}")
+  endif()
+endforeach()
+message(STATUS "imported targets: all present")
+EOF
+cmake -S "$W/targets" -B "$W/targets/b" -DCMAKE_PREFIX_PATH="$P" >"$W/targets/log" 2>&1 \
+  || { cat "$W/targets/log"; exit 1; }
+grep -o 'imported targets: all present' "$W/targets/log"

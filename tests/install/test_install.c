@@ -54,9 +54,12 @@ Test(install, layout) {
     expect_file("share/tracec/protos/perfetto/trace/track_event/track_event.proto");
     expect_file("share/tracec/protos/perfetto/trace/trace.proto");
     expect_file("bin/tracec");
-    expect_file("lib/libtracec_text.a");
+    expect_file("lib/libtracec_schema.a");
+    expect_file("lib/libtracec_grammar.a");
     expect_file("lib/libtracec_decode.a");
-    expect_file("lib/libtracec_pb.a");
+    expect_file("include/tracec/types.h");
+    expect_file("include/tracec/descpool.h");
+    expect_file("include/tracec/protoc.h");
     expect_file("include/tracec/testing.h");
     expect_file("include/tracec/textproto.h");
     expect_file("include/tracec/buffer.h");
@@ -66,6 +69,8 @@ Test(install, layout) {
     expect_file("lib/cmake/tracec/tracec-targets.cmake");
     expect_file("lib/cmake/tracec/TracecGenerate.cmake");
     expect_file("lib/pkgconfig/tracec.pc");
+    expect_file("lib/pkgconfig/tracec_schema.pc");
+    expect_file("lib/pkgconfig/tracec_grammar.pc");
     expect_file("lib/pkgconfig/tracec_pb.pc");
     expect_file("lib/pkgconfig/tracec_text.pc");
     expect_file("lib/pkgconfig/tracec_decode.pc");
@@ -95,7 +100,7 @@ Test(install, text_tools_link_against_the_install) {
     snprintf(cmd, sizeof cmd,
              "set -e; P=%s; W=$(mktemp -d); cd $W; cat > t.c <<'EOF'\n%sEOF\n"
              "cc -std=c11 -Wall -Wextra -Werror %s -I $P/include t.c -L $P/lib"
-             " -ltracec_decode -ltracec_text -ltracec_pb -ltracec -lprotobuf-c -lz -lpthread -o t;"
+             " -ltracec_decode -ltracec_grammar -ltracec_schema -ltracec -lprotobuf-c -lz -lpthread -o t;"
              "./t; cd /; rm -rf $W",
              g_prefix, prog, TRACEC_SANITIZE_FLAGS);
     int st = -1;
@@ -154,6 +159,7 @@ Test(install, cmake_package_and_tracec_generate) {
         "find_package(tracec 0.2): found tracec " TRACEC_VERSION_STRING ":",
         "find_package(tracec 0.3): not found",
         "find_package(tracec 1.0): not found",
+        "imported targets: all present",
         NULL};
     run_script("example_cmake.sh", want);
 }
@@ -161,7 +167,7 @@ Test(install, cmake_package_and_tracec_generate) {
 /* examples/make: protoc + pkg-config only; pkg-config --static lists every library. */
 Test(install, plain_makefile_and_pkg_config) {
     static const char *const want[] = {"[my_app.MyEvent.custom_counter]: -42",
-                                       "-ltracec_decode -lm -ltracec_text -ltracec -pthread -ltracec_pb "
+                                       "-ltracec_decode -lm -ltracec_grammar -ltracec_schema -ltracec -pthread "
                                        "-lprotobuf-c -lz",
                                        "pkg-config --static tracec_decode links and runs", NULL};
     run_script("example_make.sh", want);

@@ -22,18 +22,13 @@
 
 #include "tracec/descpool.h"
 #include "tracec/status.h"
+#include "tracec/types.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* A growable byte string owned by the caller; free with tracec_bytes_free. */
-typedef struct tracec_bytes {
-    uint8_t *data;
-    size_t size;
-    size_t cap;
-} tracec_bytes;
-#define TRACEC_BYTES_INIT {NULL, 0, 0}
+/* Frees a tracec_bytes (tracec/types.h) and leaves it empty. */
 void tracec_bytes_free(tracec_bytes *b);
 
 /*
@@ -80,7 +75,7 @@ typedef struct tracec_text_options {
 tracec_status_t tracec_text_encode(const tracec_pool *pool, const char *type_name,
                                    const char *text, size_t len,
                                    const tracec_text_options *opts, tracec_bytes *out,
-                                   tracec_error *err);
+                                   tracec_error *err) TRACEC_I_WARN_UNUSED;
 
 #ifdef __cplusplus
 }

@@ -6,7 +6,9 @@
  * pool is filled, in any combination, from:
  *   - serialized FileDescriptorSets (files written by
  *     `protoc --include_imports --descriptor_set_out=F`, or bytes in memory);
- *   - .proto files, compiled to a descriptor set by running protoc;
+ *   - .proto files, compiled to a descriptor set by running protoc
+ *     (tracec_pool_add_proto_files(), tracec/protoc.h in tracec_decode: the
+ *     pool itself never runs a program);
  *   - the compile-time registry of generated code (tracec/registry.h);
  *   - tracec's built-in Perfetto-compatible schema;
  *   - ExtensionDescriptor packets found in a trace being decoded.
@@ -36,6 +38,7 @@
 #include <stdint.h>
 
 #include "tracec/status.h"
+#include "tracec/types.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -68,11 +71,6 @@ typedef enum tracec_field_type {
     TRACEC_TYPE_SINT64 = 18
 } tracec_field_type;
 
-/* An error message buffer: the first error of a call is written here, NUL-terminated. */
-typedef struct tracec_error {
-    char msg[1024];
-} tracec_error;
-
 /* ---- Building a pool ---------------------------------------------------- */
 
 tracec_pool *tracec_pool_new(void); /* NULL only when out of memory */
@@ -84,28 +82,19 @@ void tracec_pool_free(tracec_pool *pool); /* NULL is fine */
  * are not a FileDescriptorSet.  The bytes are copied.
  */
 tracec_status_t tracec_pool_add_set(tracec_pool *pool, const void *data, size_t size,
-                                    const char *origin, tracec_error *err);
+                                    const char *origin, tracec_error *err) TRACEC_I_WARN_UNUSED;
 
 /* Reads and adds a FileDescriptorSet file (IO_ERROR if it cannot be read). */
-tracec_status_t tracec_pool_add_set_file(tracec_pool *pool, const char *path, tracec_error *err);
-
-/*
- * Compiles `protos` (paths as protoc takes them) with protoc, with the given
- * -I directories, and adds the result.  protoc's own error text is passed
- * on in `err`.
- */
-tracec_status_t tracec_pool_add_proto_files(tracec_pool *pool, const char *const *include_dirs,
-                                            size_t n_include_dirs, const char *const *protos,
-                                            size_t n_protos, tracec_error *err);
+tracec_status_t tracec_pool_add_set_file(tracec_pool *pool, const char *path, tracec_error *err) TRACEC_I_WARN_UNUSED;
 
 /* Adds every descriptor of the compile-time registry (tracec/registry.h). */
 tracec_status_t tracec_pool_add_registry(tracec_pool *pool, tracec_error *err);
 
 /* Adds tracec's built-in Perfetto-compatible schema (protos/). */
-tracec_status_t tracec_pool_add_builtin_schema(tracec_pool *pool, tracec_error *err);
+tracec_status_t tracec_pool_add_builtin_schema(tracec_pool *pool, tracec_error *err) TRACEC_I_WARN_UNUSED;
 
 /* Checks that every type reference resolves; the first that does not is reported. */
-tracec_status_t tracec_pool_check(const tracec_pool *pool, tracec_error *err);
+tracec_status_t tracec_pool_check(const tracec_pool *pool, tracec_error *err) TRACEC_I_WARN_UNUSED;
 
 /*
  * Conflicting extension definitions met while filling the pool, in the

@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "tracec/decode.h"
+#include "tracec/types.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -66,7 +67,7 @@ typedef struct tracec_args_stats {
  */
 tracec_status_t tracec_args_visit(tracec_pool *pool, const void *trace, size_t size,
                                   const tracec_decode_options *opts, tracec_arg_fn fn, void *ctx,
-                                  tracec_args_stats *stats, tracec_error *err);
+                                  tracec_args_stats *stats, tracec_error *err) TRACEC_I_WARN_UNUSED;
 
 /*
  * The same as CSV: a header `event,flat_key,key,int_value,string_value,real_value`
@@ -78,7 +79,7 @@ tracec_status_t tracec_args_visit(tracec_pool *pool, const void *trace, size_t s
  */
 tracec_status_t tracec_args_csv(tracec_pool *pool, const void *trace, size_t size,
                                 const tracec_decode_options *opts, tracec_write_fn write,
-                                void *write_ctx, tracec_args_stats *stats, tracec_error *err);
+                                void *write_ctx, tracec_args_stats *stats, tracec_error *err) TRACEC_I_WARN_UNUSED;
 
 #ifdef __cplusplus
 }

@@ -26,17 +26,13 @@
 
 #include "tracec/descpool.h"
 #include "tracec/status.h"
+#include "tracec/protoc.h"
 #include "tracec/textproto.h"
+#include "tracec/types.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/*
- * Receives output; returns false on failure (the call then stops and
- * returns IO_ERROR).  `data` is only valid during the call.
- */
-typedef bool (*tracec_write_fn)(void *ctx, const void *data, size_t size);
 
 typedef struct tracec_decode_options {
     const char *type_name;      /* root message; NULL means "perfetto.protos.Trace" */
@@ -76,12 +72,12 @@ typedef struct tracec_decode_options {
  */
 tracec_status_t tracec_decode_text(tracec_pool *pool, const void *data, size_t size,
                                    const tracec_decode_options *opts, tracec_write_fn write,
-                                   void *write_ctx, tracec_error *err);
+                                   void *write_ctx, tracec_error *err) TRACEC_I_WARN_UNUSED;
 
 /* Same, appending the text to `out` (owned by the caller). */
 tracec_status_t tracec_decode_text_bytes(tracec_pool *pool, const void *data, size_t size,
                                          const tracec_decode_options *opts, tracec_bytes *out,
-                                         tracec_error *err);
+                                         tracec_error *err) TRACEC_I_WARN_UNUSED;
 
 /*
  * Adds to `pool` the descriptor sets carried by ExtensionDescriptor packets
@@ -110,7 +106,7 @@ tracec_status_t tracec_load_extension_descriptors(tracec_pool *pool, const void 
  */
 tracec_status_t tracec_text_encode_trace(tracec_pool *pool, const char *type_name, const char *text,
                                          size_t len, const tracec_text_options *opts, tracec_bytes *out,
-                                         tracec_error *err);
+                                         tracec_error *err) TRACEC_I_WARN_UNUSED;
 
 /* Fills `opts` with the defaults (same as TRACEC_DECODE_OPTIONS_INIT). */
 void tracec_decode_options_init(tracec_decode_options *opts);

@@ -13,6 +13,7 @@
 #include <stddef.h>
 
 #include "tracec/decode.h"
+#include "tracec/types.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -42,7 +43,7 @@ tracec_status_t tracec_compare_text_binary(tracec_pool *pool, const char *type_n
                                            const char *expected, size_t expected_len,
                                            const char *expected_name, const void *actual,
                                            size_t actual_size, const char *actual_name,
-                                           bool *equal, tracec_bytes *diff, tracec_error *err);
+                                           bool *equal, tracec_bytes *diff, tracec_error *err) TRACEC_I_WARN_UNUSED;
 
 #ifdef __cplusplus
 }

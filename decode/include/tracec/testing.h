@@ -33,6 +33,7 @@
 
 #include "tracec/decode.h"
 #include "tracec/descpool.h"
+#include "tracec/protoc.h"
 
 #ifdef __cplusplus
 extern "C" {
