@@ -23,7 +23,7 @@
 #define YY_DECL int tracec_tp_lex(TRACEC_TP_STYPE *lval, yyscan_t yyscanner)
 #include "textproto.lex.h"
 
-enum { WT_VARINT = 0, WT_I64 = 1, WT_LEN = 2, WT_SGROUP = 3, WT_EGROUP = 4, WT_I32 = 5 };
+#include "tracec/wire.h" /* TRACEC_WIRE_*, tracec_varint_size */
 
 /* ---- Errors ------------------------------------------------------------- */
 
@@ -194,15 +194,6 @@ static inline bool reserve(tp_ctx *P, size_t n) {
     return P->out->cap - P->out->size >= n || grow(P, n);
 }
 
-static inline size_t varint_size(uint64_t v) {
-    size_t n = 1;
-    while (v >= 0x80) {
-        v >>= 7;
-        n++;
-    }
-    return n;
-}
-
 static inline void put_varint(tp_ctx *P, uint64_t v) {
     uint8_t *p = P->out->data + P->out->size;
     while (v >= 0x80) {
@@ -245,7 +236,7 @@ static bool close_len(tp_ctx *P, size_t pos) {
         o->data[pos] = (uint8_t)body;
         return true;
     }
-    size_t k = varint_size(body);
+    size_t k = tracec_varint_size(body);
     if (!reserve(P, k - 1)) return false;
     memmove(o->data + pos + k, o->data + pos + 1, body);
     uint8_t *p = o->data + pos;
@@ -263,15 +254,15 @@ static inline int wire_type(tracec_field_type t) {
     switch (t) {
     case TRACEC_TYPE_DOUBLE:
     case TRACEC_TYPE_FIXED64:
-    case TRACEC_TYPE_SFIXED64: return WT_I64;
+    case TRACEC_TYPE_SFIXED64: return TRACEC_WIRE_FIXED64;
     case TRACEC_TYPE_FLOAT:
     case TRACEC_TYPE_FIXED32:
-    case TRACEC_TYPE_SFIXED32: return WT_I32;
+    case TRACEC_TYPE_SFIXED32: return TRACEC_WIRE_FIXED32;
     case TRACEC_TYPE_STRING:
     case TRACEC_TYPE_BYTES:
-    case TRACEC_TYPE_MESSAGE: return WT_LEN;
-    case TRACEC_TYPE_GROUP: return WT_SGROUP;
-    default: return WT_VARINT;
+    case TRACEC_TYPE_MESSAGE: return TRACEC_WIRE_LEN;
+    case TRACEC_TYPE_GROUP: return TRACEC_WIRE_SGROUP;
+    default: return TRACEC_WIRE_VARINT;
     }
 }
 
@@ -289,7 +280,7 @@ static inline bool begin_value(tp_ctx *P, const tracec_fielddef *f) {
     if (F->packed == f) return true;
     if (F->packed && !close_packed(P, F)) return false;
     if (f->packed) {
-        if (!w_tag(P, f->number, WT_LEN) || !open_len(P, &F->packed_pos)) return false;
+        if (!w_tag(P, f->number, TRACEC_WIRE_LEN) || !open_len(P, &F->packed_pos)) return false;
         F->packed = f;
         return true;
     }
@@ -615,10 +606,10 @@ bool tp_push(tp_ctx *P, const char *at, char close) {
         if (!close_packed(P, F)) return false;
         size_t url_len = P->name_len;
         size_t pos;
-        if (!w_tag(P, 1, WT_LEN) || !w_varint(P, url_len) || !reserve(P, url_len)) return false;
+        if (!w_tag(P, 1, TRACEC_WIRE_LEN) || !w_varint(P, url_len) || !reserve(P, url_len)) return false;
         memcpy(P->out->data + P->out->size, P->name, url_len);
         P->out->size += url_len;
-        if (!w_tag(P, 2, WT_LEN) || !open_len(P, &pos)) return false;
+        if (!w_tag(P, 2, TRACEC_WIRE_LEN) || !open_len(P, &pos)) return false;
         if (!push_frame(P, m, at)) return false;
         top(P)->len_pos = pos;
     } else {
@@ -633,8 +624,8 @@ bool tp_push(tp_ctx *P, const char *at, char close) {
         size_t pos = 0;
         bool group = f->type == TRACEC_TYPE_GROUP;
         if (group) {
-            if (!w_tag(P, f->number, WT_SGROUP)) return false;
-        } else if (!w_tag(P, f->number, WT_LEN) || !open_len(P, &pos)) {
+            if (!w_tag(P, f->number, TRACEC_WIRE_SGROUP)) return false;
+        } else if (!w_tag(P, f->number, TRACEC_WIRE_LEN) || !open_len(P, &pos)) {
             return false;
         }
         if (!push_frame(P, f->msg, at)) return false;
@@ -668,7 +659,7 @@ bool tp_pop(tp_ctx *P, const char *at) {
     if (F->msg) {
         if (!close_packed(P, F) || !check_required(P, F, at)) return false;
         if (F->group) {
-            if (!w_tag(P, F->field->number, WT_EGROUP)) return false;
+            if (!w_tag(P, F->field->number, TRACEC_WIRE_EGROUP)) return false;
         } else if (!close_len(P, F->len_pos)) {
             return false;
         } else if (P->depth == 1 && P->on_top && !call_on_top(P, F, at)) {

@@ -124,7 +124,7 @@ static int tracec_i_it_next(tracec_i_args *a, tracec_i_it *it) {
     if (it->p >= it->end) return 0;
     const uint8_t *at = it->p;
     uint64_t tag;
-    if (tracec_i_read_varint(&it->p, it->end, &tag) != TC_VARINT_OK || tag > UINT32_MAX || (tag >> 3) == 0) {
+    if (tracec_wire_read_varint(&it->p, it->end, &tag) != TRACEC_VARINT_OK || tag > UINT32_MAX || (tag >> 3) == 0) {
         tracec_i_args_fail(a, at, "invalid tag");
         return -1;
     }
@@ -133,31 +133,31 @@ static int tracec_i_it_next(tracec_i_args *a, tracec_i_it *it) {
     it->data = NULL;
     it->len = 0;
     switch (it->wt) {
-    case TC_WT_VARINT:
-        if (tracec_i_read_varint(&it->p, it->end, &it->v) != TC_VARINT_OK) {
+    case TRACEC_WIRE_VARINT:
+        if (tracec_wire_read_varint(&it->p, it->end, &it->v) != TRACEC_VARINT_OK) {
             tracec_i_args_fail(a, it->p, "malformed varint");
             return -1;
         }
         return 1;
-    case TC_WT_FIXED64:
+    case TRACEC_WIRE_FIXED64:
         if (it->end - it->p < 8) {
             tracec_i_args_fail(a, it->p, "truncated fixed64 value");
             return -1;
         }
-        it->v = tracec_i_load64(it->p);
+        it->v = tracec_wire_load64(it->p);
         it->p += 8;
         return 1;
-    case TC_WT_FIXED32:
+    case TRACEC_WIRE_FIXED32:
         if (it->end - it->p < 4) {
             tracec_i_args_fail(a, it->p, "truncated fixed32 value");
             return -1;
         }
-        it->v = tracec_i_load32(it->p);
+        it->v = tracec_wire_load32(it->p);
         it->p += 4;
         return 1;
-    case TC_WT_LEN:
+    case TRACEC_WIRE_LEN:
         at = it->p;
-        if (tracec_i_read_varint(&it->p, it->end, &it->v) != TC_VARINT_OK ||
+        if (tracec_wire_read_varint(&it->p, it->end, &it->v) != TRACEC_VARINT_OK ||
             it->v > (uint64_t)(it->end - it->p)) {
             tracec_i_args_fail(a, at, "length runs past the end of the enclosing message");
             return -1;
@@ -262,8 +262,8 @@ static bool tracec_i_intern_entry(tracec_i_args *a, tracec_i_intern *t, const ui
     tracec_i_span v = {p, 0};
     int k;
     while ((k = tracec_i_it_next(a, &it)) > 0) {
-        if (it.number == 1 && it.wt == TC_WT_VARINT) iid = it.v;
-        if (it.number == 2 && it.wt == TC_WT_LEN) v = (tracec_i_span){it.data, it.len};
+        if (it.number == 1 && it.wt == TRACEC_WIRE_VARINT) iid = it.v;
+        if (it.number == 2 && it.wt == TRACEC_WIRE_LEN) v = (tracec_i_span){it.data, it.len};
     }
     if (k < 0) return false;
     if (!tracec_i_intern_put(t, iid, v)) {
@@ -444,17 +444,17 @@ static void tracec_i_nested_value(tracec_i_args *a, const uint8_t *p, size_t n, 
     uint64_t type = 0;
     int k;
     while ((k = tracec_i_it_next(a, &it)) > 0)
-        if (it.number == NV_TYPE && it.wt == TC_WT_VARINT) type = it.v;
+        if (it.number == NV_TYPE && it.wt == TRACEC_WIRE_VARINT) type = it.v;
     if (k < 0) return;
     tracec_i_it_init(&it, p, n);
     if (type == 1) { /* DICT: keys[i] -> values[i] */
         tracec_i_it kit;
         tracec_i_it_init(&kit, p, n);
         while (tracec_i_it_next(a, &it) > 0) {
-            if (it.number != NV_DICT_VALUES || it.wt != TC_WT_LEN) continue;
+            if (it.number != NV_DICT_VALUES || it.wt != TRACEC_WIRE_LEN) continue;
             bool found = false;
             while (tracec_i_it_next(a, &kit) > 0) {
-                if (kit.number == NV_DICT_KEYS && kit.wt == TC_WT_LEN) {
+                if (kit.number == NV_DICT_KEYS && kit.wt == TRACEC_WIRE_LEN) {
                     found = true;
                     break;
                 }
@@ -467,22 +467,22 @@ static void tracec_i_nested_value(tracec_i_args *a, const uint8_t *p, size_t n, 
     } else if (type == 2) { /* ARRAY */
         uint64_t i = 0;
         while (tracec_i_it_next(a, &it) > 0) {
-            if (it.number != NV_ARRAY_VALUES || it.wt != TC_WT_LEN) continue;
+            if (it.number != NV_ARRAY_VALUES || it.wt != TRACEC_WIRE_LEN) continue;
             size_t old = tracec_i_key_index(a, i++);
             tracec_i_nested_value(a, it.data, it.len, depth + 1);
             tracec_i_key_pop(a, old);
         }
     } else {
         while (tracec_i_it_next(a, &it) > 0) {
-            if (it.number == NV_INT && it.wt == TC_WT_VARINT)
+            if (it.number == NV_INT && it.wt == TRACEC_WIRE_VARINT)
                 tracec_i_emit_int(a, (int64_t)it.v);
-            else if (it.number == NV_DOUBLE && it.wt == TC_WT_FIXED64) {
+            else if (it.number == NV_DOUBLE && it.wt == TRACEC_WIRE_FIXED64) {
                 double x;
                 memcpy(&x, &it.v, 8);
                 tracec_i_emit_real(a, x);
-            } else if (it.number == NV_BOOL && it.wt == TC_WT_VARINT)
+            } else if (it.number == NV_BOOL && it.wt == TRACEC_WIRE_VARINT)
                 tracec_i_emit_int(a, it.v != 0);
-            else if (it.number == NV_STRING && it.wt == TC_WT_LEN)
+            else if (it.number == NV_STRING && it.wt == TRACEC_WIRE_LEN)
                 tracec_i_emit_str(a, it.data, it.len, false);
         }
     }
@@ -498,10 +498,10 @@ static void tracec_i_named_annotation(tracec_i_args *a, const char *sep, const u
     bool has_name = false;
     int k;
     while ((k = tracec_i_it_next(a, &it)) > 0) {
-        if (it.number == DA_NAME && it.wt == TC_WT_LEN) {
+        if (it.number == DA_NAME && it.wt == TRACEC_WIRE_LEN) {
             name = (tracec_i_span){it.data, it.len};
             has_name = true;
-        } else if (it.number == DA_NAME_IID && it.wt == TC_WT_VARINT) {
+        } else if (it.number == DA_NAME_IID && it.wt == TRACEC_WIRE_VARINT) {
             const tracec_i_span *s = a->cur ? tracec_i_intern_get(&a->cur->names, it.v) : NULL;
             if (s) {
                 name = *s;
@@ -537,15 +537,15 @@ static void tracec_i_annotation_value(tracec_i_args *a, const uint8_t *p, size_t
     while ((k = tracec_i_it_next(a, &it)) > 0 && a->status == TRACEC_STATUS_SUCCESS) {
         switch (it.number) {
         case DA_BOOL:
-            if (it.wt == TC_WT_VARINT) tracec_i_emit_int(a, it.v != 0);
+            if (it.wt == TRACEC_WIRE_VARINT) tracec_i_emit_int(a, it.v != 0);
             break;
         case DA_UINT:
         case DA_INT:
         case DA_POINTER:
-            if (it.wt == TC_WT_VARINT) tracec_i_emit_int(a, (int64_t)it.v);
+            if (it.wt == TRACEC_WIRE_VARINT) tracec_i_emit_int(a, (int64_t)it.v);
             break;
         case DA_DOUBLE:
-            if (it.wt == TC_WT_FIXED64) {
+            if (it.wt == TRACEC_WIRE_FIXED64) {
                 double x;
                 memcpy(&x, &it.v, 8);
                 tracec_i_emit_real(a, x);
@@ -553,10 +553,10 @@ static void tracec_i_annotation_value(tracec_i_args *a, const uint8_t *p, size_t
             break;
         case DA_STRING:
         case DA_LEGACY_JSON:
-            if (it.wt == TC_WT_LEN) tracec_i_emit_str(a, it.data, it.len, false);
+            if (it.wt == TRACEC_WIRE_LEN) tracec_i_emit_str(a, it.data, it.len, false);
             break;
         case DA_STRING_IID:
-            if (it.wt == TC_WT_VARINT) {
+            if (it.wt == TRACEC_WIRE_VARINT) {
                 const tracec_i_span *s = a->cur ? tracec_i_intern_get(&a->cur->strings, it.v) : NULL;
                 if (s)
                     tracec_i_emit_str(a, s->p, s->n, false);
@@ -565,20 +565,20 @@ static void tracec_i_annotation_value(tracec_i_args *a, const uint8_t *p, size_t
             }
             break;
         case DA_NESTED:
-            if (it.wt == TC_WT_LEN) tracec_i_nested_value(a, it.data, it.len, depth + 1);
+            if (it.wt == TRACEC_WIRE_LEN) tracec_i_nested_value(a, it.data, it.len, depth + 1);
             break;
         case DA_DICT_ENTRIES:
-            if (it.wt == TC_WT_LEN) tracec_i_named_annotation(a, ".", it.data, it.len, depth + 1);
+            if (it.wt == TRACEC_WIRE_LEN) tracec_i_named_annotation(a, ".", it.data, it.len, depth + 1);
             break;
         case DA_ARRAY_VALUES:
-            if (it.wt == TC_WT_LEN) {
+            if (it.wt == TRACEC_WIRE_LEN) {
                 size_t old = tracec_i_key_index(a, array_i++);
                 tracec_i_annotation_value(a, it.data, it.len, depth + 1);
                 tracec_i_key_pop(a, old);
             }
             break;
         case DA_PROTO_TYPE_NAME:
-            if (it.wt == TC_WT_LEN) {
+            if (it.wt == TRACEC_WIRE_LEN) {
                 type_name = (tracec_i_span){it.data, it.len};
                 has_type = true;
             }
@@ -601,7 +601,7 @@ static void tracec_i_annotation_value(tracec_i_args *a, const uint8_t *p, size_t
     if (!mi) return;
     tracec_i_it_init(&it, p, n);
     while (tracec_i_it_next(a, &it) > 0)
-        if (it.number == DA_PROTO_VALUE && it.wt == TC_WT_LEN)
+        if (it.number == DA_PROTO_VALUE && it.wt == TRACEC_WIRE_LEN)
             tracec_i_message_args(a, mi, it.data, it.len, depth + 1);
 }
 
@@ -652,7 +652,7 @@ static void tracec_i_field_args(tracec_i_args *a, tracec_i_field *f, const trace
         tracec_i_named_annotation(a, ".", it->data, it->len, depth + 1);
         return;
     }
-    if (a->lenient && it->wt == TC_WT_LEN &&
+    if (a->lenient && it->wt == TRACEC_WIRE_LEN &&
         (f->is_msg ? !tracec_i_wire_parses(it->data, it->len, a->max_depth - depth)
                    : f->packable && it->wt != f->wt && !tracec_i_packed_parses(f->wt, it->data, it->len))) {
         a->st.unknown_nested_fields++; /* written under another definition of its number */
@@ -674,22 +674,22 @@ static void tracec_i_field_args(tracec_i_args *a, tracec_i_field *f, const trace
             tracec_i_emit_scalar(a, f, it->v);
         }
         tracec_i_key_pop(a, old2);
-    } else if (f->packable && it->wt == TC_WT_LEN) {
+    } else if (f->packable && it->wt == TRACEC_WIRE_LEN) {
         const uint8_t *q = it->data, *qe = it->data + it->len;
         while (q < qe && a->status == TRACEC_STATUS_SUCCESS) {
             uint64_t v;
-            if (f->wt == TC_WT_VARINT) {
-                if (tracec_i_read_varint(&q, qe, &v) != TC_VARINT_OK) {
+            if (f->wt == TRACEC_WIRE_VARINT) {
+                if (tracec_wire_read_varint(&q, qe, &v) != TRACEC_VARINT_OK) {
                     tracec_i_args_fail(a, q, "malformed packed field");
                     break;
                 }
             } else {
-                size_t w = f->wt == TC_WT_FIXED64 ? 8 : 4;
+                size_t w = f->wt == TRACEC_WIRE_FIXED64 ? 8 : 4;
                 if ((size_t)(qe - q) < w) {
                     tracec_i_args_fail(a, q, "malformed packed field");
                     break;
                 }
-                v = w == 8 ? tracec_i_load64(q) : tracec_i_load32(q);
+                v = w == 8 ? tracec_wire_load64(q) : tracec_wire_load32(q);
                 q += w;
             }
             size_t old2 = tracec_i_key_index(a, tracec_i_count_next(counts, f->number));
@@ -725,7 +725,7 @@ static void tracec_i_track_event(tracec_i_args *a, const uint8_t *p, size_t n) {
     tracec_i_counts counts;
     memset(&counts, 0, sizeof counts);
     while (tracec_i_it_next(a, &it) > 0 && a->status == TRACEC_STATUS_SUCCESS) {
-        if (it.number == TE_DEBUG_ANNOTATIONS && it.wt == TC_WT_LEN) {
+        if (it.number == TE_DEBUG_ANNOTATIONS && it.wt == TRACEC_WIRE_LEN) {
             size_t old = tracec_i_key_push(a, NULL, "debug", 5);
             tracec_i_named_annotation(a, ".", it.data, it.len, 1);
             tracec_i_key_pop(a, old);
@@ -750,10 +750,10 @@ static void tracec_i_packet(tracec_i_args *a, const uint8_t *p, size_t n) {
     bool cleared = false;
     int k;
     while ((k = tracec_i_it_next(a, &it)) > 0) {
-        if (it.number == PKT_SEQ_ID && it.wt == TC_WT_VARINT) seq = (uint32_t)it.v;
-        if (it.number == PKT_SEQ_FLAGS && it.wt == TC_WT_VARINT && (it.v & TC_SEQ_FLAG_CLEARED))
+        if (it.number == PKT_SEQ_ID && it.wt == TRACEC_WIRE_VARINT) seq = (uint32_t)it.v;
+        if (it.number == PKT_SEQ_FLAGS && it.wt == TRACEC_WIRE_VARINT && (it.v & TC_SEQ_FLAG_CLEARED))
             cleared = true;
-        if (it.number == PKT_INCREMENTAL_CLEARED && it.wt == TC_WT_VARINT && it.v) cleared = true;
+        if (it.number == PKT_INCREMENTAL_CLEARED && it.wt == TRACEC_WIRE_VARINT && it.v) cleared = true;
     }
     if (k < 0) return;
     a->cur = tracec_i_seq_get(a, seq);
@@ -767,11 +767,11 @@ static void tracec_i_packet(tracec_i_args *a, const uint8_t *p, size_t n) {
     }
     tracec_i_it_init(&it, p, n);
     while (tracec_i_it_next(a, &it) > 0) {
-        if (it.number != PKT_INTERNED_DATA || it.wt != TC_WT_LEN) continue;
+        if (it.number != PKT_INTERNED_DATA || it.wt != TRACEC_WIRE_LEN) continue;
         tracec_i_it id;
         tracec_i_it_init(&id, it.data, it.len);
         while (tracec_i_it_next(a, &id) > 0) {
-            if (id.wt != TC_WT_LEN) continue;
+            if (id.wt != TRACEC_WIRE_LEN) continue;
             if (id.number == ID_DEBUG_ANNOTATION_NAMES)
                 tracec_i_intern_entry(a, &a->cur->names, id.data, id.len);
             else if (id.number == ID_DEBUG_ANNOTATION_STRING_VALUES)
@@ -780,7 +780,7 @@ static void tracec_i_packet(tracec_i_args *a, const uint8_t *p, size_t n) {
     }
     tracec_i_it_init(&it, p, n);
     while (tracec_i_it_next(a, &it) > 0 && a->status == TRACEC_STATUS_SUCCESS) {
-        if (it.number != PKT_TRACK_EVENT || it.wt != TC_WT_LEN) continue;
+        if (it.number != PKT_TRACK_EVENT || it.wt != TRACEC_WIRE_LEN) continue;
         a->st.track_events++;
         tracec_i_track_event(a, it.data, it.len);
         a->event++;
@@ -834,7 +834,7 @@ tracec_status_t tracec_args_visit(tracec_pool *pool, const void *trace, size_t s
         tracec_i_it it;
         tracec_i_it_init(&it, size ? trace : empty, size);
         while (a.status == TRACEC_STATUS_SUCCESS && tracec_i_it_next(&a, &it) > 0) {
-            if (it.number != 1 || it.wt != TC_WT_LEN) continue;
+            if (it.number != 1 || it.wt != TRACEC_WIRE_LEN) continue;
             a.st.packets++;
             tracec_i_packet(&a, it.data, it.len);
         }

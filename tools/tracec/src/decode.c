@@ -106,9 +106,9 @@ static int tracec_i_next(tracec_i_dec *d, tracec_i_msg *mi, const uint8_t **pp, 
     if (p >= end) return 0;
     r->at = p;
     uint64_t tag;
-    int vr = tracec_i_read_varint(&p, end, &tag);
-    if (vr != TC_VARINT_OK || tag > UINT32_MAX) {
-        *what = vr == TC_VARINT_TRUNCATED ? "truncated tag" : "invalid tag";
+    int vr = tracec_wire_read_varint(&p, end, &tag);
+    if (vr != TRACEC_VARINT_OK || tag > UINT32_MAX) {
+        *what = vr == TRACEC_VARINT_TRUNCATED ? "truncated tag" : "invalid tag";
         *at = r->at;
         return -1;
     }
@@ -120,37 +120,37 @@ static int tracec_i_next(tracec_i_dec *d, tracec_i_msg *mi, const uint8_t **pp, 
         return -1;
     }
     switch (r->wt) {
-    case TC_WT_VARINT:
-        vr = tracec_i_read_varint(&p, end, &r->v);
-        if (vr != TC_VARINT_OK) {
-            *what = vr == TC_VARINT_TRUNCATED ? "truncated varint" : "varint longer than 10 bytes";
+    case TRACEC_WIRE_VARINT:
+        vr = tracec_wire_read_varint(&p, end, &r->v);
+        if (vr != TRACEC_VARINT_OK) {
+            *what = vr == TRACEC_VARINT_TRUNCATED ? "truncated varint" : "varint longer than 10 bytes";
             *at = p;
             return -1;
         }
         break;
-    case TC_WT_FIXED64:
+    case TRACEC_WIRE_FIXED64:
         if ((size_t)(end - p) < 8) {
             *what = "truncated fixed64 value";
             *at = p;
             return -1;
         }
-        r->v = tracec_i_load64(p);
+        r->v = tracec_wire_load64(p);
         p += 8;
         break;
-    case TC_WT_FIXED32:
+    case TRACEC_WIRE_FIXED32:
         if ((size_t)(end - p) < 4) {
             *what = "truncated fixed32 value";
             *at = p;
             return -1;
         }
-        r->v = tracec_i_load32(p);
+        r->v = tracec_wire_load32(p);
         p += 4;
         break;
-    case TC_WT_LEN: {
+    case TRACEC_WIRE_LEN: {
         const uint8_t *lp = p;
-        vr = tracec_i_read_varint(&p, end, &r->v);
-        if (vr != TC_VARINT_OK) {
-            *what = vr == TC_VARINT_TRUNCATED ? "truncated length" : "length longer than 10 bytes";
+        vr = tracec_wire_read_varint(&p, end, &r->v);
+        if (vr != TRACEC_VARINT_OK) {
+            *what = vr == TRACEC_VARINT_TRUNCATED ? "truncated length" : "length longer than 10 bytes";
             *at = lp;
             return -1;
         }
@@ -164,9 +164,9 @@ static int tracec_i_next(tracec_i_dec *d, tracec_i_msg *mi, const uint8_t **pp, 
         p += r->len;
         break;
     }
-    case TC_WT_SGROUP: {
+    case TRACEC_WIRE_SGROUP: {
         const uint8_t *body = p, *end_tag = NULL;
-        const char *e = tracec_i_skip_value(&p, end, r->number, TC_WT_SGROUP, d->max_depth - depth - 1, &end_tag);
+        const char *e = tracec_i_skip_value(&p, end, r->number, TRACEC_WIRE_SGROUP, d->max_depth - depth - 1, &end_tag);
         if (e) {
             *what = e;
             *at = p;
@@ -176,7 +176,7 @@ static int tracec_i_next(tracec_i_dec *d, tracec_i_msg *mi, const uint8_t **pp, 
         r->len = (size_t)(end_tag - body);
         break;
     }
-    case TC_WT_EGROUP:
+    case TRACEC_WIRE_EGROUP:
         *what = "unexpected end-group tag";
         *at = r->at;
         return -1;
@@ -197,7 +197,7 @@ static int tracec_i_next(tracec_i_dec *d, tracec_i_msg *mi, const uint8_t **pp, 
             r->kind = REC_UNKNOWN;
             r->f = NULL;
         }
-    } else if (f && f->packable && r->wt == TC_WT_LEN) {
+    } else if (f && f->packable && r->wt == TRACEC_WIRE_LEN) {
         r->kind = REC_PACKED;
     } else {
         r->kind = REC_UNKNOWN;
@@ -211,7 +211,7 @@ static bool tracec_i_packed_has_unknown_enum(const tracec_i_rec *r) {
     const uint8_t *p = r->data, *end = r->data + r->len;
     while (p < end) {
         uint64_t v;
-        if (tracec_i_read_varint(&p, end, &v) != TC_VARINT_OK) return true;
+        if (tracec_wire_read_varint(&p, end, &v) != TRACEC_VARINT_OK) return true;
         if (!tracec_i_enum_name(r->f->en, (int32_t)v, NULL)) return true;
     }
     return false;
@@ -298,7 +298,7 @@ static bool tracec_i_print_as_unknown(tracec_i_dec *d, const tracec_i_rec *r, co
     if (r->f->is_msg ? tracec_i_wire_parses(body, len, d->max_depth - depth)
                      : tracec_i_packed_parses(r->f->wt, body, len))
         return false;
-    if (!d->hide_unknown) tracec_i_print_unknown(d, r->number, TC_WT_LEN, len, body, len, depth, TC_UNKNOWN_BUDGET);
+    if (!d->hide_unknown) tracec_i_print_unknown(d, r->number, TRACEC_WIRE_LEN, len, body, len, depth, TC_UNKNOWN_BUDGET);
     return true;
 }
 
@@ -309,21 +309,21 @@ static bool tracec_i_print_packed(tracec_i_dec *d, tracec_i_msg *mi, const trace
     while (p < end) {
         uint64_t v;
         const uint8_t *at = p;
-        if (f->wt == TC_WT_VARINT) {
-            int vr = tracec_i_read_varint(&p, end, &v);
-            if (vr != TC_VARINT_OK) {
+        if (f->wt == TRACEC_WIRE_VARINT) {
+            int vr = tracec_wire_read_varint(&p, end, &v);
+            if (vr != TRACEC_VARINT_OK) {
                 tracec_i_fail(d, at, mi, r->number,
-                        vr == TC_VARINT_TRUNCATED ? "truncated varint in packed field"
+                        vr == TRACEC_VARINT_TRUNCATED ? "truncated varint in packed field"
                                                   : "varint longer than 10 bytes in packed field");
                 return false;
             }
         } else {
-            size_t w = f->wt == TC_WT_FIXED64 ? 8 : 4;
+            size_t w = f->wt == TRACEC_WIRE_FIXED64 ? 8 : 4;
             if ((size_t)(end - p) < w) {
                 tracec_i_fail(d, at, mi, r->number, "packed field length is not a multiple of the element size");
                 return false;
             }
-            v = w == 8 ? tracec_i_load64(p) : tracec_i_load32(p);
+            v = w == 8 ? tracec_wire_load64(p) : tracec_wire_load32(p);
             p += w;
         }
         tracec_i_print_name(d, f, indent);
@@ -365,19 +365,19 @@ static void tracec_i_print_unknown(tracec_i_dec *d, uint32_t number, int wt, uin
     tracec_i_out_indent(o, indent);
     tracec_i_out_u64(o, number);
     switch (wt) {
-    case TC_WT_VARINT:
+    case TRACEC_WIRE_VARINT:
         tracec_i_out_put(o, ": ", 2);
         tracec_i_out_u64(o, v);
         break;
-    case TC_WT_FIXED32:
+    case TRACEC_WIRE_FIXED32:
         tracec_i_out_put(o, ": ", 2);
         tracec_i_out_hex(o, v, 8);
         break;
-    case TC_WT_FIXED64:
+    case TRACEC_WIRE_FIXED64:
         tracec_i_out_put(o, ": ", 2);
         tracec_i_out_hex(o, v, 16);
         break;
-    case TC_WT_LEN:
+    case TRACEC_WIRE_LEN:
         if (len > 0 && budget > 0 && tracec_i_wire_parses(data, len, budget)) {
             tracec_i_out_put(o, " {\n", 3);
             tracec_i_print_unknown_set(d, data, len, indent + 1, budget - 1);
@@ -389,7 +389,7 @@ static void tracec_i_print_unknown(tracec_i_dec *d, uint32_t number, int wt, uin
             tracec_i_out_putc(o, '"');
         }
         break;
-    case TC_WT_SGROUP:
+    case TRACEC_WIRE_SGROUP:
         tracec_i_out_put(o, " {\n", 3);
         tracec_i_print_unknown_set(d, data, len, indent + 1, budget - 1);
         tracec_i_out_indent(o, indent);
@@ -404,30 +404,30 @@ static void tracec_i_print_unknown_set(tracec_i_dec *d, const uint8_t *p, size_t
     const uint8_t *end = p + len;
     while (p < end) {
         uint64_t tag, v = 0;
-        if (tracec_i_read_varint(&p, end, &tag) != TC_VARINT_OK) return;
+        if (tracec_wire_read_varint(&p, end, &tag) != TRACEC_VARINT_OK) return;
         uint32_t n = (uint32_t)(tag >> 3);
         int wt = (int)(tag & 7);
         const uint8_t *data = NULL;
         size_t dlen = 0;
         switch (wt) {
-        case TC_WT_VARINT:
-            if (tracec_i_read_varint(&p, end, &v) != TC_VARINT_OK) return;
+        case TRACEC_WIRE_VARINT:
+            if (tracec_wire_read_varint(&p, end, &v) != TRACEC_VARINT_OK) return;
             break;
-        case TC_WT_FIXED32:
-            v = tracec_i_load32(p);
+        case TRACEC_WIRE_FIXED32:
+            v = tracec_wire_load32(p);
             p += 4;
             break;
-        case TC_WT_FIXED64:
-            v = tracec_i_load64(p);
+        case TRACEC_WIRE_FIXED64:
+            v = tracec_wire_load64(p);
             p += 8;
             break;
-        case TC_WT_LEN:
-            if (tracec_i_read_varint(&p, end, &v) != TC_VARINT_OK) return;
+        case TRACEC_WIRE_LEN:
+            if (tracec_wire_read_varint(&p, end, &v) != TRACEC_VARINT_OK) return;
             data = p;
             dlen = (size_t)v;
             p += dlen;
             break;
-        case TC_WT_SGROUP: {
+        case TRACEC_WIRE_SGROUP: {
             const uint8_t *end_tag = NULL;
             data = p;
             if (tracec_i_skip_value(&p, end, n, wt, 1 << 20, &end_tag)) return;
@@ -710,7 +710,7 @@ static bool tracec_i_print_slow(tracec_i_dec *d, tracec_i_msg *mi, const uint8_t
             while (q < qe) {
                 uint64_t v;
                 const uint8_t *vat = q;
-                if (tracec_i_read_varint(&q, qe, &v) != TC_VARINT_OK) {
+                if (tracec_wire_read_varint(&q, qe, &v) != TRACEC_VARINT_OK) {
                     /* The valid part ends before this field. */
                     *err_at = vat;
                     *err_what = "malformed varint in packed field";
@@ -719,7 +719,7 @@ static bool tracec_i_print_slow(tracec_i_dec *d, tracec_i_msg *mi, const uint8_t
                     break;
                 }
                 tracec_i_rec e = r;
-                e.wt = TC_WT_VARINT;
+                e.wt = TRACEC_WIRE_VARINT;
                 e.v = v;
                 e.kind = REC_VALUE;
                 if (!tracec_i_enum_name(r.f->en, (int32_t)v, NULL)) {

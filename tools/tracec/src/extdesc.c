@@ -26,13 +26,13 @@ static void tracec_i_each_len(const uint8_t *p, const uint8_t *end, uint32_t num
     size_t index = 0;
     while (p < end) {
         uint64_t tag;
-        if (tracec_i_read_varint(&p, end, &tag) != TC_VARINT_OK || tag > UINT32_MAX) return;
+        if (tracec_wire_read_varint(&p, end, &tag) != TRACEC_VARINT_OK || tag > UINT32_MAX) return;
         uint32_t n = (uint32_t)(tag >> 3);
         int wt = (int)(tag & 7);
         if (n == 0) return;
-        if (wt == TC_WT_LEN && n == number) {
+        if (wt == TRACEC_WIRE_LEN && n == number) {
             uint64_t len;
-            if (tracec_i_read_varint(&p, end, &len) != TC_VARINT_OK || len > (uint64_t)(end - p)) return;
+            if (tracec_wire_read_varint(&p, end, &len) != TRACEC_VARINT_OK || len > (uint64_t)(end - p)) return;
             if (!fn(ctx, p, (size_t)len, index++)) return;
             p += len;
             continue;

@@ -19,37 +19,7 @@
 
 /* ---- Wire format -------------------------------------------------------- */
 
-enum {
-    TC_WT_VARINT = 0,
-    TC_WT_FIXED64 = 1,
-    TC_WT_LEN = 2,
-    TC_WT_SGROUP = 3,
-    TC_WT_EGROUP = 4,
-    TC_WT_FIXED32 = 5
-};
-
-/* Results of the varint reader. */
-enum { TC_VARINT_OK = 0, TC_VARINT_TRUNCATED = 1, TC_VARINT_TOO_LONG = 2 };
-
-int tracec_i_read_varint_slow(const uint8_t **pp, const uint8_t *end, uint64_t *v);
-
-/* Reads a varint at *pp (never past `end`); advances *pp on success. */
-static inline int tracec_i_read_varint(const uint8_t **pp, const uint8_t *end, uint64_t *v) {
-    const uint8_t *p = *pp;
-    if (p < end && *p < 0x80) {
-        *v = *p;
-        *pp = p + 1;
-        return TC_VARINT_OK;
-    }
-    return tracec_i_read_varint_slow(pp, end, v);
-}
-
-static inline uint32_t tracec_i_load32(const uint8_t *p) {
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-static inline uint64_t tracec_i_load64(const uint8_t *p) {
-    return (uint64_t)tracec_i_load32(p) | (uint64_t)tracec_i_load32(p + 4) << 32;
-}
+#include "tracec/wire.h" /* wire types, varint and fixed-width reads, the field reader */
 
 /* Wire type a field of `type` is written with (packed repeated fields aside). */
 int tracec_i_wire_type_of(tracec_field_type type);
