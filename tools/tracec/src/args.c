@@ -119,62 +119,28 @@ typedef struct tracec_i_it {
     size_t len;
 } tracec_i_it;
 
-/* 1: a field; 0: the end; -1: malformed (reported). */
+/* 1: a field; 0: the end; -1: malformed (reported, with the decoder's words and offsets). */
 static int tracec_i_it_next(tracec_i_args *a, tracec_i_it *it) {
-    if (it->p >= it->end) return 0;
-    const uint8_t *at = it->p;
-    uint64_t tag;
-    if (tracec_wire_read_varint(&it->p, it->end, &tag) != TRACEC_VARINT_OK || tag > UINT32_MAX || (tag >> 3) == 0) {
-        tracec_i_args_fail(a, at, "invalid tag");
+    tracec_wire_field f;
+    const char *what;
+    const uint8_t *at;
+    int k = tracec_i_read_field(&it->p, it->end, a->max_depth, &f, &what, &at);
+    if (k > 0 && f.type == TRACEC_WIRE_EGROUP) {
+        what = "unexpected end-group tag";
+        at = f.start;
+        k = -1;
+    }
+    if (k < 0) {
+        tracec_i_args_fail(a, at, what);
         return -1;
     }
-    it->number = (uint32_t)(tag >> 3);
-    it->wt = (int)(tag & 7);
-    it->data = NULL;
-    it->len = 0;
-    switch (it->wt) {
-    case TRACEC_WIRE_VARINT:
-        if (tracec_wire_read_varint(&it->p, it->end, &it->v) != TRACEC_VARINT_OK) {
-            tracec_i_args_fail(a, it->p, "malformed varint");
-            return -1;
-        }
-        return 1;
-    case TRACEC_WIRE_FIXED64:
-        if (it->end - it->p < 8) {
-            tracec_i_args_fail(a, it->p, "truncated fixed64 value");
-            return -1;
-        }
-        it->v = tracec_wire_load64(it->p);
-        it->p += 8;
-        return 1;
-    case TRACEC_WIRE_FIXED32:
-        if (it->end - it->p < 4) {
-            tracec_i_args_fail(a, it->p, "truncated fixed32 value");
-            return -1;
-        }
-        it->v = tracec_wire_load32(it->p);
-        it->p += 4;
-        return 1;
-    case TRACEC_WIRE_LEN:
-        at = it->p;
-        if (tracec_wire_read_varint(&it->p, it->end, &it->v) != TRACEC_VARINT_OK ||
-            it->v > (uint64_t)(it->end - it->p)) {
-            tracec_i_args_fail(a, at, "length runs past the end of the enclosing message");
-            return -1;
-        }
-        it->data = it->p;
-        it->len = (size_t)it->v;
-        it->p += it->len;
-        return 1;
-    default: {
-        const char *e = tracec_i_skip_value(&it->p, it->end, it->number, it->wt, a->max_depth, NULL);
-        if (e) {
-            tracec_i_args_fail(a, it->p, e);
-            return -1;
-        }
-        return 1;
-    }
-    }
+    if (k == 0) return 0;
+    it->number = f.number;
+    it->wt = f.type;
+    it->v = f.value;
+    it->data = f.type == TRACEC_WIRE_LEN ? f.data : NULL;
+    it->len = f.type == TRACEC_WIRE_LEN ? f.size : 0;
+    return 1;
 }
 
 static void tracec_i_it_init(tracec_i_it *it, const uint8_t *p, size_t n) {

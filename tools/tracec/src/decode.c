@@ -18,6 +18,7 @@
  * are closed on the way out, and the first error is reported with its byte
  * offset in the input.
  */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -102,90 +103,24 @@ static void tracec_i_oom(tracec_i_dec *d) {
  */
 static int tracec_i_next(tracec_i_dec *d, tracec_i_msg *mi, const uint8_t **pp, const uint8_t *end, int depth,
                    tracec_i_rec *r, const char **what, const uint8_t **at) {
-    const uint8_t *p = *pp;
-    if (p >= end) return 0;
-    r->at = p;
-    uint64_t tag;
-    int vr = tracec_wire_read_varint(&p, end, &tag);
-    if (vr != TRACEC_VARINT_OK || tag > UINT32_MAX) {
-        *what = vr == TRACEC_VARINT_TRUNCATED ? "truncated tag" : "invalid tag";
-        *at = r->at;
-        return -1;
-    }
-    r->number = (uint32_t)(tag >> 3);
-    r->wt = (uint8_t)(tag & 7);
-    if (r->number == 0) {
-        *what = "invalid field number 0";
-        *at = r->at;
-        return -1;
-    }
-    switch (r->wt) {
-    case TRACEC_WIRE_VARINT:
-        vr = tracec_wire_read_varint(&p, end, &r->v);
-        if (vr != TRACEC_VARINT_OK) {
-            *what = vr == TRACEC_VARINT_TRUNCATED ? "truncated varint" : "varint longer than 10 bytes";
-            *at = p;
-            return -1;
-        }
-        break;
-    case TRACEC_WIRE_FIXED64:
-        if ((size_t)(end - p) < 8) {
-            *what = "truncated fixed64 value";
-            *at = p;
-            return -1;
-        }
-        r->v = tracec_wire_load64(p);
-        p += 8;
-        break;
-    case TRACEC_WIRE_FIXED32:
-        if ((size_t)(end - p) < 4) {
-            *what = "truncated fixed32 value";
-            *at = p;
-            return -1;
-        }
-        r->v = tracec_wire_load32(p);
-        p += 4;
-        break;
-    case TRACEC_WIRE_LEN: {
-        const uint8_t *lp = p;
-        vr = tracec_wire_read_varint(&p, end, &r->v);
-        if (vr != TRACEC_VARINT_OK) {
-            *what = vr == TRACEC_VARINT_TRUNCATED ? "truncated length" : "length longer than 10 bytes";
-            *at = lp;
-            return -1;
-        }
-        if (r->v > (uint64_t)(end - p)) {
-            *what = "length runs past the end of the enclosing message";
-            *at = lp;
-            return -1;
-        }
-        r->data = p;
-        r->len = (size_t)r->v;
-        p += r->len;
-        break;
-    }
-    case TRACEC_WIRE_SGROUP: {
-        const uint8_t *body = p, *end_tag = NULL;
-        const char *e = tracec_i_skip_value(&p, end, r->number, TRACEC_WIRE_SGROUP, d->max_depth - depth - 1, &end_tag);
-        if (e) {
-            *what = e;
-            *at = p;
-            return -1;
-        }
-        r->data = body;
-        r->len = (size_t)(end_tag - body);
-        break;
-    }
-    case TRACEC_WIRE_EGROUP:
+    tracec_wire_field wf;
+    int k = tracec_i_read_field(pp, end, d->max_depth - depth - 1, &wf, what, at);
+    if (k == 0) return 0;
+    r->at = wf.start;
+    r->number = wf.number;
+    r->wt = wf.type;
+    if (k < 0) return -1;
+    if (wf.type == TRACEC_WIRE_EGROUP) {
         *what = "unexpected end-group tag";
-        *at = r->at;
-        return -1;
-    default:
-        *what = "invalid wire type";
-        *at = r->at;
+        *at = wf.start;
+        *pp = wf.start;
         return -1;
     }
-    *pp = p;
+    r->v = wf.value;
+    if (wf.type == TRACEC_WIRE_LEN || wf.type == TRACEC_WIRE_SGROUP) {
+        r->data = wf.data;
+        r->len = wf.size;
+    }
 
     tracec_i_field *f = mi ? tracec_i_msg_field(d->s, mi, r->number) : NULL;
     r->f = f;
@@ -401,44 +336,11 @@ static void tracec_i_print_unknown(tracec_i_dec *d, uint32_t number, int wt, uin
 
 /* Prints an already validated run of unknown fields. */
 static void tracec_i_print_unknown_set(tracec_i_dec *d, const uint8_t *p, size_t len, int indent, int budget) {
-    const uint8_t *end = p + len;
-    while (p < end) {
-        uint64_t tag, v = 0;
-        if (tracec_wire_read_varint(&p, end, &tag) != TRACEC_VARINT_OK) return;
-        uint32_t n = (uint32_t)(tag >> 3);
-        int wt = (int)(tag & 7);
-        const uint8_t *data = NULL;
-        size_t dlen = 0;
-        switch (wt) {
-        case TRACEC_WIRE_VARINT:
-            if (tracec_wire_read_varint(&p, end, &v) != TRACEC_VARINT_OK) return;
-            break;
-        case TRACEC_WIRE_FIXED32:
-            v = tracec_wire_load32(p);
-            p += 4;
-            break;
-        case TRACEC_WIRE_FIXED64:
-            v = tracec_wire_load64(p);
-            p += 8;
-            break;
-        case TRACEC_WIRE_LEN:
-            if (tracec_wire_read_varint(&p, end, &v) != TRACEC_VARINT_OK) return;
-            data = p;
-            dlen = (size_t)v;
-            p += dlen;
-            break;
-        case TRACEC_WIRE_SGROUP: {
-            const uint8_t *end_tag = NULL;
-            data = p;
-            if (tracec_i_skip_value(&p, end, n, wt, 1 << 20, &end_tag)) return;
-            dlen = (size_t)(end_tag - data);
-            break;
-        }
-        default:
-            return;
-        }
-        tracec_i_print_unknown(d, n, wt, v, data, dlen, indent, budget);
-    }
+    const uint8_t *end = p + len, *at;
+    const char *what;
+    tracec_wire_field f;
+    while (tracec_i_read_field(&p, end, INT_MAX, &f, &what, &at) > 0 && f.type != TRACEC_WIRE_EGROUP)
+        tracec_i_print_unknown(d, f.number, f.type, f.value, f.data, f.size, indent, budget);
 }
 
 /* ---- Printing fields ------------------------------------------------------ */

@@ -24,21 +24,11 @@ typedef bool (*tracec_i_len_fn)(void *ctx, const uint8_t *data, size_t len, size
 
 static void tracec_i_each_len(const uint8_t *p, const uint8_t *end, uint32_t number, tracec_i_len_fn fn, void *ctx) {
     size_t index = 0;
-    while (p < end) {
-        uint64_t tag;
-        if (tracec_wire_read_varint(&p, end, &tag) != TRACEC_VARINT_OK || tag > UINT32_MAX) return;
-        uint32_t n = (uint32_t)(tag >> 3);
-        int wt = (int)(tag & 7);
-        if (n == 0) return;
-        if (wt == TRACEC_WIRE_LEN && n == number) {
-            uint64_t len;
-            if (tracec_wire_read_varint(&p, end, &len) != TRACEC_VARINT_OK || len > (uint64_t)(end - p)) return;
-            if (!fn(ctx, p, (size_t)len, index++)) return;
-            p += len;
-            continue;
-        }
-        if (tracec_i_skip_value(&p, end, n, wt, 64, NULL)) return;
-    }
+    tracec_wire_reader r;
+    tracec_wire_field f;
+    tracec_wire_reader_init(&r, p, (size_t)(end - p));
+    while (tracec_wire_next(&r, &f) > 0 && f.type != TRACEC_WIRE_EGROUP)
+        if (f.type == TRACEC_WIRE_LEN && f.number == number && !fn(ctx, f.data, f.size, index++)) return;
 }
 
 typedef struct tracec_i_load_ctx {

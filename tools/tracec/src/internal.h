@@ -25,13 +25,96 @@
 int tracec_i_wire_type_of(tracec_field_type type);
 
 /*
- * Skips the value of a field with wire type `wt` at *pp.  Groups are skipped
- * up to their matching end tag, at most `depth_left` levels deep.  Returns
- * NULL on success or a static description of the problem (and *pp is left at
- * the offending byte).
+ * The decoder's field reader (decode, args and the checks below use it; the
+ * quiet scans use tracec_wire_next).  It reports errors as `tracec decode`
+ * documents them: *what (a static phrase) and *at, the offending byte (the
+ * tag, the value, the length, or a byte inside a group).  Groups are followed
+ * to their end tag, at most `group_budget` levels deep; f->data / f->size are
+ * then the group's body.  An end-group tag is returned as a field of type
+ * TRACEC_WIRE_EGROUP for the caller to judge.  Returns 1 (a field in *f), 0
+ * (the end) or -1 (malformed; *pp is not moved).
  */
-const char *tracec_i_skip_value(const uint8_t **pp, const uint8_t *end, uint32_t number, int wt,
-                          int depth_left, const uint8_t **group_end_tag);
+int tracec_i_read_group(const uint8_t **pp, const uint8_t *end, int group_budget, tracec_wire_field *f,
+                        const char **what, const uint8_t **at);
+static inline int tracec_i_read_field(const uint8_t **pp, const uint8_t *end, int group_budget, tracec_wire_field *f,
+                                      const char **what, const uint8_t **at) {
+    const uint8_t *p = *pp;
+    if (p >= end) return 0;
+    f->start = p;
+    uint64_t tag;
+    tracec_varint_result vr = tracec_wire_read_varint(&p, end, &tag);
+    if (vr != TRACEC_VARINT_OK || tag > UINT32_MAX) {
+        *what = vr == TRACEC_VARINT_TRUNCATED ? "truncated tag" : "invalid tag";
+        *at = f->start;
+        f->number = 0;
+        f->type = 0;
+        return -1;
+    }
+    f->number = (uint32_t)(tag >> 3);
+    f->type = (uint8_t)(tag & 7);
+    if (f->number == 0) {
+        *what = "invalid field number 0";
+        *at = f->start;
+        return -1;
+    }
+    switch (f->type) {
+    case TRACEC_WIRE_VARINT:
+        vr = tracec_wire_read_varint(&p, end, &f->value);
+        if (vr != TRACEC_VARINT_OK) {
+            *what = vr == TRACEC_VARINT_TRUNCATED ? "truncated varint" : "varint longer than 10 bytes";
+            *at = p;
+            return -1;
+        }
+        break;
+    case TRACEC_WIRE_FIXED64:
+        if ((size_t)(end - p) < 8) {
+            *what = "truncated fixed64 value";
+            *at = p;
+            return -1;
+        }
+        f->value = tracec_wire_load64(p);
+        p += 8;
+        break;
+    case TRACEC_WIRE_FIXED32:
+        if ((size_t)(end - p) < 4) {
+            *what = "truncated fixed32 value";
+            *at = p;
+            return -1;
+        }
+        f->value = tracec_wire_load32(p);
+        p += 4;
+        break;
+    case TRACEC_WIRE_LEN: {
+        const uint8_t *lp = p;
+        vr = tracec_wire_read_varint(&p, end, &f->value);
+        if (vr != TRACEC_VARINT_OK || f->value > (uint64_t)(end - p)) {
+            *what = vr == TRACEC_VARINT_TRUNCATED ? "truncated length"
+                    : vr == TRACEC_VARINT_TOO_LONG ? "length varint longer than 10 bytes"
+                                                   : "length runs past the end of the enclosing message";
+            *at = lp;
+            return -1;
+        }
+        f->data = p;
+        f->size = (size_t)f->value;
+        p += f->size;
+        break;
+    }
+    case TRACEC_WIRE_SGROUP:
+        f->value = 0;
+        if (tracec_i_read_group(&p, end, group_budget, f, what, at) < 0) return -1;
+        break;
+    case TRACEC_WIRE_EGROUP:
+        f->value = 0;
+        break;
+    default:
+        *what = "invalid wire type";
+        *at = f->start;
+        return -1;
+    }
+    f->end = p;
+    *pp = p;
+    return 1;
+}
 
 /* Whether `len` bytes parse as a run of fields (protoc's test for an unknown LEN field), groups `budget` deep. */
 bool tracec_i_wire_parses(const uint8_t *p, size_t len, int budget);

@@ -30,93 +30,45 @@ int tracec_i_wire_type_of(tracec_field_type type) {
     }
 }
 
-const char *tracec_i_skip_value(const uint8_t **pp, const uint8_t *end, uint32_t number, int wt,
-                          int depth_left, const uint8_t **group_end_tag) {
-    const uint8_t *p = *pp;
-    uint64_t v;
-    switch (wt) {
-    case TRACEC_WIRE_VARINT: {
-        int r = tracec_wire_read_varint(&p, end, &v);
-        if (r == TRACEC_VARINT_TRUNCATED) return "truncated varint";
-        if (r == TRACEC_VARINT_TOO_LONG) return "varint longer than 10 bytes";
-        break;
+/* The group case of tracec_i_read_field: *pp is just past the start tag of group f->number. */
+int tracec_i_read_group(const uint8_t **pp, const uint8_t *end, int group_budget, tracec_wire_field *f,
+                        const char **what, const uint8_t **at) {
+    const uint8_t *p = *pp, *body = p;
+    if (group_budget <= 0) {
+        *what = "groups nested deeper than the limit";
+        *at = p;
+        return -1;
     }
-    case TRACEC_WIRE_FIXED64:
-        if ((size_t)(end - p) < 8) return "truncated fixed64 value";
-        p += 8;
-        break;
-    case TRACEC_WIRE_FIXED32:
-        if ((size_t)(end - p) < 4) return "truncated fixed32 value";
-        p += 4;
-        break;
-    case TRACEC_WIRE_LEN: {
-        int r = tracec_wire_read_varint(&p, end, &v);
-        if (r == TRACEC_VARINT_TRUNCATED) return "truncated length";
-        if (r == TRACEC_VARINT_TOO_LONG) return "length varint longer than 10 bytes";
-        if (v > (uint64_t)(end - p)) return "length runs past the end of the enclosing message";
-        p += v;
-        break;
-    }
-    case TRACEC_WIRE_SGROUP: {
-        if (depth_left <= 0) return "groups nested deeper than the limit";
-        for (;;) {
-            const uint8_t *tag_at = p;
-            uint64_t tag;
-            int r = tracec_wire_read_varint(&p, end, &tag);
-            if (r == TRACEC_VARINT_TRUNCATED) {
-                *pp = tag_at;
-                return "group not terminated by its end-group tag";
-            }
-            if (r == TRACEC_VARINT_TOO_LONG || tag > UINT32_MAX) {
-                *pp = tag_at;
-                return "invalid tag";
-            }
-            uint32_t n = (uint32_t)(tag >> 3);
-            int w = (int)(tag & 7);
-            if (n == 0) {
-                *pp = tag_at;
-                return "invalid field number 0";
-            }
-            if (w == TRACEC_WIRE_EGROUP) {
-                if (n != number) {
-                    *pp = tag_at;
-                    return "end-group tag does not match its start-group tag";
-                }
-                if (group_end_tag) *group_end_tag = tag_at;
-                break;
-            }
-            if (w > TRACEC_WIRE_FIXED32) {
-                *pp = tag_at;
-                return "invalid wire type";
-            }
-            const char *e = tracec_i_skip_value(&p, end, n, w, depth_left - 1, NULL);
-            if (e) {
-                *pp = p;
-                return e;
-            }
+    for (;;) {
+        tracec_wire_field in;
+        int k = tracec_i_read_field(&p, end, group_budget - 1, &in, what, at);
+        if (k == 0 || (k < 0 && *at == p && strcmp(*what, "truncated tag") == 0)) {
+            *what = "group not terminated by its end-group tag";
+            *at = p;
+            return -1;
         }
-        break;
+        if (k < 0) return -1;
+        if (in.type != TRACEC_WIRE_EGROUP) continue;
+        if (in.number != f->number) {
+            *what = "end-group tag does not match its start-group tag";
+            *at = in.start;
+            return -1;
+        }
+        f->data = body;
+        f->size = (size_t)(in.start - body);
+        *pp = p;
+        return 1;
     }
-    case TRACEC_WIRE_EGROUP:
-        return "unexpected end-group tag";
-    default:
-        return "invalid wire type";
-    }
-    *pp = p;
-    return NULL;
 }
 
 bool tracec_i_wire_parses(const uint8_t *p, size_t len, int budget) {
-    const uint8_t *end = p + len;
-    while (p < end) {
-        uint64_t tag;
-        if (tracec_wire_read_varint(&p, end, &tag) != TRACEC_VARINT_OK || tag > UINT32_MAX) return false;
-        uint32_t n = (uint32_t)(tag >> 3);
-        int wt = (int)(tag & 7);
-        if (n == 0 || wt == TRACEC_WIRE_EGROUP || wt > TRACEC_WIRE_FIXED32) return false;
-        if (tracec_i_skip_value(&p, end, n, wt, budget, NULL)) return false;
-    }
-    return true;
+    const uint8_t *end = p + len, *at;
+    const char *what;
+    tracec_wire_field f;
+    int k;
+    while ((k = tracec_i_read_field(&p, end, budget, &f, &what, &at)) > 0)
+        if (f.type == TRACEC_WIRE_EGROUP) return false;
+    return k == 0;
 }
 
 bool tracec_i_packed_parses(int wt, const uint8_t *p, size_t len) {
