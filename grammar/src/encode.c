@@ -250,22 +250,6 @@ static bool close_len(tp_ctx *P, size_t pos) {
     return true;
 }
 
-static inline int wire_type(tracec_field_type t) {
-    switch (t) {
-    case TRACEC_TYPE_DOUBLE:
-    case TRACEC_TYPE_FIXED64:
-    case TRACEC_TYPE_SFIXED64: return TRACEC_WIRE_FIXED64;
-    case TRACEC_TYPE_FLOAT:
-    case TRACEC_TYPE_FIXED32:
-    case TRACEC_TYPE_SFIXED32: return TRACEC_WIRE_FIXED32;
-    case TRACEC_TYPE_STRING:
-    case TRACEC_TYPE_BYTES:
-    case TRACEC_TYPE_MESSAGE: return TRACEC_WIRE_LEN;
-    case TRACEC_TYPE_GROUP: return TRACEC_WIRE_SGROUP;
-    default: return TRACEC_WIRE_VARINT;
-    }
-}
-
 static inline tp_frame *top(tp_ctx *P) { return &P->frames[P->depth]; }
 
 static bool close_packed(tp_ctx *P, tp_frame *F) {
@@ -284,7 +268,7 @@ static inline bool begin_value(tp_ctx *P, const tracec_fielddef *f) {
         F->packed = f;
         return true;
     }
-    return w_tag(P, f->number, wire_type(f->type));
+    return w_tag(P, f->number, tracec_wire_type_of(f->type));
 }
 
 /* ---- Frames --------------------------------------------------------------- */

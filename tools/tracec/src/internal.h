@@ -21,9 +21,6 @@
 
 #include "tracec/wire.h" /* wire types, varint and fixed-width reads, the field reader */
 
-/* Wire type a field of `type` is written with (packed repeated fields aside). */
-int tracec_i_wire_type_of(tracec_field_type type);
-
 /*
  * The decoder's field reader (decode, args and the checks below use it; the
  * quiet scans use tracec_wire_next).  It reports errors as `tracec decode`

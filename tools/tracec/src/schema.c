@@ -196,7 +196,7 @@ static bool tracec_i_field_init(tracec_i_schema *s, tracec_i_field *f, const tra
     f->def = def;
     f->number = tracec_fielddef_number(def);
     f->type = (uint8_t)tracec_fielddef_type(def);
-    f->wt = (uint8_t)tracec_i_wire_type_of((tracec_field_type)f->type);
+    f->wt = (uint8_t)tracec_wire_type_of(f->type);
     f->repeated = tracec_fielddef_is_repeated(def);
     f->is_ext = tracec_fielddef_is_extension(def);
     f->is_group = f->type == TRACEC_TYPE_GROUP;

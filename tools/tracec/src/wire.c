@@ -9,27 +9,6 @@
 
 #include "internal.h"
 
-int tracec_i_wire_type_of(tracec_field_type type) {
-    switch (type) {
-    case TRACEC_TYPE_DOUBLE:
-    case TRACEC_TYPE_FIXED64:
-    case TRACEC_TYPE_SFIXED64:
-        return TRACEC_WIRE_FIXED64;
-    case TRACEC_TYPE_FLOAT:
-    case TRACEC_TYPE_FIXED32:
-    case TRACEC_TYPE_SFIXED32:
-        return TRACEC_WIRE_FIXED32;
-    case TRACEC_TYPE_STRING:
-    case TRACEC_TYPE_BYTES:
-    case TRACEC_TYPE_MESSAGE:
-        return TRACEC_WIRE_LEN;
-    case TRACEC_TYPE_GROUP:
-        return TRACEC_WIRE_SGROUP;
-    default:
-        return TRACEC_WIRE_VARINT;
-    }
-}
-
 /* The group case of tracec_i_read_field: *pp is just past the start tag of group f->number. */
 int tracec_i_read_group(const uint8_t **pp, const uint8_t *end, int group_budget, tracec_wire_field *f,
                         const char **what, const uint8_t **at) {
