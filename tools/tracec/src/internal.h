@@ -3,8 +3,9 @@
  * buffered text output, and the schema cache (a fast, number-indexed view of
  * a tracec_pool's messages, fields and enums).
  *
- * Nothing here is installed; names use the tc_ prefix and have hidden
- * visibility.
+ * Nothing here is installed; these cross-file names use the tracec_i_ prefix
+ * and have hidden visibility (file-local ones are short and static: see
+ * docs/naming.md).
  */
 #ifndef TRACEC_DECODE_INTERNAL_H
 #define TRACEC_DECODE_INTERNAL_H
