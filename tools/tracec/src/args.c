@@ -19,42 +19,57 @@
 #include "internal.h"
 #include "tracec/args.h"
 
-#define SEQ_FLAG_CLEARED 1u
+/* Field numbers and enum values from the generated writers of protos/ (build/gen/schema). */
+#include "perfetto/trace/interned_data/interned_data.tracec.h"
+#include "perfetto/trace/trace.tracec.h"
+#include "perfetto/trace/trace_packet.tracec.h"
+#include "perfetto/trace/track_event/debug_annotation.tracec.h"
+#include "perfetto/trace/track_event/track_event.tracec.h"
 
-/* TracePacket / InternedData / TrackEvent / DebugAnnotation field numbers. */
+/* Short names for this file. */
 enum {
-    PKT_TRACK_EVENT = 11,
-    PKT_INTERNED_DATA = 12,
-    PKT_SEQ_ID = 10,
-    PKT_SEQ_FLAGS = 13,
-    PKT_INCREMENTAL_CLEARED = 41,
-    ID_DEBUG_ANNOTATION_NAMES = 3,
-    ID_DEBUG_ANNOTATION_STRING_VALUES = 29,
-    TE_DEBUG_ANNOTATIONS = 4,
-    DA_NAME_IID = 1,
-    DA_BOOL = 2,
-    DA_UINT = 3,
-    DA_INT = 4,
-    DA_DOUBLE = 5,
-    DA_STRING = 6,
-    DA_POINTER = 7,
-    DA_NESTED = 8,
-    DA_LEGACY_JSON = 9,
-    DA_NAME = 10,
-    DA_DICT_ENTRIES = 11,
-    DA_ARRAY_VALUES = 12,
-    DA_PROTO_VALUE = 14,
-    DA_PROTO_TYPE_NAME = 16,
-    DA_STRING_IID = 17,
-    NV_TYPE = 1,
-    NV_DICT_KEYS = 2,
-    NV_DICT_VALUES = 3,
-    NV_ARRAY_VALUES = 4,
-    NV_INT = 5,
-    NV_DOUBLE = 6,
-    NV_BOOL = 7,
-    NV_STRING = 8
+    TRACE_PACKET = perfetto_protos_Trace_packet_field_number,
+    PKT_TRACK_EVENT = perfetto_protos_TracePacket_track_event_field_number,
+    PKT_INTERNED_DATA = perfetto_protos_TracePacket_interned_data_field_number,
+    PKT_SEQ_ID = perfetto_protos_TracePacket_trusted_packet_sequence_id_field_number,
+    PKT_SEQ_FLAGS = perfetto_protos_TracePacket_sequence_flags_field_number,
+    PKT_INCREMENTAL_CLEARED = perfetto_protos_TracePacket_incremental_state_cleared_field_number,
+    SEQ_FLAG_CLEARED = perfetto_protos_TracePacket_SEQ_INCREMENTAL_STATE_CLEARED,
+    ID_DEBUG_ANNOTATION_NAMES = perfetto_protos_InternedData_debug_annotation_names_field_number,
+    ID_DEBUG_ANNOTATION_STRING_VALUES = perfetto_protos_InternedData_debug_annotation_string_values_field_number,
+    /* DebugAnnotationName and InternedString: both (iid = 1, name/str = 2) */
+    INTERNED_IID = perfetto_protos_DebugAnnotationName_iid_field_number,
+    INTERNED_NAME = perfetto_protos_DebugAnnotationName_name_field_number,
+    TE_DEBUG_ANNOTATIONS = perfetto_protos_TrackEvent_debug_annotations_field_number,
+    DA_NAME_IID = perfetto_protos_DebugAnnotation_name_iid_field_number,
+    DA_BOOL = perfetto_protos_DebugAnnotation_bool_value_field_number,
+    DA_UINT = perfetto_protos_DebugAnnotation_uint_value_field_number,
+    DA_INT = perfetto_protos_DebugAnnotation_int_value_field_number,
+    DA_DOUBLE = perfetto_protos_DebugAnnotation_double_value_field_number,
+    DA_STRING = perfetto_protos_DebugAnnotation_string_value_field_number,
+    DA_POINTER = perfetto_protos_DebugAnnotation_pointer_value_field_number,
+    DA_NESTED = perfetto_protos_DebugAnnotation_nested_value_field_number,
+    DA_LEGACY_JSON = perfetto_protos_DebugAnnotation_legacy_json_value_field_number,
+    DA_NAME = perfetto_protos_DebugAnnotation_name_field_number,
+    DA_DICT_ENTRIES = perfetto_protos_DebugAnnotation_dict_entries_field_number,
+    DA_ARRAY_VALUES = perfetto_protos_DebugAnnotation_array_values_field_number,
+    DA_PROTO_VALUE = perfetto_protos_DebugAnnotation_proto_value_field_number,
+    DA_PROTO_TYPE_NAME = perfetto_protos_DebugAnnotation_proto_type_name_field_number,
+    DA_STRING_IID = perfetto_protos_DebugAnnotation_string_value_iid_field_number,
+    NV_TYPE = perfetto_protos_DebugAnnotation_NestedValue_nested_type_field_number,
+    NV_DICT = perfetto_protos_DebugAnnotation_NestedValue_DICT,
+    NV_ARRAY = perfetto_protos_DebugAnnotation_NestedValue_ARRAY,
+    NV_DICT_KEYS = perfetto_protos_DebugAnnotation_NestedValue_dict_keys_field_number,
+    NV_DICT_VALUES = perfetto_protos_DebugAnnotation_NestedValue_dict_values_field_number,
+    NV_ARRAY_VALUES = perfetto_protos_DebugAnnotation_NestedValue_array_values_field_number,
+    NV_INT = perfetto_protos_DebugAnnotation_NestedValue_int_value_field_number,
+    NV_DOUBLE = perfetto_protos_DebugAnnotation_NestedValue_double_value_field_number,
+    NV_BOOL = perfetto_protos_DebugAnnotation_NestedValue_bool_value_field_number,
+    NV_STRING = perfetto_protos_DebugAnnotation_NestedValue_string_value_field_number
 };
+_Static_assert((int)perfetto_protos_InternedString_iid_field_number == (int)INTERNED_IID &&
+                   (int)perfetto_protos_InternedString_str_field_number == (int)INTERNED_NAME,
+               "InternedString and DebugAnnotationName share one reader");
 
 typedef struct span {
     const uint8_t *p;
@@ -228,8 +243,8 @@ static bool intern_entry(walker *a, intern *t, const uint8_t *p, size_t n) {
     span v = {p, 0};
     int k;
     while ((k = it_next(a, &it)) > 0) {
-        if (it.number == 1 && it.wt == TRACEC_WIRE_VARINT) iid = it.v;
-        if (it.number == 2 && it.wt == TRACEC_WIRE_LEN) v = (span){it.data, it.len};
+        if (it.number == INTERNED_IID && it.wt == TRACEC_WIRE_VARINT) iid = it.v;
+        if (it.number == INTERNED_NAME && it.wt == TRACEC_WIRE_LEN) v = (span){it.data, it.len};
     }
     if (k < 0) return false;
     if (!intern_put(t, iid, v)) {
@@ -413,7 +428,7 @@ static void nested_value(walker *a, const uint8_t *p, size_t n, int depth) {
         if (it.number == NV_TYPE && it.wt == TRACEC_WIRE_VARINT) type = it.v;
     if (k < 0) return;
     it_init(&it, p, n);
-    if (type == 1) { /* DICT: keys[i] -> values[i] */
+    if (type == NV_DICT) { /* keys[i] -> values[i] */
         field_it kit;
         it_init(&kit, p, n);
         while (it_next(a, &it) > 0) {
@@ -430,7 +445,7 @@ static void nested_value(walker *a, const uint8_t *p, size_t n, int depth) {
             nested_value(a, it.data, it.len, depth + 1);
             key_pop(a, old);
         }
-    } else if (type == 2) { /* ARRAY */
+    } else if (type == NV_ARRAY) {
         uint64_t i = 0;
         while (it_next(a, &it) > 0) {
             if (it.number != NV_ARRAY_VALUES || it.wt != TRACEC_WIRE_LEN) continue;
@@ -800,7 +815,7 @@ tracec_status_t tracec_args_visit(tracec_pool *pool, const void *trace, size_t s
         field_it it;
         it_init(&it, size ? trace : empty, size);
         while (a.status == TRACEC_STATUS_SUCCESS && it_next(&a, &it) > 0) {
-            if (it.number != 1 || it.wt != TRACEC_WIRE_LEN) continue;
+            if (it.number != TRACE_PACKET || it.wt != TRACEC_WIRE_LEN) continue;
             a.st.packets++;
             visit_packet(&a, it.data, it.len);
         }

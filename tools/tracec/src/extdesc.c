@@ -12,10 +12,20 @@
 
 #include "internal.h"
 
-#define PACKET_FIELD 1
-#define EXTENSION_DESCRIPTOR_FIELD 72
-#define EXTENSION_SET_FIELD 1
-#define EXTENSION_SET_GZIP_FIELD 2
+/* Field numbers from the generated writers of protos/ (build/gen/schema). */
+#include "perfetto/trace/extension_descriptor.tracec.h"
+#include "perfetto/trace/trace.tracec.h"
+#include "perfetto/trace/trace_packet.tracec.h"
+
+enum {
+    PACKET_FIELD = perfetto_protos_Trace_packet_field_number,
+    EXTENSION_DESCRIPTOR_FIELD = perfetto_protos_TracePacket_extension_descriptor_field_number,
+    EXTENSION_SET_FIELD = perfetto_protos_ExtensionDescriptor_extension_set_field_number,
+    EXTENSION_SET_GZIP_FIELD = perfetto_protos_ExtensionDescriptor_extension_set_gzip_field_number
+};
+/* text_packet looks for the tag bytes of extension_descriptor with memchr. */
+_Static_assert(TRACEC_TAG(EXTENSION_DESCRIPTOR_FIELD, TRACEC_WIRE_LEN) == (0xC2 & 0x7F) + (0x04 << 7),
+               "extension_descriptor's tag is 0xC2 0x04");
 /* Descriptor sets are small; this bounds a decompression bomb. */
 #define GUNZIP_LIMIT ((size_t)64 << 20)
 
