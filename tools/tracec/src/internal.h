@@ -65,23 +65,17 @@ static inline int tracec_i_read_field(const uint8_t **pp, const uint8_t *end, in
         }
         break;
     case TRACEC_WIRE_FIXED64:
-        if ((size_t)(end - p) < 8) {
-            *what = "truncated fixed64 value";
+    case TRACEC_WIRE_FIXED32: {
+        bool wide = f->type == TRACEC_WIRE_FIXED64;
+        if ((size_t)(end - p) < (wide ? 8u : 4u)) {
+            *what = wide ? "truncated fixed64 value" : "truncated fixed32 value";
             *at = p;
             return -1;
         }
-        f->value = tracec_wire_load64(p);
-        p += 8;
+        f->value = wide ? tracec_wire_load64(p) : tracec_wire_load32(p);
+        p += wide ? 8 : 4;
         break;
-    case TRACEC_WIRE_FIXED32:
-        if ((size_t)(end - p) < 4) {
-            *what = "truncated fixed32 value";
-            *at = p;
-            return -1;
-        }
-        f->value = tracec_wire_load32(p);
-        p += 4;
-        break;
+    }
     case TRACEC_WIRE_LEN: {
         const uint8_t *lp = p;
         vr = tracec_wire_read_varint(&p, end, &f->value);
