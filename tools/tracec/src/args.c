@@ -659,19 +659,10 @@ static void field_args(walker *a, tracec_i_field *f, const field_it *it, repeat_
         const uint8_t *q = it->data, *qe = it->data + it->len;
         while (q < qe && a->status == TRACEC_STATUS_SUCCESS) {
             uint64_t v;
-            if (f->wt == TRACEC_WIRE_VARINT) {
-                if (tracec_wire_read_varint(&q, qe, &v) != TRACEC_VARINT_OK) {
-                    args_fail(a, q, "malformed packed field");
-                    break;
-                }
-            } else {
-                size_t w = f->wt == TRACEC_WIRE_FIXED64 ? 8 : 4;
-                if ((size_t)(qe - q) < w) {
-                    args_fail(a, q, "malformed packed field");
-                    break;
-                }
-                v = w == 8 ? tracec_wire_load64(q) : tracec_wire_load32(q);
-                q += w;
+            const char *what = tracec_i_packed_next(&q, qe, f->wt, &v);
+            if (what) {
+                args_fail(a, q, what);
+                break;
             }
             size_t old2 = key_index(a, count_next(counts, f->number));
             emit_scalar(a, f, v);

@@ -244,22 +244,10 @@ static bool print_packed(dec *d, tracec_i_msg *mi, const rec *r, int indent) {
     while (p < end) {
         uint64_t v;
         const uint8_t *at = p;
-        if (f->wt == TRACEC_WIRE_VARINT) {
-            int vr = tracec_wire_read_varint(&p, end, &v);
-            if (vr != TRACEC_VARINT_OK) {
-                fail(d, at, mi, r->number,
-                        vr == TRACEC_VARINT_TRUNCATED ? "truncated varint in packed field"
-                                                  : "varint longer than 10 bytes in packed field");
-                return false;
-            }
-        } else {
-            size_t w = f->wt == TRACEC_WIRE_FIXED64 ? 8 : 4;
-            if ((size_t)(end - p) < w) {
-                fail(d, at, mi, r->number, "packed field length is not a multiple of the element size");
-                return false;
-            }
-            v = w == 8 ? tracec_wire_load64(p) : tracec_wire_load32(p);
-            p += w;
+        const char *what = tracec_i_packed_next(&p, end, f->wt, &v);
+        if (what) {
+            fail(d, at, mi, r->number, what);
+            return false;
         }
         print_name(d, f, indent);
         tracec_i_out_put(d->o, ": ", 2);

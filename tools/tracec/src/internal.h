@@ -108,6 +108,24 @@ static inline int tracec_i_read_field(const uint8_t **pp, const uint8_t *end, in
     return 1;
 }
 
+/*
+ * Reads the next element of a packed run of wire type `wt` (varint, fixed32,
+ * fixed64) at *pp into *v.  Returns NULL, or what is wrong (*pp not moved).
+ */
+static inline const char *tracec_i_packed_next(const uint8_t **pp, const uint8_t *end, int wt, uint64_t *v) {
+    if (wt == TRACEC_WIRE_VARINT) {
+        tracec_varint_result vr = tracec_wire_read_varint(pp, end, v);
+        if (vr == TRACEC_VARINT_OK) return NULL;
+        return vr == TRACEC_VARINT_TRUNCATED ? "truncated varint in packed field"
+                                             : "varint longer than 10 bytes in packed field";
+    }
+    size_t w = wt == TRACEC_WIRE_FIXED64 ? 8 : 4;
+    if ((size_t)(end - *pp) < w) return "packed field length is not a multiple of the element size";
+    *v = w == 8 ? tracec_wire_load64(*pp) : tracec_wire_load32(*pp);
+    *pp += w;
+    return NULL;
+}
+
 /* Whether `len` bytes parse as a run of fields (protoc's test for an unknown LEN field), groups `budget` deep. */
 bool tracec_i_wire_parses(const uint8_t *p, size_t len, int budget);
 
