@@ -81,7 +81,7 @@ void tc_gen_descriptor_def(tc_ctx *ctx, tc_printer *p, const tc_file_proto *file
         size_t k = 0;
         for (size_t j = i; j < size && j < i + 16; j++)
             k += (size_t)snprintf(line + k, sizeof line - k, "%s0x%02x,", j == i ? "" : " ", bytes[j]);
-        tc_emit(p, "$l$\n", "l", line, NULL);
+        tc_emit(p, "$line$\n", "line", line, NULL);
     }
     tc_outdent(p);
     tc_emit(p,

@@ -180,28 +180,28 @@ void tc_gen_wrapper_struct(tc_ctx *ctx, tc_printer *p, const tc_type *t) {
     if (!t->is_wrapper || t->extendee == NULL) return;
     tc_emit(p,
             "\n/*\n"
-            " * Writer of $X$ with the extensions of $full$: every setter of\n"
-            " * $XC$ plus the extension setters.  `base` is the plain $XC$ writer.\n"
+            " * Writer of $extendee$ with the extensions of $full$: every setter of\n"
+            " * $extendee_type$ plus the extension setters.  `base` is the plain $extendee_type$ writer.\n"
             " */\n"
-            "typedef struct $W$ {\n"
-            "    $XC$ base;\n"
-            "} $W$;\n",
-            "X", t->extendee->full_name, "XC", t->extendee->c_name, "full", t->full_name, "W",
-            t->c_name, NULL);
+            "typedef struct $wrapper$ {\n"
+            "    $extendee_type$ base;\n"
+            "} $wrapper$;\n",
+            "extendee", t->extendee->full_name, "extendee_type", t->extendee->c_name, "full", t->full_name,
+            "wrapper", t->c_name, NULL);
 }
 
 static void gen_open_as(tc_printer *p, const open_site *s, const tc_type *w) {
     char num[16];
     snprintf(num, sizeof num, "%d", s->number);
     tc_emit(p,
-            "\n/* Opens $P$.$f$ as a $W$. */\n"
-            "static inline void $P$_begin_$f$_as_$W$($P$ *m, $W$ *child) {\n"
+            "\n/* Opens $parent$.$field$ as a $wrapper$. */\n"
+            "static inline void $parent$_begin_$field$_as_$wrapper$($parent$ *m, $wrapper$ *child) {\n"
             "    tracec_msg_begin_nested(&m->msg, TRACEC_TAG($num$, TRACEC_WIRE_LEN), &child->base.msg);\n"
             "}\n"
-            "static inline void $P$_end_$f$_as_$W$($P$ *m, $W$ *child) {\n"
+            "static inline void $parent$_end_$field$_as_$wrapper$($parent$ *m, $wrapper$ *child) {\n"
             "    tracec_msg_end_nested(&m->msg, &child->base.msg);\n"
             "}\n",
-            "P", s->parent_c, "f", s->field, "W", w->c_name, "num", num, NULL);
+            "parent", s->parent_c, "field", s->field, "wrapper", w->c_name, "num", num, NULL);
 }
 
 void tc_gen_wrapper_functions(tc_ctx *ctx, tc_printer *p, const tc_type *t) {
@@ -212,10 +212,10 @@ void tc_gen_wrapper_functions(tc_ctx *ctx, tc_printer *p, const tc_type *t) {
                  t->msg->extension[0]->extendee);
         return;
     }
-    tc_emit(p, "\n/* ---- $W$: $X$ setters ---- */\n", "W", t->full_name, "X", x->full_name, NULL);
+    tc_emit(p, "\n/* ---- $wrapper$: $extendee$ setters ---- */\n", "wrapper", t->full_name, "extendee", x->full_name, NULL);
     for (size_t i = 0; i < x->msg->n_field && ctx->error == NULL; i++)
         tc_gen_field(ctx, p, x->file, t->c_name, "&m->base.msg", x->msg->field[i], t->base_ident[i], false);
-    tc_emit(p, "\n/* ---- $W$: extensions ---- */\n", "W", t->full_name, NULL);
+    tc_emit(p, "\n/* ---- $wrapper$: extensions ---- */\n", "wrapper", t->full_name, NULL);
     for (size_t i = 0; i < t->msg->n_extension && ctx->error == NULL; i++)
         tc_gen_field(ctx, p, t->file, t->c_name, "&m->base.msg", t->msg->extension[i], t->ext_ident[i], true);
 

@@ -162,21 +162,21 @@ static size_t trailing_underscores(const char *s) {
     return k;
 }
 
-void tc_gen_field(tc_ctx *ctx, tc_printer *p, const tc_file_proto *file, const char *W,
-                  const char *M, const tc_field_proto *f, const char *F, bool constant) {
+void tc_gen_field(tc_ctx *ctx, tc_printer *p, const tc_file_proto *file, const char *writer,
+                  const char *msg, const tc_field_proto *f, const char *field, bool constant) {
     char num[16];
     snprintf(num, sizeof num, "%d", (int)f->number);
     const char *dep = tc_field_deprecated(f) ? "TRACEC_I_DEPRECATED " : "";
     /* A renamed field has more trailing '_' than its proto name (names.c). */
-    bool renamed = trailing_underscores(F) > trailing_underscores(f->name);
+    bool renamed = trailing_underscores(field) > trailing_underscores(f->name);
     char *what = tc_sprintf("%s %s %s = %d%s%s%s%s", label_name(f),
                             f->type_name ? f->type_name + (f->type_name[0] == '.') : type_name(f),
                             f->name, (int)f->number, tc_field_is_packed(file, f) ? " [packed]" : "",
                             tc_field_deprecated(f) ? " [deprecated]" : "",
-                            renamed ? "; setters named after " : "", renamed ? F : "");
+                            renamed ? "; setters named after " : "", renamed ? field : "");
 
     tc_emit(p, "\n/* $what$ */\n", "what", what, NULL);
-    if (constant) tc_emit(p, "enum { $W$_$F$_field_number = $num$ };\n", "W", W, "F", F, "num", num, NULL);
+    if (constant) tc_emit(p, "enum { $writer$_$field$_field_number = $num$ };\n", "writer", writer, "field", field, "num", num, NULL);
 
     if (f->type == T(MESSAGE) || f->type == T(GROUP)) {
         const tc_type *child = tc_index_find(ctx, f->type_name);
@@ -191,42 +191,42 @@ void tc_gen_field(tc_ctx *ctx, tc_printer *p, const tc_file_proto *file, const c
             free(what);
             return;
         }
-        const char *C = child->c_name;
-        const char *CM = tc_msg_member(child);
+        const char *child_type = child->c_name;
+        const char *child_msg = tc_msg_member(child);
         if (f->type == T(MESSAGE)) {
             tc_emit(p,
-                    "static inline $dep$void $W$_begin_$F$($W$ *m, $C$ *child) {\n"
-                    "    tracec_msg_begin_nested($M$, TRACEC_TAG($num$, TRACEC_WIRE_LEN), &child->$CM$);\n"
+                    "static inline $dep$void $writer$_begin_$field$($writer$ *m, $child_type$ *child) {\n"
+                    "    tracec_msg_begin_nested($msg$, TRACEC_TAG($num$, TRACEC_WIRE_LEN), &child->$child_msg$);\n"
                     "}\n"
-                    "static inline $dep$void $W$_end_$F$($W$ *m, $C$ *child) {\n"
-                    "    tracec_msg_end_nested($M$, &child->$CM$);\n"
+                    "static inline $dep$void $writer$_end_$field$($writer$ *m, $child_type$ *child) {\n"
+                    "    tracec_msg_end_nested($msg$, &child->$child_msg$);\n"
                     "}\n",
-                    "dep", dep, "W", W, "F", F, "C", C, "M", M, "CM", CM, "num", num, NULL);
+                    "dep", dep, "writer", writer, "field", field, "child_type", child_type, "msg", msg, "child_msg", child_msg, "num", num, NULL);
         } else {
             tc_emit(p,
-                    "static inline $dep$void $W$_begin_$F$($W$ *m, $C$ *child) {\n"
-                    "    tracec_msg_begin_group($M$, $num$, &child->$CM$);\n"
+                    "static inline $dep$void $writer$_begin_$field$($writer$ *m, $child_type$ *child) {\n"
+                    "    tracec_msg_begin_group($msg$, $num$, &child->$child_msg$);\n"
                     "}\n"
-                    "static inline $dep$void $W$_end_$F$($W$ *m, $C$ *child) {\n"
-                    "    tracec_msg_end_group($M$, $num$, &child->$CM$);\n"
+                    "static inline $dep$void $writer$_end_$field$($writer$ *m, $child_type$ *child) {\n"
+                    "    tracec_msg_end_group($msg$, $num$, &child->$child_msg$);\n"
                     "}\n",
-                    "dep", dep, "W", W, "F", F, "C", C, "M", M, "CM", CM, "num", num, NULL);
+                    "dep", dep, "writer", writer, "field", field, "child_type", child_type, "msg", msg, "child_msg", child_msg, "num", num, NULL);
         }
     } else if (f->type == T(STRING)) {
         tc_emit(p,
-                "static inline $dep$void $W$_set_$F$($W$ *m, const char *data, size_t size) {\n"
-                "    tracec_msg_put_bytes($M$, TRACEC_TAG($num$, TRACEC_WIRE_LEN), data, size);\n"
+                "static inline $dep$void $writer$_set_$field$($writer$ *m, const char *data, size_t size) {\n"
+                "    tracec_msg_put_bytes($msg$, TRACEC_TAG($num$, TRACEC_WIRE_LEN), data, size);\n"
                 "}\n"
-                "static inline $dep$void $W$_set_cstr_$F$($W$ *m, const char *value) {\n"
-                "    tracec_msg_put_cstr($M$, TRACEC_TAG($num$, TRACEC_WIRE_LEN), value);\n"
+                "static inline $dep$void $writer$_set_cstr_$field$($writer$ *m, const char *value) {\n"
+                "    tracec_msg_put_cstr($msg$, TRACEC_TAG($num$, TRACEC_WIRE_LEN), value);\n"
                 "}\n",
-                "dep", dep, "W", W, "F", F, "M", M, "num", num, NULL);
+                "dep", dep, "writer", writer, "field", field, "msg", msg, "num", num, NULL);
     } else if (f->type == T(BYTES)) {
         tc_emit(p,
-                "static inline $dep$void $W$_set_$F$($W$ *m, const void *data, size_t size) {\n"
-                "    tracec_msg_put_bytes($M$, TRACEC_TAG($num$, TRACEC_WIRE_LEN), data, size);\n"
+                "static inline $dep$void $writer$_set_$field$($writer$ *m, const void *data, size_t size) {\n"
+                "    tracec_msg_put_bytes($msg$, TRACEC_TAG($num$, TRACEC_WIRE_LEN), data, size);\n"
                 "}\n",
-                "dep", dep, "W", W, "F", F, "M", M, "num", num, NULL);
+                "dep", dep, "writer", writer, "field", field, "msg", msg, "num", num, NULL);
     } else {
         scalar_shape s = shape_of(f);
         const tc_type *e = NULL;
@@ -247,17 +247,17 @@ void tc_gen_field(tc_ctx *ctx, tc_printer *p, const tc_file_proto *file, const c
         }
         if (tc_field_is_packed(file, f)) {
             tc_emit(p,
-                    "static inline $dep$void $W$_set_$F$($W$ *m, const $pt$ *values, size_t count) {\n"
-                    "    tracec_msg_put_packed_$packed$($M$, TRACEC_TAG($num$, TRACEC_WIRE_LEN), $cast$values, count);\n"
+                    "static inline $dep$void $writer$_set_$field$($writer$ *m, const $pt$ *values, size_t count) {\n"
+                    "    tracec_msg_put_packed_$packed$($msg$, TRACEC_TAG($num$, TRACEC_WIRE_LEN), $cast$values, count);\n"
                     "}\n",
-                    "dep", dep, "W", W, "F", F, "M", M, "num", num, "pt", s.packed_ctype, "packed",
+                    "dep", dep, "writer", writer, "field", field, "msg", msg, "num", num, "pt", s.packed_ctype, "packed",
                     s.packed, "cast", s.packed_cast, NULL);
         } else {
             tc_emit(p,
-                    "static inline $dep$void $W$_set_$F$($W$ *m, $ctype$ value) {\n"
-                    "    $put$($M$, TRACEC_TAG($num$, $wire$), $conv$);\n"
+                    "static inline $dep$void $writer$_set_$field$($writer$ *m, $ctype$ value) {\n"
+                    "    $put$($msg$, TRACEC_TAG($num$, $wire$), $conv$);\n"
                     "}\n",
-                    "dep", dep, "W", W, "F", F, "M", M, "num", num, "ctype", s.ctype, "put", s.put,
+                    "dep", dep, "writer", writer, "field", field, "msg", msg, "num", num, "ctype", s.ctype, "put", s.put,
                     "wire", s.wire, "conv", s.conv, NULL);
         }
     }
@@ -267,7 +267,7 @@ void tc_gen_field(tc_ctx *ctx, tc_printer *p, const tc_file_proto *file, const c
 void tc_gen_enum(tc_ctx *ctx, tc_printer *p, const tc_type *t) {
     (void)ctx;
     const tc_enum_proto *e = t->enm;
-    tc_emit(p, "\n/* enum $full$$dep$ */\ntypedef enum $attr$$E$ {\n", "full", t->full_name, "E", t->c_name,
+    tc_emit(p, "\n/* enum $full$$dep$ */\ntypedef enum $attr$$enum$ {\n", "full", t->full_name, "enum", t->c_name,
             "dep", t->deprecated ? " [deprecated]" : "", "attr", t->deprecated ? "TRACEC_I_DEPRECATED " : "",
             NULL);
     tc_indent(p);
@@ -285,7 +285,7 @@ void tc_gen_enum(tc_ctx *ctx, tc_printer *p, const tc_type *t) {
         free(name);
     }
     tc_outdent(p);
-    tc_emit(p, "} $E$$tattr$;\n", "E", t->c_name, "tattr", t->deprecated ? " TRACEC_I_DEPRECATED" : "", NULL);
+    tc_emit(p, "} $enum$$tattr$;\n", "enum", t->c_name, "tattr", t->deprecated ? " TRACEC_I_DEPRECATED" : "", NULL);
 }
 
 void tc_gen_struct(tc_ctx *ctx, tc_printer *p, const tc_type *t) {
@@ -293,10 +293,10 @@ void tc_gen_struct(tc_ctx *ctx, tc_printer *p, const tc_type *t) {
     if (t->is_wrapper) return;
     tc_emit(p,
             "\n/* Writer of message $full$$dep$. */\n"
-            "typedef struct $attr$$W$ {\n"
+            "typedef struct $attr$$writer$ {\n"
             "    tracec_msg msg;\n"
-            "} $W$$tattr$;\n",
-            "full", t->full_name, "W", t->c_name, "dep", t->deprecated ? " [deprecated]" : "", "attr",
+            "} $writer$$tattr$;\n",
+            "full", t->full_name, "writer", t->c_name, "dep", t->deprecated ? " [deprecated]" : "", "attr",
             t->deprecated ? "TRACEC_I_DEPRECATED " : "", "tattr", t->deprecated ? " TRACEC_I_DEPRECATED" : "",
             NULL);
 }

@@ -18,6 +18,7 @@
  * are closed on the way out, and the first error is reported with its byte
  * offset in the input.
  */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -26,9 +27,9 @@
 enum { REC_VALUE = 0, REC_PACKED = 1, REC_UNKNOWN = 2 };
 
 /* Nested unknown fields are shown as messages at most this deep (as protoc does). */
-#define TC_UNKNOWN_BUDGET 10
+#define UNKNOWN_BUDGET 10
 
-typedef struct tracec_i_rec {
+typedef struct rec {
     tracec_i_field *f; /* NULL for unknown fields */
     uint32_t number;
     uint8_t wt;
@@ -38,16 +39,16 @@ typedef struct tracec_i_rec {
     size_t len;
     const uint8_t *at;   /* the tag */
     size_t idx;          /* wire order */
-} tracec_i_rec;
+} rec;
 
-typedef struct tracec_i_scratch {
-    tracec_i_rec *recs;
+typedef struct scratch_level {
+    rec *recs;
     size_t n, cap;
     size_t *order;
     size_t order_cap;
-} tracec_i_scratch;
+} scratch_level;
 
-typedef struct tracec_i_dec {
+typedef struct dec {
     tracec_i_schema *s;
     tracec_i_out *o;
     const uint8_t *input;
@@ -64,30 +65,30 @@ typedef struct tracec_i_dec {
     tracec_error *err;
     tracec_status_t status;
     size_t merged_off; /* offset reported for errors inside merged message bodies */
-    tracec_i_scratch *scratch;
+    scratch_level *scratch;
     int nscratch;
-} tracec_i_dec;
+} dec;
 
-static bool tracec_i_print_msg(tracec_i_dec *d, tracec_i_msg *mi, const uint8_t *buf, size_t len, int depth);
+static bool print_msg(dec *d, tracec_i_msg *mi, const uint8_t *buf, size_t len, int depth);
 
-static size_t tracec_i_off(const tracec_i_dec *d, const uint8_t *p) {
+static size_t off(const dec *d, const uint8_t *p) {
     if (p >= d->input && p <= d->input + d->input_size) return (size_t)(p - d->input);
     return d->merged_off;
 }
 
-static void tracec_i_fail(tracec_i_dec *d, const uint8_t *at, const tracec_i_msg *mi, uint32_t number, const char *what) {
+static void fail(dec *d, const uint8_t *at, const tracec_i_msg *mi, uint32_t number, const char *what) {
     if (d->status != TRACEC_STATUS_SUCCESS) return;
     d->status = TRACEC_STATUS_CORRUPT_DATA;
     const char *type = mi ? mi->full_name : "unknown fields";
     if (number)
-        tracec_i_set_error(d->err, "%s: byte offset %zu: %s (field %u of %s)", d->file_name, tracec_i_off(d, at),
+        tracec_i_set_error(d->err, "%s: byte offset %zu: %s (field %u of %s)", d->file_name, off(d, at),
                      what, number, type);
     else
-        tracec_i_set_error(d->err, "%s: byte offset %zu: %s (in %s)", d->file_name, tracec_i_off(d, at), what,
+        tracec_i_set_error(d->err, "%s: byte offset %zu: %s (in %s)", d->file_name, off(d, at), what,
                      type);
 }
 
-static void tracec_i_oom(tracec_i_dec *d) {
+static void oom(dec *d) {
     if (d->status != TRACEC_STATUS_SUCCESS) return;
     d->status = TRACEC_STATUS_OUT_OF_MEMORY;
     tracec_i_set_error(d->err, "%s: out of memory", d->file_name);
@@ -100,92 +101,26 @@ static void tracec_i_oom(tracec_i_dec *d) {
  * fields unknown).  Returns 1, 0 at the end, -1 on a malformed field (the
  * error is reported through *what / *at and not yet recorded).
  */
-static int tracec_i_next(tracec_i_dec *d, tracec_i_msg *mi, const uint8_t **pp, const uint8_t *end, int depth,
-                   tracec_i_rec *r, const char **what, const uint8_t **at) {
-    const uint8_t *p = *pp;
-    if (p >= end) return 0;
-    r->at = p;
-    uint64_t tag;
-    int vr = tracec_i_read_varint(&p, end, &tag);
-    if (vr != TC_VARINT_OK || tag > UINT32_MAX) {
-        *what = vr == TC_VARINT_TRUNCATED ? "truncated tag" : "invalid tag";
-        *at = r->at;
-        return -1;
-    }
-    r->number = (uint32_t)(tag >> 3);
-    r->wt = (uint8_t)(tag & 7);
-    if (r->number == 0) {
-        *what = "invalid field number 0";
-        *at = r->at;
-        return -1;
-    }
-    switch (r->wt) {
-    case TC_WT_VARINT:
-        vr = tracec_i_read_varint(&p, end, &r->v);
-        if (vr != TC_VARINT_OK) {
-            *what = vr == TC_VARINT_TRUNCATED ? "truncated varint" : "varint longer than 10 bytes";
-            *at = p;
-            return -1;
-        }
-        break;
-    case TC_WT_FIXED64:
-        if ((size_t)(end - p) < 8) {
-            *what = "truncated fixed64 value";
-            *at = p;
-            return -1;
-        }
-        r->v = tracec_i_load64(p);
-        p += 8;
-        break;
-    case TC_WT_FIXED32:
-        if ((size_t)(end - p) < 4) {
-            *what = "truncated fixed32 value";
-            *at = p;
-            return -1;
-        }
-        r->v = tracec_i_load32(p);
-        p += 4;
-        break;
-    case TC_WT_LEN: {
-        const uint8_t *lp = p;
-        vr = tracec_i_read_varint(&p, end, &r->v);
-        if (vr != TC_VARINT_OK) {
-            *what = vr == TC_VARINT_TRUNCATED ? "truncated length" : "length longer than 10 bytes";
-            *at = lp;
-            return -1;
-        }
-        if (r->v > (uint64_t)(end - p)) {
-            *what = "length runs past the end of the enclosing message";
-            *at = lp;
-            return -1;
-        }
-        r->data = p;
-        r->len = (size_t)r->v;
-        p += r->len;
-        break;
-    }
-    case TC_WT_SGROUP: {
-        const uint8_t *body = p, *end_tag = NULL;
-        const char *e = tracec_i_skip_value(&p, end, r->number, TC_WT_SGROUP, d->max_depth - depth - 1, &end_tag);
-        if (e) {
-            *what = e;
-            *at = p;
-            return -1;
-        }
-        r->data = body;
-        r->len = (size_t)(end_tag - body);
-        break;
-    }
-    case TC_WT_EGROUP:
+static int next_field(dec *d, tracec_i_msg *mi, const uint8_t **pp, const uint8_t *end, int depth,
+                   rec *r, const char **what, const uint8_t **at) {
+    tracec_wire_field wf;
+    int k = tracec_i_read_field(pp, end, d->max_depth - depth - 1, &wf, what, at);
+    if (k == 0) return 0;
+    r->at = wf.start;
+    r->number = wf.number;
+    r->wt = wf.type;
+    if (k < 0) return -1;
+    if (wf.type == TRACEC_WIRE_EGROUP) {
         *what = "unexpected end-group tag";
-        *at = r->at;
-        return -1;
-    default:
-        *what = "invalid wire type";
-        *at = r->at;
+        *at = wf.start;
+        *pp = wf.start;
         return -1;
     }
-    *pp = p;
+    r->v = wf.value;
+    if (wf.type == TRACEC_WIRE_LEN || wf.type == TRACEC_WIRE_SGROUP) {
+        r->data = wf.data;
+        r->len = wf.size;
+    }
 
     tracec_i_field *f = mi ? tracec_i_msg_field(d->s, mi, r->number) : NULL;
     r->f = f;
@@ -197,7 +132,7 @@ static int tracec_i_next(tracec_i_dec *d, tracec_i_msg *mi, const uint8_t **pp, 
             r->kind = REC_UNKNOWN;
             r->f = NULL;
         }
-    } else if (f && f->packable && r->wt == TC_WT_LEN) {
+    } else if (f && f->packable && r->wt == TRACEC_WIRE_LEN) {
         r->kind = REC_PACKED;
     } else {
         r->kind = REC_UNKNOWN;
@@ -207,11 +142,11 @@ static int tracec_i_next(tracec_i_dec *d, tracec_i_msg *mi, const uint8_t **pp, 
 }
 
 /* Whether a packed closed-enum payload holds a value the enum lacks (or is malformed). */
-static bool tracec_i_packed_has_unknown_enum(const tracec_i_rec *r) {
+static bool packed_has_unknown_enum(const rec *r) {
     const uint8_t *p = r->data, *end = r->data + r->len;
     while (p < end) {
         uint64_t v;
-        if (tracec_i_read_varint(&p, end, &v) != TC_VARINT_OK) return true;
+        if (tracec_wire_read_varint(&p, end, &v) != TRACEC_VARINT_OK) return true;
         if (!tracec_i_enum_name(r->f->en, (int32_t)v, NULL)) return true;
     }
     return false;
@@ -219,7 +154,7 @@ static bool tracec_i_packed_has_unknown_enum(const tracec_i_rec *r) {
 
 /* ---- Printing values ------------------------------------------------------ */
 
-static void tracec_i_print_scalar(tracec_i_dec *d, const tracec_i_field *f, uint64_t v) {
+static void print_scalar(dec *d, const tracec_i_field *f, uint64_t v) {
     tracec_i_out *o = d->o;
     switch ((tracec_field_type)f->type) {
     case TRACEC_TYPE_DOUBLE: {
@@ -279,12 +214,12 @@ static void tracec_i_print_scalar(tracec_i_dec *d, const tracec_i_field *f, uint
     }
 }
 
-static inline void tracec_i_print_name(tracec_i_dec *d, const tracec_i_field *f, int indent) {
+static inline void print_name(dec *d, const tracec_i_field *f, int indent) {
     tracec_i_out_indent(d->o, indent);
     tracec_i_out_put(d->o, f->pname, f->pname_len);
 }
 
-static void tracec_i_print_unknown(tracec_i_dec *d, uint32_t number, int wt, uint64_t v, const uint8_t *data,
+static void print_unknown(dec *d, uint32_t number, int wt, uint64_t v, const uint8_t *data,
                              size_t len, int indent, int budget);
 
 /*
@@ -292,64 +227,52 @@ static void tracec_i_print_unknown(tracec_i_dec *d, uint32_t number, int wt, uin
  * under the winner (a message, a packed run) is printed as an unknown field;
  * returns true when it was.
  */
-static bool tracec_i_print_as_unknown(tracec_i_dec *d, const tracec_i_rec *r, const uint8_t *body, size_t len,
+static bool print_as_unknown(dec *d, const rec *r, const uint8_t *body, size_t len,
                                       int depth) {
     if (!d->lenient) return false;
     if (r->f->is_msg ? tracec_i_wire_parses(body, len, d->max_depth - depth)
                      : tracec_i_packed_parses(r->f->wt, body, len))
         return false;
-    if (!d->hide_unknown) tracec_i_print_unknown(d, r->number, TC_WT_LEN, len, body, len, depth, TC_UNKNOWN_BUDGET);
+    if (!d->hide_unknown) print_unknown(d, r->number, TRACEC_WIRE_LEN, len, body, len, depth, UNKNOWN_BUDGET);
     return true;
 }
 
-static bool tracec_i_print_packed(tracec_i_dec *d, tracec_i_msg *mi, const tracec_i_rec *r, int indent) {
+static bool print_packed(dec *d, tracec_i_msg *mi, const rec *r, int indent) {
     const tracec_i_field *f = r->f;
     const uint8_t *p = r->data, *end = r->data + r->len;
-    if (tracec_i_print_as_unknown(d, r, p, r->len, indent)) return true;
+    if (print_as_unknown(d, r, p, r->len, indent)) return true;
     while (p < end) {
         uint64_t v;
         const uint8_t *at = p;
-        if (f->wt == TC_WT_VARINT) {
-            int vr = tracec_i_read_varint(&p, end, &v);
-            if (vr != TC_VARINT_OK) {
-                tracec_i_fail(d, at, mi, r->number,
-                        vr == TC_VARINT_TRUNCATED ? "truncated varint in packed field"
-                                                  : "varint longer than 10 bytes in packed field");
-                return false;
-            }
-        } else {
-            size_t w = f->wt == TC_WT_FIXED64 ? 8 : 4;
-            if ((size_t)(end - p) < w) {
-                tracec_i_fail(d, at, mi, r->number, "packed field length is not a multiple of the element size");
-                return false;
-            }
-            v = w == 8 ? tracec_i_load64(p) : tracec_i_load32(p);
-            p += w;
+        const char *what = tracec_i_packed_next(&p, end, f->wt, &v);
+        if (what) {
+            fail(d, at, mi, r->number, what);
+            return false;
         }
-        tracec_i_print_name(d, f, indent);
+        print_name(d, f, indent);
         tracec_i_out_put(d->o, ": ", 2);
-        tracec_i_print_scalar(d, f, v);
+        print_scalar(d, f, v);
         tracec_i_out_putc(d->o, '\n');
     }
     return true;
 }
 
-static bool tracec_i_print_sub(tracec_i_dec *d, tracec_i_msg *mi, const tracec_i_rec *r, const uint8_t *body, size_t len,
+static bool print_sub(dec *d, tracec_i_msg *mi, const rec *r, const uint8_t *body, size_t len,
                          int depth) {
     tracec_i_field *f = r->f;
     if (depth + 1 > d->max_depth) {
-        tracec_i_fail(d, r->at, mi, r->number, "messages nested deeper than the limit");
+        fail(d, r->at, mi, r->number, "messages nested deeper than the limit");
         return false;
     }
-    if (tracec_i_print_as_unknown(d, r, body, len, depth)) return true;
+    if (print_as_unknown(d, r, body, len, depth)) return true;
     tracec_i_msg *sub = tracec_i_field_sub(d->s, f);
     if (!sub) {
-        tracec_i_oom(d);
+        oom(d);
         return false;
     }
-    tracec_i_print_name(d, f, depth);
+    print_name(d, f, depth);
     tracec_i_out_put(d->o, " {\n", 3);
-    bool ok = tracec_i_print_msg(d, sub, body, len, depth + 1);
+    bool ok = print_msg(d, sub, body, len, depth + 1);
     tracec_i_out_indent(d->o, depth);
     tracec_i_out_put(d->o, "}\n", 2);
     return ok;
@@ -357,30 +280,30 @@ static bool tracec_i_print_sub(tracec_i_dec *d, tracec_i_msg *mi, const tracec_i
 
 /* ---- Unknown fields ------------------------------------------------------- */
 
-static void tracec_i_print_unknown_set(tracec_i_dec *d, const uint8_t *p, size_t len, int indent, int budget);
+static void print_unknown_set(dec *d, const uint8_t *p, size_t len, int indent, int budget);
 
-static void tracec_i_print_unknown(tracec_i_dec *d, uint32_t number, int wt, uint64_t v, const uint8_t *data,
+static void print_unknown(dec *d, uint32_t number, int wt, uint64_t v, const uint8_t *data,
                              size_t len, int indent, int budget) {
     tracec_i_out *o = d->o;
     tracec_i_out_indent(o, indent);
     tracec_i_out_u64(o, number);
     switch (wt) {
-    case TC_WT_VARINT:
+    case TRACEC_WIRE_VARINT:
         tracec_i_out_put(o, ": ", 2);
         tracec_i_out_u64(o, v);
         break;
-    case TC_WT_FIXED32:
+    case TRACEC_WIRE_FIXED32:
         tracec_i_out_put(o, ": ", 2);
         tracec_i_out_hex(o, v, 8);
         break;
-    case TC_WT_FIXED64:
+    case TRACEC_WIRE_FIXED64:
         tracec_i_out_put(o, ": ", 2);
         tracec_i_out_hex(o, v, 16);
         break;
-    case TC_WT_LEN:
+    case TRACEC_WIRE_LEN:
         if (len > 0 && budget > 0 && tracec_i_wire_parses(data, len, budget)) {
             tracec_i_out_put(o, " {\n", 3);
-            tracec_i_print_unknown_set(d, data, len, indent + 1, budget - 1);
+            print_unknown_set(d, data, len, indent + 1, budget - 1);
             tracec_i_out_indent(o, indent);
             tracec_i_out_putc(o, '}');
         } else {
@@ -389,9 +312,9 @@ static void tracec_i_print_unknown(tracec_i_dec *d, uint32_t number, int wt, uin
             tracec_i_out_putc(o, '"');
         }
         break;
-    case TC_WT_SGROUP:
+    case TRACEC_WIRE_SGROUP:
         tracec_i_out_put(o, " {\n", 3);
-        tracec_i_print_unknown_set(d, data, len, indent + 1, budget - 1);
+        print_unknown_set(d, data, len, indent + 1, budget - 1);
         tracec_i_out_indent(o, indent);
         tracec_i_out_putc(o, '}');
         break;
@@ -400,51 +323,18 @@ static void tracec_i_print_unknown(tracec_i_dec *d, uint32_t number, int wt, uin
 }
 
 /* Prints an already validated run of unknown fields. */
-static void tracec_i_print_unknown_set(tracec_i_dec *d, const uint8_t *p, size_t len, int indent, int budget) {
-    const uint8_t *end = p + len;
-    while (p < end) {
-        uint64_t tag, v = 0;
-        if (tracec_i_read_varint(&p, end, &tag) != TC_VARINT_OK) return;
-        uint32_t n = (uint32_t)(tag >> 3);
-        int wt = (int)(tag & 7);
-        const uint8_t *data = NULL;
-        size_t dlen = 0;
-        switch (wt) {
-        case TC_WT_VARINT:
-            if (tracec_i_read_varint(&p, end, &v) != TC_VARINT_OK) return;
-            break;
-        case TC_WT_FIXED32:
-            v = tracec_i_load32(p);
-            p += 4;
-            break;
-        case TC_WT_FIXED64:
-            v = tracec_i_load64(p);
-            p += 8;
-            break;
-        case TC_WT_LEN:
-            if (tracec_i_read_varint(&p, end, &v) != TC_VARINT_OK) return;
-            data = p;
-            dlen = (size_t)v;
-            p += dlen;
-            break;
-        case TC_WT_SGROUP: {
-            const uint8_t *end_tag = NULL;
-            data = p;
-            if (tracec_i_skip_value(&p, end, n, wt, 1 << 20, &end_tag)) return;
-            dlen = (size_t)(end_tag - data);
-            break;
-        }
-        default:
-            return;
-        }
-        tracec_i_print_unknown(d, n, wt, v, data, dlen, indent, budget);
-    }
+static void print_unknown_set(dec *d, const uint8_t *p, size_t len, int indent, int budget) {
+    const uint8_t *end = p + len, *at;
+    const char *what;
+    tracec_wire_field f;
+    while (tracec_i_read_field(&p, end, INT_MAX, &f, &what, &at) > 0 && f.type != TRACEC_WIRE_EGROUP)
+        print_unknown(d, f.number, f.type, f.value, f.data, f.size, indent, budget);
 }
 
 /* ---- Printing fields ------------------------------------------------------ */
 
 /* Whether a plain value holds its type's default (what protoc's HasField tests for proto3 scalars). */
-static bool tracec_i_is_default(const tracec_i_field *f, const tracec_i_rec *r) {
+static bool is_default(const tracec_i_field *f, const rec *r) {
     switch ((tracec_field_type)f->type) {
     case TRACEC_TYPE_STRING:
     case TRACEC_TYPE_BYTES:
@@ -463,8 +353,8 @@ static bool tracec_i_is_default(const tracec_i_field *f, const tracec_i_rec *r) 
 }
 
 /* Prints the default value of `f` (a map entry's missing key or value), as protoc does. */
-static void tracec_i_print_default(tracec_i_dec *d, const tracec_i_field *f, int depth) {
-    tracec_i_print_name(d, f, depth);
+static void print_default(dec *d, const tracec_i_field *f, int depth) {
+    print_name(d, f, depth);
     if (f->is_msg || f->type == TRACEC_TYPE_MESSAGE || f->type == TRACEC_TYPE_GROUP) {
         tracec_i_out_put(d->o, " {\n", 3);
         tracec_i_out_indent(d->o, depth);
@@ -479,29 +369,29 @@ static void tracec_i_print_default(tracec_i_dec *d, const tracec_i_field *f, int
         /* An enum's default is its first declared value (0 in proto3). */
         if (f->type == TRACEC_TYPE_ENUM && f->en && tracec_enumdef_value_count(f->en->def))
             v = (uint64_t)(int64_t)tracec_enumdef_value_number(f->en->def, 0);
-        tracec_i_print_scalar(d, f, v);
+        print_scalar(d, f, v);
     }
     tracec_i_out_putc(d->o, '\n');
 }
 
-static bool tracec_i_print_rec(tracec_i_dec *d, tracec_i_msg *mi, const tracec_i_rec *r, int depth) {
+static bool print_rec(dec *d, tracec_i_msg *mi, const rec *r, int depth) {
     if (r->kind == REC_UNKNOWN) {
         if (!d->hide_unknown)
-            tracec_i_print_unknown(d, r->number, r->wt, r->v, r->data, r->len, depth, TC_UNKNOWN_BUDGET);
+            print_unknown(d, r->number, r->wt, r->v, r->data, r->len, depth, UNKNOWN_BUDGET);
         return true;
     }
-    if (r->kind == REC_PACKED) return tracec_i_print_packed(d, mi, r, depth);
+    if (r->kind == REC_PACKED) return print_packed(d, mi, r, depth);
     const tracec_i_field *f = r->f;
-    if (f->is_msg) return tracec_i_print_sub(d, mi, r, r->data, r->len, depth);
-    if (f->implicit && tracec_i_is_default(f, r)) return true; /* proto3: default == absent */
-    tracec_i_print_name(d, f, depth);
+    if (f->is_msg) return print_sub(d, mi, r, r->data, r->len, depth);
+    if (f->implicit && is_default(f, r)) return true; /* proto3: default == absent */
+    print_name(d, f, depth);
     tracec_i_out_put(d->o, ": ", 2);
     if (f->type == TRACEC_TYPE_STRING || f->type == TRACEC_TYPE_BYTES) {
         tracec_i_out_putc(d->o, '"');
         tracec_i_out_escaped(d->o, r->data, r->len);
         tracec_i_out_putc(d->o, '"');
     } else {
-        tracec_i_print_scalar(d, f, r->v);
+        print_scalar(d, f, r->v);
     }
     tracec_i_out_putc(d->o, '\n');
     return true;
@@ -509,10 +399,10 @@ static bool tracec_i_print_rec(tracec_i_dec *d, tracec_i_msg *mi, const tracec_i
 
 /* ---- The non-canonical path ----------------------------------------------- */
 
-static bool tracec_i_scratch_push(tracec_i_scratch *sc, const tracec_i_rec *r) {
+static bool scratch_push(scratch_level *sc, const rec *r) {
     if (sc->n == sc->cap) {
         size_t ncap = sc->cap ? sc->cap * 2 : 64;
-        tracec_i_rec *nr = realloc(sc->recs, ncap * sizeof *nr);
+        rec *nr = realloc(sc->recs, ncap * sizeof *nr);
         if (!nr) return false;
         sc->recs = nr;
         sc->cap = ncap;
@@ -524,7 +414,7 @@ static bool tracec_i_scratch_push(tracec_i_scratch *sc, const tracec_i_rec *r) {
 }
 
 /* Sorts `order[0..n)` (indices into recs) by (number, wire order); merge sort, no globals. */
-static void tracec_i_sort_order(const tracec_i_rec *recs, size_t *order, size_t *tmp, size_t n) {
+static void sort_order(const rec *recs, size_t *order, size_t *tmp, size_t n) {
     if (n < 2) return;
     if (n <= 16) {
         for (size_t i = 1; i < n; i++) {
@@ -538,8 +428,8 @@ static void tracec_i_sort_order(const tracec_i_rec *recs, size_t *order, size_t 
         return;
     }
     size_t h = n / 2;
-    tracec_i_sort_order(recs, order, tmp, h);
-    tracec_i_sort_order(recs, order + h, tmp, n - h);
+    sort_order(recs, order, tmp, h);
+    sort_order(recs, order + h, tmp, n - h);
     size_t i = 0, j = h, k = 0;
     while (i < h && j < n) {
         if (recs[order[j]].number < recs[order[i]].number)
@@ -553,34 +443,34 @@ static void tracec_i_sort_order(const tracec_i_rec *recs, size_t *order, size_t 
 }
 
 /* Prints the singular message field recs[order[i..j)] merged (only those after `cutoff`). */
-static bool tracec_i_print_merged(tracec_i_dec *d, tracec_i_msg *mi, const tracec_i_rec *recs, const size_t *order,
+static bool print_merged(dec *d, tracec_i_msg *mi, const rec *recs, const size_t *order,
                             size_t i, size_t j, size_t cutoff, bool has_cutoff, int depth) {
     size_t total = 0, count = 0, first = SIZE_MAX;
     for (size_t k = i; k < j; k++) {
-        const tracec_i_rec *r = &recs[order[k]];
+        const rec *r = &recs[order[k]];
         if (has_cutoff && r->idx <= cutoff) continue;
         total += r->len;
         count++;
         if (first == SIZE_MAX) first = k;
     }
     if (count == 0) return true;
-    const tracec_i_rec *fr = &recs[order[first]];
-    if (count == 1) return tracec_i_print_sub(d, mi, fr, fr->data, fr->len, depth);
+    const rec *fr = &recs[order[first]];
+    if (count == 1) return print_sub(d, mi, fr, fr->data, fr->len, depth);
     uint8_t *buf = malloc(total ? total : 1);
     if (!buf) {
-        tracec_i_oom(d);
+        oom(d);
         return false;
     }
     size_t pos = 0;
     for (size_t k = first; k < j; k++) {
-        const tracec_i_rec *r = &recs[order[k]];
+        const rec *r = &recs[order[k]];
         if (has_cutoff && r->idx <= cutoff) continue;
         memcpy(buf + pos, r->data, r->len);
         pos += r->len;
     }
     size_t saved = d->merged_off;
-    d->merged_off = tracec_i_off(d, fr->data);
-    bool ok = tracec_i_print_sub(d, mi, fr, buf, total, depth);
+    d->merged_off = off(d, fr->data);
+    bool ok = print_sub(d, mi, fr, buf, total, depth);
     d->merged_off = saved;
     free(buf);
     return ok;
@@ -589,14 +479,14 @@ static bool tracec_i_print_merged(tracec_i_dec *d, tracec_i_msg *mi, const trace
 /* ---- Maps ---------------------------------------------------------------- */
 
 /* A map entry's key, in a form that sorts as protoc sorts map keys. */
-typedef struct tracec_i_mkey {
+typedef struct mkey {
     const uint8_t *s; /* string keys */
     size_t len;
     uint64_t u;       /* integer keys; signed ones biased so that unsigned order is numeric order */
     size_t pos;       /* wire position among the entries (the sort is stable) */
-} tracec_i_mkey;
+} mkey;
 
-static int tracec_i_mkey_cmp(const tracec_i_mkey *a, const tracec_i_mkey *b, bool str) {
+static int mkey_cmp(const mkey *a, const mkey *b, bool str) {
     if (str) {
         size_t n = a->len < b->len ? a->len : b->len;
         int c = n ? memcmp(a->s, b->s, n) : 0;
@@ -608,19 +498,19 @@ static int tracec_i_mkey_cmp(const tracec_i_mkey *a, const tracec_i_mkey *b, boo
     return a->pos < b->pos ? -1 : a->pos > b->pos;
 }
 
-static void tracec_i_mkey_sort(tracec_i_mkey *k, tracec_i_mkey *tmp, size_t n, bool str) {
+static void mkey_sort(mkey *k, mkey *tmp, size_t n, bool str) {
     if (n < 2) return;
     size_t h = n / 2;
-    tracec_i_mkey_sort(k, tmp, h, str);
-    tracec_i_mkey_sort(k + h, tmp, n - h, str);
+    mkey_sort(k, tmp, h, str);
+    mkey_sort(k + h, tmp, n - h, str);
     size_t i = 0, j = h, o = 0;
-    while (i < h && j < n) tmp[o++] = tracec_i_mkey_cmp(&k[j], &k[i], str) < 0 ? k[j++] : k[i++];
+    while (i < h && j < n) tmp[o++] = mkey_cmp(&k[j], &k[i], str) < 0 ? k[j++] : k[i++];
     while (i < h) tmp[o++] = k[i++];
     while (j < n) tmp[o++] = k[j++];
     memcpy(k, tmp, n * sizeof *k);
 }
 
-static uint64_t tracec_i_mkey_int(const tracec_i_field *kf, uint64_t v) {
+static uint64_t mkey_int(const tracec_i_field *kf, uint64_t v) {
     const uint64_t bias = (uint64_t)1 << 63;
     switch ((tracec_field_type)kf->type) {
     case TRACEC_TYPE_INT32:
@@ -650,67 +540,67 @@ static uint64_t tracec_i_mkey_int(const tracec_i_field *kf, uint64_t v) {
  * protoc 3.21 does: a stable sort, so entries with equal keys (protoc keeps
  * them all) stay in wire order; an entry without a key sorts as the default.
  */
-static bool tracec_i_print_map(tracec_i_dec *d, tracec_i_msg *mi, const tracec_i_rec *recs, const size_t *order, size_t n,
+static bool print_map(dec *d, tracec_i_msg *mi, const rec *recs, const size_t *order, size_t n,
                          int depth) {
     tracec_i_field *f = recs[order[0]].f;
     tracec_i_msg *entry = tracec_i_field_sub(d->s, f);
     if (!entry) {
-        tracec_i_oom(d);
+        oom(d);
         return false;
     }
     tracec_i_field *kf = tracec_i_msg_field(d->s, entry, 1);
     bool str = kf && (kf->type == TRACEC_TYPE_STRING || kf->type == TRACEC_TYPE_BYTES);
-    tracec_i_mkey *keys = malloc(2 * n * sizeof *keys);
+    mkey *keys = malloc(2 * n * sizeof *keys);
     if (!keys) {
-        tracec_i_oom(d);
+        oom(d);
         return false;
     }
     for (size_t i = 0; i < n; i++) {
-        const tracec_i_rec *r = &recs[order[i]];
-        tracec_i_mkey *k = &keys[i];
+        const rec *r = &recs[order[i]];
+        mkey *k = &keys[i];
         k->s = NULL;
         k->len = 0;
-        k->u = kf && !str ? tracec_i_mkey_int(kf, 0) : 0;
+        k->u = kf && !str ? mkey_int(kf, 0) : 0;
         k->pos = i;
         const uint8_t *p = r->data, *end = r->data + r->len;
-        tracec_i_rec e;
+        rec e;
         const char *what;
         const uint8_t *at;
         /* The last key in the entry wins; a malformed entry keeps what came before (its error is
          * reported when it is printed). */
-        while (kf && tracec_i_next(d, entry, &p, end, depth + 1, &e, &what, &at) > 0) {
+        while (kf && next_field(d, entry, &p, end, depth + 1, &e, &what, &at) > 0) {
             if (e.f != kf || e.kind != REC_VALUE) continue;
             if (str) {
                 k->s = e.data;
                 k->len = e.len;
             } else {
-                k->u = tracec_i_mkey_int(kf, e.v);
+                k->u = mkey_int(kf, e.v);
             }
         }
     }
-    tracec_i_mkey_sort(keys, keys + n, n, str);
+    mkey_sort(keys, keys + n, n, str);
     bool ok = true;
-    for (size_t i = 0; i < n && ok; i++) ok = tracec_i_print_rec(d, mi, &recs[order[keys[i].pos]], depth);
+    for (size_t i = 0; i < n && ok; i++) ok = print_rec(d, mi, &recs[order[keys[i].pos]], depth);
     free(keys);
     return ok;
 }
 
-static bool tracec_i_print_slow(tracec_i_dec *d, tracec_i_msg *mi, const uint8_t *buf, const uint8_t *valid_end,
+static bool print_slow(dec *d, tracec_i_msg *mi, const uint8_t *buf, const uint8_t *valid_end,
                           int depth, const uint8_t **err_at, const char **err_what, uint32_t *err_num) {
-    tracec_i_scratch *sc = &d->scratch[depth];
+    scratch_level *sc = &d->scratch[depth];
     sc->n = 0;
     const uint8_t *p = buf;
-    tracec_i_rec r;
+    rec r;
     const char *what;
     const uint8_t *at;
-    while (p < valid_end && tracec_i_next(d, mi, &p, valid_end, depth, &r, &what, &at) > 0) {
-        if (r.kind == REC_PACKED && r.f->closed_enum && r.f->en && tracec_i_packed_has_unknown_enum(&r)) {
+    while (p < valid_end && next_field(d, mi, &p, valid_end, depth, &r, &what, &at) > 0) {
+        if (r.kind == REC_PACKED && r.f->closed_enum && r.f->en && packed_has_unknown_enum(&r)) {
             /* Expand: known values stay with the field, others become unknown varints. */
             const uint8_t *q = r.data, *qe = r.data + r.len;
             while (q < qe) {
                 uint64_t v;
                 const uint8_t *vat = q;
-                if (tracec_i_read_varint(&q, qe, &v) != TC_VARINT_OK) {
+                if (tracec_wire_read_varint(&q, qe, &v) != TRACEC_VARINT_OK) {
                     /* The valid part ends before this field. */
                     *err_at = vat;
                     *err_what = "malformed varint in packed field";
@@ -718,8 +608,8 @@ static bool tracec_i_print_slow(tracec_i_dec *d, tracec_i_msg *mi, const uint8_t
                     p = valid_end;
                     break;
                 }
-                tracec_i_rec e = r;
-                e.wt = TC_WT_VARINT;
+                rec e = r;
+                e.wt = TRACEC_WIRE_VARINT;
                 e.v = v;
                 e.kind = REC_VALUE;
                 if (!tracec_i_enum_name(r.f->en, (int32_t)v, NULL)) {
@@ -727,15 +617,15 @@ static bool tracec_i_print_slow(tracec_i_dec *d, tracec_i_msg *mi, const uint8_t
                     e.f = NULL;
                     e.v = (uint64_t)(int64_t)(int32_t)v;
                 }
-                if (!tracec_i_scratch_push(sc, &e)) {
-                    tracec_i_oom(d);
+                if (!scratch_push(sc, &e)) {
+                    oom(d);
                     return false;
                 }
             }
             continue;
         }
-        if (!tracec_i_scratch_push(sc, &r)) {
-            tracec_i_oom(d);
+        if (!scratch_push(sc, &r)) {
+            oom(d);
             return false;
         }
     }
@@ -743,7 +633,7 @@ static bool tracec_i_print_slow(tracec_i_dec *d, tracec_i_msg *mi, const uint8_t
     if (sc->order_cap < 2 * n) {
         size_t *no = realloc(sc->order, 2 * n * sizeof *no);
         if (!no) {
-            tracec_i_oom(d);
+            oom(d);
             return false;
         }
         sc->order = no;
@@ -752,7 +642,7 @@ static bool tracec_i_print_slow(tracec_i_dec *d, tracec_i_msg *mi, const uint8_t
     size_t *order = sc->order, nk = 0;
     for (size_t i = 0; i < n; i++)
         if (sc->recs[i].f) order[nk++] = i;
-    tracec_i_sort_order(sc->recs, order, order + n, nk);
+    sort_order(sc->recs, order, order + n, nk);
 
     /* Oneofs: the member seen last wins; a winning message merges the
      * occurrences after the last occurrence of any other member. */
@@ -768,15 +658,15 @@ static bool tracec_i_print_slow(tracec_i_dec *d, tracec_i_msg *mi, const uint8_t
             free(winner);
             free(cutoff);
             free(has_cut);
-            tracec_i_oom(d);
+            oom(d);
             return false;
         }
         for (size_t i = 0; i < n; i++) {
-            const tracec_i_rec *x = &sc->recs[i];
+            const rec *x = &sc->recs[i];
             if (x->f && x->f->oneof >= 0 && (size_t)x->f->oneof < no) winner[x->f->oneof] = x->number;
         }
         for (size_t i = 0; i < n; i++) {
-            const tracec_i_rec *x = &sc->recs[i];
+            const rec *x = &sc->recs[i];
             if (x->f && x->f->oneof >= 0 && (size_t)x->f->oneof < no &&
                 x->number != winner[x->f->oneof]) {
                 cutoff[x->f->oneof] = x->idx;
@@ -787,7 +677,7 @@ static bool tracec_i_print_slow(tracec_i_dec *d, tracec_i_msg *mi, const uint8_t
 
     /* Printing recurses, and deeper levels may move d->scratch: use `recs` and
      * `order` (which stay put), not `sc`, from here on. */
-    const tracec_i_rec *recs = sc->recs;
+    const rec *recs = sc->recs;
     size_t next_default = 0; /* map entries: the next of key/value that may need its default */
     bool ok = true;
     for (size_t i = 0; i < nk && ok;) {
@@ -797,45 +687,45 @@ static bool tracec_i_print_slow(tracec_i_dec *d, tracec_i_msg *mi, const uint8_t
         const tracec_i_field *f = recs[order[i]].f;
         if (mi->map_entry) {
             for (; next_default < mi->nfields && mi->fields[next_default].number <= num; next_default++)
-                if (mi->fields[next_default].number < num) tracec_i_print_default(d, &mi->fields[next_default], depth);
+                if (mi->fields[next_default].number < num) print_default(d, &mi->fields[next_default], depth);
         }
         if (f->repeated) {
             if (f->is_map && j - i > 1)
-                ok = tracec_i_print_map(d, mi, recs, order + i, j - i, depth);
+                ok = print_map(d, mi, recs, order + i, j - i, depth);
             else
-                for (size_t k = i; k < j && ok; k++) ok = tracec_i_print_rec(d, mi, &recs[order[k]], depth);
+                for (size_t k = i; k < j && ok; k++) ok = print_rec(d, mi, &recs[order[k]], depth);
         } else {
             int oi = f->oneof >= 0 && (size_t)f->oneof < no ? f->oneof : -1;
             if (oi >= 0 && winner[oi] != num) {
                 /* cleared by a later member of its oneof */
             } else if (f->is_msg) {
-                ok = tracec_i_print_merged(d, mi, recs, order, i, j, oi >= 0 ? cutoff[oi] : 0,
+                ok = print_merged(d, mi, recs, order, i, j, oi >= 0 ? cutoff[oi] : 0,
                                      oi >= 0 && has_cut[oi], depth);
             } else {
-                ok = tracec_i_print_rec(d, mi, &recs[order[j - 1]], depth);
+                ok = print_rec(d, mi, &recs[order[j - 1]], depth);
             }
         }
         i = j;
     }
     if (mi->map_entry && ok)
-        for (; next_default < mi->nfields; next_default++) tracec_i_print_default(d, &mi->fields[next_default], depth);
+        for (; next_default < mi->nfields; next_default++) print_default(d, &mi->fields[next_default], depth);
     free(winner);
     free(cutoff);
     free(has_cut);
     for (size_t i = 0; i < n && ok; i++)
-        if (!recs[i].f) ok = tracec_i_print_rec(d, mi, &recs[i], depth);
+        if (!recs[i].f) ok = print_rec(d, mi, &recs[i], depth);
     return ok;
 }
 
 /* ---- Messages ------------------------------------------------------------- */
 
-static bool tracec_i_print_msg(tracec_i_dec *d, tracec_i_msg *mi, const uint8_t *buf, size_t len, int depth) {
+static bool print_msg(dec *d, tracec_i_msg *mi, const uint8_t *buf, size_t len, int depth) {
     if (depth >= d->nscratch) {
         int n = d->nscratch ? d->nscratch * 2 : 16;
         while (n <= depth) n *= 2;
-        tracec_i_scratch *ns = realloc(d->scratch, (size_t)n * sizeof *ns);
+        scratch_level *ns = realloc(d->scratch, (size_t)n * sizeof *ns);
         if (!ns) {
-            tracec_i_oom(d);
+            oom(d);
             return false;
         }
         memset(ns + d->nscratch, 0, (size_t)(n - d->nscratch) * sizeof *ns);
@@ -852,10 +742,10 @@ static bool tracec_i_print_msg(tracec_i_dec *d, tracec_i_msg *mi, const uint8_t 
     bool canon = !mi->map_entry, seen_unknown = false;
     uint32_t last = 0;
     uint64_t oneofs = 0;
-    tracec_i_rec r;
+    rec r;
     for (;;) {
         const uint8_t *start = p;
-        int k = tracec_i_next(d, mi, &p, end, depth, &r, &err_what, &err_at);
+        int k = next_field(d, mi, &p, end, depth, &r, &err_what, &err_at);
         if (k == 0) break;
         if (k < 0) {
             valid_end = start;
@@ -879,7 +769,7 @@ static bool tracec_i_print_msg(tracec_i_dec *d, tracec_i_msg *mi, const uint8_t 
             }
             oneofs |= (uint64_t)1 << r.f->oneof;
         }
-        if (r.kind == REC_PACKED && r.f->closed_enum && r.f->en && tracec_i_packed_has_unknown_enum(&r))
+        if (r.kind == REC_PACKED && r.f->closed_enum && r.f->en && packed_has_unknown_enum(&r))
             canon = false;
         last = r.number;
     }
@@ -890,15 +780,15 @@ static bool tracec_i_print_msg(tracec_i_dec *d, tracec_i_msg *mi, const uint8_t 
         p = buf;
         const char *w;
         const uint8_t *a;
-        while (ok && p < valid_end && tracec_i_next(d, mi, &p, valid_end, depth, &r, &w, &a) > 0) {
-            ok = tracec_i_print_rec(d, mi, &r, depth);
+        while (ok && p < valid_end && next_field(d, mi, &p, valid_end, depth, &r, &w, &a) > 0) {
+            ok = print_rec(d, mi, &r, depth);
             if (d->o->failed) ok = false;
         }
     } else {
-        ok = tracec_i_print_slow(d, mi, buf, valid_end, depth, &err_at, &err_what, &err_num);
+        ok = print_slow(d, mi, buf, valid_end, depth, &err_at, &err_what, &err_num);
     }
     if (ok && err_what) {
-        tracec_i_fail(d, err_at, mi, err_num, err_what);
+        fail(d, err_at, mi, err_num, err_what);
         ok = false;
     }
     return ok;
@@ -941,7 +831,7 @@ tracec_status_t tracec_decode_text(tracec_pool *pool, const void *data, size_t s
     }
     tracec_i_out out;
     tracec_i_out_init(&out, write, write_ctx);
-    tracec_i_dec d;
+    dec d;
     memset(&d, 0, sizeof d);
     d.o = &out;
     d.input = data;
@@ -955,10 +845,10 @@ tracec_status_t tracec_decode_text(tracec_pool *pool, const void *data, size_t s
     d.s = tracec_i_schema_new(pool);
     tracec_i_msg *mi = d.s ? tracec_i_schema_msg(d.s, m) : NULL;
     if (!mi) {
-        tracec_i_oom(&d);
+        oom(&d);
     } else {
         static const uint8_t empty[1];
-        tracec_i_print_msg(&d, mi, size ? data : empty, size, 0);
+        print_msg(&d, mi, size ? data : empty, size, 0);
     }
     tracec_i_out_flush(&out);
     if (out.failed && d.status == TRACEC_STATUS_SUCCESS) {

@@ -5,7 +5,7 @@
  * usually differ in a few places), then the shortest edit script of the
  * middle is found by the greedy forward algorithm, keeping the frontier of
  * each step for the backtrack.  That costs D^2 integers for D differences,
- * so above TC_MAX_D differences the middle is reported as replaced
+ * so above MAX_D differences the middle is reported as replaced
  * wholesale: still a correct diff, just not a minimal one.
  */
 #include <stdio.h>
@@ -14,23 +14,23 @@
 #include "internal.h"
 #include "tracec/diff.h"
 
-#define TC_CONTEXT 3
-#define TC_MAX_D 2048
+#define CONTEXT_LINES 3
+#define MAX_D 2048
 
-typedef struct tracec_i_line {
+typedef struct line {
     const char *s;
     size_t len; /* without the newline */
     uint64_t hash;
-} tracec_i_line;
+} line;
 
 enum { OP_EQ = 0, OP_DEL = 1, OP_INS = 2 };
 
-static size_t tracec_i_split(const char *t, size_t n, tracec_i_line **out) {
+static size_t split(const char *t, size_t n, line **out) {
     size_t count = 0;
     for (size_t i = 0; i < n; i++)
         if (t[i] == '\n') count++;
     if (n && t[n - 1] != '\n') count++;
-    tracec_i_line *l = malloc((count ? count : 1) * sizeof *l);
+    line *l = malloc((count ? count : 1) * sizeof *l);
     if (!l) return SIZE_MAX;
     size_t k = 0, start = 0;
     for (size_t i = 0; i <= n; i++) {
@@ -48,7 +48,7 @@ static size_t tracec_i_split(const char *t, size_t n, tracec_i_line **out) {
     return k;
 }
 
-static inline bool tracec_i_line_eq(const tracec_i_line *a, const tracec_i_line *b) {
+static inline bool line_eq(const line *a, const line *b) {
     return a->hash == b->hash && a->len == b->len && memcmp(a->s, b->s, a->len) == 0;
 }
 
@@ -56,10 +56,10 @@ static inline bool tracec_i_line_eq(const tracec_i_line *a, const tracec_i_line 
  * Edit script of a[0..n) -> b[0..m) into ops (n + m entries at most);
  * returns the count, or SIZE_MAX when D exceeds the limit or memory runs out.
  */
-static size_t tracec_i_myers(const tracec_i_line *a, size_t n, const tracec_i_line *b, size_t m, uint8_t *ops) {
+static size_t myers(const line *a, size_t n, const line *b, size_t m, uint8_t *ops) {
     long N = (long)n, M = (long)m, max = N + M;
     if (max == 0) return 0;
-    long dmax = max < TC_MAX_D ? max : TC_MAX_D;
+    long dmax = max < MAX_D ? max : MAX_D;
     long *v = malloc((size_t)(2 * max + 3) * sizeof *v);
     /* trace[d] holds V[-d..d] after step d, at offset d*d. */
     long *trace = malloc((size_t)(dmax + 1) * (size_t)(dmax + 1) * sizeof *trace);
@@ -79,7 +79,7 @@ static size_t tracec_i_myers(const tracec_i_line *a, size_t n, const tracec_i_li
             else
                 x = v[off + k - 1] + 1;
             long y = x - k;
-            while (x < N && y < M && tracec_i_line_eq(&a[x], &b[y])) x++, y++;
+            while (x < N && y < M && line_eq(&a[x], &b[y])) x++, y++;
             v[off + k] = x;
             if (x >= N && y >= M) found = d;
         }
@@ -127,7 +127,7 @@ static size_t tracec_i_myers(const tracec_i_line *a, size_t n, const tracec_i_li
     return nops;
 }
 
-static bool tracec_i_put_range(tracec_bytes *out, char sign, size_t start, size_t len) {
+static bool put_range(tracec_bytes *out, char sign, size_t start, size_t len) {
     char tmp[64];
     int n;
     if (len == 1)
@@ -137,7 +137,7 @@ static bool tracec_i_put_range(tracec_bytes *out, char sign, size_t start, size_
     return tracec_i_bytes_append(out, tmp, (size_t)n);
 }
 
-static bool tracec_i_put_line(tracec_bytes *out, char c, const tracec_i_line *l) {
+static bool put_line(tracec_bytes *out, char c, const line *l) {
     return tracec_i_bytes_append(out, &c, 1) && tracec_i_bytes_append(out, l->s, l->len) &&
            tracec_i_bytes_append(out, "\n", 1);
 }
@@ -145,19 +145,19 @@ static bool tracec_i_put_line(tracec_bytes *out, char c, const tracec_i_line *l)
 bool tracec_diff_lines(const char *a, size_t alen, const char *b, size_t blen, const char *a_label,
                        const char *b_label, tracec_bytes *out) {
     if (alen == blen && memcmp(a, b, alen) == 0) return true;
-    tracec_i_line *la = NULL, *lb = NULL;
-    size_t n = tracec_i_split(a, alen, &la), m = tracec_i_split(b, blen, &lb);
+    line *la = NULL, *lb = NULL;
+    size_t n = split(a, alen, &la), m = split(b, blen, &lb);
     uint8_t *ops = NULL;
     if (n == SIZE_MAX || m == SIZE_MAX) goto oom;
     size_t pre = 0;
-    while (pre < n && pre < m && tracec_i_line_eq(&la[pre], &lb[pre])) pre++;
+    while (pre < n && pre < m && line_eq(&la[pre], &lb[pre])) pre++;
     size_t suf = 0;
-    while (suf < n - pre && suf < m - pre && tracec_i_line_eq(&la[n - 1 - suf], &lb[m - 1 - suf])) suf++;
+    while (suf < n - pre && suf < m - pre && line_eq(&la[n - 1 - suf], &lb[m - 1 - suf])) suf++;
     ops = malloc(n + m + 1);
     if (!ops) goto oom;
     size_t nops = 0;
     for (size_t i = 0; i < pre; i++) ops[nops++] = OP_EQ;
-    size_t mid = tracec_i_myers(la + pre, n - pre - suf, lb + pre, m - pre - suf, ops + nops);
+    size_t mid = myers(la + pre, n - pre - suf, lb + pre, m - pre - suf, ops + nops);
     if (mid == SIZE_MAX) {
         for (size_t i = 0; i < n - pre - suf; i++) ops[nops++] = OP_DEL;
         for (size_t i = 0; i < m - pre - suf; i++) ops[nops++] = OP_INS;
@@ -179,15 +179,15 @@ bool tracec_diff_lines(const char *a, size_t alen, const char *b, size_t blen, c
                 i++, ai++, bi++;
                 continue;
             }
-            /* A hunk: back up TC_CONTEXT lines, then extend while changes are near. */
+            /* A hunk: back up CONTEXT_LINES lines, then extend while changes are near. */
             size_t back = 0;
-            while (back < TC_CONTEXT && back < i && ops[i - back - 1] == OP_EQ) back++;
+            while (back < CONTEXT_LINES && back < i && ops[i - back - 1] == OP_EQ) back++;
             size_t hs = i - back, has = ai - back, hbs = bi - back;
             size_t j = i, eq_run = 0, last_change = i;
             while (j < nops) {
                 if (ops[j] == OP_EQ) {
                     eq_run++;
-                    if (eq_run > 2 * TC_CONTEXT) break;
+                    if (eq_run > 2 * CONTEXT_LINES) break;
                 } else {
                     eq_run = 0;
                     last_change = j;
@@ -196,7 +196,7 @@ bool tracec_diff_lines(const char *a, size_t alen, const char *b, size_t blen, c
             }
             size_t he = last_change + 1;
             size_t tail = 0;
-            while (tail < TC_CONTEXT && he + tail < nops && ops[he + tail] == OP_EQ) tail++;
+            while (tail < CONTEXT_LINES && he + tail < nops && ops[he + tail] == OP_EQ) tail++;
             he += tail;
             size_t alines = 0, blines = 0;
             for (size_t k = hs; k < he; k++) {
@@ -204,18 +204,18 @@ bool tracec_diff_lines(const char *a, size_t alen, const char *b, size_t blen, c
                 if (ops[k] != OP_DEL) blines++;
             }
             tracec_i_bytes_append(out, "@@ ", 3);
-            tracec_i_put_range(out, '-', has, alines);
+            put_range(out, '-', has, alines);
             tracec_i_bytes_append(out, " ", 1);
-            tracec_i_put_range(out, '+', hbs, blines);
+            put_range(out, '+', hbs, blines);
             tracec_i_bytes_append(out, " @@\n", 4);
             size_t x = has, y = hbs;
             for (size_t k = hs; k < he; k++) {
                 if (ops[k] == OP_EQ)
-                    tracec_i_put_line(out, ' ', &la[x++]), y++;
+                    put_line(out, ' ', &la[x++]), y++;
                 else if (ops[k] == OP_DEL)
-                    tracec_i_put_line(out, '-', &la[x++]);
+                    put_line(out, '-', &la[x++]);
                 else
-                    tracec_i_put_line(out, '+', &lb[y++]);
+                    put_line(out, '+', &lb[y++]);
             }
             /* Advance past the hunk. */
             for (; i < he; i++) {

@@ -12,36 +12,36 @@
 
 #include "internal.h"
 
-#define TC_PACKET_FIELD 1
-#define TC_EXTENSION_DESCRIPTOR_FIELD 72
-#define TC_EXTENSION_SET_FIELD 1
-#define TC_EXTENSION_SET_GZIP_FIELD 2
+/* Field numbers from the generated writers of protos/ (build/gen/schema). */
+#include "perfetto/trace/extension_descriptor.tracec.h"
+#include "perfetto/trace/trace.tracec.h"
+#include "perfetto/trace/trace_packet.tracec.h"
+
+enum {
+    PACKET_FIELD = perfetto_protos_Trace_packet_field_number,
+    EXTENSION_DESCRIPTOR_FIELD = perfetto_protos_TracePacket_extension_descriptor_field_number,
+    EXTENSION_SET_FIELD = perfetto_protos_ExtensionDescriptor_extension_set_field_number,
+    EXTENSION_SET_GZIP_FIELD = perfetto_protos_ExtensionDescriptor_extension_set_gzip_field_number
+};
+/* text_packet looks for the tag bytes of extension_descriptor with memchr. */
+_Static_assert(TRACEC_TAG(EXTENSION_DESCRIPTOR_FIELD, TRACEC_WIRE_LEN) == (0xC2 & 0x7F) + (0x04 << 7),
+               "extension_descriptor's tag is 0xC2 0x04");
 /* Descriptor sets are small; this bounds a decompression bomb. */
-#define TC_GUNZIP_LIMIT ((size_t)64 << 20)
+#define GUNZIP_LIMIT ((size_t)64 << 20)
 
 /* Calls fn for each LEN field numbered `number` in [p, end); stops quietly at malformed data. */
-typedef bool (*tracec_i_len_fn)(void *ctx, const uint8_t *data, size_t len, size_t index);
+typedef bool (*len_fn)(void *ctx, const uint8_t *data, size_t len, size_t index);
 
-static void tracec_i_each_len(const uint8_t *p, const uint8_t *end, uint32_t number, tracec_i_len_fn fn, void *ctx) {
+static void each_len(const uint8_t *p, const uint8_t *end, uint32_t number, len_fn fn, void *ctx) {
     size_t index = 0;
-    while (p < end) {
-        uint64_t tag;
-        if (tracec_i_read_varint(&p, end, &tag) != TC_VARINT_OK || tag > UINT32_MAX) return;
-        uint32_t n = (uint32_t)(tag >> 3);
-        int wt = (int)(tag & 7);
-        if (n == 0) return;
-        if (wt == TC_WT_LEN && n == number) {
-            uint64_t len;
-            if (tracec_i_read_varint(&p, end, &len) != TC_VARINT_OK || len > (uint64_t)(end - p)) return;
-            if (!fn(ctx, p, (size_t)len, index++)) return;
-            p += len;
-            continue;
-        }
-        if (tracec_i_skip_value(&p, end, n, wt, 64, NULL)) return;
-    }
+    tracec_wire_reader r;
+    tracec_wire_field f;
+    tracec_wire_reader_init(&r, p, (size_t)(end - p));
+    while (tracec_wire_next(&r, &f) > 0 && f.type != TRACEC_WIRE_EGROUP)
+        if (f.type == TRACEC_WIRE_LEN && f.number == number && !fn(ctx, f.data, f.size, index++)) return;
 }
 
-typedef struct tracec_i_load_ctx {
+typedef struct load_ctx {
     tracec_pool *pool;
     const uint8_t *input;
     size_t n_sets;
@@ -50,9 +50,9 @@ typedef struct tracec_i_load_ctx {
     size_t packet_index;
     const uint8_t *packet;
     const char *origin; /* names the sets in conflicts; NULL: "<trace packet N at byte offset B>" */
-} tracec_i_load_ctx;
+} load_ctx;
 
-static void tracec_i_add(tracec_i_load_ctx *c, const uint8_t *set, size_t len, const char *how) {
+static void add(load_ctx *c, const uint8_t *set, size_t len, const char *how) {
     char origin[320];
     if (c->origin)
         snprintf(origin, sizeof origin, "%s", c->origin);
@@ -71,18 +71,18 @@ static void tracec_i_add(tracec_i_load_ctx *c, const uint8_t *set, size_t len, c
     }
 }
 
-static bool tracec_i_on_set(void *ctx, const uint8_t *data, size_t len, size_t index) {
+static bool on_set(void *ctx, const uint8_t *data, size_t len, size_t index) {
     (void)index;
-    tracec_i_add(ctx, data, len, "extension_set");
+    add(ctx, data, len, "extension_set");
     return true;
 }
 
-static bool tracec_i_on_gzip(void *ctx, const uint8_t *data, size_t len, size_t index) {
+static bool on_gzip(void *ctx, const uint8_t *data, size_t len, size_t index) {
     (void)index;
-    tracec_i_load_ctx *c = ctx;
+    load_ctx *c = ctx;
     uint8_t *set = NULL;
     size_t set_len = 0;
-    const char *e = tracec_i_gunzip(data, len, TC_GUNZIP_LIMIT, &set, &set_len);
+    const char *e = tracec_i_gunzip(data, len, GUNZIP_LIMIT, &set, &set_len);
     if (e) {
         if (c->status == TRACEC_STATUS_SUCCESS) {
             c->status = TRACEC_STATUS_CORRUPT_DATA;
@@ -91,29 +91,29 @@ static bool tracec_i_on_gzip(void *ctx, const uint8_t *data, size_t len, size_t 
         }
         return true;
     }
-    tracec_i_add(c, set, set_len, "extension_set_gzip");
+    add(c, set, set_len, "extension_set_gzip");
     free(set);
     return true;
 }
 
-static bool tracec_i_on_ext_desc(void *ctx, const uint8_t *data, size_t len, size_t index) {
+static bool on_ext_desc(void *ctx, const uint8_t *data, size_t len, size_t index) {
     (void)index;
-    tracec_i_each_len(data, data + len, TC_EXTENSION_SET_FIELD, tracec_i_on_set, ctx);
-    tracec_i_each_len(data, data + len, TC_EXTENSION_SET_GZIP_FIELD, tracec_i_on_gzip, ctx);
+    each_len(data, data + len, EXTENSION_SET_FIELD, on_set, ctx);
+    each_len(data, data + len, EXTENSION_SET_GZIP_FIELD, on_gzip, ctx);
     return true;
 }
 
-static bool tracec_i_on_packet(void *ctx, const uint8_t *data, size_t len, size_t index) {
-    tracec_i_load_ctx *c = ctx;
+static bool on_packet(void *ctx, const uint8_t *data, size_t len, size_t index) {
+    load_ctx *c = ctx;
     c->packet_index = index;
     c->packet = data;
-    tracec_i_each_len(data, data + len, TC_EXTENSION_DESCRIPTOR_FIELD, tracec_i_on_ext_desc, ctx);
+    each_len(data, data + len, EXTENSION_DESCRIPTOR_FIELD, on_ext_desc, ctx);
     return true;
 }
 
-static tracec_status_t tracec_i_load(tracec_pool *pool, const void *data, size_t size, const char *type_name,
+static tracec_status_t load(tracec_pool *pool, const void *data, size_t size, const char *type_name,
                                      const char *origin, size_t *n_sets, tracec_error *err) {
-    tracec_i_load_ctx c;
+    load_ctx c;
     memset(&c, 0, sizeof c);
     c.origin = origin;
     c.pool = pool;
@@ -125,9 +125,9 @@ static tracec_status_t tracec_i_load(tracec_pool *pool, const void *data, size_t
     if (!type_name) type_name = TRACEC_DEFAULT_TYPE;
     const uint8_t *p = data;
     if (strcmp(type_name, "perfetto.protos.Trace") == 0)
-        tracec_i_each_len(p, p + size, TC_PACKET_FIELD, tracec_i_on_packet, &c);
+        each_len(p, p + size, PACKET_FIELD, on_packet, &c);
     else if (strcmp(type_name, "perfetto.protos.TracePacket") == 0)
-        tracec_i_on_packet(&c, p, size, 0);
+        on_packet(&c, p, size, 0);
     if (n_sets) *n_sets = c.n_sets;
     return c.status;
 }
@@ -135,22 +135,22 @@ static tracec_status_t tracec_i_load(tracec_pool *pool, const void *data, size_t
 tracec_status_t tracec_load_extension_descriptors(tracec_pool *pool, const void *data,
                                                   size_t size, const char *type_name,
                                                   size_t *n_sets, tracec_error *err) {
-    return tracec_i_load(pool, data, size, type_name, NULL, n_sets, err);
+    return load(pool, data, size, type_name, NULL, n_sets, err);
 }
 
 /* ---- Descriptors from the text being encoded -------------------------------- */
 
 /* The text being encoded: its descriptors are named "<FILE, packet N>" (N from 0) in conflicts. */
-typedef struct tracec_i_text_ctx {
+typedef struct text_ctx {
     tracec_pool *pool;
     const char *file_name;
     size_t packet;
-} tracec_i_text_ctx;
+} text_ctx;
 
-static bool tracec_i_text_packet(void *ctx, uint32_t number, const uint8_t *data, size_t size, char *msg,
+static bool text_packet(void *ctx, uint32_t number, const uint8_t *data, size_t size, char *msg,
                                  size_t msg_cap) {
-    if (number != TC_PACKET_FIELD) return true;
-    tracec_i_text_ctx *t = ctx;
+    if (number != PACKET_FIELD) return true;
+    text_ctx *t = ctx;
     size_t index = t->packet++;
     /* Most packets have no field 72 (tag bytes 0xC2 0x04): skip them without parsing. */
     const uint8_t *q = data, *end = data + size;
@@ -160,7 +160,7 @@ static bool tracec_i_text_packet(void *ctx, uint32_t number, const uint8_t *data
     e.msg[0] = 0;
     char origin[300];
     snprintf(origin, sizeof origin, "<%s, packet %zu>", t->file_name, index);
-    if (tracec_i_load(t->pool, data, size, "perfetto.protos.TracePacket", origin, NULL, &e) == TRACEC_STATUS_SUCCESS)
+    if (load(t->pool, data, size, "perfetto.protos.TracePacket", origin, NULL, &e) == TRACEC_STATUS_SUCCESS)
         return true;
     snprintf(msg, msg_cap, "extension_descriptor of this packet: %s", e.msg);
     return false;
@@ -171,9 +171,9 @@ tracec_status_t tracec_text_encode_trace(tracec_pool *pool, const char *type_nam
                                          tracec_error *err) {
     tracec_text_options o = TRACEC_TEXT_OPTIONS_INIT;
     if (opts) o = *opts;
-    tracec_i_text_ctx t = {pool, o.file_name ? o.file_name : "<input>", 0};
+    text_ctx t = {pool, o.file_name ? o.file_name : "<input>", 0};
     if (pool && type_name && strcmp(type_name, TRACEC_DEFAULT_TYPE) == 0) {
-        o.on_top_message = tracec_i_text_packet;
+        o.on_top_message = text_packet;
         o.on_top_message_ctx = &t;
     }
     return tracec_text_encode(pool, type_name, text, len, &o, out, err);

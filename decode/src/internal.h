@@ -3,8 +3,9 @@
  * buffered text output, and the schema cache (a fast, number-indexed view of
  * a tracec_pool's messages, fields and enums).
  *
- * Nothing here is installed; names use the tc_ prefix and have hidden
- * visibility.
+ * Nothing here is installed; these cross-file names use the tracec_i_ prefix
+ * and have hidden visibility (file-local ones are short and static: see
+ * docs/naming.md).
  */
 #ifndef TRACEC_DECODE_INTERNAL_H
 #define TRACEC_DECODE_INTERNAL_H
@@ -19,49 +20,111 @@
 
 /* ---- Wire format -------------------------------------------------------- */
 
-enum {
-    TC_WT_VARINT = 0,
-    TC_WT_FIXED64 = 1,
-    TC_WT_LEN = 2,
-    TC_WT_SGROUP = 3,
-    TC_WT_EGROUP = 4,
-    TC_WT_FIXED32 = 5
-};
-
-/* Results of the varint reader. */
-enum { TC_VARINT_OK = 0, TC_VARINT_TRUNCATED = 1, TC_VARINT_TOO_LONG = 2 };
-
-int tracec_i_read_varint_slow(const uint8_t **pp, const uint8_t *end, uint64_t *v);
-
-/* Reads a varint at *pp (never past `end`); advances *pp on success. */
-static inline int tracec_i_read_varint(const uint8_t **pp, const uint8_t *end, uint64_t *v) {
-    const uint8_t *p = *pp;
-    if (p < end && *p < 0x80) {
-        *v = *p;
-        *pp = p + 1;
-        return TC_VARINT_OK;
-    }
-    return tracec_i_read_varint_slow(pp, end, v);
-}
-
-static inline uint32_t tracec_i_load32(const uint8_t *p) {
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-static inline uint64_t tracec_i_load64(const uint8_t *p) {
-    return (uint64_t)tracec_i_load32(p) | (uint64_t)tracec_i_load32(p + 4) << 32;
-}
-
-/* Wire type a field of `type` is written with (packed repeated fields aside). */
-int tracec_i_wire_type_of(tracec_field_type type);
+#include "tracec/wire.h" /* wire types, varint and fixed-width reads, the field reader */
 
 /*
- * Skips the value of a field with wire type `wt` at *pp.  Groups are skipped
- * up to their matching end tag, at most `depth_left` levels deep.  Returns
- * NULL on success or a static description of the problem (and *pp is left at
- * the offending byte).
+ * The decoder's field reader (decode, args and the checks below use it; the
+ * quiet scans use tracec_wire_next).  It reports errors as `tracec decode`
+ * documents them: *what (a static phrase) and *at, the offending byte (the
+ * tag, the value, the length, or a byte inside a group).  Groups are followed
+ * to their end tag, at most `group_budget` levels deep; f->data / f->size are
+ * then the group's body.  An end-group tag is returned as a field of type
+ * TRACEC_WIRE_EGROUP for the caller to judge.  Returns 1 (a field in *f), 0
+ * (the end) or -1 (malformed; *pp is not moved).
  */
-const char *tracec_i_skip_value(const uint8_t **pp, const uint8_t *end, uint32_t number, int wt,
-                          int depth_left, const uint8_t **group_end_tag);
+int tracec_i_read_group(const uint8_t **pp, const uint8_t *end, int group_budget, tracec_wire_field *f,
+                        const char **what, const uint8_t **at);
+static inline int tracec_i_read_field(const uint8_t **pp, const uint8_t *end, int group_budget, tracec_wire_field *f,
+                                      const char **what, const uint8_t **at) {
+    const uint8_t *p = *pp;
+    if (p >= end) return 0;
+    f->start = p;
+    uint64_t tag;
+    tracec_varint_result vr = tracec_wire_read_varint(&p, end, &tag);
+    if (vr != TRACEC_VARINT_OK || tag > UINT32_MAX) {
+        *what = vr == TRACEC_VARINT_TRUNCATED ? "truncated tag" : "invalid tag";
+        *at = f->start;
+        f->number = 0;
+        f->type = 0;
+        return -1;
+    }
+    f->number = (uint32_t)(tag >> 3);
+    f->type = (uint8_t)(tag & 7);
+    if (f->number == 0) {
+        *what = "invalid field number 0";
+        *at = f->start;
+        return -1;
+    }
+    switch (f->type) {
+    case TRACEC_WIRE_VARINT:
+        vr = tracec_wire_read_varint(&p, end, &f->value);
+        if (vr != TRACEC_VARINT_OK) {
+            *what = vr == TRACEC_VARINT_TRUNCATED ? "truncated varint" : "varint longer than 10 bytes";
+            *at = p;
+            return -1;
+        }
+        break;
+    case TRACEC_WIRE_FIXED64:
+    case TRACEC_WIRE_FIXED32: {
+        bool wide = f->type == TRACEC_WIRE_FIXED64;
+        if ((size_t)(end - p) < (wide ? 8u : 4u)) {
+            *what = wide ? "truncated fixed64 value" : "truncated fixed32 value";
+            *at = p;
+            return -1;
+        }
+        f->value = wide ? tracec_wire_load64(p) : tracec_wire_load32(p);
+        p += wide ? 8 : 4;
+        break;
+    }
+    case TRACEC_WIRE_LEN: {
+        const uint8_t *lp = p;
+        vr = tracec_wire_read_varint(&p, end, &f->value);
+        if (vr != TRACEC_VARINT_OK || f->value > (uint64_t)(end - p)) {
+            *what = vr == TRACEC_VARINT_TRUNCATED ? "truncated length"
+                    : vr == TRACEC_VARINT_TOO_LONG ? "length varint longer than 10 bytes"
+                                                   : "length runs past the end of the enclosing message";
+            *at = lp;
+            return -1;
+        }
+        f->data = p;
+        f->size = (size_t)f->value;
+        p += f->size;
+        break;
+    }
+    case TRACEC_WIRE_SGROUP:
+        f->value = 0;
+        if (tracec_i_read_group(&p, end, group_budget, f, what, at) < 0) return -1;
+        break;
+    case TRACEC_WIRE_EGROUP:
+        f->value = 0;
+        break;
+    default:
+        *what = "invalid wire type";
+        *at = f->start;
+        return -1;
+    }
+    f->end = p;
+    *pp = p;
+    return 1;
+}
+
+/*
+ * Reads the next element of a packed run of wire type `wt` (varint, fixed32,
+ * fixed64) at *pp into *v.  Returns NULL, or what is wrong (*pp not moved).
+ */
+static inline const char *tracec_i_packed_next(const uint8_t **pp, const uint8_t *end, int wt, uint64_t *v) {
+    if (wt == TRACEC_WIRE_VARINT) {
+        tracec_varint_result vr = tracec_wire_read_varint(pp, end, v);
+        if (vr == TRACEC_VARINT_OK) return NULL;
+        return vr == TRACEC_VARINT_TRUNCATED ? "truncated varint in packed field"
+                                             : "varint longer than 10 bytes in packed field";
+    }
+    size_t w = wt == TRACEC_WIRE_FIXED64 ? 8 : 4;
+    if ((size_t)(end - *pp) < w) return "packed field length is not a multiple of the element size";
+    *v = w == 8 ? tracec_wire_load64(*pp) : tracec_wire_load32(*pp);
+    *pp += w;
+    return NULL;
+}
 
 /* Whether `len` bytes parse as a run of fields (protoc's test for an unknown LEN field), groups `budget` deep. */
 bool tracec_i_wire_parses(const uint8_t *p, size_t len, int budget);

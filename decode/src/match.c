@@ -15,7 +15,7 @@
 #include "internal.h"
 #include "tracec/testing.h"
 
-typedef struct tracec_i_line {
+typedef struct line {
     const char *p;
     size_t len;    /* without the newline */
     size_t indent; /* leading spaces */
@@ -23,10 +23,10 @@ typedef struct tracec_i_line {
     bool closes;   /* is "}" */
     bool newline;  /* ended by a newline */
     bool drop;
-} tracec_i_line;
+} line;
 
 /* The field name of a line: up to the first ':' or ' ' after the indentation. */
-static size_t tracec_i_line_name(const tracec_i_line *l, const char **name) {
+static size_t line_name(const line *l, const char **name) {
     const char *s = l->p + l->indent, *e = l->p + l->len;
     size_t n = 0;
     if (s < e && *s == '[') { /* an extension or Any name: up to the ']' */
@@ -40,14 +40,14 @@ static size_t tracec_i_line_name(const tracec_i_line *l, const char **name) {
 }
 
 /* Index of the line closing the block opened at line i (or n when the text is cut). */
-static size_t tracec_i_block_end(const tracec_i_line *lines, size_t n, size_t i) {
+static size_t block_end(const line *lines, size_t n, size_t i) {
     for (size_t j = i + 1; j < n; j++)
         if (lines[j].closes && lines[j].indent == lines[i].indent) return j;
     return n;
 }
 
 /* The part of `path` starting at *pos, advancing *pos past it and its dot; its length. */
-static size_t tracec_i_path_part(const char *path, size_t *pos, const char **part) {
+static size_t path_part(const char *path, size_t *pos, const char **part) {
     const char *s = path + *pos;
     size_t n = 0;
     int depth = 0;
@@ -66,25 +66,25 @@ static size_t tracec_i_path_part(const char *path, size_t *pos, const char **par
  * *pos on; with `drop`, marks each match (and its block) dropped, else
  * returns true at the first match.
  */
-static bool tracec_i_path_walk(tracec_i_line *lines, size_t n, size_t from, size_t to, size_t indent,
+static bool path_walk(line *lines, size_t n, size_t from, size_t to, size_t indent,
                                const char *path, size_t pos, bool drop) {
     const char *part;
     size_t next = pos;
-    size_t plen = tracec_i_path_part(path, &next, &part);
+    size_t plen = path_part(path, &next, &part);
     bool last = next == pos + plen; /* no dot after this part */
     bool found = false;
     for (size_t i = from; i < to; i++) {
         if (lines[i].indent != indent || lines[i].closes) continue;
-        size_t end = lines[i].opens ? tracec_i_block_end(lines, n, i) : i;
+        size_t end = lines[i].opens ? block_end(lines, n, i) : i;
         const char *name;
-        size_t nlen = tracec_i_line_name(&lines[i], &name);
+        size_t nlen = line_name(&lines[i], &name);
         if (nlen == plen && memcmp(name, part, plen) == 0) {
             if (last) {
                 if (!drop) return true;
                 for (size_t j = i; j <= end && j < n; j++) lines[j].drop = true;
                 found = true;
             } else if (lines[i].opens &&
-                       tracec_i_path_walk(lines, n, i + 1, end, indent + 2, path, next, drop)) {
+                       path_walk(lines, n, i + 1, end, indent + 2, path, next, drop)) {
                 if (!drop) return true;
                 found = true;
             }
@@ -97,21 +97,21 @@ static bool tracec_i_path_walk(tracec_i_line *lines, size_t n, size_t from, size
 bool tracec_i_match_filter(const void *ctx, bool actual, tracec_bytes *text) {
     const tracec_match *m = ctx;
     size_t n = 0, cap = 0;
-    tracec_i_line *lines = NULL;
+    line *lines = NULL;
     const char *p = text->size ? (const char *)text->data : "", *end = p + text->size;
     while (p < end) {
         const char *nl = memchr(p, '\n', (size_t)(end - p));
         size_t len = nl ? (size_t)(nl - p) : (size_t)(end - p);
         if (n == cap) {
             cap = cap ? cap * 2 : 256;
-            tracec_i_line *nlines = realloc(lines, cap * sizeof *nlines);
+            line *nlines = realloc(lines, cap * sizeof *nlines);
             if (!nlines) {
                 free(lines);
                 return false;
             }
             lines = nlines;
         }
-        tracec_i_line *l = &lines[n++];
+        line *l = &lines[n++];
         l->p = p;
         l->len = len;
         l->indent = 0;
@@ -124,16 +124,16 @@ bool tracec_i_match_filter(const void *ctx, bool actual, tracec_bytes *text) {
     }
     for (size_t i = 0; i < n; i++) {
         if (lines[i].indent != 0 || !lines[i].opens) continue;
-        size_t e = tracec_i_block_end(lines, n, i);
+        size_t e = block_end(lines, n, i);
         bool keep = !actual || !m->with || !m->with[0];
         for (const char *const *w = m->with; !keep && w && *w; w++)
-            keep = tracec_i_path_walk(lines, n, i + 1, e, 2, *w, 0, false);
+            keep = path_walk(lines, n, i + 1, e, 2, *w, 0, false);
         if (!keep) {
             for (size_t j = i; j <= e && j < n; j++) lines[j].drop = true;
         } else {
             bool ignored = false;
             for (const char *const *g = m->ignore; g && *g; g++)
-                ignored |= tracec_i_path_walk(lines, n, i + 1, e, 2, *g, 0, true);
+                ignored |= path_walk(lines, n, i + 1, e, 2, *g, 0, true);
             /* A packet that only held ignored fields is left out as a whole. */
             bool empty = ignored;
             for (size_t j = i + 1; empty && j < e; j++) empty = lines[j].drop;

@@ -13,21 +13,21 @@
 #include "internal.h"
 
 /* Open-addressing map from a pointer to a value. */
-typedef struct tracec_i_ptrmap {
+typedef struct ptrmap {
     const void **keys;
     void **vals;
     size_t cap, n;
-} tracec_i_ptrmap;
+} ptrmap;
 
 struct tracec_i_schema {
     const tracec_pool *pool;
-    tracec_i_ptrmap msgs;  /* tracec_msgdef* -> tracec_i_msg* */
-    tracec_i_ptrmap enums; /* tracec_enumdef* -> tracec_i_enum* */
-    tracec_i_field **ext_fields; /* extension tracec_i_fields, owned */
+    ptrmap msgs;  /* tracec_msgdef* -> tracec_i_msg* */
+    ptrmap enums; /* tracec_enumdef* -> tracec_i_enum* */
+    tracec_i_field **ext_fields; /* extension fields, owned */
     size_t n_ext_fields, cap_ext_fields;
 };
 
-static size_t tracec_i_hash_ptr(const void *p) {
+static size_t hash_ptr(const void *p) {
     uint64_t x = (uint64_t)(uintptr_t)p;
     x ^= x >> 33;
     x *= 0xff51afd7ed558ccdULL;
@@ -35,16 +35,16 @@ static size_t tracec_i_hash_ptr(const void *p) {
     return (size_t)x;
 }
 
-static void *tracec_i_ptrmap_get(const tracec_i_ptrmap *m, const void *key) {
+static void *ptrmap_get(const ptrmap *m, const void *key) {
     if (!m->cap) return NULL;
     size_t mask = m->cap - 1;
-    for (size_t i = tracec_i_hash_ptr(key) & mask;; i = (i + 1) & mask) {
+    for (size_t i = hash_ptr(key) & mask;; i = (i + 1) & mask) {
         if (m->keys[i] == key) return m->vals[i];
         if (!m->keys[i]) return NULL;
     }
 }
 
-static bool tracec_i_ptrmap_put(tracec_i_ptrmap *m, const void *key, void *val) {
+static bool ptrmap_put(ptrmap *m, const void *key, void *val) {
     if ((m->n + 1) * 2 > m->cap) {
         size_t ncap = m->cap ? m->cap * 2 : 64;
         const void **nk = calloc(ncap, sizeof *nk);
@@ -56,7 +56,7 @@ static bool tracec_i_ptrmap_put(tracec_i_ptrmap *m, const void *key, void *val) 
         }
         for (size_t i = 0; i < m->cap; i++) {
             if (!m->keys[i]) continue;
-            size_t j = tracec_i_hash_ptr(m->keys[i]) & (ncap - 1);
+            size_t j = hash_ptr(m->keys[i]) & (ncap - 1);
             while (nk[j]) j = (j + 1) & (ncap - 1);
             nk[j] = m->keys[i];
             nv[j] = m->vals[i];
@@ -68,7 +68,7 @@ static bool tracec_i_ptrmap_put(tracec_i_ptrmap *m, const void *key, void *val) 
         m->cap = ncap;
     }
     size_t mask = m->cap - 1;
-    size_t i = tracec_i_hash_ptr(key) & mask;
+    size_t i = hash_ptr(key) & mask;
     while (m->keys[i] && m->keys[i] != key) i = (i + 1) & mask;
     if (!m->keys[i]) m->n++;
     m->keys[i] = key;
@@ -84,7 +84,7 @@ tracec_i_schema *tracec_i_schema_new(const tracec_pool *pool) {
 
 const tracec_pool *tracec_i_schema_pool(const tracec_i_schema *s) { return s->pool; }
 
-static void tracec_i_field_free_names(tracec_i_field *f) {
+static void field_free_names(tracec_i_field *f) {
     if (f->is_ext || f->is_group) free((char *)f->pname);
 }
 
@@ -93,7 +93,7 @@ void tracec_i_schema_free(tracec_i_schema *s) {
     for (size_t i = 0; i < s->msgs.cap; i++) {
         tracec_i_msg *mi = s->msgs.vals[i];
         if (!s->msgs.keys[i] || !mi) continue;
-        for (size_t k = 0; k < mi->nfields; k++) tracec_i_field_free_names(&mi->fields[k]);
+        for (size_t k = 0; k < mi->nfields; k++) field_free_names(&mi->fields[k]);
         free(mi->fields);
         free(mi->dense);
         free(mi->ext);
@@ -108,7 +108,7 @@ void tracec_i_schema_free(tracec_i_schema *s) {
         free(e);
     }
     for (size_t i = 0; i < s->n_ext_fields; i++) {
-        tracec_i_field_free_names(s->ext_fields[i]);
+        field_free_names(s->ext_fields[i]);
         free(s->ext_fields[i]);
     }
     free(s->ext_fields);
@@ -122,21 +122,21 @@ void tracec_i_schema_free(tracec_i_schema *s) {
 typedef struct {
     int32_t number;
     size_t idx;
-} tracec_i_enum_pair;
+} enum_pair;
 
-static int tracec_i_cmp_enum_pair(const void *a, const void *b) {
-    const tracec_i_enum_pair *x = a, *y = b;
+static int cmp_enum_pair(const void *a, const void *b) {
+    const enum_pair *x = a, *y = b;
     if (x->number != y->number) return x->number < y->number ? -1 : 1;
     return x->idx < y->idx ? -1 : x->idx > y->idx;
 }
 
-static tracec_i_enum *tracec_i_schema_enum(tracec_i_schema *s, const tracec_enumdef *e) {
-    tracec_i_enum *te = tracec_i_ptrmap_get(&s->enums, e);
+static tracec_i_enum *schema_enum(tracec_i_schema *s, const tracec_enumdef *e) {
+    tracec_i_enum *te = ptrmap_get(&s->enums, e);
     if (te) return te;
     te = calloc(1, sizeof *te);
     if (!te) return NULL;
     size_t n = tracec_enumdef_value_count(e);
-    tracec_i_enum_pair *pairs = malloc((n ? n : 1) * sizeof *pairs);
+    enum_pair *pairs = malloc((n ? n : 1) * sizeof *pairs);
     te->numbers = malloc((n ? n : 1) * sizeof *te->numbers);
     te->names = malloc((n ? n : 1) * sizeof *te->names);
     te->name_lens = malloc((n ? n : 1) * sizeof *te->name_lens);
@@ -152,7 +152,7 @@ static tracec_i_enum *tracec_i_schema_enum(tracec_i_schema *s, const tracec_enum
         pairs[i].number = tracec_enumdef_value_number(e, i);
         pairs[i].idx = i;
     }
-    qsort(pairs, n, sizeof *pairs, tracec_i_cmp_enum_pair);
+    qsort(pairs, n, sizeof *pairs, cmp_enum_pair);
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
         if (k && te->numbers[k - 1] == pairs[i].number) continue; /* alias: first name wins */
@@ -164,7 +164,7 @@ static tracec_i_enum *tracec_i_schema_enum(tracec_i_schema *s, const tracec_enum
     free(pairs);
     te->n = k;
     te->def = e;
-    if (!tracec_i_ptrmap_put(&s->enums, e, te)) {
+    if (!ptrmap_put(&s->enums, e, te)) {
         free(te->numbers);
         free(te->names);
         free(te->name_lens);
@@ -191,12 +191,12 @@ const char *tracec_i_enum_name(const tracec_i_enum *e, int32_t number, uint32_t 
 }
 
 /* Fills `f` from `def`; `parent` is the message being parsed (for enum closedness). */
-static bool tracec_i_field_init(tracec_i_schema *s, tracec_i_field *f, const tracec_fielddef *def, const tracec_i_msg *parent) {
+static bool field_init(tracec_i_schema *s, tracec_i_field *f, const tracec_fielddef *def, const tracec_i_msg *parent) {
     memset(f, 0, sizeof *f);
     f->def = def;
     f->number = tracec_fielddef_number(def);
     f->type = (uint8_t)tracec_fielddef_type(def);
-    f->wt = (uint8_t)tracec_i_wire_type_of((tracec_field_type)f->type);
+    f->wt = (uint8_t)tracec_wire_type_of(f->type);
     f->repeated = tracec_fielddef_is_repeated(def);
     f->is_ext = tracec_fielddef_is_extension(def);
     f->is_group = f->type == TRACEC_TYPE_GROUP;
@@ -212,7 +212,7 @@ static bool tracec_i_field_init(tracec_i_schema *s, tracec_i_field *f, const tra
     if (f->type == TRACEC_TYPE_ENUM) {
         const tracec_enumdef *e = tracec_fielddef_enum(def);
         if (e) {
-            f->en = tracec_i_schema_enum(s, e);
+            f->en = schema_enum(s, e);
             if (!f->en) return false;
         }
         /* protoc 3.21 keeps unknown enum values as such only in proto3 messages. */
@@ -252,13 +252,13 @@ static bool tracec_i_field_init(tracec_i_schema *s, tracec_i_field *f, const tra
     return true;
 }
 
-static int tracec_i_cmp_field(const void *a, const void *b) {
+static int cmp_field(const void *a, const void *b) {
     const tracec_i_field *x = a, *y = b;
     return x->number < y->number ? -1 : x->number > y->number;
 }
 
 tracec_i_msg *tracec_i_schema_msg(tracec_i_schema *s, const tracec_msgdef *m) {
-    tracec_i_msg *mi = tracec_i_ptrmap_get(&s->msgs, m);
+    tracec_i_msg *mi = ptrmap_get(&s->msgs, m);
     if (mi) return mi;
     mi = calloc(1, sizeof *mi);
     if (!mi) return NULL;
@@ -271,16 +271,16 @@ tracec_i_msg *tracec_i_schema_msg(tracec_i_schema *s, const tracec_msgdef *m) {
     mi->fields = calloc(n ? n : 1, sizeof *mi->fields);
     if (!mi->fields) goto oom;
     /* Register before filling fields so recursive types resolve to this entry. */
-    if (!tracec_i_ptrmap_put(&s->msgs, m, mi)) goto oom;
+    if (!ptrmap_put(&s->msgs, m, mi)) goto oom;
     uint32_t maxnum = 0;
     for (size_t i = 0; i < n; i++) {
-        if (!tracec_i_field_init(s, &mi->fields[i], tracec_msgdef_field(m, i), mi)) {
+        if (!field_init(s, &mi->fields[i], tracec_msgdef_field(m, i), mi)) {
             mi->nfields = i + 1;
             return mi; /* partially filled: lookups of the rest fall back to unknown */
         }
         mi->nfields = i + 1;
     }
-    qsort(mi->fields, n, sizeof *mi->fields, tracec_i_cmp_field);
+    qsort(mi->fields, n, sizeof *mi->fields, cmp_field);
     for (size_t i = 0; i < n; i++)
         if (mi->fields[i].number < 4096 && mi->fields[i].number > maxnum) maxnum = mi->fields[i].number;
     mi->ndense = maxnum + 1;
@@ -298,10 +298,10 @@ oom:
     return NULL;
 }
 
-static tracec_i_field *tracec_i_make_ext(tracec_i_schema *s, tracec_i_msg *mi, const tracec_fielddef *def) {
+static tracec_i_field *make_ext(tracec_i_schema *s, tracec_i_msg *mi, const tracec_fielddef *def) {
     tracec_i_field *f = malloc(sizeof *f);
     if (!f) return NULL;
-    if (!tracec_i_field_init(s, f, def, mi)) {
+    if (!field_init(s, f, def, mi)) {
         free(f);
         return NULL;
     }
@@ -309,7 +309,7 @@ static tracec_i_field *tracec_i_make_ext(tracec_i_schema *s, tracec_i_msg *mi, c
         size_t ncap = s->cap_ext_fields ? s->cap_ext_fields * 2 : 16;
         tracec_i_field **nf = realloc(s->ext_fields, ncap * sizeof *nf);
         if (!nf) {
-            tracec_i_field_free_names(f);
+            field_free_names(f);
             free(f);
             return NULL;
         }
@@ -342,7 +342,7 @@ tracec_i_field *tracec_i_msg_ext_lookup(tracec_i_schema *s, tracec_i_msg *mi, ui
         }
     }
     const tracec_fielddef *def = tracec_pool_find_extension_by_number(s->pool, mi->def, number);
-    tracec_i_field *f = def ? tracec_i_make_ext(s, mi, def) : NULL;
+    tracec_i_field *f = def ? make_ext(s, mi, def) : NULL;
     /* Cache the answer (also a negative one). */
     if ((mi->ext_n + 1) * 2 > mi->ext_cap) {
         size_t ncap = mi->ext_cap ? mi->ext_cap * 2 : 16;

@@ -13,11 +13,11 @@
 
 #include "internal.h"
 
-#define TC_OUT_CHUNK (1u << 16)
+#define OUT_CHUNK (1u << 16)
 
 /* Aborting on out-of-memory here would be rude: a failed allocation marks
  * the output failed and keeps a small static scratch area to write into. */
-static char tracec_i_out_scratch[TC_OUT_CHUNK];
+static char out_scratch[OUT_CHUNK];
 
 void tracec_i_out_init(tracec_i_out *o, tracec_write_fn write, void *ctx) {
     o->buf = NULL;
@@ -36,27 +36,27 @@ bool tracec_i_out_flush(tracec_i_out *o) {
 }
 
 void tracec_i_out_free(tracec_i_out *o) {
-    if (o->buf != tracec_i_out_scratch) free(o->buf);
+    if (o->buf != out_scratch) free(o->buf);
     o->buf = NULL;
     o->len = o->cap = 0;
 }
 
 void tracec_i_out_reserve_slow(tracec_i_out *o, size_t n) {
-    if (o->buf == tracec_i_out_scratch) {
+    if (o->buf == out_scratch) {
         o->len = 0;
-        if (n <= sizeof tracec_i_out_scratch) return;
+        if (n <= sizeof out_scratch) return;
         o->buf = NULL;
         o->cap = 0;
     }
     if (o->len) tracec_i_out_flush(o);
     if (o->cap >= n && o->buf) return;
-    size_t cap = n > TC_OUT_CHUNK ? n : TC_OUT_CHUNK;
+    size_t cap = n > OUT_CHUNK ? n : OUT_CHUNK;
     char *nb = realloc(o->buf, cap);
     if (!nb) {
         free(o->buf);
         o->failed = true;
-        o->buf = tracec_i_out_scratch;
-        o->cap = sizeof tracec_i_out_scratch;
+        o->buf = out_scratch;
+        o->cap = sizeof out_scratch;
         o->len = 0;
         if (n > o->cap) abort(); /* cannot happen: callers reserve small amounts */
         return;
@@ -65,15 +65,15 @@ void tracec_i_out_reserve_slow(tracec_i_out *o, size_t n) {
     o->cap = cap;
 }
 
-static const char tracec_i_spaces[] =
+static const char spaces[] =
     "                                                                "
     "                                                                ";
 
 void tracec_i_out_indent(tracec_i_out *o, int level) {
     size_t n = (size_t)level * 2;
     while (n) {
-        size_t k = n < sizeof tracec_i_spaces - 1 ? n : sizeof tracec_i_spaces - 1;
-        tracec_i_out_put(o, tracec_i_spaces, k);
+        size_t k = n < sizeof spaces - 1 ? n : sizeof spaces - 1;
+        tracec_i_out_put(o, spaces, k);
         n -= k;
     }
 }
@@ -138,7 +138,7 @@ void tracec_i_out_hex(tracec_i_out *o, uint64_t v, int digits) {
 }
 
 /* 0: printed as is; 1: needs an escape. */
-static const uint8_t tracec_i_needs_escape[256] = {
+static const uint8_t needs_escape[256] = {
     1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
     0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0,
@@ -150,7 +150,7 @@ static const uint8_t tracec_i_needs_escape[256] = {
 };
 
 /* Writes the escape of byte `c` (which needs one) at p (4 bytes of room); returns its length. */
-static size_t tracec_i_escape_byte(char *p, uint8_t c) {
+static size_t escape_byte(char *p, uint8_t c) {
     char e = 0;
     switch (c) {
     case '\n': e = 'n'; break;
@@ -175,11 +175,11 @@ void tracec_i_out_escaped(tracec_i_out *o, const uint8_t *s, size_t n) {
     size_t i = 0;
     while (i < n) {
         size_t j = i;
-        while (j < n && !tracec_i_needs_escape[s[j]]) j++;
+        while (j < n && !needs_escape[s[j]]) j++;
         if (j > i) tracec_i_out_put(o, s + i, j - i);
         if (j == n) break;
         char *p = tracec_i_out_reserve(o, 4);
-        o->len += tracec_i_escape_byte(p, s[j]);
+        o->len += escape_byte(p, s[j]);
         i = j + 1;
     }
 }
@@ -187,8 +187,8 @@ void tracec_i_out_escaped(tracec_i_out *o, const uint8_t *s, size_t n) {
 size_t tracec_i_escape(char *dst, const uint8_t *s, size_t n) {
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
-        if (tracec_i_needs_escape[s[i]])
-            k += tracec_i_escape_byte(dst + k, s[i]);
+        if (needs_escape[s[i]])
+            k += escape_byte(dst + k, s[i]);
         else
             dst[k++] = (char)s[i];
     }

@@ -9,138 +9,53 @@
 
 #include "internal.h"
 
-int tracec_i_read_varint_slow(const uint8_t **pp, const uint8_t *end, uint64_t *v) {
-    const uint8_t *p = *pp;
-    uint64_t r = 0;
-    for (int i = 0; i < 10; i++) {
-        if (p >= end) return TC_VARINT_TRUNCATED;
-        uint8_t b = *p++;
-        r |= (uint64_t)(b & 0x7f) << (7 * i);
-        if (b < 0x80) {
-            *v = r;
-            *pp = p;
-            return TC_VARINT_OK;
+/* The group case of tracec_i_read_field: *pp is just past the start tag of group f->number. */
+int tracec_i_read_group(const uint8_t **pp, const uint8_t *end, int group_budget, tracec_wire_field *f,
+                        const char **what, const uint8_t **at) {
+    const uint8_t *p = *pp, *body = p;
+    if (group_budget <= 0) {
+        *what = "groups nested deeper than the limit";
+        *at = p;
+        return -1;
+    }
+    for (;;) {
+        tracec_wire_field in;
+        int k = tracec_i_read_field(&p, end, group_budget - 1, &in, what, at);
+        if (k == 0 || (k < 0 && *at == p && strcmp(*what, "truncated tag") == 0)) {
+            *what = "group not terminated by its end-group tag";
+            *at = p;
+            return -1;
         }
-    }
-    return TC_VARINT_TOO_LONG;
-}
-
-int tracec_i_wire_type_of(tracec_field_type type) {
-    switch (type) {
-    case TRACEC_TYPE_DOUBLE:
-    case TRACEC_TYPE_FIXED64:
-    case TRACEC_TYPE_SFIXED64:
-        return TC_WT_FIXED64;
-    case TRACEC_TYPE_FLOAT:
-    case TRACEC_TYPE_FIXED32:
-    case TRACEC_TYPE_SFIXED32:
-        return TC_WT_FIXED32;
-    case TRACEC_TYPE_STRING:
-    case TRACEC_TYPE_BYTES:
-    case TRACEC_TYPE_MESSAGE:
-        return TC_WT_LEN;
-    case TRACEC_TYPE_GROUP:
-        return TC_WT_SGROUP;
-    default:
-        return TC_WT_VARINT;
-    }
-}
-
-const char *tracec_i_skip_value(const uint8_t **pp, const uint8_t *end, uint32_t number, int wt,
-                          int depth_left, const uint8_t **group_end_tag) {
-    const uint8_t *p = *pp;
-    uint64_t v;
-    switch (wt) {
-    case TC_WT_VARINT: {
-        int r = tracec_i_read_varint(&p, end, &v);
-        if (r == TC_VARINT_TRUNCATED) return "truncated varint";
-        if (r == TC_VARINT_TOO_LONG) return "varint longer than 10 bytes";
-        break;
-    }
-    case TC_WT_FIXED64:
-        if ((size_t)(end - p) < 8) return "truncated fixed64 value";
-        p += 8;
-        break;
-    case TC_WT_FIXED32:
-        if ((size_t)(end - p) < 4) return "truncated fixed32 value";
-        p += 4;
-        break;
-    case TC_WT_LEN: {
-        int r = tracec_i_read_varint(&p, end, &v);
-        if (r == TC_VARINT_TRUNCATED) return "truncated length";
-        if (r == TC_VARINT_TOO_LONG) return "length varint longer than 10 bytes";
-        if (v > (uint64_t)(end - p)) return "length runs past the end of the enclosing message";
-        p += v;
-        break;
-    }
-    case TC_WT_SGROUP: {
-        if (depth_left <= 0) return "groups nested deeper than the limit";
-        for (;;) {
-            const uint8_t *tag_at = p;
-            uint64_t tag;
-            int r = tracec_i_read_varint(&p, end, &tag);
-            if (r == TC_VARINT_TRUNCATED) {
-                *pp = tag_at;
-                return "group not terminated by its end-group tag";
-            }
-            if (r == TC_VARINT_TOO_LONG || tag > UINT32_MAX) {
-                *pp = tag_at;
-                return "invalid tag";
-            }
-            uint32_t n = (uint32_t)(tag >> 3);
-            int w = (int)(tag & 7);
-            if (n == 0) {
-                *pp = tag_at;
-                return "invalid field number 0";
-            }
-            if (w == TC_WT_EGROUP) {
-                if (n != number) {
-                    *pp = tag_at;
-                    return "end-group tag does not match its start-group tag";
-                }
-                if (group_end_tag) *group_end_tag = tag_at;
-                break;
-            }
-            if (w > TC_WT_FIXED32) {
-                *pp = tag_at;
-                return "invalid wire type";
-            }
-            const char *e = tracec_i_skip_value(&p, end, n, w, depth_left - 1, NULL);
-            if (e) {
-                *pp = p;
-                return e;
-            }
+        if (k < 0) return -1;
+        if (in.type != TRACEC_WIRE_EGROUP) continue;
+        if (in.number != f->number) {
+            *what = "end-group tag does not match its start-group tag";
+            *at = in.start;
+            return -1;
         }
-        break;
+        f->data = body;
+        f->size = (size_t)(in.start - body);
+        *pp = p;
+        return 1;
     }
-    case TC_WT_EGROUP:
-        return "unexpected end-group tag";
-    default:
-        return "invalid wire type";
-    }
-    *pp = p;
-    return NULL;
 }
 
 bool tracec_i_wire_parses(const uint8_t *p, size_t len, int budget) {
-    const uint8_t *end = p + len;
-    while (p < end) {
-        uint64_t tag;
-        if (tracec_i_read_varint(&p, end, &tag) != TC_VARINT_OK || tag > UINT32_MAX) return false;
-        uint32_t n = (uint32_t)(tag >> 3);
-        int wt = (int)(tag & 7);
-        if (n == 0 || wt == TC_WT_EGROUP || wt > TC_WT_FIXED32) return false;
-        if (tracec_i_skip_value(&p, end, n, wt, budget, NULL)) return false;
-    }
-    return true;
+    const uint8_t *end = p + len, *at;
+    const char *what;
+    tracec_wire_field f;
+    int k;
+    while ((k = tracec_i_read_field(&p, end, budget, &f, &what, &at)) > 0)
+        if (f.type == TRACEC_WIRE_EGROUP) return false;
+    return k == 0;
 }
 
 bool tracec_i_packed_parses(int wt, const uint8_t *p, size_t len) {
     const uint8_t *end = p + len;
-    if (wt != TC_WT_VARINT) return len % (wt == TC_WT_FIXED64 ? 8 : 4) == 0;
+    if (wt != TRACEC_WIRE_VARINT) return len % (wt == TRACEC_WIRE_FIXED64 ? 8 : 4) == 0;
     uint64_t v;
     while (p < end)
-        if (tracec_i_read_varint(&p, end, &v) != TC_VARINT_OK) return false;
+        if (tracec_wire_read_varint(&p, end, &v) != TRACEC_VARINT_OK) return false;
     return true;
 }
 

@@ -1,5 +1,5 @@
 /*
- * encode.c - the textproto encoder: the parser's actions (tp_*), value
+ * encode.c - the textproto encoder: the parser's actions (tracec_i_tp_*), value
  * conversion with the spec's range rules, string unescaping, error
  * formatting with a caret, and the public entry point tracec_text_encode().
  *
@@ -23,14 +23,14 @@
 #define YY_DECL int tracec_tp_lex(TRACEC_TP_STYPE *lval, yyscan_t yyscanner)
 #include "textproto.lex.h"
 
-enum { WT_VARINT = 0, WT_I64 = 1, WT_LEN = 2, WT_SGROUP = 3, WT_EGROUP = 4, WT_I32 = 5 };
+#include "tracec/wire.h" /* TRACEC_WIRE_*, tracec_varint_size */
 
 /* ---- Errors ------------------------------------------------------------- */
 
 static size_t utf8_check(const unsigned char *s, size_t len);
 
 /* The offset of `at` and the start of its line, and its line number. */
-static size_t tp_locate(const tp_ctx *P, const char *at, size_t *line, size_t *line_start) {
+static size_t locate(const tracec_i_tp_ctx *P, const char *at, size_t *line, size_t *line_start) {
     if (at == NULL || at < P->base || at > P->base + P->len) at = P->base + P->len;
     size_t off = (size_t)(at - P->base);
     *line = 1;
@@ -43,20 +43,20 @@ static size_t tp_locate(const tp_ctx *P, const char *at, size_t *line, size_t *l
     return off;
 }
 
-void tp_line_col(const tp_ctx *P, const char *at, size_t *line, size_t *col) {
+void tracec_i_tp_line_col(const tracec_i_tp_ctx *P, const char *at, size_t *line, size_t *col) {
     size_t line_start;
-    size_t off = tp_locate(P, at, line, &line_start);
+    size_t off = locate(P, at, line, &line_start);
     *col = off - line_start + 1;
 }
 
-bool tp_error(tp_ctx *P, const char *at, const char *fmt, ...) {
+bool tracec_i_tp_error(tracec_i_tp_ctx *P, const char *at, const char *fmt, ...) {
     if (P->failed) return false;
     P->failed = true;
     if (P->err == NULL) return false;
     if (P->held) *P->held = P->held_c; /* the line shown may hold it (in-place parses) */
     const char *text = P->orig;
     size_t line, line_start;
-    size_t off = tp_locate(P, at, &line, &line_start);
+    size_t off = locate(P, at, &line, &line_start);
     size_t line_end = off;
     while (line_end < P->len && text[line_end] != '\n') line_end++;
     size_t col = off - line_start + 1;
@@ -176,34 +176,25 @@ static void suggestion_text(const suggest *s, char *buf, size_t size, bool brack
 
 /* ---- Output --------------------------------------------------------------- */
 
-static bool grow(tp_ctx *P, size_t n) {
+static bool grow(tracec_i_tp_ctx *P, size_t n) {
     tracec_bytes *o = P->out;
     size_t cap = o->cap ? o->cap : 4096;
     while (cap - o->size < n) {
-        if (cap > SIZE_MAX / 2) return tp_error(P, P->tok_p, "out of memory");
+        if (cap > SIZE_MAX / 2) return tracec_i_tp_error(P, P->tok_p, "out of memory");
         cap *= 2;
     }
     uint8_t *d = realloc(o->data, cap);
-    if (d == NULL) return tp_error(P, P->tok_p, "out of memory");
+    if (d == NULL) return tracec_i_tp_error(P, P->tok_p, "out of memory");
     o->data = d;
     o->cap = cap;
     return true;
 }
 
-static inline bool reserve(tp_ctx *P, size_t n) {
+static inline bool reserve(tracec_i_tp_ctx *P, size_t n) {
     return P->out->cap - P->out->size >= n || grow(P, n);
 }
 
-static inline size_t varint_size(uint64_t v) {
-    size_t n = 1;
-    while (v >= 0x80) {
-        v >>= 7;
-        n++;
-    }
-    return n;
-}
-
-static inline void put_varint(tp_ctx *P, uint64_t v) {
+static inline void put_varint(tracec_i_tp_ctx *P, uint64_t v) {
     uint8_t *p = P->out->data + P->out->size;
     while (v >= 0x80) {
         *p++ = (uint8_t)(v | 0x80);
@@ -213,17 +204,17 @@ static inline void put_varint(tp_ctx *P, uint64_t v) {
     P->out->size = (size_t)(p - P->out->data);
 }
 
-static inline bool w_varint(tp_ctx *P, uint64_t v) {
+static inline bool w_varint(tracec_i_tp_ctx *P, uint64_t v) {
     if (!reserve(P, 10)) return false;
     put_varint(P, v);
     return true;
 }
 
-static inline bool w_tag(tp_ctx *P, uint32_t number, int wt) {
+static inline bool w_tag(tracec_i_tp_ctx *P, uint32_t number, int wt) {
     return w_varint(P, ((uint64_t)number << 3) | (uint64_t)wt);
 }
 
-static inline bool w_fixed(tp_ctx *P, uint64_t v, int bytes) {
+static inline bool w_fixed(tracec_i_tp_ctx *P, uint64_t v, int bytes) {
     if (!reserve(P, 8)) return false;
     uint8_t *p = P->out->data + P->out->size;
     for (int i = 0; i < bytes; i++) p[i] = (uint8_t)(v >> (8 * i));
@@ -232,20 +223,20 @@ static inline bool w_fixed(tp_ctx *P, uint64_t v, int bytes) {
 }
 
 /* Reserves a one-byte length; returns its position. */
-static inline bool open_len(tp_ctx *P, size_t *pos) {
+static inline bool open_len(tracec_i_tp_ctx *P, size_t *pos) {
     if (!reserve(P, 1)) return false;
     *pos = P->out->size++;
     return true;
 }
 
-static bool close_len(tp_ctx *P, size_t pos) {
+static bool close_len(tracec_i_tp_ctx *P, size_t pos) {
     tracec_bytes *o = P->out;
     size_t body = o->size - pos - 1;
     if (body < 0x80) {
         o->data[pos] = (uint8_t)body;
         return true;
     }
-    size_t k = varint_size(body);
+    size_t k = tracec_varint_size(body);
     if (!reserve(P, k - 1)) return false;
     memmove(o->data + pos + k, o->data + pos + 1, body);
     uint8_t *p = o->data + pos;
@@ -259,52 +250,36 @@ static bool close_len(tp_ctx *P, size_t pos) {
     return true;
 }
 
-static inline int wire_type(tracec_field_type t) {
-    switch (t) {
-    case TRACEC_TYPE_DOUBLE:
-    case TRACEC_TYPE_FIXED64:
-    case TRACEC_TYPE_SFIXED64: return WT_I64;
-    case TRACEC_TYPE_FLOAT:
-    case TRACEC_TYPE_FIXED32:
-    case TRACEC_TYPE_SFIXED32: return WT_I32;
-    case TRACEC_TYPE_STRING:
-    case TRACEC_TYPE_BYTES:
-    case TRACEC_TYPE_MESSAGE: return WT_LEN;
-    case TRACEC_TYPE_GROUP: return WT_SGROUP;
-    default: return WT_VARINT;
-    }
-}
+static inline tracec_i_tp_frame *top(tracec_i_tp_ctx *P) { return &P->frames[P->depth]; }
 
-static inline tp_frame *top(tp_ctx *P) { return &P->frames[P->depth]; }
-
-static bool close_packed(tp_ctx *P, tp_frame *F) {
+static bool close_packed(tracec_i_tp_ctx *P, tracec_i_tp_frame *F) {
     if (F->packed == NULL) return true;
     F->packed = NULL;
     return close_len(P, F->packed_pos);
 }
 
 /* Writes what precedes a scalar of field `f`: a tag, or (packed) a run header. */
-static inline bool begin_value(tp_ctx *P, const tracec_fielddef *f) {
-    tp_frame *F = top(P);
+static inline bool begin_value(tracec_i_tp_ctx *P, const tracec_fielddef *f) {
+    tracec_i_tp_frame *F = top(P);
     if (F->packed == f) return true;
     if (F->packed && !close_packed(P, F)) return false;
     if (f->packed) {
-        if (!w_tag(P, f->number, WT_LEN) || !open_len(P, &F->packed_pos)) return false;
+        if (!w_tag(P, f->number, TRACEC_WIRE_LEN) || !open_len(P, &F->packed_pos)) return false;
         F->packed = f;
         return true;
     }
-    return w_tag(P, f->number, wire_type(f->type));
+    return w_tag(P, f->number, tracec_wire_type_of(f->type));
 }
 
 /* ---- Frames --------------------------------------------------------------- */
 
 static size_t seen_bits(const tracec_msgdef *m) { return m ? m->n_fields + m->n_oneofs : 0; }
 
-static bool push_frame(tp_ctx *P, const tracec_msgdef *m, const char *open) {
+static bool push_frame(tracec_i_tp_ctx *P, const tracec_msgdef *m, const char *open) {
     if (P->depth + 1 >= P->cap_frames) {
         int cap = P->cap_frames ? P->cap_frames * 2 : 16;
-        tp_frame *n = realloc(P->frames, (size_t)cap * sizeof *n);
-        if (n == NULL) return tp_error(P, open, "out of memory");
+        tracec_i_tp_frame *n = realloc(P->frames, (size_t)cap * sizeof *n);
+        if (n == NULL) return tracec_i_tp_error(P, open, "out of memory");
         P->frames = n;
         P->cap_frames = cap;
     }
@@ -313,11 +288,11 @@ static bool push_frame(tp_ctx *P, const tracec_msgdef *m, const char *open) {
         size_t cap = P->cap_words ? P->cap_words * 2 : 64;
         while (cap < P->n_words + words) cap *= 2;
         uint64_t *n = realloc(P->words, cap * sizeof *n);
-        if (n == NULL) return tp_error(P, open, "out of memory");
+        if (n == NULL) return tracec_i_tp_error(P, open, "out of memory");
         P->words = n;
         P->cap_words = cap;
     }
-    tp_frame *F = &P->frames[++P->depth];
+    tracec_i_tp_frame *F = &P->frames[++P->depth];
     memset(F, 0, sizeof *F);
     F->msg = m;
     F->prev = m;
@@ -329,7 +304,7 @@ static bool push_frame(tp_ctx *P, const tracec_msgdef *m, const char *open) {
     return true;
 }
 
-static inline bool test_set(tp_ctx *P, tp_frame *F, size_t bit) {
+static inline bool test_set(tracec_i_tp_ctx *P, tracec_i_tp_frame *F, size_t bit) {
     uint64_t *w = &P->words[F->words + bit / 64];
     uint64_t mask = (uint64_t)1 << (bit % 64);
     bool was = (*w & mask) != 0;
@@ -337,23 +312,23 @@ static inline bool test_set(tp_ctx *P, tp_frame *F, size_t bit) {
     return was;
 }
 
-static inline bool is_set(tp_ctx *P, const tp_frame *F, size_t bit) {
+static inline bool is_set(tracec_i_tp_ctx *P, const tracec_i_tp_frame *F, size_t bit) {
     return (P->words[F->words + bit / 64] >> (bit % 64)) & 1;
 }
 
 /* Marks `f` as given in frame F; errors for a second value of a singular field or oneof. */
-static bool mark_seen(tp_ctx *P, tp_frame *F, const tracec_fielddef *f, const char *at) {
+static bool mark_seen(tracec_i_tp_ctx *P, tracec_i_tp_frame *F, const tracec_fielddef *f, const char *at) {
     if (f->repeated) return true;
     const tracec_msgdef *m = F->msg;
     if (f->is_extension) {
         for (size_t i = F->n_exts; i < P->n_exts; i++)
             if (P->exts[i] == f)
-                return tp_error(P, at, "non-repeated extension [%s] is specified more than once",
+                return tracec_i_tp_error(P, at, "non-repeated extension [%s] is specified more than once",
                                 f->full_name);
         if (P->n_exts == P->cap_exts) {
             size_t cap = P->cap_exts ? P->cap_exts * 2 : 16;
             const tracec_fielddef **n = realloc(P->exts, cap * sizeof *n);
-            if (n == NULL) return tp_error(P, at, "out of memory");
+            if (n == NULL) return tracec_i_tp_error(P, at, "out of memory");
             P->exts = n;
             P->cap_exts = cap;
         }
@@ -361,34 +336,34 @@ static bool mark_seen(tp_ctx *P, tp_frame *F, const tracec_fielddef *f, const ch
         return true;
     }
     if (test_set(P, F, f->index))
-        return tp_error(P, at, "non-repeated field \"%s\" is specified more than once", f->name);
+        return tracec_i_tp_error(P, at, "non-repeated field \"%s\" is specified more than once", f->name);
     if (f->oneof_index >= 0 && test_set(P, F, m->n_fields + (size_t)f->oneof_index)) {
         const char *other = "another field";
         for (size_t i = 0; i < m->n_fields; i++)
             if (&m->fields[i] != f && m->fields[i].oneof_index == f->oneof_index &&
                 is_set(P, F, i))
                 other = m->fields[i].name;
-        return tp_error(P, at, "field \"%s\" conflicts with \"%s\": both are in oneof \"%s\"",
+        return tracec_i_tp_error(P, at, "field \"%s\" conflicts with \"%s\": both are in oneof \"%s\"",
                         f->name, other, m->oneof_names[f->oneof_index]);
     }
     return true;
 }
 
-static bool check_required(tp_ctx *P, tp_frame *F, const char *at) {
+static bool check_required(tracec_i_tp_ctx *P, tracec_i_tp_frame *F, const char *at) {
     const tracec_msgdef *m = F->msg;
     if (m == NULL || !m->has_required) return true;
     for (size_t i = 0; i < m->n_fields; i++)
         if (m->fields[i].required && !is_set(P, F, i))
-            return tp_error(P, at, "missing required field \"%s\" in %s", m->fields[i].name,
+            return tracec_i_tp_error(P, at, "missing required field \"%s\" in %s", m->fields[i].name,
                             m->full_name);
     return true;
 }
 
 /* ---- Field names ---------------------------------------------------------- */
 
-static inline tp_predict *predict_slot(tp_ctx *P, const void *key) {
+static inline tracec_i_tp_predict *predict_slot(tracec_i_tp_ctx *P, const void *key) {
     uintptr_t k = (uintptr_t)key;
-    return &P->predict[((k >> 4) ^ (k >> 12)) & (TP_PREDICT_SLOTS - 1)];
+    return &P->predict[((k >> 4) ^ (k >> 12)) & (TRACEC_I_TP_PREDICT_SLOTS - 1)];
 }
 
 static inline uint64_t load8(const char *p) {
@@ -417,8 +392,8 @@ static inline bool bytes_eq(const char *a, const char *b, size_t n) {
     return true;
 }
 
-bool tp_field(tp_ctx *P, const tp_tok *name) {
-    tp_frame *F = top(P);
+bool tracec_i_tp_field(tracec_i_tp_ctx *P, const tracec_i_tp_tok *name) {
+    tracec_i_tp_frame *F = top(P);
     P->cur_name = name->p;
     P->cur_name_len = name->len;
     P->cur_any = NULL;
@@ -431,14 +406,14 @@ bool tp_field(tp_ctx *P, const tp_tok *name) {
     /* The field that followed the previous one last time, else the hash table.
      * Only fields found by their own name are predicted, so a hit is what the
      * table would return. */
-    tp_predict *pr = predict_slot(P, F->prev);
+    tracec_i_tp_predict *pr = predict_slot(P, F->prev);
     const tracec_fielddef *f;
     if (pr->key == F->prev && pr->len == name->len && bytes_eq(pr->next->name, name->p, name->len)) {
         f = pr->next;
     } else {
         f = tracec_i_field_by_name_n(F->msg, name->p, name->len);
         if (f && f->name[name->len] == '\0' && memcmp(f->name, name->p, name->len) == 0)
-            *pr = (tp_predict){F->prev, f, name->len};
+            *pr = (tracec_i_tp_predict){F->prev, f, name->len};
     }
     if (f == NULL) {
         if (tracec_i_is_reserved_name(F->msg, name->p, name->len)) {
@@ -449,7 +424,7 @@ bool tp_field(tp_ctx *P, const tp_tok *name) {
         for (size_t i = 0; i < F->msg->n_fields; i++) suggest_try(&s, F->msg->fields[i].name);
         char hint[300];
         suggestion_text(&s, hint, sizeof hint, false);
-        return tp_error(P, name->p, "unknown field \"%.*s\" in %s%s", (int)name->len, name->p,
+        return tracec_i_tp_error(P, name->p, "unknown field \"%.*s\" in %s%s", (int)name->len, name->p,
                         F->msg->full_name, hint);
     }
     P->cur = f;
@@ -475,12 +450,12 @@ bool tp_field(tp_ctx *P, const tp_tok *name) {
     return mark_seen(P, F, f, name->p);
 }
 
-static bool name_put(tp_ctx *P, const char *s, size_t n) {
+static bool name_put(tracec_i_tp_ctx *P, const char *s, size_t n) {
     if (P->name_len + n + 1 > P->name_cap) {
         size_t cap = P->name_cap ? P->name_cap * 2 : 128;
         while (cap < P->name_len + n + 1) cap *= 2;
         char *b = realloc(P->name, cap);
-        if (b == NULL) return tp_error(P, s, "out of memory");
+        if (b == NULL) return tracec_i_tp_error(P, s, "out of memory");
         P->name = b;
         P->name_cap = cap;
     }
@@ -490,14 +465,14 @@ static bool name_put(tp_ctx *P, const char *s, size_t n) {
     return true;
 }
 
-bool tp_name_first(tp_ctx *P, const tp_tok *t) {
+bool tracec_i_tp_name_first(tracec_i_tp_ctx *P, const tracec_i_tp_tok *t) {
     P->name_len = 0;
     P->name_has_slash = false;
     P->name_tok = t->p;
     return name_put(P, t->p, t->len);
 }
 
-bool tp_name_append(tp_ctx *P, char sep, const tp_tok *t) {
+bool tracec_i_tp_name_append(tracec_i_tp_ctx *P, char sep, const tracec_i_tp_tok *t) {
     if (sep) {
         if (sep == '/') P->name_has_slash = true;
         if (!name_put(P, &sep, 1)) return false;
@@ -505,7 +480,7 @@ bool tp_name_append(tp_ctx *P, char sep, const tp_tok *t) {
     return t == NULL || name_put(P, t->p, t->len);
 }
 
-bool tp_ext_name(tp_ctx *P, const tp_tok *t) {
+bool tracec_i_tp_ext_name(tracec_i_tp_ctx *P, const tracec_i_tp_tok *t) {
     const char *p = t->p + 1, *end = t->p + t->len - 1; /* inside the brackets */
     while (p < end && (*p == ' ' || (*p >= '\t' && *p <= '\r'))) p++;
     P->name_len = 0;
@@ -526,8 +501,8 @@ static bool is_any(const tracec_msgdef *m) {
     return m && strcmp(m->full_name, "google.protobuf.Any") == 0;
 }
 
-bool tp_ext_field(tp_ctx *P) {
-    tp_frame *F = top(P);
+bool tracec_i_tp_ext_field(tracec_i_tp_ctx *P) {
+    tracec_i_tp_frame *F = top(P);
     const char *at = P->name_tok;
     P->cur_name = P->name_tok;
     P->cur_name_len = 0;
@@ -540,20 +515,20 @@ bool tp_ext_field(tp_ctx *P) {
     }
     if (P->name_has_slash) {
         if (!is_any(F->msg))
-            return tp_error(P, at,
+            return tracec_i_tp_error(P, at,
                             "[%s] is an Any expansion, allowed only in google.protobuf.Any, not in %s",
                             P->name, F->msg->full_name);
         const char *type = strrchr(P->name, '/') + 1;
         const tracec_msgdef *m = tracec_pool_find_message(P->pool, type);
-        if (m == NULL) return tp_error(P, at, "unknown message type \"%s\" in Any expansion", type);
+        if (m == NULL) return tracec_i_tp_error(P, at, "unknown message type \"%s\" in Any expansion", type);
         const tracec_fielddef *url = tracec_msgdef_field_by_number(F->msg, 1);
         const tracec_fielddef *val = tracec_msgdef_field_by_number(F->msg, 2);
         if (url == NULL || val == NULL)
-            return tp_error(P, at, "google.protobuf.Any lacks type_url or value");
+            return tracec_i_tp_error(P, at, "google.protobuf.Any lacks type_url or value");
         bool had_url = test_set(P, F, url->index);
         bool had_value = test_set(P, F, val->index);
         if (had_url || had_value)
-            return tp_error(P, at, "this google.protobuf.Any already has a value");
+            return tracec_i_tp_error(P, at, "this google.protobuf.Any already has a value");
         P->cur_any = m;
         return true;
     }
@@ -564,9 +539,9 @@ bool tp_ext_field(tp_ctx *P) {
         char hint[300];
         suggestion_text(&s, hint, sizeof hint, true);
         if (f)
-            return tp_error(P, at, "extension [%s] extends %s, not %s%s", P->name,
+            return tracec_i_tp_error(P, at, "extension [%s] extends %s, not %s%s", P->name,
                             f->containing->full_name, F->msg->full_name, hint);
-        return tp_error(P, at, "unknown extension [%s] of %s%s", P->name, F->msg->full_name, hint);
+        return tracec_i_tp_error(P, at, "unknown extension [%s] of %s%s", P->name, F->msg->full_name, hint);
     }
     P->cur = f;
     return mark_seen(P, F, f, at);
@@ -574,7 +549,7 @@ bool tp_ext_field(tp_ctx *P) {
 
 /* ---- Lists and messages ------------------------------------------------- */
 
-static const char *cur_label(tp_ctx *P, char *buf, size_t size) {
+static const char *cur_label(tracec_i_tp_ctx *P, char *buf, size_t size) {
     if (P->cur && P->cur->is_extension)
         snprintf(buf, size, "[%s]", P->cur->full_name);
     else if (P->cur)
@@ -584,28 +559,28 @@ static const char *cur_label(tp_ctx *P, char *buf, size_t size) {
     return buf;
 }
 
-bool tp_list_begin(tp_ctx *P, const char *at, bool colon) {
+bool tracec_i_tp_list_begin(tracec_i_tp_ctx *P, const char *at, bool colon) {
     if (P->cur_skip) return true;
-    if (P->cur_any) return tp_error(P, at, "an Any expansion takes one message value, not a list");
+    if (P->cur_any) return tracec_i_tp_error(P, at, "an Any expansion takes one message value, not a list");
     const tracec_fielddef *f = P->cur;
     char l[300];
     if (!f->repeated)
-        return tp_error(P, at, "field %s is not repeated: the list syntax [...] is for repeated fields",
+        return tracec_i_tp_error(P, at, "field %s is not repeated: the list syntax [...] is for repeated fields",
                         cur_label(P, l, sizeof l));
     if (!colon && f->type != TRACEC_TYPE_MESSAGE && f->type != TRACEC_TYPE_GROUP)
-        return tp_error(P, at, "expected ':' between the scalar field %s and its list",
+        return tracec_i_tp_error(P, at, "expected ':' between the scalar field %s and its list",
                         cur_label(P, l, sizeof l));
     P->in_list = true;
     return true;
 }
 
-void tp_list_end(tp_ctx *P) { P->in_list = false; }
+void tracec_i_tp_list_end(tracec_i_tp_ctx *P) { P->in_list = false; }
 
-bool tp_push(tp_ctx *P, const char *at, char close) {
+bool tracec_i_tp_push(tracec_i_tp_ctx *P, const char *at, char close) {
     (void)close;
     if (P->depth >= P->max_depth)
-        return tp_error(P, at, "messages nested deeper than the limit of %d", P->max_depth);
-    tp_frame *F = top(P);
+        return tracec_i_tp_error(P, at, "messages nested deeper than the limit of %d", P->max_depth);
+    tracec_i_tp_frame *F = top(P);
     const tracec_fielddef *f = P->cur;
     bool skip = P->cur_skip, in_list = P->in_list;
     if (skip) {
@@ -615,33 +590,33 @@ bool tp_push(tp_ctx *P, const char *at, char close) {
         if (!close_packed(P, F)) return false;
         size_t url_len = P->name_len;
         size_t pos;
-        if (!w_tag(P, 1, WT_LEN) || !w_varint(P, url_len) || !reserve(P, url_len)) return false;
+        if (!w_tag(P, 1, TRACEC_WIRE_LEN) || !w_varint(P, url_len) || !reserve(P, url_len)) return false;
         memcpy(P->out->data + P->out->size, P->name, url_len);
         P->out->size += url_len;
-        if (!w_tag(P, 2, WT_LEN) || !open_len(P, &pos)) return false;
+        if (!w_tag(P, 2, TRACEC_WIRE_LEN) || !open_len(P, &pos)) return false;
         if (!push_frame(P, m, at)) return false;
         top(P)->len_pos = pos;
     } else {
         char l[300];
         if (f->type != TRACEC_TYPE_MESSAGE && f->type != TRACEC_TYPE_GROUP)
-            return tp_error(P, at, "field %s is %s, not a message: expected a value after ':'",
+            return tracec_i_tp_error(P, at, "field %s is %s, not a message: expected a value after ':'",
                             cur_label(P, l, sizeof l), tracec_field_type_name(f->type));
         if (f->msg == NULL)
-            return tp_error(P, at, "the type %s of field %s is not in the descriptor pool",
+            return tracec_i_tp_error(P, at, "the type %s of field %s is not in the descriptor pool",
                             f->type_name ? f->type_name : "?", cur_label(P, l, sizeof l));
         if (!close_packed(P, F)) return false;
         size_t pos = 0;
         bool group = f->type == TRACEC_TYPE_GROUP;
         if (group) {
-            if (!w_tag(P, f->number, WT_SGROUP)) return false;
-        } else if (!w_tag(P, f->number, WT_LEN) || !open_len(P, &pos)) {
+            if (!w_tag(P, f->number, TRACEC_WIRE_SGROUP)) return false;
+        } else if (!w_tag(P, f->number, TRACEC_WIRE_LEN) || !open_len(P, &pos)) {
             return false;
         }
         if (!push_frame(P, f->msg, at)) return false;
         top(P)->len_pos = pos;
         top(P)->group = group;
     }
-    tp_frame *N = top(P);
+    tracec_i_tp_frame *N = top(P);
     N->field = f;
     N->parent_skip = skip;
     N->parent_in_list = in_list;
@@ -650,7 +625,7 @@ bool tp_push(tp_ctx *P, const char *at, char close) {
 }
 
 /* The on_top_message hook, for the message of frame F (just closed). */
-static bool call_on_top(tp_ctx *P, const tp_frame *F, const char *at) {
+static bool call_on_top(tracec_i_tp_ctx *P, const tracec_i_tp_frame *F, const char *at) {
     const uint8_t *o = P->out->data;
     size_t body = P->out->size - F->len_pos - 1, pos = F->len_pos;
     while (o[pos] & 0x80) { /* the length, widened by close_len */
@@ -660,15 +635,15 @@ static bool call_on_top(tp_ctx *P, const tp_frame *F, const char *at) {
     char msg[512];
     msg[0] = 0;
     if (P->on_top(P->on_top_ctx, F->field->number, o + pos + 1, body, msg, sizeof msg)) return true;
-    return tp_error(P, at, "%s", msg[0] ? msg : "rejected");
+    return tracec_i_tp_error(P, at, "%s", msg[0] ? msg : "rejected");
 }
 
-bool tp_pop(tp_ctx *P, const char *at) {
-    tp_frame *F = top(P);
+bool tracec_i_tp_pop(tracec_i_tp_ctx *P, const char *at) {
+    tracec_i_tp_frame *F = top(P);
     if (F->msg) {
         if (!close_packed(P, F) || !check_required(P, F, at)) return false;
         if (F->group) {
-            if (!w_tag(P, F->field->number, WT_EGROUP)) return false;
+            if (!w_tag(P, F->field->number, TRACEC_WIRE_EGROUP)) return false;
         } else if (!close_len(P, F->len_pos)) {
             return false;
         } else if (P->depth == 1 && P->on_top && !call_on_top(P, F, at)) {
@@ -685,20 +660,20 @@ bool tp_pop(tp_ctx *P, const char *at) {
     return true;
 }
 
-bool tp_finish(tp_ctx *P) {
-    tp_frame *F = top(P);
+bool tracec_i_tp_finish(tracec_i_tp_ctx *P) {
+    tracec_i_tp_frame *F = top(P);
     return close_packed(P, F) && check_required(P, F, P->base + P->len);
 }
 
 /* ---- Strings ---------------------------------------------------------- */
 
-static bool scratch_put(tp_ctx *P, const char *s, size_t n) {
+static bool scratch_put(tracec_i_tp_ctx *P, const char *s, size_t n) {
     if (n == 0) return true;
     if (P->scratch_len + n > P->scratch_cap) {
         size_t cap = P->scratch_cap ? P->scratch_cap * 2 : 256;
         while (cap < P->scratch_len + n) cap *= 2;
         char *b = realloc(P->scratch, cap);
-        if (b == NULL) return tp_error(P, P->tok_p, "out of memory");
+        if (b == NULL) return tracec_i_tp_error(P, P->tok_p, "out of memory");
         P->scratch = b;
         P->scratch_cap = cap;
     }
@@ -738,7 +713,7 @@ static size_t utf8_put(char *b, uint32_t cp) {
 }
 
 /* Appends the unescaped body of string token `t` (quotes included) to scratch. */
-static bool unescape_into_scratch(tp_ctx *P, const tp_tok *t) {
+static bool unescape_into_scratch(tracec_i_tp_ctx *P, const tracec_i_tp_tok *t) {
     const char *s = t->p + 1, *end = t->p + t->len - 1;
     while (s < end) {
         const char *bs = memchr(s, '\\', (size_t)(end - s));
@@ -763,7 +738,7 @@ static bool unescape_into_scratch(tp_ctx *P, const tp_tok *t) {
             e++;
             int v = 0, digits = 0;
             while (digits < 2 && e < end && hexval(*e) >= 0) v = v * 16 + hexval(*e++), digits++;
-            if (digits == 0) return tp_error(P, bs, "\\x must be followed by a hexadecimal digit");
+            if (digits == 0) return tracec_i_tp_error(P, bs, "\\x must be followed by a hexadecimal digit");
             buf[0] = (char)v;
             break;
         }
@@ -774,15 +749,15 @@ static bool unescape_into_scratch(tp_ctx *P, const tp_tok *t) {
             uint32_t cp = 0;
             for (int i = 0; i < want; i++, e++) {
                 if (e >= end || hexval(*e) < 0)
-                    return tp_error(P, bs, "\\%c must be followed by exactly %d hexadecimal digits",
+                    return tracec_i_tp_error(P, bs, "\\%c must be followed by exactly %d hexadecimal digits",
                                     want == 4 ? 'u' : 'U', want);
                 cp = cp * 16 + (uint32_t)hexval(*e);
             }
             if (cp > 0x10FFFF)
-                return tp_error(P, bs, "\\U%08X is beyond the last Unicode code point U+10FFFF",
+                return tracec_i_tp_error(P, bs, "\\U%08X is beyond the last Unicode code point U+10FFFF",
                                 (unsigned)cp);
             if (cp >= 0xD800 && cp <= 0xDFFF)
-                return tp_error(P, bs, "U+%04X is a surrogate, not a Unicode scalar value",
+                return tracec_i_tp_error(P, bs, "U+%04X is a surrogate, not a Unicode scalar value",
                                 (unsigned)cp);
             n = utf8_put(buf, cp);
             break;
@@ -791,11 +766,11 @@ static bool unescape_into_scratch(tp_ctx *P, const tp_tok *t) {
             if (*e >= '0' && *e <= '7') {
                 int v = 0, digits = 0;
                 while (digits < 3 && e < end && *e >= '0' && *e <= '7') v = v * 8 + (*e++ - '0'), digits++;
-                if (v > 255) return tp_error(P, bs, "octal escape \\%.3s is larger than \\377", bs + 1);
+                if (v > 255) return tracec_i_tp_error(P, bs, "octal escape \\%.3s is larger than \\377", bs + 1);
                 buf[0] = (char)v;
                 break;
             }
-            return tp_error(P, bs, "invalid escape sequence \\%c", *e);
+            return tracec_i_tp_error(P, bs, "invalid escape sequence \\%c", *e);
         }
         if (!scratch_put(P, buf, n)) return false;
         s = e;
@@ -803,7 +778,7 @@ static bool unescape_into_scratch(tp_ctx *P, const tp_tok *t) {
     return true;
 }
 
-bool tp_str_first(tp_ctx *P, const tp_tok *t) {
+bool tracec_i_tp_str_first(tracec_i_tp_ctx *P, const tracec_i_tp_tok *t) {
     P->str_tok = t->p;
     if (memchr(t->p + 1, '\\', t->len - 2) == NULL) {
         P->str_p = t->p + 1;
@@ -819,7 +794,7 @@ bool tp_str_first(tp_ctx *P, const tp_tok *t) {
     return true;
 }
 
-bool tp_str_more(tp_ctx *P, const tp_tok *t) {
+bool tracec_i_tp_str_more(tracec_i_tp_ctx *P, const tracec_i_tp_tok *t) {
     if (!P->str_in_scratch) {
         P->scratch_len = 0;
         if (!scratch_put(P, P->str_p, P->str_len)) return false;
@@ -875,7 +850,7 @@ static size_t utf8_check(const unsigned char *s, size_t len) {
     return len;
 }
 
-static bool type_mismatch(tp_ctx *P, const char *at, const char *what) {
+static bool type_mismatch(tracec_i_tp_ctx *P, const char *at, const char *what) {
     const tracec_fielddef *f = P->cur;
     char l[300];
     const char *expected;
@@ -890,20 +865,20 @@ static bool type_mismatch(tp_ctx *P, const char *at, const char *what) {
     case TRACEC_TYPE_GROUP: expected = "'{' or '<'"; break;
     default: expected = "an integer"; break;
     }
-    return tp_error(P, at, "field %s (%s) expects %s, found %s", cur_label(P, l, sizeof l),
+    return tracec_i_tp_error(P, at, "field %s (%s) expects %s, found %s", cur_label(P, l, sizeof l),
                     tracec_field_type_name(f->type), expected, what);
 }
 
-bool tp_value_string(tp_ctx *P) {
+bool tracec_i_tp_value_string(tracec_i_tp_ctx *P) {
     if (P->cur_skip) return true;
-    if (P->cur_any) return tp_error(P, P->str_tok, "an Any expansion takes a message value: expected '{'");
+    if (P->cur_any) return tracec_i_tp_error(P, P->str_tok, "an Any expansion takes a message value: expected '{'");
     const tracec_fielddef *f = P->cur;
     if (f->type != TRACEC_TYPE_STRING && f->type != TRACEC_TYPE_BYTES)
         return type_mismatch(P, P->str_tok, "a string");
     if (f->type == TRACEC_TYPE_STRING && !P->allow_invalid_utf8) {
         size_t bad = utf8_check((const unsigned char *)P->str_p, P->str_len);
         if (bad != P->str_len)
-            return tp_error(P, P->str_tok,
+            return tracec_i_tp_error(P, P->str_tok,
                             "string field \"%s\" holds invalid UTF-8 (byte %zu of the value); "
                             "use \\u escapes, or a bytes field",
                             f->name, bad);
@@ -918,7 +893,7 @@ bool tp_value_string(tp_ctx *P) {
 /* ---- Numbers ------------------------------------------------------------ */
 
 /* Parses an integer token; *overflow when it does not fit in 64 bits. */
-static uint64_t parse_uint(const tp_tok *t, char kind, bool *overflow) {
+static uint64_t parse_uint(const tracec_i_tp_tok *t, char kind, bool *overflow) {
     const char *s = t->p, *end = t->p + t->len;
     uint64_t v = 0;
     *overflow = false;
@@ -947,7 +922,7 @@ static uint64_t parse_uint(const tp_tok *t, char kind, bool *overflow) {
  * +-22: the digits are exact in a double, and so is 10^k for k <= 22, so one
  * multiplication or division gives the correctly rounded value, the same as
  * strtod's (Clinger's fast path). */
-static bool parse_double_fast(const tp_tok *t, double *out) {
+static bool parse_double_fast(const tracec_i_tp_tok *t, double *out) {
 #if !defined(FLT_EVAL_METHOD) || FLT_EVAL_METHOD != 0
     /* x87 arithmetic divides in extended precision and rounds twice: strtod only. */
     (void)t, (void)out;
@@ -993,7 +968,7 @@ static bool parse_double_fast(const tp_tok *t, double *out) {
 #endif
 }
 
-static double parse_double(tp_ctx *P, const tp_tok *t) {
+static double parse_double(tracec_i_tp_ctx *P, const tracec_i_tp_tok *t) {
     double fast;
     if (parse_double_fast(t, &fast)) return fast;
     char small[64];
@@ -1003,7 +978,7 @@ static double parse_double(tp_ctx *P, const tp_tok *t) {
     if (n >= sizeof small) {
         buf = malloc(n + 1);
         if (buf == NULL) {
-            tp_error(P, t->p, "out of memory");
+            tracec_i_tp_error(P, t->p, "out of memory");
             return 0;
         }
     }
@@ -1014,7 +989,7 @@ static double parse_double(tp_ctx *P, const tp_tok *t) {
     return v;
 }
 
-static bool write_double(tp_ctx *P, const tracec_fielddef *f, double v) {
+static bool write_double(tracec_i_tp_ctx *P, const tracec_fielddef *f, double v) {
     if (!begin_value(P, f)) return false;
     if (f->type == TRACEC_TYPE_FLOAT) {
         float fv = (float)v;
@@ -1027,7 +1002,7 @@ static bool write_double(tp_ctx *P, const tracec_fielddef *f, double v) {
     return w_fixed(P, bits, 8);
 }
 
-static bool write_int(tp_ctx *P, const tracec_fielddef *f, int64_t sv, uint64_t uv) {
+static bool write_int(tracec_i_tp_ctx *P, const tracec_fielddef *f, int64_t sv, uint64_t uv) {
     if (!begin_value(P, f)) return false;
     switch (f->type) {
     case TRACEC_TYPE_INT32:
@@ -1056,16 +1031,16 @@ static const char *kind_name(char kind) {
     }
 }
 
-bool tp_value_number(tp_ctx *P, const tp_tok *t, char kind, bool neg, const char *minus) {
+bool tracec_i_tp_value_number(tracec_i_tp_ctx *P, const tracec_i_tp_tok *t, char kind, bool neg, const char *minus) {
     if (P->cur_skip) return true;
     const char *at = minus ? minus : t->p;
-    if (P->cur_any) return tp_error(P, at, "an Any expansion takes a message value: expected '{'");
+    if (P->cur_any) return tracec_i_tp_error(P, at, "an Any expansion takes a message value: expected '{'");
     const tracec_fielddef *f = P->cur;
     char l[300];
     tracec_field_type ty = f->type;
     if (ty == TRACEC_TYPE_DOUBLE || ty == TRACEC_TYPE_FLOAT) {
         if (kind == 'o' || kind == 'x')
-            return tp_error(P, t->p, "field %s (%s) takes decimal numbers only, found %s",
+            return tracec_i_tp_error(P, t->p, "field %s (%s) takes decimal numbers only, found %s",
                             cur_label(P, l, sizeof l), tracec_field_type_name(ty), kind_name(kind));
         double v = parse_double(P, t);
         if (P->failed) return false;
@@ -1131,24 +1106,24 @@ bool tp_value_number(tp_ctx *P, const tp_tok *t, char kind, bool neg, const char
         break;
     }
     if (neg && is_unsigned)
-        return tp_error(P, at, "field %s (%s) takes no sign, found '-'", cur_label(P, l, sizeof l),
+        return tracec_i_tp_error(P, at, "field %s (%s) takes no sign, found '-'", cur_label(P, l, sizeof l),
                         tracec_field_type_name(ty));
     if (ovf || mag > (neg ? max_neg : max_pos)) {
         if (ty == TRACEC_TYPE_BOOL)
-            return tp_error(P, at, "field %s (bool) expects true, false, 1 or 0, found %.*s",
+            return tracec_i_tp_error(P, at, "field %s (bool) expects true, false, 1 or 0, found %.*s",
                             cur_label(P, l, sizeof l), (int)t->len, t->p);
-        return tp_error(P, at, "value %s%.*s is out of range for field %s (%s)", neg ? "-" : "",
+        return tracec_i_tp_error(P, at, "value %s%.*s is out of range for field %s (%s)", neg ? "-" : "",
                         (int)t->len, t->p, cur_label(P, l, sizeof l), tracec_field_type_name(ty));
     }
     int64_t sv = neg ? (int64_t)(0 - mag) : (int64_t)mag;
     if (ty == TRACEC_TYPE_ENUM && f->enm && f->enm->closed && !tracec_i_enum_has_number(f->enm, (int32_t)sv))
-        return tp_error(P, at, "%s%.*s is not a value of the closed enum %s (field %s)",
+        return tracec_i_tp_error(P, at, "%s%.*s is not a value of the closed enum %s (field %s)",
                         neg ? "-" : "", (int)t->len, t->p, f->enm->full_name,
                         cur_label(P, l, sizeof l));
     return write_int(P, f, sv, mag);
 }
 
-static bool ieq(const tp_tok *t, const char *s) {
+static bool ieq(const tracec_i_tp_tok *t, const char *s) {
     size_t n = strlen(s);
     if (t->len != n) return false;
     for (size_t i = 0; i < n; i++)
@@ -1156,14 +1131,14 @@ static bool ieq(const tp_tok *t, const char *s) {
     return true;
 }
 
-static bool eq(const tp_tok *t, const char *s) {
+static bool eq(const tracec_i_tp_tok *t, const char *s) {
     return t->len == strlen(s) && memcmp(t->p, s, t->len) == 0;
 }
 
-bool tp_value_ident(tp_ctx *P, const tp_tok *t, bool neg, const char *minus) {
+bool tracec_i_tp_value_ident(tracec_i_tp_ctx *P, const tracec_i_tp_tok *t, bool neg, const char *minus) {
     if (P->cur_skip) return true;
     const char *at = minus ? minus : t->p;
-    if (P->cur_any) return tp_error(P, at, "an Any expansion takes a message value: expected '{'");
+    if (P->cur_any) return tracec_i_tp_error(P, at, "an Any expansion takes a message value: expected '{'");
     const tracec_fielddef *f = P->cur;
     char l[300];
     switch (f->type) {
@@ -1180,28 +1155,28 @@ bool tp_value_ident(tp_ctx *P, const tp_tok *t, bool neg, const char *minus) {
     }
     case TRACEC_TYPE_BOOL: {
         uint64_t v;
-        if (neg) return tp_error(P, at, "field %s (bool) takes no sign", cur_label(P, l, sizeof l));
+        if (neg) return tracec_i_tp_error(P, at, "field %s (bool) takes no sign", cur_label(P, l, sizeof l));
         if (eq(t, "true") || eq(t, "True") || eq(t, "t"))
             v = 1;
         else if (eq(t, "false") || eq(t, "False") || eq(t, "f"))
             v = 0;
         else
-            return tp_error(P, at, "field %s (bool) expects true, false, 1 or 0, found %.*s",
+            return tracec_i_tp_error(P, at, "field %s (bool) expects true, false, 1 or 0, found %.*s",
                             cur_label(P, l, sizeof l), (int)t->len, t->p);
         return begin_value(P, f) && w_varint(P, v);
     }
     case TRACEC_TYPE_ENUM: {
-        if (neg) return tp_error(P, at, "an enum value name cannot be negated");
+        if (neg) return tracec_i_tp_error(P, at, "an enum value name cannot be negated");
         int32_t n;
         if (f->enm == NULL)
-            return tp_error(P, at, "the enum type of field %s is not in the descriptor pool",
+            return tracec_i_tp_error(P, at, "the enum type of field %s is not in the descriptor pool",
                             cur_label(P, l, sizeof l));
         if (!tracec_i_enum_number_of_n(f->enm, t->p, t->len, &n)) {
             suggest s = {t->p, NULL, t->len, 0};
             for (size_t i = 0; i < f->enm->n_values; i++) suggest_try(&s, f->enm->value_names[i]);
             char hint[300];
             suggestion_text(&s, hint, sizeof hint, false);
-            return tp_error(P, at, "unknown value \"%.*s\" of enum %s (field %s)%s", (int)t->len,
+            return tracec_i_tp_error(P, at, "unknown value \"%.*s\" of enum %s (field %s)%s", (int)t->len,
                             t->p, f->enm->full_name, cur_label(P, l, sizeof l), hint);
         }
         return write_int(P, f, n, (uint64_t)(int64_t)n);
@@ -1246,9 +1221,9 @@ tracec_status_t tracec_text_encode(const tracec_pool *pool, const char *type_nam
         buf[len] = buf[len + 1] = '\0';
     }
 
-    tp_ctx ctx;
+    tracec_i_tp_ctx ctx;
     memset(&ctx, 0, sizeof ctx);
-    tp_ctx *P = &ctx;
+    tracec_i_tp_ctx *P = &ctx;
     P->pool = pool;
     P->out = out;
     P->out_start = out->size;
@@ -1270,7 +1245,7 @@ tracec_status_t tracec_text_encode(const tracec_pool *pool, const char *type_nam
         rc = tracec_tp_parse(scanner, P);
         tracec_tp_lex_destroy(scanner);
     }
-    if (rc != 0 && !P->failed) tp_error(P, P->tok_p, "parser stack exhausted (input nested too deeply)");
+    if (rc != 0 && !P->failed) tracec_i_tp_error(P, P->tok_p, "parser stack exhausted (input nested too deeply)");
     if (P->held) *P->held = P->held_c; /* the text as it was */
 
     free(P->frames);

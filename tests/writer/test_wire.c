@@ -118,3 +118,15 @@ Test(wire, deep_groups_stop_at_the_limit) {
     cr_assert_eq(tracec_wire_next(&r, &f), 1);
     free(b);
 }
+
+/* Wire types by descriptor type, as the protobuf encoding guide lists them. */
+Test(wire, wire_type_of_each_descriptor_type) {
+    static const int expected[19] = {
+        [1] = TRACEC_WIRE_FIXED64, [2] = TRACEC_WIRE_FIXED32, [3] = TRACEC_WIRE_VARINT, [4] = TRACEC_WIRE_VARINT,
+        [5] = TRACEC_WIRE_VARINT,  [6] = TRACEC_WIRE_FIXED64, [7] = TRACEC_WIRE_FIXED32, [8] = TRACEC_WIRE_VARINT,
+        [9] = TRACEC_WIRE_LEN,     [10] = TRACEC_WIRE_SGROUP, [11] = TRACEC_WIRE_LEN,    [12] = TRACEC_WIRE_LEN,
+        [13] = TRACEC_WIRE_VARINT, [14] = TRACEC_WIRE_VARINT, [15] = TRACEC_WIRE_FIXED32, [16] = TRACEC_WIRE_FIXED64,
+        [17] = TRACEC_WIRE_VARINT, [18] = TRACEC_WIRE_VARINT,
+    };
+    for (int t = 1; t <= 18; t++) cr_assert_eq(tracec_wire_type_of(t), expected[t], "descriptor type %d", t);
+}

@@ -61,6 +61,32 @@ static inline size_t tracec_varint_size(uint64_t v) {
     return n;
 }
 
+/*
+ * The wire type a field is written with, from its descriptor type (the
+ * numbers of FieldDescriptorProto.Type: 1 double, 2 float, ... 18 sint64);
+ * packed repeated fields aside (they are TRACEC_WIRE_LEN).
+ */
+static inline int tracec_wire_type_of(int descriptor_type) {
+    switch (descriptor_type) {
+    case 1:  /* double */
+    case 6:  /* fixed64 */
+    case 16: /* sfixed64 */
+        return TRACEC_WIRE_FIXED64;
+    case 2:  /* float */
+    case 7:  /* fixed32 */
+    case 15: /* sfixed32 */
+        return TRACEC_WIRE_FIXED32;
+    case 9:  /* string */
+    case 11: /* message */
+    case 12: /* bytes */
+        return TRACEC_WIRE_LEN;
+    case 10: /* group */
+        return TRACEC_WIRE_SGROUP;
+    default:
+        return TRACEC_WIRE_VARINT;
+    }
+}
+
 /* Results of tracec_wire_read_varint. */
 typedef enum {
     TRACEC_VARINT_OK = 0,
