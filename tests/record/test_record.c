@@ -547,3 +547,78 @@ Test(record, two_runs_in_one_trace) {
     cr_expect_eq(seq_packets(view, s.seq), (long)in2.delivered);
     free(view);
 }
+
+#define EXT_PROV TRACEC_BINARY_DIR "/tests/record/record_ext_provider"
+
+/*
+ * Runs record_ext_provider (THREADS threads "worker-K", N hand-written slices each, with extension
+ * fields) under `tracec record ARGS` and checks what must hold whether or not the buffer wrapped:
+ * per provider delivered + dropped = produced (its own count too), the packets on its sequence, and in
+ * the trace processor: no error stat, every thread named, every slice of the provider on a named
+ * thread's track (none on a global one), its extension fields as args.  Returns the summary.
+ */
+static summary ext_case(const char *file, const char *args, int n, int threads) {
+    char cmd[1024], trace[128], *out;
+    snprintf(trace, sizeof trace, "%s/%s", g_dir, file);
+    snprintf(cmd, sizeof cmd, "%s record -o %s %s -- %s ext %d %d", TRACEC, trace, args, EXT_PROV, n, threads);
+    int rc = run(cmd, &out);
+    cr_assert_eq(rc, 0, "%s", out);
+    long produced = -1, dropped = -1;
+    cr_assert_eq(sscanf(out, "produced %ld dropped %ld", &produced, &dropped), 2, "%s", out);
+    free(out);
+    char *view = py_view(trace);
+    summary s = find_summary(view, "ext");
+    cr_assert(s.found, "%s", view);
+    /* events, one descriptor per thread, the process's, the ExtensionDescriptor of test_extensions.proto */
+    cr_expect_eq(s.produced, 2L * n * threads + threads + 2, "produced %ld", s.produced);
+    cr_expect_eq(s.produced, produced);
+    cr_expect_eq(s.dropped, dropped);
+    cr_expect_eq(s.delivered + s.dropped, s.produced, "%ld + %ld != %ld", s.delivered, s.dropped, s.produced);
+    cr_expect_eq(seq_packets(view, s.seq), s.delivered);
+    free(view);
+    if (!have_tp()) return s;
+    char *stats = tp_query(trace, "select name, idx, value from stats where severity = 'error' and value > 0;\n");
+    cr_expect_eq(strcmp(stats, "\"name\",\"idx\",\"value\"\n"), 0, "error stats:\n%s", stats);
+    free(stats);
+    char *named = tp_query(trace, "select count(*) from thread where name like 'worker-%';\n");
+    char want[64];
+    snprintf(want, sizeof want, "\"count(*)\"\n%d\n", threads);
+    cr_expect_eq(strcmp(named, want), 0, "named threads:\n%s", named);
+    free(named);
+    /* the provider's slices (all but the recorder's summary instants) are on its named threads' tracks */
+    char *where = tp_query(trace, "select sum(th.name like 'worker-%') as named, count(*) as slices from slice s "
+                                  "left join thread_track tt on s.track_id = tt.id left join thread th using(utid) "
+                                  "where s.name not like 'provider %';\n");
+    long on_named = -1, slices = -2;
+    const char *row = strchr(where, '\n');
+    cr_assert(row && sscanf(row + 1, "%ld,%ld", &on_named, &slices) == 2, "%s", where);
+    cr_expect(slices > 0 && on_named == slices, "slices on named thread tracks / all:\n%s", where);
+    free(where);
+    char *ext = tp_query(trace, "select count(*) from slice s join args a using(arg_set_id) "
+                                 "where a.key = 'uint_extension_for_testing' and s.name = 'hand';\n");
+    snprintf(want, sizeof want, "\"count(*)\"\n%ld\n", slices);
+    cr_expect_eq(strcmp(ext, want), 0, "the extension field is an arg of every slice (%ld):\n%s", slices, ext);
+    free(ext);
+    return s;
+}
+
+/* Issue 16, QA: once a CIRCULAR buffer wraps, the descriptors (process, threads, extensions) are still
+   there: they live in the shared buffer's durable area, which a wrap never overwrites. */
+Test(record, circular_wrap_keeps_the_descriptors) {
+    summary s = ext_case("wrap.pftrace", "--mode circular --buffer-size 64k", 3000, 2);
+    cr_expect(s.dropped > 0, "the 64k buffer wrapped: %ld dropped", s.dropped);
+}
+
+/* A hand-written packet on tracec_provider_thread_track_uuid() lands on the thread's named track: the
+   thread is described at its first packet of a run, whoever writes it. */
+Test(record, hand_written_events_land_on_the_thread_track) {
+    summary s = ext_case("hand.pftrace", "--buffer-size 1m", 200, 2);
+    cr_expect_eq(s.dropped, 0);
+    if (!have_tp()) return;
+    char trace[128];
+    snprintf(trace, sizeof trace, "%s/hand.pftrace", g_dir);
+    char *per = tp_query(trace, "select th.name, count(s.id) from slice s join thread_track tt on s.track_id = tt.id "
+                                "join thread th using(utid) group by th.name order by th.name;\n");
+    cr_expect_eq(strcmp(per, "\"name\",\"count(s.id)\"\n\"worker-0\",200\n\"worker-1\",200\n"), 0, "%s", per);
+    free(per);
+}
