@@ -255,6 +255,26 @@ Test(record, scribbled_buffer_is_dropped_not_fatal) {
     free(view);
 }
 
+/* The durable area is as hostile as the halves: its good records are kept, the rest dropped with a message. */
+Test(record, scribbled_durable_area_is_dropped_not_fatal) {
+    char cmd[1024], trace[128], *out;
+    snprintf(trace, sizeof trace, "%s/scribble-durable.pftrace", g_dir);
+    snprintf(cmd, sizeof cmd, "%s record -o %s -- sh -c '%s scribble vandal durable & %s normal honest 100 1; wait'",
+             TRACEC, trace, PROV, PROV);
+    int rc = run(cmd, &out);
+    cr_assert_eq(rc, 0, "%s", out);
+    cr_expect_not_null(strstr(out, "corrupt record at byte 4 of its durable area"), "%s", out);
+    free(out);
+    char *view = py_view(trace);
+    summary v = find_summary(view, "vandal"), h = find_summary(view, "honest");
+    cr_assert(v.found && h.found, "%s", view);
+    cr_expect_eq(v.delivered, 1, "the one good record before the garbage");
+    cr_expect(v.corrupt >= 1);
+    cr_expect_eq(h.delivered, h.produced);
+    cr_expect_eq(h.corrupt, 0);
+    free(view);
+}
+
 Test(record, two_recorders) {
     char sock[128], trace[128], cmd[1024], *out;
     snprintf(sock, sizeof sock, "%s/r.sock", g_dir);
@@ -621,4 +641,41 @@ Test(record, hand_written_events_land_on_the_thread_track) {
                                 "join thread th using(utid) group by th.name order by th.name;\n");
     cr_expect_eq(strcmp(per, "\"name\",\"count(s.id)\"\n\"worker-0\",200\n\"worker-1\",200\n"), 0, "%s", per);
     free(per);
+}
+
+/* The text from "  trace_stats {" to its closing brace in a decoded trace (malloc'd), or NULL. */
+static char *stats_block(const char *text) {
+    const char *b = strstr(text, "  trace_stats {\n");
+    const char *e = b ? strstr(b, "\n  }\n") : NULL;
+    return e ? strndup(b, (size_t)(e - b) + 4) : NULL;
+}
+
+/* The recorder's trace_stats packet (TracePacket field 35) is in our schema: `tracec decode` names its
+   fields, and protoc --decode (an independent decoder, from our .proto files) reads the same. */
+Test(record, decode_names_the_trace_stats) {
+    char cmd[1024], trace[128], *out, *ours, *theirs;
+    snprintf(trace, sizeof trace, "%s/stats.pftrace", g_dir);
+    snprintf(cmd, sizeof cmd, "%s record -o %s --mode oneshot --buffer-size 16k -- %s normal m 2000 1", TRACEC, trace,
+             PROV);
+    cr_assert_eq(run(cmd, &out), 0, "%s", out);
+    free(out);
+    snprintf(cmd, sizeof cmd, "%s decode %s", TRACEC, trace);
+    cr_assert_eq(run(cmd, &ours), 0, "%s", ours);
+    snprintf(cmd, sizeof cmd, "%s --decode=perfetto.protos.Trace -I %s/protos perfetto/trace/trace.proto < %s",
+             TRACEC_PROTOC, TRACEC_SOURCE_DIR, trace);
+    cr_assert_eq(run(cmd, &theirs), 0, "%s", theirs);
+    char *a = stats_block(ours), *b = stats_block(theirs);
+    cr_assert_not_null(a, "no trace_stats in tracec decode's output:\n%s", ours);
+    cr_assert_not_null(b, "no trace_stats in protoc --decode's output");
+    cr_expect_str_eq(a, b);
+    const char *fields[] = {"    buffer_stats {\n", "      bytes_written: ", "      abi_violations: 0\n",
+                            "      buffer_size: 16384\n", "      chunks_discarded: ", "    producers_connected: ",
+                            "    producers_seen: 1\n"};
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
+        cr_expect_not_null(strstr(a, fields[i]), "want '%s' in\n%s", fields[i], a);
+    cr_expect_null(strstr(ours, "\n  35"), "field 35 shown by number:\n%s", a);
+    free(a);
+    free(b);
+    free(ours);
+    free(theirs);
 }

@@ -17,6 +17,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "perfetto/common/trace_stats.tracec.h"
 #include "perfetto/trace/trace_packet.tracec.h"
 #include "perfetto/trace/track_event/debug_annotation.tracec.h"
 #include "perfetto/trace/track_event/track_descriptor.tracec.h"
@@ -821,31 +822,31 @@ static void write_summary(tracec_recorder *r) {
         perfetto_protos_TracePacket_end_track_event(&pkt, &ev);
         (void)tracec_trace_file_end_packet(r->file, &w, &pkt.msg);
     }
-    /* TracePacket.trace_stats (35): TraceStats {buffer_stats (1) per provider, producers_connected (2),
-       producers_seen (3)}; BufferStats {bytes_written 1, abi_violations 9, buffer_size 12, chunks_discarded 18}. */
+    /* trace_stats (protos/perfetto/common/trace_stats.proto): per provider one BufferStats, which the
+       trace processor shows as traced_buf_* rows of its stats table, indexed by provider */
     tracec_writer w;
     perfetto_protos_TracePacket pkt;
-    tracec_msg ts;
+    perfetto_protos_TraceStats ts;
     tracec_trace_file_begin_packet(r->file, &w, &pkt.msg);
     perfetto_protos_TracePacket_set_timestamp(&pkt, now + k);
     perfetto_protos_TracePacket_set_trusted_packet_sequence_id(&pkt, REC_SEQ);
-    tracec_msg_begin_nested(&pkt.msg, TRACEC_TAG(35, TRACEC_WIRE_LEN), &ts);
+    perfetto_protos_TracePacket_begin_trace_stats(&pkt, &ts);
     uint32_t connected = 0;
     for (size_t i = 0; i < r->n_pv; i++) {
         rec_provider *pv = r->pv[i];
         if (pv->info.name[0] == '\0') continue;
         connected += pv->state != PV_GONE;
-        tracec_msg bs;
-        tracec_msg_begin_nested(&ts, TRACEC_TAG(1, TRACEC_WIRE_LEN), &bs);
-        tracec_msg_put_varint(&bs, TRACEC_TAG(12, TRACEC_WIRE_VARINT), (uint64_t)r->half_size * r->halves);
-        tracec_msg_put_varint(&bs, TRACEC_TAG(1, TRACEC_WIRE_VARINT), pv->bytes);
-        tracec_msg_put_varint(&bs, TRACEC_TAG(9, TRACEC_WIRE_VARINT), pv->info.corrupt);
-        tracec_msg_put_varint(&bs, TRACEC_TAG(18, TRACEC_WIRE_VARINT), pv->info.dropped);
-        tracec_msg_end_nested(&ts, &bs);
+        perfetto_protos_TraceStats_BufferStats bs;
+        perfetto_protos_TraceStats_begin_buffer_stats(&ts, &bs);
+        perfetto_protos_TraceStats_BufferStats_set_buffer_size(&bs, (uint64_t)r->half_size * r->halves);
+        perfetto_protos_TraceStats_BufferStats_set_bytes_written(&bs, pv->bytes);
+        perfetto_protos_TraceStats_BufferStats_set_abi_violations(&bs, pv->info.corrupt);
+        perfetto_protos_TraceStats_BufferStats_set_chunks_discarded(&bs, pv->info.dropped);
+        perfetto_protos_TraceStats_end_buffer_stats(&ts, &bs);
     }
-    tracec_msg_put_varint(&ts, TRACEC_TAG(2, TRACEC_WIRE_VARINT), connected);
-    tracec_msg_put_varint(&ts, TRACEC_TAG(3, TRACEC_WIRE_VARINT), tracec_recorder_provider_count(r));
-    tracec_msg_end_nested(&pkt.msg, &ts);
+    perfetto_protos_TraceStats_set_producers_connected(&ts, connected);
+    perfetto_protos_TraceStats_set_producers_seen(&ts, tracec_recorder_provider_count(r));
+    perfetto_protos_TracePacket_end_trace_stats(&pkt, &ts);
     (void)tracec_trace_file_end_packet(r->file, &w, &pkt.msg);
 }
 
