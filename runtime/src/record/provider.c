@@ -75,7 +75,9 @@ struct tracec_provider {
 
 static tracec_provider *g_provider; /* one per process */
 static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
-static __thread uint64_t t_run; /* the run this thread's descriptor was written in (under the provider's lock) */
+/* The run this thread's descriptor was written in (read under the provider's lock at every packet:
+   initial-exec, so the read is not a __tls_get_addr call in the PIC library). */
+static __thread uint64_t t_run __attribute__((tls_model("initial-exec")));
 
 static void *control_main(void *arg);
 static void stop_self(tracec_provider *p);
