@@ -290,7 +290,8 @@ Test(codegen_bytes_m32, all_cases, .timeout = 120) {
                  "gcc -m32 -std=c11 -pedantic -Wall -Wextra -Werror -O2 -I" GEN " -I" SCHEMA
                  " -I" TRACEC_SOURCE_DIR "/runtime/core/include " CASE_DIR "/byte_writer.c " GEN "/stress/*.tracec.c " GEN
                  "/stress/dir/*.tracec.c " SCHEMA "/perfetto/trace/*.tracec.c " SCHEMA
-                 "/perfetto/trace/*/*.tracec.c " SCHEMA "/google/protobuf/descriptor.tracec.c " TRACEC_SOURCE_DIR
+                 "/perfetto/trace/*/*.tracec.c " SCHEMA "/perfetto/common/*.tracec.c " SCHEMA
+                 "/google/protobuf/descriptor.tracec.c " TRACEC_SOURCE_DIR
                  "/runtime/core/src/writer.c " TRACEC_SOURCE_DIR "/runtime/core/src/registry.c " TRACEC_SOURCE_DIR
                  "/runtime/core/src/status.c -lm -o '%s/byte_writer32' 2>&1",
                  cg_tmp);

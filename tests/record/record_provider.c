@@ -6,7 +6,8 @@
  *   record_provider die NAME N              writes N slices, then SIGKILLs itself while tracing
  *   record_provider survive NAME MS         writes slices for MS ms while the recorder is killed under it
  *   record_provider mute NAME               raw protocol: registers and never answers anything
- *   record_provider scribble NAME           raw protocol: answers, but writes garbage into its buffer
+ *   record_provider scribble NAME [durable] raw protocol: answers, but writes garbage into its buffer
+ *                                           (with `durable`: into its durable area, the halves empty)
  *   record_provider cats NAME DECL PROBES MS  registers declaring categories DECL, prints which of
  *                                           PROBES are enabled once started, writes slices for MS ms
  *   record_provider eager NAME              register_sync, then one instant at once (it must not be refused)
@@ -25,6 +26,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/un.h>
 #include <time.h>
@@ -68,24 +70,32 @@ static int raw_connect(const char *name) {
     return fd;
 }
 
-static int scribble(const char *name) {
+static int scribble(const char *name, bool durable) {
     int conn = raw_connect(name);
     if (conn < 0) return 1;
     static tracec_i_msg m;
     int fds[2], nfds = 2;
     struct pollfd pf = {conn, POLLIN, 0};
     if (poll(&pf, 1, 5000) <= 0 || tracec_i_rec_recv(conn, &m, fds, &nfds) <= 0 || nfds != 2) return 1;
-    size_t size = TRACEC_I_SHM_HEADER + (size_t)m.b * m.c;
+    struct stat st;
+    if (fstat(fds[0], &st) != 0) return 1;
+    size_t size = (size_t)st.st_size;
     uint8_t *map = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fds[0], 0);
     tracec_i_shm_header *h = (tracec_i_shm_header *)map;
     uint8_t *d = map + TRACEC_I_SHM_HEADER;
+    if (durable) d += (size_t)m.b * m.c; /* the durable area follows the halves */
+    if (durable && size < TRACEC_I_SHM_HEADER + (size_t)m.b * m.c + 128) return 6;
     /* one good record (an empty packet with timestamp 1), then garbage */
     const uint8_t good[] = {0x0A, 0x02, 0x40, 0x01};
     memcpy(d, good, sizeof good);
     memset(d + sizeof good, 0xff, 64);
     d[sizeof good] = 0x0A; /* a record whose length runs off the end */
-    h->half[0].fill = (uint32_t)(sizeof good + 64);
-    h->half[1].fill = 0xffffffffu; /* past the half */
+    if (durable) {
+        h->durable.fill = (uint32_t)(sizeof good + 64);
+    } else {
+        h->half[0].fill = (uint32_t)(sizeof good + 64);
+        h->half[1].fill = 0xffffffffu; /* past the half */
+    }
     h->active = 7;
     /* the recorder sealed the buffer's size: shrinking it (which would make its reads fault) is refused */
     if (ftruncate(fds[0], 0) == 0) {
@@ -231,7 +241,7 @@ int main(int argc, char **argv) {
         sleep(10); /* the test kills it sooner */
         return fd < 0;
     }
-    if (strcmp(mode, "scribble") == 0) return scribble(name);
+    if (strcmp(mode, "scribble") == 0) return scribble(name, argc > 3 && strcmp(argv[3], "durable") == 0);
     if (strcmp(mode, "stall") == 0) return stall(name, argc > 3 ? atol(argv[3]) : 1000);
     if (strcmp(mode, "cats") == 0) return argc > 5 ? cats(name, argv[3], argv[4], atol(argv[5])) : 2;
     bool started = false;

@@ -5,7 +5,8 @@
  * ignored, several Start/Stop runs with RETAIN keep the buffer, Terminate
  * stops first and then closes the buffer and the fifo), registration
  * (name limits, one provider per process, the synchronous form's
- * `started`), and packets landing in the shared buffer.
+ * `started`), and packets landing in the shared buffer (descriptors in its
+ * durable area).
  */
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
@@ -20,6 +21,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "perfetto/trace/trace_packet.tracec.h"
+#include "perfetto/trace/track_event/track_event.tracec.h"
 #include "record_wire.h"
 #include "tracec/buffer.h"
 #include "tracec/context.h"
@@ -331,4 +334,104 @@ Test(provider_protocol, declared_categories) {
     reg.name = "ok";
     reg.struct_size = 8; /* from some other struct */
     cr_expect_eq(tracec_provider_register_with(&reg, NULL, &p), TRACEC_STATUS_INVALID_ARGUMENT);
+}
+
+/* Initialize (STREAMING) with a buffer of two halves and a durable area of `durable` bytes that the
+   header announces as `said`; returns our end of the fifo. */
+static int send_initialize_durable(int conn, shm *s, uint32_t durable, uint32_t said) {
+    int sp[2];
+    cr_assert_eq(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp), 0);
+    size_t size = TRACEC_I_SHM_HEADER + 2u * HALF + durable;
+    s->memfd = memfd_create("test", MFD_CLOEXEC);
+    cr_assert_eq(ftruncate(s->memfd, (off_t)size), 0);
+    s->map = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, s->memfd, 0);
+    s->h = (tracec_i_shm_header *)s->map;
+    *s->h = (tracec_i_shm_header){.magic = TRACEC_I_SHM_MAGIC, .version = 1, .mode = TRACEC_BUFFERING_MODE_STREAMING,
+                                  .half_size = HALF, .halves = 2, .durable_size = said};
+    memset(&g_m, 0, TRACEC_I_MSG_FIXED);
+    g_m.type = TRACEC_I_MSG_INITIALIZE;
+    g_m.a = TRACEC_BUFFERING_MODE_STREAMING;
+    g_m.b = HALF;
+    g_m.c = 2;
+    g_m.text[0] = '\0';
+    int fds[2] = {s->memfd, sp[1]};
+    cr_assert_eq(tracec_i_rec_send(conn, &g_m, fds, 2), 0);
+    close(sp[1]);
+    return sp[0];
+}
+
+/* Whether `what` is in the bytes [from, from + n) of the mapping. */
+static bool has(const shm *s, size_t from, size_t n, const char *what) {
+    return memmem(s->map + from, n, what, strlen(what)) != NULL;
+}
+
+/* One packet written by hand on the calling thread's track (as record_ext_provider does). */
+static tracec_status_t hand_packet(tracec_provider *p) {
+    tracec_writer w;
+    perfetto_protos_TracePacket pkt;
+    perfetto_protos_TrackEvent ev;
+    tracec_provider_begin_packet(p, &w, &pkt.msg);
+    perfetto_protos_TracePacket_set_timestamp(&pkt, 5);
+    perfetto_protos_TracePacket_begin_track_event(&pkt, &ev);
+    perfetto_protos_TrackEvent_set_track_uuid(&ev, tracec_provider_thread_track_uuid(p));
+    perfetto_protos_TracePacket_end_track_event(&pkt, &ev);
+    return tracec_provider_end_packet(p, &w, &pkt.msg);
+}
+
+/*
+ * The descriptors (the process's at Start, a thread's before its first packet, even one written by hand)
+ * go into the durable area when the recorder gives one, the events into the halves; with no room there a
+ * descriptor goes into the half; a durable area the memfd cannot hold makes Initialize ignored.
+ */
+Test(provider_protocol, durable_area_holds_the_descriptors) {
+    tracec_provider *p;
+    cr_assert_eq(tracec_provider_register("durable-proc", &p), TRACEC_STATUS_SUCCESS);
+    int conn = accept_provider();
+    cr_assert(recv_msg(conn, 3000));
+    shm a;
+    int fifo = send_initialize_durable(conn, &a, 2048, 2048);
+    send_ctl(conn, TRACEC_I_MSG_START, TRACEC_BUFFER_DISPOSITION_CLEAR_ENTIRE, NULL);
+    cr_assert_eq(fifo_next(fifo, 3000), TRACEC_I_FIFO_STARTED);
+    const size_t dur = TRACEC_I_SHM_HEADER + 2u * HALF;
+    uint32_t d0 = __atomic_load_n(&a.h->durable.fill, __ATOMIC_ACQUIRE);
+    cr_expect_gt(d0, 0u, "the process's descriptor is written at Start");
+    cr_expect(has(&a, dur, d0, "durable-proc"));
+    cr_expect_eq(a.h->half[0].fill, 0u, "nothing in the halves yet");
+    pthread_setname_np(pthread_self(), "hand-writer");
+    cr_expect_eq(hand_packet(p), TRACEC_STATUS_SUCCESS);
+    uint32_t d1 = a.h->durable.fill, f1 = a.h->half[0].fill;
+    cr_expect_gt(d1, d0, "the thread is described before its first packet");
+    cr_expect(has(&a, dur, d1, "hand-writer"));
+    cr_expect_gt(f1, 0u);
+    cr_expect_not(has(&a, TRACEC_I_SHM_HEADER, f1, "hand-writer"), "the half holds only the event");
+    cr_expect_eq(hand_packet(p), TRACEC_STATUS_SUCCESS);
+    cr_expect_eq(a.h->durable.fill, d1, "once per run");
+    cr_expect_eq(a.h->durable.packets, 2u);
+    tracec_provider_stats st = tracec_provider_get_stats(p);
+    cr_expect_eq(st.produced, 4u, "descriptors count as produced packets");
+    send_ctl(conn, TRACEC_I_MSG_TERMINATE, 0, NULL);
+    cr_assert_eq(fifo_next(fifo, 3000), TRACEC_I_FIFO_STOPPED);
+    cr_assert_eq(fifo_next(fifo, 3000), -1);
+
+    /* a durable area too small for a descriptor: it goes into the half, like any packet */
+    shm b;
+    fifo = send_initialize_durable(conn, &b, 16, 16);
+    send_ctl(conn, TRACEC_I_MSG_START, TRACEC_BUFFER_DISPOSITION_CLEAR_ENTIRE, NULL);
+    cr_assert_eq(fifo_next(fifo, 3000), TRACEC_I_FIFO_STARTED);
+    cr_expect_eq(b.h->durable.fill, 0u);
+    cr_expect(has(&b, TRACEC_I_SHM_HEADER, b.h->half[0].fill, "durable-proc"));
+    cr_expect_eq(hand_packet(p), TRACEC_STATUS_SUCCESS);
+    cr_expect(has(&b, TRACEC_I_SHM_HEADER, b.h->half[0].fill, "hand-writer"));
+    send_ctl(conn, TRACEC_I_MSG_TERMINATE, 0, NULL);
+    cr_assert_eq(fifo_next(fifo, 3000), TRACEC_I_FIFO_STOPPED);
+    cr_assert_eq(fifo_next(fifo, 3000), -1);
+
+    /* a header that claims a durable area past the memfd's end: Initialize is ignored */
+    shm c;
+    fifo = send_initialize_durable(conn, &c, 0, 1u << 20);
+    cr_expect_eq(fifo_next(fifo, 3000), -1, "the provider closed the fifo of the ignored Initialize");
+    send_ctl(conn, TRACEC_I_MSG_START, TRACEC_BUFFER_DISPOSITION_CLEAR_ENTIRE, NULL);
+    cr_expect_not(tracec_provider_wait_started(p, 200), "not initialized: Start is ignored");
+    tracec_provider_unregister(p);
+    close(conn);
 }

@@ -234,16 +234,21 @@ Test(record, provider_that_never_answers) {
     free(view);
 }
 
-Test(record, scribbled_buffer_is_dropped_not_fatal) {
+/*
+ * A provider ("vandal", record_provider scribble VARIANT) writes one good record then garbage into its
+ * buffer (VARIANT "": a half, with bad fills; "durable": its durable area) beside an honest one: the
+ * recorder keeps the good record, drops the rest with `message`, and the honest provider is whole.
+ */
+static void scribble_case(const char *file, const char *variant, const char *message) {
     char cmd[1024], trace[128], *out;
-    snprintf(trace, sizeof trace, "%s/scribble.pftrace", g_dir);
-    snprintf(cmd, sizeof cmd, "%s record -o %s -- sh -c '%s scribble vandal & %s normal honest 100 1; wait'",
-             TRACEC, trace, PROV, PROV);
+    snprintf(trace, sizeof trace, "%s/%s", g_dir, file);
+    snprintf(cmd, sizeof cmd, "%s record -o %s -- sh -c '%s scribble vandal %s & %s normal honest 100 1; wait'",
+             TRACEC, trace, PROV, variant, PROV);
     int rc = run(cmd, &out);
     cr_assert_eq(rc, 0, "%s", out);
     cr_expect_not_null(strstr(out, "vandal"), "%s", out);
     cr_expect_null(strstr(out, "could be shrunk"), "%s", out);
-    cr_expect_not_null(strstr(out, "corrupt"), "%s", out);
+    cr_expect_not_null(strstr(out, message), "want '%s' in %s", message, out);
     free(out);
     char *view = py_view(trace);
     summary v = find_summary(view, "vandal"), h = find_summary(view, "honest");
@@ -253,6 +258,13 @@ Test(record, scribbled_buffer_is_dropped_not_fatal) {
     cr_expect_eq(h.delivered, h.produced);
     cr_expect_eq(h.corrupt, 0);
     free(view);
+}
+
+Test(record, scribbled_buffer_is_dropped_not_fatal) { scribble_case("scribble.pftrace", "", "corrupt"); }
+
+/* The durable area is as hostile as the halves. */
+Test(record, scribbled_durable_area_is_dropped_not_fatal) {
+    scribble_case("scribble-durable.pftrace", "durable", "corrupt record at byte 4 of its durable area");
 }
 
 Test(record, two_recorders) {
@@ -546,4 +558,116 @@ Test(record, two_runs_in_one_trace) {
     cr_assert(s.found, "%s", view);
     cr_expect_eq(seq_packets(view, s.seq), (long)in2.delivered);
     free(view);
+}
+
+#define EXT_PROV TRACEC_BINARY_DIR "/tests/record/record_ext_provider"
+
+/*
+ * Runs record_ext_provider (THREADS threads "worker-K", N hand-written slices each, with extension
+ * fields) under `tracec record ARGS` and checks what must hold whether or not the buffer wrapped:
+ * per provider delivered + dropped = produced (its own count too), the packets on its sequence, and in
+ * the trace processor: no error stat, every thread named, every slice of the provider on a named
+ * thread's track (none on a global one), its extension fields as args.  Returns the summary.
+ */
+static summary ext_case(const char *file, const char *args, int n, int threads) {
+    char cmd[1024], trace[128], *out;
+    snprintf(trace, sizeof trace, "%s/%s", g_dir, file);
+    snprintf(cmd, sizeof cmd, "%s record -o %s %s -- %s ext %d %d", TRACEC, trace, args, EXT_PROV, n, threads);
+    int rc = run(cmd, &out);
+    cr_assert_eq(rc, 0, "%s", out);
+    long produced = -1, dropped = -1;
+    cr_assert_eq(sscanf(out, "produced %ld dropped %ld", &produced, &dropped), 2, "%s", out);
+    free(out);
+    char *view = py_view(trace);
+    summary s = find_summary(view, "ext");
+    cr_assert(s.found, "%s", view);
+    /* events, one descriptor per thread, the process's, the ExtensionDescriptor of test_extensions.proto */
+    cr_expect_eq(s.produced, 2L * n * threads + threads + 2, "produced %ld", s.produced);
+    cr_expect_eq(s.produced, produced);
+    cr_expect_eq(s.dropped, dropped);
+    cr_expect_eq(s.delivered + s.dropped, s.produced, "%ld + %ld != %ld", s.delivered, s.dropped, s.produced);
+    cr_expect_eq(seq_packets(view, s.seq), s.delivered);
+    free(view);
+    if (!have_tp()) return s;
+    char *stats = tp_query(trace, "select name, idx, value from stats where severity = 'error' and value > 0;\n");
+    cr_expect_eq(strcmp(stats, "\"name\",\"idx\",\"value\"\n"), 0, "error stats:\n%s", stats);
+    free(stats);
+    char *named = tp_query(trace, "select count(*) from thread where name like 'worker-%';\n");
+    char want[64];
+    snprintf(want, sizeof want, "\"count(*)\"\n%d\n", threads);
+    cr_expect_eq(strcmp(named, want), 0, "named threads:\n%s", named);
+    free(named);
+    /* the provider's slices (all but the recorder's summary instants) are on its named threads' tracks */
+    char *where = tp_query(trace, "select sum(th.name like 'worker-%') as named, count(*) as slices from slice s "
+                                  "left join thread_track tt on s.track_id = tt.id left join thread th using(utid) "
+                                  "where s.name not like 'provider %';\n");
+    long on_named = -1, slices = -2;
+    const char *row = strchr(where, '\n');
+    cr_assert(row && sscanf(row + 1, "%ld,%ld", &on_named, &slices) == 2, "%s", where);
+    cr_expect(slices > 0 && on_named == slices, "slices on named thread tracks / all:\n%s", where);
+    free(where);
+    char *ext = tp_query(trace, "select count(*) from slice s join args a using(arg_set_id) "
+                                 "where a.key = 'uint_extension_for_testing' and s.name = 'hand';\n");
+    snprintf(want, sizeof want, "\"count(*)\"\n%ld\n", slices);
+    cr_expect_eq(strcmp(ext, want), 0, "the extension field is an arg of every slice (%ld):\n%s", slices, ext);
+    free(ext);
+    return s;
+}
+
+/* Issue 16, QA: once a CIRCULAR buffer wraps, the descriptors (process, threads, extensions) are still
+   there: they live in the shared buffer's durable area, which a wrap never overwrites. */
+Test(record, circular_wrap_keeps_the_descriptors) {
+    summary s = ext_case("wrap.pftrace", "--mode circular --buffer-size 64k", 3000, 2);
+    cr_expect(s.dropped > 0, "the 64k buffer wrapped: %ld dropped", s.dropped);
+}
+
+/* A hand-written packet on tracec_provider_thread_track_uuid() lands on the thread's named track: the
+   thread is described at its first packet of a run, whoever writes it. */
+Test(record, hand_written_events_land_on_the_thread_track) {
+    summary s = ext_case("hand.pftrace", "--buffer-size 1m", 200, 2);
+    cr_expect_eq(s.dropped, 0);
+    if (!have_tp()) return;
+    char trace[128];
+    snprintf(trace, sizeof trace, "%s/hand.pftrace", g_dir);
+    char *per = tp_query(trace, "select th.name, count(s.id) from slice s join thread_track tt on s.track_id = tt.id "
+                                "join thread th using(utid) group by th.name order by th.name;\n");
+    cr_expect_eq(strcmp(per, "\"name\",\"count(s.id)\"\n\"worker-0\",200\n\"worker-1\",200\n"), 0, "%s", per);
+    free(per);
+}
+
+/* The text from "  trace_stats {" to its closing brace in a decoded trace (malloc'd), or NULL. */
+static char *stats_block(const char *text) {
+    const char *b = strstr(text, "  trace_stats {\n");
+    const char *e = b ? strstr(b, "\n  }\n") : NULL;
+    return e ? strndup(b, (size_t)(e - b) + 4) : NULL;
+}
+
+/* The recorder's trace_stats packet (TracePacket field 35) is in our schema: `tracec decode` names its
+   fields, and protoc --decode (an independent decoder, from our .proto files) reads the same. */
+Test(record, decode_names_the_trace_stats) {
+    char cmd[1024], trace[128], *out, *ours, *theirs;
+    snprintf(trace, sizeof trace, "%s/stats.pftrace", g_dir);
+    snprintf(cmd, sizeof cmd, "%s record -o %s --mode oneshot --buffer-size 16k -- %s normal m 2000 1", TRACEC, trace,
+             PROV);
+    cr_assert_eq(run(cmd, &out), 0, "%s", out);
+    free(out);
+    snprintf(cmd, sizeof cmd, "%s decode %s", TRACEC, trace);
+    cr_assert_eq(run(cmd, &ours), 0, "%s", ours);
+    snprintf(cmd, sizeof cmd, "%s --decode=perfetto.protos.Trace -I %s/protos perfetto/trace/trace.proto < %s",
+             TRACEC_PROTOC, TRACEC_SOURCE_DIR, trace);
+    cr_assert_eq(run(cmd, &theirs), 0, "%s", theirs);
+    char *a = stats_block(ours), *b = stats_block(theirs);
+    cr_assert_not_null(a, "no trace_stats in tracec decode's output:\n%s", ours);
+    cr_assert_not_null(b, "no trace_stats in protoc --decode's output");
+    cr_expect_str_eq(a, b);
+    const char *fields[] = {"    buffer_stats {\n", "      bytes_written: ", "      abi_violations: 0\n",
+                            "      buffer_size: 16384\n", "      chunks_discarded: ", "    producers_connected: ",
+                            "    producers_seen: 1\n"};
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
+        cr_expect_not_null(strstr(a, fields[i]), "want '%s' in\n%s", fields[i], a);
+    cr_expect_null(strstr(ours, "\n  35"), "field 35 shown by number:\n%s", a);
+    free(a);
+    free(b);
+    free(ours);
+    free(theirs);
 }

@@ -57,6 +57,7 @@ struct tracec_provider {
     uint32_t wait_ms; /* STREAMING: how long a writer waits for the other half to be saved before dropping */
     uint32_t fill[2];
     uint64_t packets[2];
+    uint32_t durable_size, dfill; /* the durable area (after the halves; 0: none) and its fill */
     char categories[TRACEC_I_TEXT_MAX + 1]; /* enabled by Initialize ("" = all, unless no_categories) */
     int no_categories;                      /* none of the declared categories is enabled */
     char extra[TRACEC_I_TEXT_MAX + 1];
@@ -74,7 +75,9 @@ struct tracec_provider {
 
 static tracec_provider *g_provider; /* one per process */
 static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
-static __thread uint64_t t_run; /* the run this thread's descriptor was written in */
+/* The run this thread's descriptor was written in (read under the provider's lock at every packet:
+   initial-exec, so the read is not a __tls_get_addr call in the PIC library). */
+static __thread uint64_t t_run __attribute__((tls_model("initial-exec")));
 
 static void *control_main(void *arg);
 static void stop_self(tracec_provider *p);
@@ -232,7 +235,7 @@ static void dead_writer(tracec_writer *w, tracec_msg *packet) {
  * Empties half `h` (lock held).  `gen` is bumped before anything of the
  * half is rewritten (the fence keeps the later fill and data stores after
  * it): a recorder copying the half meanwhile sees gen change and does not
- * take the copy for the provider's records (recorder.c, copy_half).
+ * take the copy for the provider's records (recorder.c, copy_region).
  */
 static void reset_half(tracec_provider *p, uint32_t h) {
     __atomic_add_fetch(&p->hdr->half[h].gen, 1u, __ATOMIC_RELAXED);
@@ -241,6 +244,21 @@ static void reset_half(tracec_provider *p, uint32_t h) {
     p->packets[h] = 0;
     __atomic_store_n(&p->hdr->half[h].fill, 0u, __ATOMIC_RELEASE);
     __atomic_store_n(&p->hdr->half[h].packets, (uint64_t)0, __ATOMIC_RELAXED);
+}
+
+/* Empties the durable area (lock held), gen first as reset_half. */
+static void reset_durable(tracec_provider *p) {
+    __atomic_add_fetch(&p->hdr->durable.gen, 1u, __ATOMIC_RELAXED);
+    TRACEC_I_REC_FENCE(__ATOMIC_RELEASE);
+    p->dfill = 0;
+    __atomic_store_n(&p->hdr->durable.fill, 0u, __ATOMIC_RELEASE);
+    __atomic_store_n(&p->hdr->durable.packets, (uint64_t)0, __ATOMIC_RELAXED);
+}
+
+/* The provider's counters into the header, for the recorder (lock held). */
+static void publish_counters(tracec_provider *p) {
+    __atomic_store_n(&p->hdr->produced, __atomic_load_n(&p->produced, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
+    __atomic_store_n(&p->hdr->dropped, __atomic_load_n(&p->dropped, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
 }
 
 /*
@@ -287,17 +305,8 @@ static bool shm_grow(tracec_writer *w, size_t need) {
     return true;
 }
 
-void tracec_provider_begin_packet(tracec_provider *p, tracec_writer *w, tracec_msg *packet) {
-    if (!tracec_provider_started(p)) {
-        dead_writer(w, packet);
-        return;
-    }
-    pthread_mutex_lock(&p->lock);
-    if (!__atomic_load_n(&p->started, __ATOMIC_RELAXED)) {
-        pthread_mutex_unlock(&p->lock);
-        dead_writer(w, packet);
-        return;
-    }
+/* Starts a packet at the active half's fill (lock held, tracing on). */
+static void half_begin(tracec_provider *p, tracec_writer *w, tracec_msg *packet) {
     uint8_t *hb = p->data + (size_t)p->active * p->half_size;
     tracec_msg root;
     w->base = hb + p->fill[p->active];
@@ -312,8 +321,8 @@ void tracec_provider_begin_packet(tracec_provider *p, tracec_writer *w, tracec_m
     tracec_msg_begin_nested(&root, TRACEC_TAG(1, TRACEC_WIRE_LEN), packet);
 }
 
-tracec_status_t tracec_provider_end_packet(tracec_provider *p, tracec_writer *w, tracec_msg *packet) {
-    if (w->sink != p || p == NULL) return w->status != TRACEC_STATUS_SUCCESS ? w->status : TRACEC_STATUS_CLOSED;
+/* Closes the record begun at w->base; its status (lock held). */
+static tracec_status_t end_record(tracec_writer *w, tracec_msg *packet) {
     tracec_msg root;
     root.w = w;
     root.size_off = TRACEC_I_ROOT;
@@ -322,7 +331,12 @@ tracec_status_t tracec_provider_end_packet(tracec_provider *p, tracec_writer *w,
         tracec_writer_fail(w, TRACEC_STATUS_INVALID_ARGUMENT);
     else
         tracec_msg_end_nested(&root, packet);
-    tracec_status_t st = tracec_writer_end_root(w, &root);
+    return tracec_writer_end_root(w, &root);
+}
+
+/* Finishes a packet of half_begin: publishes it or counts it dropped (lock held, kept). */
+static tracec_status_t half_end(tracec_provider *p, tracec_writer *w, tracec_msg *packet) {
+    tracec_status_t st = end_record(w, packet);
     uint32_t a = p->active;
     if (st == TRACEC_STATUS_SUCCESS) {
         p->fill[a] = (uint32_t)(w->ptr - (p->data + (size_t)a * p->half_size));
@@ -332,32 +346,56 @@ tracec_status_t tracec_provider_end_packet(tracec_provider *p, tracec_writer *w,
     } else {
         __atomic_add_fetch(&p->dropped, 1u, __ATOMIC_RELAXED);
     }
-    __atomic_store_n(&p->hdr->produced, __atomic_load_n(&p->produced, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
-    __atomic_store_n(&p->hdr->dropped, __atomic_load_n(&p->dropped, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
+    publish_counters(p);
     w->sink = NULL;
-    pthread_mutex_unlock(&p->lock);
     return st;
 }
 
-/* ---- track events ---------------------------------------------------------------- */
+/* What a descriptor packet holds: `fn` writes it into `pkt`. */
+typedef void (*descriptor_fn)(tracec_provider *p, perfetto_protos_TracePacket *pkt, const void *arg);
+
+/*
+ * Writes one packet that describes the provider (lock held; tracing on or
+ * being started): into the durable area, which no switch or wrap
+ * overwrites, so the recorder has every descriptor whatever happened to
+ * the halves.  With no durable area (or no room left in it) it goes into
+ * the active half like any packet.  Counted produced (and dropped) as any.
+ */
+static tracec_status_t put_descriptor(tracec_provider *p, descriptor_fn fn, const void *arg) {
+    tracec_writer w;
+    perfetto_protos_TracePacket pkt;
+    tracec_msg root;
+    if (p->dfill < p->durable_size) {
+        uint8_t *db = p->data + (size_t)p->halves * p->half_size;
+        tracec_writer_init_array(&w, db + p->dfill, p->durable_size - p->dfill);
+        tracec_writer_begin_root(&w, &root);
+        tracec_msg_begin_nested(&root, TRACEC_TAG(1, TRACEC_WIRE_LEN), &pkt.msg);
+        fn(p, &pkt, arg);
+        if (end_record(&w, &pkt.msg) == TRACEC_STATUS_SUCCESS) {
+            p->dfill = (uint32_t)(w.ptr - db);
+            __atomic_add_fetch(&p->produced, 1u, __ATOMIC_RELAXED);
+            __atomic_add_fetch(&p->hdr->durable.packets, 1u, __ATOMIC_RELAXED);
+            __atomic_store_n(&p->hdr->durable.fill, p->dfill, __ATOMIC_RELEASE);
+            publish_counters(p);
+            return TRACEC_STATUS_SUCCESS;
+        }
+    }
+    half_begin(p, &w, &pkt.msg);
+    fn(p, &pkt, arg);
+    return half_end(p, &w, &pkt.msg);
+}
 
 static uint32_t my_tid(void) { return (uint32_t)syscall(SYS_gettid); }
 
-uint64_t tracec_provider_thread_track_uuid(tracec_provider *p) {
-    (void)p;
-    return tracec_i_rec_thread_uuid((uint32_t)getpid(), my_tid());
-}
-
-static tracec_status_t write_thread_descriptor(tracec_provider *p) {
-    tracec_writer w;
-    perfetto_protos_TracePacket pkt;
+/* The calling thread's TrackDescriptor (a child of the process's track). */
+static void thread_descriptor(tracec_provider *p, perfetto_protos_TracePacket *pkt, const void *arg) {
+    (void)arg;
     perfetto_protos_TrackDescriptor td;
     perfetto_protos_ThreadDescriptor th;
     char name[32] = "";
     (void)pthread_getname_np(pthread_self(), name, sizeof name);
-    tracec_provider_begin_packet(p, &w, &pkt.msg);
-    perfetto_protos_TracePacket_set_timestamp(&pkt, tracec_i_rec_now_ns());
-    perfetto_protos_TracePacket_begin_track_descriptor(&pkt, &td);
+    perfetto_protos_TracePacket_set_timestamp(pkt, tracec_i_rec_now_ns());
+    perfetto_protos_TracePacket_begin_track_descriptor(pkt, &td);
     perfetto_protos_TrackDescriptor_set_uuid(&td, tracec_provider_thread_track_uuid(p));
     perfetto_protos_TrackDescriptor_set_parent_uuid(&td, tracec_i_rec_process_uuid((uint32_t)getpid()));
     perfetto_protos_TrackDescriptor_begin_thread(&td, &th);
@@ -365,16 +403,43 @@ static tracec_status_t write_thread_descriptor(tracec_provider *p) {
     perfetto_protos_ThreadDescriptor_set_tid(&th, (int32_t)my_tid());
     if (name[0]) perfetto_protos_ThreadDescriptor_set_cstr_thread_name(&th, name);
     perfetto_protos_TrackDescriptor_end_thread(&td, &th);
-    perfetto_protos_TracePacket_end_track_descriptor(&pkt, &td);
-    return tracec_provider_end_packet(p, &w, &pkt.msg);
+    perfetto_protos_TracePacket_end_track_descriptor(pkt, &td);
+}
+
+void tracec_provider_begin_packet(tracec_provider *p, tracec_writer *w, tracec_msg *packet) {
+    if (!tracec_provider_started(p)) {
+        dead_writer(w, packet);
+        return;
+    }
+    pthread_mutex_lock(&p->lock);
+    if (!__atomic_load_n(&p->started, __ATOMIC_RELAXED)) {
+        pthread_mutex_unlock(&p->lock);
+        dead_writer(w, packet);
+        return;
+    }
+    /* A thread's first packet of a run describes the thread first (whoever writes the packet: the
+       helpers or the caller by hand), so its events land on its named track.  Retried if dropped. */
+    uint64_t run = __atomic_load_n(&p->run, __ATOMIC_RELAXED);
+    if (t_run != run && put_descriptor(p, thread_descriptor, NULL) == TRACEC_STATUS_SUCCESS) t_run = run;
+    half_begin(p, w, packet);
+}
+
+tracec_status_t tracec_provider_end_packet(tracec_provider *p, tracec_writer *w, tracec_msg *packet) {
+    if (w->sink != p || p == NULL) return w->status != TRACEC_STATUS_SUCCESS ? w->status : TRACEC_STATUS_CLOSED;
+    tracec_status_t st = half_end(p, w, packet);
+    pthread_mutex_unlock(&p->lock);
+    return st;
+}
+
+/* ---- track events ---------------------------------------------------------------- */
+
+uint64_t tracec_provider_thread_track_uuid(tracec_provider *p) {
+    (void)p;
+    return tracec_i_rec_thread_uuid((uint32_t)getpid(), my_tid());
 }
 
 static tracec_status_t write_event(tracec_provider *p, uint32_t type, const char *name) {
     if (!tracec_provider_started(p)) return TRACEC_STATUS_CLOSED;
-    uint64_t run = __atomic_load_n(&p->run, __ATOMIC_ACQUIRE);
-    if (t_run != run) {
-        if (write_thread_descriptor(p) == TRACEC_STATUS_SUCCESS) t_run = run;
-    }
     tracec_writer w;
     perfetto_protos_TracePacket pkt;
     perfetto_protos_TrackEvent ev;
@@ -416,31 +481,32 @@ static bool is_own_schema(const tracec_file_descriptor *d) {
     return strncmp(d->file_name, "perfetto/", 9) == 0 || strncmp(d->file_name, "google/protobuf/", 16) == 0;
 }
 
-/* The packets every run starts with: extension descriptors, the process track. */
-static void write_run_header(tracec_provider *p) {
-    for (const tracec_file_descriptor *d = tracec_registry_first(); d; d = tracec_registry_next(d)) {
-        if (is_own_schema(d)) continue;
-        tracec_writer w;
-        perfetto_protos_TracePacket pkt;
-        tracec_provider_begin_packet(p, &w, &pkt.msg);
-        tracec_write_extension_descriptor(&pkt.msg, d);
-        (void)tracec_provider_end_packet(p, &w, &pkt.msg);
-    }
-    tracec_writer w;
-    perfetto_protos_TracePacket pkt;
+static void extension_descriptor(tracec_provider *p, perfetto_protos_TracePacket *pkt, const void *arg) {
+    (void)p;
+    tracec_write_extension_descriptor(&pkt->msg, arg);
+}
+
+static void process_descriptor(tracec_provider *p, perfetto_protos_TracePacket *pkt, const void *arg) {
+    (void)arg;
     perfetto_protos_TrackDescriptor td;
     perfetto_protos_ProcessDescriptor pd;
-    tracec_provider_begin_packet(p, &w, &pkt.msg);
-    perfetto_protos_TracePacket_set_timestamp(&pkt, tracec_i_rec_now_ns());
-    perfetto_protos_TracePacket_set_sequence_flags(&pkt, 1u); /* SEQ_INCREMENTAL_STATE_CLEARED */
-    perfetto_protos_TracePacket_begin_track_descriptor(&pkt, &td);
+    perfetto_protos_TracePacket_set_timestamp(pkt, tracec_i_rec_now_ns());
+    perfetto_protos_TracePacket_set_sequence_flags(pkt, 1u); /* SEQ_INCREMENTAL_STATE_CLEARED */
+    perfetto_protos_TracePacket_begin_track_descriptor(pkt, &td);
     perfetto_protos_TrackDescriptor_set_uuid(&td, tracec_i_rec_process_uuid((uint32_t)getpid()));
     perfetto_protos_TrackDescriptor_begin_process(&td, &pd);
     perfetto_protos_ProcessDescriptor_set_pid(&pd, (int32_t)getpid());
     perfetto_protos_ProcessDescriptor_set_cstr_process_name(&pd, p->name);
     perfetto_protos_TrackDescriptor_end_process(&td, &pd);
-    perfetto_protos_TracePacket_end_track_descriptor(&pkt, &td);
-    (void)tracec_provider_end_packet(p, &w, &pkt.msg);
+    perfetto_protos_TracePacket_end_track_descriptor(pkt, &td);
+}
+
+/* The packets every run starts with, before any event (lock held, not started yet): extension
+   descriptors, the process track.  In the durable area when there is one. */
+static void write_run_header(tracec_provider *p) {
+    for (const tracec_file_descriptor *d = tracec_registry_first(); d; d = tracec_registry_next(d))
+        if (!is_own_schema(d)) (void)put_descriptor(p, extension_descriptor, d);
+    (void)put_descriptor(p, process_descriptor, NULL);
 }
 
 static int connect_recorder(void) {
@@ -494,9 +560,18 @@ static void on_initialize(tracec_provider *p, const tracec_i_msg *m, const int *
     void *map = mmap(NULL, need, PROT_READ | PROT_WRITE, MAP_SHARED, fds[0], 0);
     if (map == MAP_FAILED) goto ignore;
     tracec_i_shm_header *h = map;
-    if (h->magic != TRACEC_I_SHM_MAGIC) {
+    /* the durable area after the halves (0: none); the recorder sized the memfd for it */
+    uint32_t durable = __atomic_load_n(&h->durable_size, __ATOMIC_RELAXED);
+    if (h->magic != TRACEC_I_SHM_MAGIC || durable > (1u << 30) || (uint64_t)st.st_size < need + durable) {
         munmap(map, need);
         goto ignore;
+    }
+    if (durable > 0) {
+        munmap(map, need);
+        need += durable;
+        map = mmap(NULL, need, PROT_READ | PROT_WRITE, MAP_SHARED, fds[0], 0);
+        if (map == MAP_FAILED) goto ignore;
+        h = map;
     }
     pthread_mutex_lock(&p->lock);
     p->map = map;
@@ -512,6 +587,8 @@ static void on_initialize(tracec_provider *p, const tracec_i_msg *m, const int *
     p->active = 0;
     p->fill[0] = p->fill[1] = 0;
     p->packets[0] = p->packets[1] = 0;
+    p->durable_size = durable;
+    p->dfill = 0;
     snprintf(p->categories, sizeof p->categories, "%s", m->text);
     p->no_categories = (m->a & TRACEC_I_INIT_NO_CATEGORIES) != 0;
     p->extra[0] = '\0';
@@ -532,13 +609,14 @@ static void on_start(tracec_provider *p, const tracec_i_msg *m) {
         }
         p->active = 0;
         __atomic_store_n(&p->hdr->active, 0u, __ATOMIC_RELEASE);
+        reset_durable(p);
     }
     snprintf(p->extra, sizeof p->extra, "%s", m->text);
     __atomic_add_fetch(&p->run, 1u, __ATOMIC_RELEASE);
     __atomic_add_fetch(&p->runs, 1u, __ATOMIC_RELAXED);
+    write_run_header(p); /* before any event of the run: writers wait for the lock */
     __atomic_store_n(&p->started, 1, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&p->lock);
-    write_run_header(p);
     (void)tracec_i_rec_fifo_send(p->fifo, TRACEC_I_FIFO_STARTED, 0);
     pthread_mutex_lock(&p->mu);
     p->first_start_done = 1;

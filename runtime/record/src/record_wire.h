@@ -7,16 +7,21 @@
  * Shared buffer (a memfd the recorder creates, sizes and initialises; the
  * provider maps it read-write, the recorder too):
  *
- *   0                 128                   128 + H             128 + 2H
- *   | header          | half 0 (H bytes)    | half 1 (H bytes)    |
+ *   0                 128                   128 + H             128 + 2H          128 + 2H + D
+ *   | header          | half 0 (H bytes)    | half 1 (H bytes)    | durable (D bytes) |
  *
  *   A half holds whole Trace.packet records, back to back from its start:
  *   0x0A, a 4-byte redundant varint length, the TracePacket.  `fill` is the
  *   byte count of the records the provider has finished (release store
  *   after the record is complete).  ONESHOT uses half 0 only (H is then the
- *   whole buffer).  The recorder keeps the geometry (H, number of halves)
- *   to itself and reads only `fill`, `state`, `gen`, `active` and the
- *   counters from the header, clamping every one: the buffer is hostile.
+ *   whole buffer).  The durable area holds the records that describe the
+ *   provider (ExtensionDescriptors, the process's and each thread's
+ *   TrackDescriptor), appended and never overwritten by a switch or a
+ *   wrap; `durable.fill` and `durable.gen` work as a half's (D = 0: no
+ *   durable area, descriptors go into the halves).  The recorder keeps the
+ *   geometry (H, number of halves, D) to itself and reads only `fill`,
+ *   `state`, `gen`, `active` and the counters from the header, clamping
+ *   every one: the buffer is hostile.
  */
 #ifndef TRACEC_RECORD_WIRE_H
 #define TRACEC_RECORD_WIRE_H
@@ -48,11 +53,12 @@ typedef struct tracec_i_shm_header {
     uint32_t half_size; /* H */
     uint32_t halves;    /* 1 or 2 */
     uint32_t active;    /* the half the provider writes */
-    uint32_t pad;
+    uint32_t durable_size; /* D (the recorder's word; it never reads it back) */
     tracec_i_shm_half half[2];
-    uint64_t produced;    /* packets begun while started */
-    uint64_t dropped;     /* of which refused: no room (or a writer error) */
-    uint64_t overwritten; /* CIRCULAR: finished packets overwritten before being saved */
+    uint64_t produced;       /* packets begun while started */
+    uint64_t dropped;        /* of which refused: no room (or a writer error) */
+    uint64_t overwritten;    /* CIRCULAR: finished packets overwritten before being saved */
+    tracec_i_shm_half durable; /* the durable area: fill, gen, packets (state unused) */
 } tracec_i_shm_header;
 
 _Static_assert(sizeof(tracec_i_shm_header) <= TRACEC_I_SHM_HEADER, "shm header");
@@ -100,7 +106,7 @@ typedef struct tracec_i_fifo_packet {
 
 /*
  * The fences of the gen/fill protocol of a half (provider.c reset_half,
- * recorder.c copy_half).  GCC refuses atomic_thread_fence under
+ * recorder.c copy_region).  GCC refuses atomic_thread_fence under
  * -fsanitize=thread; there a compiler barrier stands in (TSan builds run
  * on x86, where acquire and release fences are only that, and TSan does
  * not relate the two mappings of a buffer anyway).

@@ -17,6 +17,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "perfetto/common/trace_stats.tracec.h"
 #include "perfetto/trace/trace_packet.tracec.h"
 #include "perfetto/trace/track_event/debug_annotation.tracec.h"
 #include "perfetto/trace/track_event/track_descriptor.tracec.h"
@@ -37,10 +38,11 @@ typedef struct rec_provider {
     int bad;
     int closing;
     uint64_t deadline;
-    uint64_t gen[2];
-    uint32_t consumed[2];
+    uint64_t gen[3];      /* per region: half 0, half 1, the durable area (DURABLE) */
+    uint32_t consumed[3];
     uint64_t bytes;
-    uint8_t *scratch;
+    uint8_t *scratch;     /* a half's copy */
+    uint8_t *dscratch;    /* the durable area's copy */
     char *declared; /* the categories it declared at registration ("" none; malloc'd) */
 } rec_provider;
 
@@ -50,7 +52,7 @@ struct tracec_recorder {
     int listen_fd;
     tracec_trace_file *file;
     int started;
-    uint32_t half_size, halves;
+    uint32_t half_size, halves, durable_size;
     rec_provider **pv;
     size_t n_pv, cap_pv;
     uint32_t next_seq;
@@ -58,6 +60,7 @@ struct tracec_recorder {
 };
 
 #define REC_SEQ 1u
+#define DURABLE 2u /* the durable area's index among a provider's regions */
 #define REC_TRACK_UUID UINT64_C(0x7472616365637200)
 
 static void say(tracec_recorder *r, const char *fmt, ...) {
@@ -160,33 +163,49 @@ static void snapshot_counters(rec_provider *pv) {
     pv->info.dropped = __atomic_load_n(&h->dropped, __ATOMIC_RELAXED);
 }
 
-/*
- * Copies the finished records of half `h` not saved yet into pv->scratch,
- * as one consistent snapshot: a provider still writing (one that did not
- * answer Stop in time) may empty and reuse the half while we copy, so the
- * copy counts only if the half's `gen` is the same after it as before (the
- * provider bumps gen before it rewrites anything: provider.c reset_half).
- * Retries a few times; *len = 0 when the provider kept reusing the half
- * (its records there were overwritten: the provider counts them dropped).
- * Returns the fill read, for the checks of save_half.
- */
-static uint32_t copy_half(tracec_recorder *r, rec_provider *pv, uint32_t h, size_t *len) {
+/* Region `h` of a provider's buffer (a half, or DURABLE): its header words, its bytes and its size. */
+static tracec_i_shm_half *region(tracec_recorder *r, rec_provider *pv, uint32_t h, const uint8_t **src,
+                                 uint32_t *size) {
     tracec_i_shm_header *hd = hdr_of(pv);
-    const uint8_t *src = pv->map + TRACEC_I_SHM_HEADER + (size_t)h * r->half_size;
+    if (h == DURABLE) { /* after the halves */
+        *src = pv->map + TRACEC_I_SHM_HEADER + (size_t)r->halves * r->half_size;
+        *size = r->durable_size;
+        return &hd->durable;
+    }
+    *src = pv->map + TRACEC_I_SHM_HEADER + (size_t)h * r->half_size;
+    *size = r->half_size;
+    return &hd->half[h];
+}
+
+/*
+ * Copies the finished records of region `h` (a half, or the durable area)
+ * not saved yet into `dst`, as one consistent snapshot: a provider still
+ * writing (one that did not answer Stop in time) may empty and reuse the
+ * half while we copy, so the copy counts only if the half's `gen` is the
+ * same after it as before (the provider bumps gen before it rewrites
+ * anything: provider.c reset_half).  Retries a few times; *len = 0 when
+ * the provider kept reusing the half (its records there were overwritten:
+ * the provider counts them dropped).  Returns the fill read, for the
+ * checks of save_region.
+ */
+static uint32_t copy_region(tracec_recorder *r, rec_provider *pv, uint32_t h, uint8_t *dst, size_t *len) {
+    const uint8_t *src;
+    uint32_t size;
+    tracec_i_shm_half *hh = region(r, pv, h, &src, &size);
     *len = 0;
     for (int attempt = 0; attempt < 16; attempt++) {
-        uint64_t gen = __atomic_load_n(&hd->half[h].gen, __ATOMIC_ACQUIRE);
-        uint32_t fill = __atomic_load_n(&hd->half[h].fill, __ATOMIC_ACQUIRE);
+        uint64_t gen = __atomic_load_n(&hh->gen, __ATOMIC_ACQUIRE);
+        uint32_t fill = __atomic_load_n(&hh->fill, __ATOMIC_ACQUIRE);
         uint32_t from = gen == pv->gen[h] ? pv->consumed[h] : 0;
-        if (fill > r->half_size || fill < from) { /* checked again only if gen held still */
+        if (fill > size || fill < from) { /* checked again only if gen held still */
             TRACEC_I_REC_FENCE(__ATOMIC_ACQUIRE);
-            if (__atomic_load_n(&hd->half[h].gen, __ATOMIC_RELAXED) != gen) continue;
+            if (__atomic_load_n(&hh->gen, __ATOMIC_RELAXED) != gen) continue;
             pv->gen[h] = gen;
             return fill;
         }
-        memcpy(pv->scratch, src + from, fill - from);
+        memcpy(dst, src + from, fill - from);
         TRACEC_I_REC_FENCE(__ATOMIC_ACQUIRE);
-        if (__atomic_load_n(&hd->half[h].gen, __ATOMIC_RELAXED) != gen) continue; /* reused under us */
+        if (__atomic_load_n(&hh->gen, __ATOMIC_RELAXED) != gen) continue; /* reused under us */
         if (gen != pv->gen[h]) {
             pv->gen[h] = gen;
             pv->consumed[h] = 0;
@@ -197,32 +216,49 @@ static uint32_t copy_half(tracec_recorder *r, rec_provider *pv, uint32_t h, size
     return pv->consumed[h]; /* nothing consistent to save now */
 }
 
-/* Saves the finished records of half `h` not saved yet. */
-static void save_half(tracec_recorder *r, rec_provider *pv, uint32_t h) {
-    if (pv->map == NULL || pv->bad || h >= r->halves) return;
-    size_t len;
-    uint32_t fill = copy_half(r, pv, h, &len);
-    if (fill > r->half_size || fill < pv->consumed[h]) {
-        say(r, "provider %s (pid %d): corrupt buffer header (half %u fill %u); its remaining data is dropped",
-            pv->info.name, (int)pv->info.pid, h, fill);
+/* Writes the `len` bytes copied from region `h` (whose fill was `fill`) into the trace; false if they
+   (or the fill) are corrupt: the provider's remaining data is dropped, with a message. */
+static bool save_copy(tracec_recorder *r, rec_provider *pv, uint32_t h, const uint8_t *copy, size_t len,
+                      uint32_t fill) {
+    const char *what = h == DURABLE ? "its durable area" : h == 0 ? "half 0" : "half 1";
+    if (fill > (h == DURABLE ? r->durable_size : r->half_size) || fill < pv->consumed[h]) {
+        say(r, "provider %s (pid %d): corrupt buffer header (%s fill %u); its remaining data is dropped",
+            pv->info.name, (int)pv->info.pid, what, fill);
         pv->bad = 1;
         pv->info.corrupt++;
-        return;
+        return false;
     }
-    if (len == 0) return;
+    if (len == 0) return true;
     uint64_t n = 0;
     size_t bad = 0;
     tracec_status_t st =
-        tracec_recorder_read_records(pv->scratch, len, r->file, pv->info.sequence_id, pv->info.pid, &n, &bad);
+        tracec_recorder_read_records(copy, len, r->file, pv->info.sequence_id, pv->info.pid, &n, &bad);
     pv->info.delivered += n;
     pv->bytes += len;
     pv->consumed[h] = fill;
     if (st == TRACEC_STATUS_CORRUPT_DATA) {
-        say(r, "provider %s (pid %d): corrupt record at byte %zu of half %u; its remaining data is dropped",
-            pv->info.name, (int)pv->info.pid, (size_t)pv->consumed[h] - len + bad, h);
+        say(r, "provider %s (pid %d): corrupt record at byte %zu of %s; its remaining data is dropped",
+            pv->info.name, (int)pv->info.pid, (size_t)pv->consumed[h] - len + bad, what);
         pv->bad = 1;
         pv->info.corrupt++;
+        return false;
     }
+    return true;
+}
+
+/*
+ * Saves the finished records of half `h` not saved yet, after the new
+ * records of the durable area: those describe the tracks and extensions
+ * the half's events use.  The durable area is read after the half, so
+ * every descriptor written before an event in the copy is in it.
+ */
+static void save_half(tracec_recorder *r, rec_provider *pv, uint32_t h) {
+    if (pv->map == NULL || pv->bad || h >= r->halves) return;
+    size_t len, dlen = 0;
+    uint32_t fill = copy_region(r, pv, h, pv->scratch, &len), dfill = 0;
+    if (r->durable_size > 0) dfill = copy_region(r, pv, DURABLE, pv->dscratch, &dlen);
+    if (r->durable_size > 0 && !save_copy(r, pv, DURABLE, pv->dscratch, dlen, dfill)) return;
+    (void)save_copy(r, pv, h, pv->scratch, len, fill);
 }
 
 /* Saves everything finished: the older half first. */
@@ -293,7 +329,7 @@ static bool enabled_categories(const tracec_recorder *r, const rec_provider *pv,
 
 /* Initialize (a new buffer and fifo) and Start. */
 static void initialize_and_start(tracec_recorder *r, rec_provider *pv) {
-    size_t size = TRACEC_I_SHM_HEADER + (size_t)r->half_size * r->halves;
+    size_t size = TRACEC_I_SHM_HEADER + (size_t)r->half_size * r->halves + r->durable_size;
     int sp[2] = {-1, -1};
     if (pv->state == PV_TERMINATED && pv->fifo >= 0) {
         /* the provider has not closed its end after Terminate yet: closing ours would look like our
@@ -317,17 +353,19 @@ static void initialize_and_start(tracec_recorder *r, rec_provider *pv) {
         goto fail;
     }
     pv->map_size = size;
-    pv->gen[0] = pv->gen[1] = 0;
-    pv->consumed[0] = pv->consumed[1] = 0;
+    memset(pv->gen, 0, sizeof pv->gen);
+    memset(pv->consumed, 0, sizeof pv->consumed);
     pv->bad = 0;
     if (pv->scratch == NULL) pv->scratch = malloc(r->half_size);
-    if (pv->scratch == NULL) goto fail;
+    if (pv->dscratch == NULL) pv->dscratch = malloc(r->durable_size);
+    if (pv->scratch == NULL || pv->dscratch == NULL) goto fail;
     tracec_i_shm_header *h = hdr_of(pv);
     h->magic = TRACEC_I_SHM_MAGIC;
     h->version = 1;
     h->mode = (uint32_t)r->cfg.mode;
     h->half_size = r->half_size;
     h->halves = r->halves;
+    h->durable_size = r->durable_size;
     pv->fifo = sp[0];
     tracec_i_msg *m = calloc(1, sizeof *m);
     if (m == NULL) goto fail;
@@ -627,6 +665,9 @@ tracec_status_t tracec_recorder_open(const tracec_recorder_config *config, trace
     r->next_seq = REC_SEQ + 1;
     r->halves = cfg.mode == TRACEC_BUFFERING_MODE_ONESHOT ? 1u : 2u;
     r->half_size = (uint32_t)((cfg.buffer_size / r->halves) & ~(size_t)7);
+    /* the durable area (descriptors), beside the buffer: 1/8 of its size, 16 KiB .. 1 MiB */
+    size_t durable = cfg.buffer_size / 8;
+    r->durable_size = (uint32_t)((durable < 16384 ? 16384 : durable > (1u << 20) ? (1u << 20) : durable) & ~(size_t)7);
     char dir[108];
     tracec_status_t st = TRACEC_STATUS_SUCCESS;
     if (cfg.socket_path) {
@@ -781,31 +822,31 @@ static void write_summary(tracec_recorder *r) {
         perfetto_protos_TracePacket_end_track_event(&pkt, &ev);
         (void)tracec_trace_file_end_packet(r->file, &w, &pkt.msg);
     }
-    /* TracePacket.trace_stats (35): TraceStats {buffer_stats (1) per provider, producers_connected (2),
-       producers_seen (3)}; BufferStats {bytes_written 1, abi_violations 9, buffer_size 12, chunks_discarded 18}. */
+    /* trace_stats (protos/perfetto/common/trace_stats.proto): per provider one BufferStats, which the
+       trace processor shows as traced_buf_* rows of its stats table, indexed by provider */
     tracec_writer w;
     perfetto_protos_TracePacket pkt;
-    tracec_msg ts;
+    perfetto_protos_TraceStats ts;
     tracec_trace_file_begin_packet(r->file, &w, &pkt.msg);
     perfetto_protos_TracePacket_set_timestamp(&pkt, now + k);
     perfetto_protos_TracePacket_set_trusted_packet_sequence_id(&pkt, REC_SEQ);
-    tracec_msg_begin_nested(&pkt.msg, TRACEC_TAG(35, TRACEC_WIRE_LEN), &ts);
+    perfetto_protos_TracePacket_begin_trace_stats(&pkt, &ts);
     uint32_t connected = 0;
     for (size_t i = 0; i < r->n_pv; i++) {
         rec_provider *pv = r->pv[i];
         if (pv->info.name[0] == '\0') continue;
         connected += pv->state != PV_GONE;
-        tracec_msg bs;
-        tracec_msg_begin_nested(&ts, TRACEC_TAG(1, TRACEC_WIRE_LEN), &bs);
-        tracec_msg_put_varint(&bs, TRACEC_TAG(12, TRACEC_WIRE_VARINT), (uint64_t)r->half_size * r->halves);
-        tracec_msg_put_varint(&bs, TRACEC_TAG(1, TRACEC_WIRE_VARINT), pv->bytes);
-        tracec_msg_put_varint(&bs, TRACEC_TAG(9, TRACEC_WIRE_VARINT), pv->info.corrupt);
-        tracec_msg_put_varint(&bs, TRACEC_TAG(18, TRACEC_WIRE_VARINT), pv->info.dropped);
-        tracec_msg_end_nested(&ts, &bs);
+        perfetto_protos_TraceStats_BufferStats bs;
+        perfetto_protos_TraceStats_begin_buffer_stats(&ts, &bs);
+        perfetto_protos_TraceStats_BufferStats_set_buffer_size(&bs, (uint64_t)r->half_size * r->halves);
+        perfetto_protos_TraceStats_BufferStats_set_bytes_written(&bs, pv->bytes);
+        perfetto_protos_TraceStats_BufferStats_set_abi_violations(&bs, pv->info.corrupt);
+        perfetto_protos_TraceStats_BufferStats_set_chunks_discarded(&bs, pv->info.dropped);
+        perfetto_protos_TraceStats_end_buffer_stats(&ts, &bs);
     }
-    tracec_msg_put_varint(&ts, TRACEC_TAG(2, TRACEC_WIRE_VARINT), connected);
-    tracec_msg_put_varint(&ts, TRACEC_TAG(3, TRACEC_WIRE_VARINT), tracec_recorder_provider_count(r));
-    tracec_msg_end_nested(&pkt.msg, &ts);
+    perfetto_protos_TraceStats_set_producers_connected(&ts, connected);
+    perfetto_protos_TraceStats_set_producers_seen(&ts, tracec_recorder_provider_count(r));
+    perfetto_protos_TracePacket_end_trace_stats(&pkt, &ts);
     (void)tracec_trace_file_end_packet(r->file, &w, &pkt.msg);
 }
 
@@ -821,6 +862,7 @@ tracec_status_t tracec_recorder_close(tracec_recorder *r) {
         if (pv->conn >= 0) close(pv->conn);
         if (pv->old_fifo >= 0) close(pv->old_fifo);
         free(pv->scratch);
+        free(pv->dscratch);
         free(pv->declared);
         free(pv);
     }

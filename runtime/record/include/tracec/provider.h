@@ -105,6 +105,9 @@ bool tracec_provider_category_enabled(tracec_provider *p, const char *category);
  * Starts a TracePacket written through `w` (caller-owned) into `packet`,
  * the `msg` member of a generated TracePacket writer.  While tracing is off
  * the writer is dead (every setter is a no-op) and end returns CLOSED.
+ * The calling thread's first packet of a run is preceded by the thread's
+ * TrackDescriptor (tracec_provider_thread_track_uuid, named after the
+ * thread), written here under the lock this call takes.
  */
 void tracec_provider_begin_packet(tracec_provider *p, tracec_writer *w, tracec_msg *packet);
 
@@ -114,12 +117,16 @@ void tracec_provider_begin_packet(tracec_provider *p, tracec_writer *w, tracec_m
  */
 tracec_status_t tracec_provider_end_packet(tracec_provider *p, tracec_writer *w, tracec_msg *packet);
 
-/* Track events on the calling thread's track (its descriptor is written at its first event of a run). */
+/* Track events on the calling thread's track (its descriptor is written at its first packet of a run). */
 tracec_status_t tracec_provider_slice_begin(tracec_provider *p, const char *name);
 tracec_status_t tracec_provider_slice_end(tracec_provider *p);
 tracec_status_t tracec_provider_instant(tracec_provider *p, const char *name);
 
-/* The calling thread's track uuid (for TrackEvent.track_uuid of packets written by hand). */
+/*
+ * The calling thread's track uuid, for TrackEvent.track_uuid of packets
+ * written by hand: tracec_provider_begin_packet describes the thread before
+ * its first packet of a run, so such events land on its named track.
+ */
 uint64_t tracec_provider_thread_track_uuid(tracec_provider *p);
 
 typedef struct tracec_provider_stats {
