@@ -12,6 +12,10 @@ Reads every C source and header of the modules below and checks that
      delivery -> reserve -> writer states -> fence -> callback threads ->
      handles), a file's object only uses symbols of its layer or below
      (headers are shared: the module's one internal header declares all).
+  4. with --build: the installed archives export only the public API: no
+     global `tracec_i_*` / `tracec_tp_*` symbol unless a public header's
+     inline code or another of our libraries needs it
+     (cmake/TracecLocalize.cmake);
 Prints one line per violation (file: what it reaches, and why that is wrong)
 and exits 1 if there is any.
 """
@@ -203,6 +207,46 @@ def check_calls(errors, build, stats):
             check_layers(errors, f"uses {sym} from", src, dst)
 
 
+# The archives users link, and every library of ours that links them.
+ARCHIVES = ["runtime/libtracec.a", "schema/libtracec_schema.a", "grammar/libtracec_grammar.a",
+            "decode/libtracec_decode.a"]
+OUR_LIBS = ARCHIVES + ["protoc-gen-tracec/libtracec_gen.a"]
+
+
+def nm_lines(args):
+    r = subprocess.run(["nm"] + args, capture_output=True, text=True, check=True)
+    return r.stdout.splitlines()
+
+
+def check_exports(errors, build, stats):
+    public_refs = set()
+    for rel in sources():
+        if "/include/tracec/" in rel:
+            with open(os.path.join(ROOT, rel), encoding="utf-8") as f:
+                public_refs.update(re.findall(r"tracec_i_[A-Za-z0-9_]+", f.read()))
+    needed = {}
+    for lib in OUR_LIBS:
+        path = os.path.join(build, lib)
+        if os.path.exists(path):
+            needed[lib] = {l.split()[0] for l in nm_lines(["-u", "-P", path]) if l.strip()}
+    for lib in ARCHIVES:
+        path = os.path.join(build, lib)
+        if not os.path.exists(path):
+            errors.append(f"{path}: missing (build first)")
+            continue
+        others = set().union(*(u for k, u in needed.items() if k != lib))
+        n = 0
+        for line in nm_lines(["-g", "--defined-only", "-P", path]):
+            parts = line.split()
+            if len(parts) < 2 or parts[0].endswith(":"):
+                continue
+            sym = parts[0]
+            n += 1
+            if re.match(r"^tracec_(i|tp)_", sym) and sym not in public_refs and sym not in others:
+                errors.append(f"{lib}: exports internal symbol {sym} (nothing outside the archive needs it)")
+        stats["exported"] = stats.get("exported", 0) + n
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--build", help="a build directory: also check symbol use between object files")
@@ -215,11 +259,12 @@ def main():
     check_includes(errors)
     if args.build:
         check_calls(errors, args.build, stats)
+        check_exports(errors, args.build, stats)
     for e in errors:
         print(e)
     n = sum(1 for _ in sources())
     calls = (f", {stats.get('uses', 0)} uses of another file's symbol in {stats.get('objects', 0)} objects"
-             if args.build else "")
+             f", {stats.get('exported', 0)} global symbols in {len(ARCHIVES)} archives" if args.build else "")
     print(f"check-modules: {n} files in {len(MODULES)} modules{calls}, {len(errors)} problem(s)", file=sys.stderr)
     return 1 if errors else 0
 
