@@ -1,7 +1,9 @@
 /*
  * descpool_internal.h - the layout of the descriptor pool's defs, shared by
  * descpool.c and the textproto encoder (which reads fields on its hot path
- * without going through accessor calls).  Not installed.
+ * without going through accessor calls).  Not installed.  The one internal
+ * header of schema/ that another module reads: grammar/ has schema/src on
+ * its private include path for it (grammar/CMakeLists.txt).
  */
 #ifndef TRACEC_DESCPOOL_INTERNAL_H
 #define TRACEC_DESCPOOL_INTERNAL_H
