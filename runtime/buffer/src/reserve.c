@@ -150,7 +150,8 @@ static uint64_t count_records(const tracec_i_half *hf, uint32_t from, uint32_t t
 
 /* ---- STREAMING switch, CIRCULAR wrap (under mu) ------------------------- */
 
-void tracec_i_do_switch(tracec_i_buffer *b, int x) {
+/* The other half (emptied) becomes the active one; half x is sealed, full, its chunks taken. */
+static void swap_halves(tracec_i_buffer *b, int x) {
     int y = 1 - x;
     tracec_i_half *X = &b->half[x], *Y = &b->half[y];
     Y->phase = TRACEC_I_ACTIVE;
@@ -159,6 +160,10 @@ void tracec_i_do_switch(tracec_i_buffer *b, int x) {
     atomic_fetch_or_explicit(&X->state, TRACEC_I_SEALED, memory_order_acq_rel);
     X->phase = TRACEC_I_FULL;
     tracec_i_steal_half(b, x, false);
+}
+
+void tracec_i_do_switch(tracec_i_buffer *b, int x) {
+    swap_halves(b, x);
     atomic_fetch_add_explicit(&b->switches, 1, memory_order_relaxed);
     pthread_cond_broadcast(&b->cv);
 }
@@ -166,7 +171,7 @@ void tracec_i_do_switch(tracec_i_buffer *b, int x) {
 /* Overwrites the other half.  Called and returns with mu held; drops it while waiting. */
 static void do_wrap(tracec_i_buffer *b, int x, const tracec_i_wstate *self) {
     int y = 1 - x;
-    tracec_i_half *X = &b->half[x], *Y = &b->half[y];
+    tracec_i_half *Y = &b->half[y];
     Y->phase = TRACEC_I_WRAPPING;
     tracec_i_steal_half(b, y, false);
     b->stealing++;
@@ -179,12 +184,7 @@ static void do_wrap(tracec_i_buffer *b, int x, const tracec_i_wstate *self) {
     uint64_t lost = count_records(Y, from, TRACEC_I_BLOCKS(s), off);
     pthread_mutex_lock(&b->mu);
     atomic_fetch_add_explicit(&b->overwritten, lost, memory_order_relaxed);
-    Y->phase = TRACEC_I_ACTIVE;
-    tracec_i_reset_half(Y, true);
-    atomic_store_explicit(&b->active, (uint32_t)y, memory_order_release);
-    atomic_fetch_or_explicit(&X->state, TRACEC_I_SEALED, memory_order_acq_rel);
-    X->phase = TRACEC_I_FULL;
-    tracec_i_steal_half(b, x, false);
+    swap_halves(b, x);
     b->stealing--;
     if (b->stealing == 0) tracec_i_reap(b);
     atomic_fetch_add_explicit(&b->switches, 1, memory_order_relaxed);
