@@ -12,7 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -95,6 +97,23 @@ static long seq_packets(const char *view, long seq) {
     snprintf(key, sizeof key, "seq=%ld packets=", seq);
     const char *p = strstr(view, key);
     return p ? atol(p + strlen(key)) : -1;
+}
+
+/* Waits (up to 5 s) until a recorder listens on `sock`: the socket file appears at bind(), before
+   listen(), and a connect() in between is refused (a second recorder would take it for a stale one). */
+static void wait_listening(const char *sock) {
+    struct sockaddr_un sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sun_family = AF_UNIX;
+    snprintf(sa.sun_path, sizeof sa.sun_path, "%s", sock);
+    for (int i = 0; i < 500; i++) {
+        int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+        bool up = fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof sa) == 0;
+        if (fd >= 0) close(fd);
+        if (up) return;
+        usleep(10000);
+    }
+    cr_assert_fail("no recorder listening on %s", sock);
 }
 
 static bool have_tp(void) { return access(TP, X_OK) == 0; }
@@ -194,7 +213,7 @@ Test(record, recorder_killed_provider_goes_on) {
         execl(TRACEC, "tracec", "record", "--attach", "--socket", sock, "-o", trace, "--duration", "20s", (char *)NULL);
         _exit(127);
     }
-    for (int i = 0; i < 200 && access(sock, F_OK) != 0; i++) usleep(10000);
+    wait_listening(sock);
     pid_t killer = fork();
     if (killer == 0) {
         usleep(300000);
@@ -276,7 +295,7 @@ Test(record, two_recorders) {
         execl(TRACEC, "tracec", "record", "--attach", "--socket", sock, "-o", trace, "--duration", "2s", (char *)NULL);
         _exit(127);
     }
-    for (int i = 0; i < 200 && access(sock, F_OK) != 0; i++) usleep(10000);
+    wait_listening(sock);
     snprintf(cmd, sizeof cmd, "%s record --attach --socket %s -o %s/second.pftrace --duration 100ms", TRACEC, sock,
              g_dir);
     int rc = run(cmd, &out);
