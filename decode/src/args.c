@@ -139,7 +139,7 @@ static int it_next(walker *a, field_it *it) {
     tracec_wire_field f;
     const char *what;
     const uint8_t *at;
-    int k = tracec_i_read_field(&it->p, it->end, a->max_depth, &f, &what, &at);
+    int k = tracec_wire_read_field(&it->p, it->end, a->max_depth, &f, &what, &at);
     if (k > 0 && f.type == TRACEC_WIRE_EGROUP) {
         what = "unexpected end-group tag";
         at = f.start;

@@ -104,7 +104,7 @@ static void oom(dec *d) {
 static int next_field(dec *d, tracec_i_msg *mi, const uint8_t **pp, const uint8_t *end, int depth,
                    rec *r, const char **what, const uint8_t **at) {
     tracec_wire_field wf;
-    int k = tracec_i_read_field(pp, end, d->max_depth - depth - 1, &wf, what, at);
+    int k = tracec_wire_read_field(pp, end, d->max_depth - depth - 1, &wf, what, at);
     if (k == 0) return 0;
     r->at = wf.start;
     r->number = wf.number;
@@ -327,7 +327,7 @@ static void print_unknown_set(dec *d, const uint8_t *p, size_t len, int indent, 
     const uint8_t *end = p + len, *at;
     const char *what;
     tracec_wire_field f;
-    while (tracec_i_read_field(&p, end, INT_MAX, &f, &what, &at) > 0 && f.type != TRACEC_WIRE_EGROUP)
+    while (tracec_wire_read_field(&p, end, INT_MAX, &f, &what, &at) > 0 && f.type != TRACEC_WIRE_EGROUP)
         print_unknown(d, f.number, f.type, f.value, f.data, f.size, indent, budget);
 }
 

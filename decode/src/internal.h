@@ -23,90 +23,9 @@
 #include "tracec/wire.h" /* wire types, varint and fixed-width reads, the field reader */
 
 /*
- * The decoder's field reader (decode, args and the checks below use it; the
- * quiet scans use tracec_wire_next).  It reports errors as `tracec decode`
- * documents them: *what (a static phrase) and *at, the offending byte (the
- * tag, the value, the length, or a byte inside a group).  Groups are followed
- * to their end tag, at most `group_budget` levels deep; f->data / f->size are
- * then the group's body.  An end-group tag is returned as a field of type
- * TRACEC_WIRE_EGROUP for the caller to judge.  Returns 1 (a field in *f), 0
- * (the end) or -1 (malformed; *pp is not moved).
+ * Fields are read with tracec/wire.h's tracec_wire_read_field: its errors
+ * (*what, and *at the offending byte) are the ones `tracec decode` documents.
  */
-int tracec_i_read_group(const uint8_t **pp, const uint8_t *end, int group_budget, tracec_wire_field *f,
-                        const char **what, const uint8_t **at);
-static inline int tracec_i_read_field(const uint8_t **pp, const uint8_t *end, int group_budget, tracec_wire_field *f,
-                                      const char **what, const uint8_t **at) {
-    const uint8_t *p = *pp;
-    if (p >= end) return 0;
-    f->start = p;
-    uint64_t tag;
-    tracec_varint_result vr = tracec_wire_read_varint(&p, end, &tag);
-    if (vr != TRACEC_VARINT_OK || tag > UINT32_MAX) {
-        *what = vr == TRACEC_VARINT_TRUNCATED ? "truncated tag" : "invalid tag";
-        *at = f->start;
-        f->number = 0;
-        f->type = 0;
-        return -1;
-    }
-    f->number = (uint32_t)(tag >> 3);
-    f->type = (uint8_t)(tag & 7);
-    if (f->number == 0) {
-        *what = "invalid field number 0";
-        *at = f->start;
-        return -1;
-    }
-    switch (f->type) {
-    case TRACEC_WIRE_VARINT:
-        vr = tracec_wire_read_varint(&p, end, &f->value);
-        if (vr != TRACEC_VARINT_OK) {
-            *what = vr == TRACEC_VARINT_TRUNCATED ? "truncated varint" : "varint longer than 10 bytes";
-            *at = p;
-            return -1;
-        }
-        break;
-    case TRACEC_WIRE_FIXED64:
-    case TRACEC_WIRE_FIXED32: {
-        bool wide = f->type == TRACEC_WIRE_FIXED64;
-        if ((size_t)(end - p) < (wide ? 8u : 4u)) {
-            *what = wide ? "truncated fixed64 value" : "truncated fixed32 value";
-            *at = p;
-            return -1;
-        }
-        f->value = wide ? tracec_wire_load64(p) : tracec_wire_load32(p);
-        p += wide ? 8 : 4;
-        break;
-    }
-    case TRACEC_WIRE_LEN: {
-        const uint8_t *lp = p;
-        vr = tracec_wire_read_varint(&p, end, &f->value);
-        if (vr != TRACEC_VARINT_OK || f->value > (uint64_t)(end - p)) {
-            *what = vr == TRACEC_VARINT_TRUNCATED ? "truncated length"
-                    : vr == TRACEC_VARINT_TOO_LONG ? "length varint longer than 10 bytes"
-                                                   : "length runs past the end of the enclosing message";
-            *at = lp;
-            return -1;
-        }
-        f->data = p;
-        f->size = (size_t)f->value;
-        p += f->size;
-        break;
-    }
-    case TRACEC_WIRE_SGROUP:
-        f->value = 0;
-        if (tracec_i_read_group(&p, end, group_budget, f, what, at) < 0) return -1;
-        break;
-    case TRACEC_WIRE_EGROUP:
-        f->value = 0;
-        break;
-    default:
-        *what = "invalid wire type";
-        *at = f->start;
-        return -1;
-    }
-    f->end = p;
-    *pp = p;
-    return 1;
-}
 
 /*
  * Reads the next element of a packed run of wire type `wt` (varint, fixed32,

@@ -9,43 +9,12 @@
 
 #include "internal.h"
 
-/* The group case of tracec_i_read_field: *pp is just past the start tag of group f->number. */
-int tracec_i_read_group(const uint8_t **pp, const uint8_t *end, int group_budget, tracec_wire_field *f,
-                        const char **what, const uint8_t **at) {
-    const uint8_t *p = *pp, *body = p;
-    if (group_budget <= 0) {
-        *what = "groups nested deeper than the limit";
-        *at = p;
-        return -1;
-    }
-    for (;;) {
-        tracec_wire_field in;
-        int k = tracec_i_read_field(&p, end, group_budget - 1, &in, what, at);
-        if (k == 0 || (k < 0 && *at == p && strcmp(*what, "truncated tag") == 0)) {
-            *what = "group not terminated by its end-group tag";
-            *at = p;
-            return -1;
-        }
-        if (k < 0) return -1;
-        if (in.type != TRACEC_WIRE_EGROUP) continue;
-        if (in.number != f->number) {
-            *what = "end-group tag does not match its start-group tag";
-            *at = in.start;
-            return -1;
-        }
-        f->data = body;
-        f->size = (size_t)(in.start - body);
-        *pp = p;
-        return 1;
-    }
-}
-
 bool tracec_i_wire_parses(const uint8_t *p, size_t len, int budget) {
     const uint8_t *end = p + len, *at;
     const char *what;
     tracec_wire_field f;
     int k;
-    while ((k = tracec_i_read_field(&p, end, budget, &f, &what, &at)) > 0)
+    while ((k = tracec_wire_read_field(&p, end, budget, &f, &what, &at)) > 0)
         if (f.type == TRACEC_WIRE_EGROUP) return false;
     return k == 0;
 }

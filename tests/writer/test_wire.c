@@ -67,24 +67,28 @@ Test(wire, reads_every_wire_type) {
     cr_assert_eq(tracec_wire_next(&r, &f), 0);
 }
 
-/* Each malformed input fails at the expected offset with a message. */
+/* Each malformed input fails with `tracec decode`'s message at the offending byte. */
 Test(wire, malformed_inputs_fail_where_they_are) {
     static const struct {
         uint8_t bytes[12];
         size_t len;
         size_t at;
+        const char *what;
     } cases[] = {
-        {{0x08, 0x01, 0x08}, 3, 2},             /* truncated varint value */
-        {{0x08, 0x01, 0x80}, 3, 2},             /* truncated tag */
-        {{0x00, 0x01}, 2, 0},                   /* field number 0 */
-        {{0x0e, 0x01}, 2, 0},                   /* wire type 6 */
-        {{0x0f}, 1, 0},                         /* wire type 7 */
-        {{0x12, 0x05, 'a'}, 3, 0},              /* length past the end */
-        {{0x11, 1, 2, 3}, 4, 0},                /* truncated fixed64 */
-        {{0x0d, 1, 2, 3}, 4, 0},                /* truncated fixed32 */
-        {{0x0b, 0x08, 0x01}, 3, 0},             /* group not closed */
-        {{0x0b, 0x14}, 2, 0},                   /* end tag of field 2 closes group 1 */
-        {{0x08, 0x01, 0x0b, 0x13, 0x0c}, 5, 2}, /* inner group 2 closed by 1 */
+        /* bytes, length, offset of the offending byte, the message */
+        {{0x08, 0x01, 0x08}, 3, 3, "truncated varint"},
+        {{0x08, 0x01, 0x80}, 3, 2, "truncated tag"},
+        {{0x00, 0x01}, 2, 0, "invalid field number 0"},
+        {{0x0e, 0x01}, 2, 0, "invalid wire type"},
+        {{0x0f}, 1, 0, "invalid wire type"},
+        {{0x12, 0x05, 'a'}, 3, 1, "length runs past the end of the enclosing message"},
+        {{0x11, 1, 2, 3}, 4, 1, "truncated fixed64 value"},
+        {{0x0d, 1, 2, 3}, 4, 1, "truncated fixed32 value"},
+        {{0x0b, 0x08, 0x01}, 3, 3, "group not terminated by its end-group tag"},
+        {{0x0b, 0x08, 0x01, 0x80}, 4, 3, "group not terminated by its end-group tag"},
+        {{0x0b, 0x14}, 2, 1, "end-group tag does not match its start-group tag"},
+        {{0x08, 0x01, 0x0b, 0x13, 0x0c}, 5, 4, "end-group tag does not match its start-group tag"},
+        {{0x08, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}, 11, 1, "varint longer than 10 bytes"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         /* Heap copies of exactly `len` bytes: ASan catches any read past the end. */
@@ -99,6 +103,7 @@ Test(wire, malformed_inputs_fail_where_they_are) {
         cr_assert_eq(rc, -1, "case %zu: accepted", i);
         cr_assert_not_null(r.error);
         cr_assert_eq((size_t)(r.error_at - b), cases[i].at, "case %zu: error at %td (%s)", i, r.error_at - b, r.error);
+        cr_assert_str_eq(r.error, cases[i].what, "case %zu", i);
         /* Sticky: the reader stays at the bad field. */
         cr_assert_eq(tracec_wire_next(&r, &f), -1);
         free(b);
@@ -115,6 +120,10 @@ Test(wire, deep_groups_stop_at_the_limit) {
     cr_assert_eq(tracec_wire_next(&r, &f), -1);
     cr_assert_str_eq(r.error, "groups nested deeper than the limit");
     tracec_wire_reader_init(&r, b + 1, 2 * n - 2);
+    cr_assert_eq(tracec_wire_next(&r, &f), 1);
+    /* A reader may allow more (the decoder's --max-depth). */
+    tracec_wire_reader_init(&r, b, 2 * n);
+    r.max_group_depth = (int)n;
     cr_assert_eq(tracec_wire_next(&r, &f), 1);
     free(b);
 }

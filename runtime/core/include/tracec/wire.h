@@ -19,6 +19,8 @@
  *         if (f.number == 1 && f.type == TRACEC_WIRE_LEN) use(f.data, f.size);
  *     }
  *     if (rc < 0) report(r.error, r.error_at - data);
+ *
+ * tracec_wire_read_field is the same reader without the cursor struct.
  */
 #ifndef TRACEC_WIRE_H
 #define TRACEC_WIRE_H
@@ -48,7 +50,7 @@ enum {
 #define TRACEC_MAX_TAG_SIZE 5u
 #define TRACEC_MAX_VARINT_SIZE 10u
 
-/* How deep tracec_wire_next follows groups nested in groups. */
+/* How deep a reader follows groups nested in groups, by default (one stack frame a level). */
 #define TRACEC_WIRE_MAX_GROUP_DEPTH 100
 
 /* Encoded size of a varint. */
@@ -138,146 +140,151 @@ typedef struct tracec_wire_field {
     const uint8_t *end;   /* one past the field's last byte */
 } tracec_wire_field;
 
-/* A cursor over the fields of one message body. */
-typedef struct tracec_wire_reader {
-    const uint8_t *p, *end;
-    const char *error;       /* set when tracec_wire_next returns -1: a static English phrase */
-    const uint8_t *error_at; /* where the malformed field starts */
-} tracec_wire_reader;
-
-static inline void tracec_wire_reader_init(tracec_wire_reader *r, const void *data, size_t size) {
-    r->p = (const uint8_t *)data;
-    r->end = r->p + size;
-    r->error = NULL;
-    r->error_at = NULL;
-}
-
-static inline int tracec_i_wire_fail(tracec_wire_reader *r, const uint8_t *at, const char *what) {
-    r->error = what;
-    r->error_at = at;
-    return -1;
-}
-
 /*
- * Skips the body of a group that started just before *pp, through its
- * matching end tag.  On success *body_end is where that end tag starts.
- * Returns NULL or what is wrong.
+ * The one field reader: reads the field at *pp, never past `end`.  Returns 1
+ * (a field in *f), 0 (the end of the body) or -1 (malformed: *what is a
+ * static English phrase, *at the offending byte: the tag, the value, the
+ * length, or a byte inside a group; *pp is not moved, so reading again fails
+ * the same way).  A group is followed to its end tag, at most `group_depth`
+ * levels deep (TRACEC_WIRE_MAX_GROUP_DEPTH is a sane default; each level is
+ * one stack frame); f->data / f->size are then its body.  An end-group tag is
+ * returned as a field of type TRACEC_WIRE_EGROUP, for a caller that reads a
+ * group's body itself.  The decoder, `tracec args` and the readers of
+ * extension descriptors all use it.
  */
-static inline const char *tracec_wire_skip_group(const uint8_t **pp, const uint8_t *end, uint32_t number,
-                                                 const uint8_t **body_end) {
-    /* Open groups' numbers: a stack, not recursion, so hostile input cannot exhaust the C stack. */
-    uint32_t open[TRACEC_WIRE_MAX_GROUP_DEPTH];
-    int depth = 0;
-    const uint8_t *p = *pp;
-    open[depth++] = number;
+static inline int tracec_wire_read_field(const uint8_t **pp, const uint8_t *end, int group_depth,
+                                         tracec_wire_field *f, const char **what, const uint8_t **at);
+
+/* The group case of tracec_wire_read_field: *pp is just past the start tag of group f->number. */
+static inline int tracec_wire_read_group(const uint8_t **pp, const uint8_t *end, int group_depth,
+                                         tracec_wire_field *f, const char **what, const uint8_t **at) {
+    const uint8_t *p = *pp, *body = p;
+    if (group_depth <= 0) {
+        *what = "groups nested deeper than the limit";
+        *at = p;
+        return -1;
+    }
     for (;;) {
-        const uint8_t *tag_at = p;
-        uint64_t tag, v;
-        if (p >= end) return "group not closed before the end of its message";
-        if (tracec_wire_read_varint(&p, end, &tag) != TRACEC_VARINT_OK || tag > UINT32_MAX || (tag >> 3) == 0)
-            return "invalid tag inside a group";
-        switch ((unsigned)(tag & 7u)) {
-        case TRACEC_WIRE_VARINT:
-            if (tracec_wire_read_varint(&p, end, &v) != TRACEC_VARINT_OK) return "malformed varint inside a group";
-            break;
-        case TRACEC_WIRE_FIXED64:
-            if ((size_t)(end - p) < 8) return "truncated fixed64 value inside a group";
-            p += 8;
-            break;
-        case TRACEC_WIRE_FIXED32:
-            if ((size_t)(end - p) < 4) return "truncated fixed32 value inside a group";
-            p += 4;
-            break;
-        case TRACEC_WIRE_LEN:
-            if (tracec_wire_read_varint(&p, end, &v) != TRACEC_VARINT_OK || v > (uint64_t)(end - p))
-                return "length inside a group runs past the end of its message";
-            p += v;
-            break;
-        case TRACEC_WIRE_SGROUP:
-            if (depth == TRACEC_WIRE_MAX_GROUP_DEPTH) return "groups nested deeper than the limit";
-            open[depth++] = (uint32_t)(tag >> 3);
-            break;
-        case TRACEC_WIRE_EGROUP:
-            if (open[depth - 1] != (uint32_t)(tag >> 3)) return "end-group tag does not match its start";
-            if (--depth == 0) {
-                *body_end = tag_at;
-                *pp = p;
-                return NULL;
-            }
-            break;
-        default:
-            return "invalid wire type inside a group";
+        tracec_wire_field in;
+        int k = tracec_wire_read_field(&p, end, group_depth - 1, &in, what, at);
+        const uint8_t *q = p;
+        uint64_t t;
+        /* The body ends (or ends inside a tag) before the end tag. */
+        if (k == 0 || (k < 0 && *at == p && tracec_wire_read_varint(&q, end, &t) == TRACEC_VARINT_TRUNCATED)) {
+            *what = "group not terminated by its end-group tag";
+            *at = p;
+            return -1;
         }
+        if (k < 0) return -1;
+        if (in.type != TRACEC_WIRE_EGROUP) continue;
+        if (in.number != f->number) {
+            *what = "end-group tag does not match its start-group tag";
+            *at = in.start;
+            return -1;
+        }
+        f->data = body;
+        f->size = (size_t)(in.start - body);
+        *pp = p;
+        return 1;
     }
 }
 
-/*
- * Reads the next field.  Returns 1 (a field is in *f), 0 (the end of the
- * body) or -1 (malformed: r->error and r->error_at say why and where; the
- * reader stays at the bad field, so calling again fails the same way).
- * An end-group tag is returned as a field of type TRACEC_WIRE_EGROUP for a
- * caller that reads a group's body itself.
- */
-static inline int tracec_wire_next(tracec_wire_reader *r, tracec_wire_field *f) {
-    const uint8_t *p = r->p, *end = r->end;
+static inline int tracec_wire_read_field(const uint8_t **pp, const uint8_t *end, int group_depth,
+                                         tracec_wire_field *f, const char **what, const uint8_t **at) {
+    const uint8_t *p = *pp;
     if (p >= end) return 0;
     f->start = p;
-    uint64_t tag;
-    tracec_varint_result vr = tracec_wire_read_varint(&p, end, &tag);
-    if (vr != TRACEC_VARINT_OK || tag > UINT32_MAX)
-        return tracec_i_wire_fail(r, f->start, vr == TRACEC_VARINT_TRUNCATED ? "truncated tag" : "invalid tag");
-    f->number = (uint32_t)(tag >> 3);
-    f->type = (uint8_t)(tag & 7u);
     f->value = 0;
     f->data = NULL;
     f->size = 0;
-    if (f->number == 0) return tracec_i_wire_fail(r, f->start, "invalid field number 0");
+    uint64_t tag;
+    tracec_varint_result vr = tracec_wire_read_varint(&p, end, &tag);
+    if (vr != TRACEC_VARINT_OK || tag > UINT32_MAX) {
+        *what = vr == TRACEC_VARINT_TRUNCATED ? "truncated tag" : "invalid tag";
+        *at = f->start;
+        f->number = 0;
+        f->type = 0;
+        return -1;
+    }
+    f->number = (uint32_t)(tag >> 3);
+    f->type = (uint8_t)(tag & 7u);
+    if (f->number == 0) {
+        *what = "invalid field number 0";
+        *at = f->start;
+        return -1;
+    }
     switch (f->type) {
     case TRACEC_WIRE_VARINT:
         vr = tracec_wire_read_varint(&p, end, &f->value);
-        if (vr != TRACEC_VARINT_OK)
-            return tracec_i_wire_fail(r, f->start,
-                                      vr == TRACEC_VARINT_TRUNCATED ? "truncated varint" : "varint longer than 10 bytes");
+        if (vr != TRACEC_VARINT_OK) {
+            *what = vr == TRACEC_VARINT_TRUNCATED ? "truncated varint" : "varint longer than 10 bytes";
+            *at = p;
+            return -1;
+        }
         break;
     case TRACEC_WIRE_FIXED64:
-        if ((size_t)(end - p) < 8) return tracec_i_wire_fail(r, f->start, "truncated fixed64 value");
-        f->value = tracec_wire_load64(p);
-        p += 8;
+    case TRACEC_WIRE_FIXED32: {
+        int wide = f->type == TRACEC_WIRE_FIXED64;
+        if ((size_t)(end - p) < (wide ? 8u : 4u)) {
+            *what = wide ? "truncated fixed64 value" : "truncated fixed32 value";
+            *at = p;
+            return -1;
+        }
+        f->value = wide ? tracec_wire_load64(p) : tracec_wire_load32(p);
+        p += wide ? 8 : 4;
         break;
-    case TRACEC_WIRE_FIXED32:
-        if ((size_t)(end - p) < 4) return tracec_i_wire_fail(r, f->start, "truncated fixed32 value");
-        f->value = tracec_wire_load32(p);
-        p += 4;
-        break;
+    }
     case TRACEC_WIRE_LEN: {
+        const uint8_t *lp = p;
         uint64_t n;
         vr = tracec_wire_read_varint(&p, end, &n);
-        if (vr != TRACEC_VARINT_OK)
-            return tracec_i_wire_fail(r, f->start,
-                                      vr == TRACEC_VARINT_TRUNCATED ? "truncated length" : "length varint longer than 10 bytes");
-        if (n > (uint64_t)(end - p))
-            return tracec_i_wire_fail(r, f->start, "length runs past the end of the enclosing message");
+        if (vr != TRACEC_VARINT_OK || n > (uint64_t)(end - p)) {
+            *what = vr == TRACEC_VARINT_TRUNCATED  ? "truncated length"
+                    : vr == TRACEC_VARINT_TOO_LONG ? "length varint longer than 10 bytes"
+                                                   : "length runs past the end of the enclosing message";
+            *at = lp;
+            return -1;
+        }
+        f->value = n;
         f->data = p;
         f->size = (size_t)n;
         p += n;
         break;
     }
-    case TRACEC_WIRE_SGROUP: {
-        const uint8_t *body = p, *body_end = NULL;
-        const char *why = tracec_wire_skip_group(&p, end, f->number, &body_end);
-        if (why != NULL) return tracec_i_wire_fail(r, f->start, why);
-        f->data = body;
-        f->size = (size_t)(body_end - body);
+    case TRACEC_WIRE_SGROUP:
+        if (tracec_wire_read_group(&p, end, group_depth, f, what, at) < 0) return -1;
         break;
-    }
     case TRACEC_WIRE_EGROUP:
         break;
     default:
-        return tracec_i_wire_fail(r, f->start, "invalid wire type");
+        *what = "invalid wire type";
+        *at = f->start;
+        return -1;
     }
     f->end = p;
-    r->p = p;
+    *pp = p;
     return 1;
+}
+
+/* A cursor over the fields of one message body, on tracec_wire_read_field. */
+typedef struct tracec_wire_reader {
+    const uint8_t *p, *end;
+    int max_group_depth;     /* TRACEC_WIRE_MAX_GROUP_DEPTH after init; set it before reading to change it */
+    const char *error;       /* set when tracec_wire_next returns -1: a static English phrase */
+    const uint8_t *error_at; /* the offending byte */
+} tracec_wire_reader;
+
+static inline void tracec_wire_reader_init(tracec_wire_reader *r, const void *data, size_t size) {
+    r->p = (const uint8_t *)data;
+    r->end = r->p + size;
+    r->max_group_depth = TRACEC_WIRE_MAX_GROUP_DEPTH;
+    r->error = NULL;
+    r->error_at = NULL;
+}
+
+/* Reads the next field: 1, 0 at the end, -1 when malformed (r->error, r->error_at; sticky). */
+static inline int tracec_wire_next(tracec_wire_reader *r, tracec_wire_field *f) {
+    return tracec_wire_read_field(&r->p, r->end, r->max_group_depth, f, &r->error, &r->error_at);
 }
 
 #ifdef __cplusplus
