@@ -8,6 +8,7 @@
  */
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -306,6 +307,56 @@ Test(record, two_recorders) {
     int st;
     waitpid(rec, &st, 0);
     cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the first recorder, interrupted, exits 0");
+}
+
+/* Recorders opened at the same instant on one socket: exactly one wins, every other says BAD_STATE (a probe of
+ * the socket alone let two win when one probed between the other's bind and listen). */
+typedef struct {
+    const char *sock;
+    pthread_barrier_t *go;
+    tracec_status_t st;
+    tracec_recorder *r;
+    FILE *log;
+} race_arg;
+
+static void *race_open(void *p) {
+    race_arg *a = p;
+    tracec_recorder_config cfg = TRACEC_RECORDER_CONFIG_INIT;
+    cfg.socket_path = a->sock;
+    a->log = fopen("/dev/null", "w");
+    cfg.log = a->log;
+    pthread_barrier_wait(a->go);
+    a->st = tracec_recorder_open(&cfg, &a->r);
+    return NULL;
+}
+
+Test(record, recorders_racing_for_one_socket) {
+    enum { N = 6, ROUNDS = 30 };
+    char sock[128];
+    snprintf(sock, sizeof sock, "%s/race.sock", g_dir);
+    for (int round = 0; round < ROUNDS; round++) {
+        pthread_barrier_t go;
+        pthread_barrier_init(&go, NULL, N);
+        race_arg a[N];
+        pthread_t t[N];
+        for (int i = 0; i < N; i++) {
+            a[i] = (race_arg){sock, &go, TRACEC_STATUS_SUCCESS, NULL, NULL};
+            pthread_create(&t[i], NULL, race_open, &a[i]);
+        }
+        int won = 0;
+        for (int i = 0; i < N; i++) pthread_join(t[i], NULL); /* all tried before the winner closes */
+        for (int i = 0; i < N; i++) {
+            if (a[i].st == TRACEC_STATUS_SUCCESS) {
+                won++;
+                cr_expect_eq(tracec_recorder_close(a[i].r), TRACEC_STATUS_SUCCESS);
+            } else {
+                cr_expect_eq(a[i].st, TRACEC_STATUS_BAD_STATE, "round %d: %s", round, tracec_status_str(a[i].st));
+            }
+            if (a[i].log) fclose(a[i].log);
+        }
+        pthread_barrier_destroy(&go);
+        cr_assert_eq(won, 1, "round %d: %d recorders opened one socket", round, won);
+    }
 }
 
 Test(record, provider_registered_before_the_recorder) {

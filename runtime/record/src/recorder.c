@@ -11,6 +11,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -50,6 +51,7 @@ struct tracec_recorder {
     tracec_recorder_config cfg;
     char path[108];
     int listen_fd;
+    int lock_fd; /* <socket>.lock, flock()ed while this recorder lives: one recorder per socket */
     tracec_trace_file *file;
     int started;
     uint32_t half_size, halves, durable_size;
@@ -662,6 +664,7 @@ tracec_status_t tracec_recorder_open(const tracec_recorder_config *config, trace
     r->cfg = cfg;
     r->log = cfg.log ? cfg.log : stderr;
     r->listen_fd = -1;
+    r->lock_fd = -1;
     r->next_seq = REC_SEQ + 1;
     r->halves = cfg.mode == TRACEC_BUFFERING_MODE_ONESHOT ? 1u : 2u;
     r->half_size = (uint32_t)((cfg.buffer_size / r->halves) & ~(size_t)7);
@@ -692,6 +695,21 @@ tracec_status_t tracec_recorder_open(const tracec_recorder_config *config, trace
     memset(&sa, 0, sizeof sa);
     sa.sun_family = AF_UNIX;
     snprintf(sa.sun_path, sizeof sa.sun_path, "%s", r->path);
+    /*
+     * One recorder per socket, decided by a lock rather than by probing the
+     * socket: between another recorder's bind and listen a probe is refused
+     * and would take its socket for a stale one.  The lock file stays (never
+     * unlinked, so two recorders can never hold locks on different files).
+     */
+    if (st == TRACEC_STATUS_SUCCESS) {
+        char lock_path[sizeof r->path + 8];
+        snprintf(lock_path, sizeof lock_path, "%s.lock", r->path);
+        r->lock_fd = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+        if (r->lock_fd < 0)
+            st = TRACEC_STATUS_IO_ERROR;
+        else if (flock(r->lock_fd, LOCK_EX | LOCK_NB) != 0)
+            st = errno == EWOULDBLOCK ? TRACEC_STATUS_BAD_STATE : TRACEC_STATUS_IO_ERROR;
+    }
     if (st == TRACEC_STATUS_SUCCESS) {
         r->listen_fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
         if (r->listen_fd < 0) st = TRACEC_STATUS_IO_ERROR;
@@ -717,6 +735,7 @@ tracec_status_t tracec_recorder_open(const tracec_recorder_config *config, trace
         int e = errno;
         if (bound) unlink(r->path);
         if (r->listen_fd >= 0) close(r->listen_fd);
+        if (r->lock_fd >= 0) close(r->lock_fd);
         free(r);
         errno = e;
         return st;
@@ -869,6 +888,7 @@ tracec_status_t tracec_recorder_close(tracec_recorder *r) {
     free(r->pv);
     if (r->listen_fd >= 0) close(r->listen_fd);
     unlink(r->path);
+    if (r->lock_fd >= 0) close(r->lock_fd); /* after the unlink: the next recorder binds a free path */
     free(r);
     return st;
 }
