@@ -150,12 +150,11 @@ Test(buffer_fork, records_below_watermark_are_delivered_at_exit, .timeout = 60) 
 static void run_exit_helper(const char *mode, char *out, size_t cap) {
     char cmd[1024];
     snprintf(cmd, sizeof cmd, "%s %s", EXIT_HELPER, mode);
-    FILE *p = popen(cmd, "r");
-    cr_assert_not_null(p);
-    size_t n = fread(out, 1, cap - 1, p);
-    out[n] = '\0';
-    int st = pclose(p);
-    cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "helper %s: status %d, output:\n%s", mode, st, out);
+    tt_buf b = {0};
+    int st = tt_capture(cmd, &b);
+    snprintf(out, cap, "%s", b.data ? b.data : "");
+    tt_buf_free(&b);
+    cr_assert_eq(st, 0, "helper %s: status %d, output:\n%s", mode, st, out);
 }
 
 /* exit() with a packet open (issue 10, item 2): the flush before it says WOULD_DEADLOCK, exit finishes,

@@ -1,9 +1,10 @@
 /*
- * fuzz_replay.c - runs the decode fuzz target over files, without libFuzzer:
- * the seed corpus (and any crash reproducer added to it) is replayed by
- * ctest in every build, sanitizer builds included.
+ * fuzz_replay.c - runs a fuzz target over files, without libFuzzer: the
+ * seed corpus (and any crash reproducer added to it) is replayed by ctest in
+ * every build, sanitizer builds included.  Linked with the target's source
+ * as decode_fuzz_replay and record_fuzz_replay.
  *
- *   decode_fuzz_replay FILE|DIR ...
+ *   <module>_fuzz_replay FILE|DIR ...
  */
 #define _DEFAULT_SOURCE
 #include <dirent.h>
@@ -12,28 +13,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "test_util.h"
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static int replay_file(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
+    tt_buf file = {0};
+    if (!tt_read_file(path, &file)) {
         perror(path);
         return 1;
     }
-    size_t cap = 1 << 16, n = 0, k;
-    uint8_t *buf = malloc(cap);
-    while (buf && (k = fread(buf + n, 1, cap - n, f)) > 0) {
-        n += k;
-        if (n == cap) {
-            uint8_t *nb = realloc(buf, cap *= 2);
-            if (!nb) break;
-            buf = nb;
-        }
-    }
-    fclose(f);
-    if (!buf) return 1;
-    LLVMFuzzerTestOneInput(buf, n);
-    free(buf);
+    LLVMFuzzerTestOneInput((const uint8_t *)file.data, file.size);
+    tt_buf_free(&file);
     return 0;
 }
 

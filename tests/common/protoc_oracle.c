@@ -1,6 +1,7 @@
 /* protoc_oracle.c - see protoc_oracle.h. */
 #define _POSIX_C_SOURCE 200809L
 #include "protoc_oracle.h"
+#include "test_util.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,22 +10,10 @@
 #include <unistd.h>
 
 char *oracle_run(const char *cmd, int *status) {
-    FILE *p = popen(cmd, "r");
-    if (p == NULL) return NULL;
-    size_t cap = 1 << 16, len = 0;
-    char *out = malloc(cap);
-    size_t n;
-    while ((n = fread(out + len, 1, cap - len - 1, p)) > 0) {
-        len += n;
-        if (cap - len < 2) {
-            cap *= 2;
-            out = realloc(out, cap);
-        }
-    }
-    out[len] = '\0';
-    int st = pclose(p);
-    if (status) *status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-    return out;
+    tt_buf out = {0};
+    int st = tt_capture(cmd, &out);
+    if (status) *status = st;
+    return out.data;
 }
 
 char *oracle_decode(const char *includes, const char *proto, const char *type, const uint8_t *data,

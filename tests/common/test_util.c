@@ -97,3 +97,12 @@ int tt_run(const char *dir, const char *cmd, const void *in, size_t in_len, tt_b
     if (st == -1 || !WIFEXITED(st)) return -1;
     return WEXITSTATUS(st);
 }
+
+int tt_capture(const char *cmd, tt_buf *out) {
+    FILE *p = popen(cmd, "r");
+    if (p == NULL) return -1;
+    bool ok = tt_read_fd(fileno(p), out);
+    int st = pclose(p);
+    if (!ok || st == -1) return -1;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : WIFSIGNALED(st) ? 128 + WTERMSIG(st) : -1;
+}

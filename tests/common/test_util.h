@@ -35,4 +35,11 @@ void tt_tmpdir_remove(char *dir);
  */
 int tt_run(const char *dir, const char *cmd, const void *in, size_t in_len, tt_buf *out, tt_buf *err);
 
+/*
+ * Runs `cmd` with /bin/sh (popen), its standard output into `out` (replacing
+ * what it held; redirect 2>&1 in `cmd` for both streams).  Returns the exit
+ * status, 128 + the signal's number if a signal ended it, -1 if it could not run.
+ */
+int tt_capture(const char *cmd, tt_buf *out);
+
 #endif

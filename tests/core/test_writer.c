@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "test_util.h"
 #include "tracec/trace_file.h"
 #include "tracec/writer.h"
 
@@ -278,17 +279,12 @@ Test(trace_file, file_grows_and_drains_across_large_packets) {
         expected += 1 + len_bytes(body) + body;
     }
     cr_assert_eq(tracec_trace_file_close(f), TRACEC_STATUS_SUCCESS);
-    FILE *in = fopen(path, "rb");
-    cr_assert_not_null(in);
-    fseek(in, 0, SEEK_END);
-    long got = ftell(in);
-    /* Walk the records: each is 0x0A, a length, and a packet whose timestamp is its index. */
-    fseek(in, 0, SEEK_SET);
-    uint8_t *all = malloc((size_t)got);
-    cr_assert_eq(fread(all, 1, (size_t)got, in), (size_t)got);
-    fclose(in);
+    tt_buf file = {0};
+    cr_assert(tt_read_file(path, &file), "%s", path);
     unlink(path);
-    cr_assert_eq((size_t)got, expected);
+    cr_assert_eq(file.size, expected);
+    /* Walk the records: each is 0x0A, a length, and a packet whose timestamp is its index. */
+    const uint8_t *all = (const uint8_t *)file.data;
     size_t off = 0;
     for (uint64_t i = 0; i < 200; i++) {
         cr_assert_eq(all[off], 0x0a);
@@ -309,8 +305,8 @@ Test(trace_file, file_grows_and_drains_across_large_packets) {
         cr_assert_eq(ts, i, "packet %llu out of order", (unsigned long long)i);
         off += h + len;
     }
-    cr_assert_eq(off, (size_t)got);
-    free(all);
+    cr_assert_eq(off, file.size);
+    tt_buf_free(&file);
 }
 
 Test(trace_file, bad_calls) {

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "record_util.h"
+#include "test_util.h"
 #include "tracec/recorder.h"
 
 #define TRACEC TRACEC_BINARY_DIR "/tools/tracec/tracec"
@@ -43,23 +44,15 @@ static void teardown(void) {
 static int run(const char *cmd, char **out) {
     char *full;
     cr_assert(asprintf(&full, "( %s ) 2>&1", cmd) > 0);
-    FILE *f = popen(full, "r");
-    cr_assert_not_null(f);
-    size_t cap = 1 << 16, n = 0;
-    char *buf = malloc(cap);
-    size_t k;
-    while ((k = fread(buf + n, 1, cap - n - 1, f)) > 0) {
-        n += k;
-        if (cap - n < 1024) buf = realloc(buf, cap *= 2);
-    }
-    buf[n] = '\0';
-    int st = pclose(f);
+    tt_buf b = {0};
+    int st = tt_capture(full, &b);
+    cr_assert_neq(st, -1, "cannot run: %s", full);
     free(full);
     if (out)
-        *out = buf;
+        *out = b.data;
     else
-        free(buf);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+        tt_buf_free(&b);
+    return st;
 }
 
 /* The python3-protobuf view of a trace (check_trace.py). */

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "test_util.h"
 #include "tracec/descpool.h"
 #include "tracec/protoc.h"
 
@@ -262,16 +263,13 @@ Test(descpool, lazy_resolution_and_precedence) {
 #include "tracec/registry.h"
 
 Test(descpool, registry) {
-    FILE *f = fopen(TP_SET, "rb");
-    cr_assert(f);
-    static uint8_t buf[1 << 16];
-    size_t n = fread(buf, 1, sizeof buf, f);
-    fclose(f);
+    static tt_buf set; /* registered for the rest of the process */
+    cr_assert(tt_read_file(TP_SET, &set), "%s", TP_SET);
     static tracec_file_descriptor d;
     d.file_name = "tp2.proto";
     d.package = "tp";
-    d.set = buf;
-    d.set_size = n;
+    d.set = (const uint8_t *)set.data;
+    d.set_size = set.size;
     tracec_registry_add(&d);
     tracec_pool *p = tracec_pool_new();
     tracec_error err = {{0}};

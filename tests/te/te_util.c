@@ -3,6 +3,7 @@
  */
 #define _GNU_SOURCE
 #include "te_util.h"
+#include "test_util.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,23 +37,10 @@ const char *te_path(const char *name) {
 }
 
 int te_run(const char *cmd, char **out) {
-    FILE *f = popen(cmd, "r");
-    size_t cap = 4096, n = 0, k;
-    char *buf = malloc(cap);
-    if (f == NULL || buf == NULL) {
-        if (f) pclose(f);
-        free(buf);
-        *out = NULL;
-        return -1;
-    }
-    while ((k = fread(buf + n, 1, cap - n - 1, f)) > 0) {
-        n += k;
-        if (cap - n < 2) buf = realloc(buf, cap *= 2);
-    }
-    buf[n] = '\0';
-    *out = buf;
-    int st = pclose(f);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    tt_buf b = {0};
+    int st = tt_capture(cmd, &b);
+    *out = b.data;
+    return st;
 }
 
 static const char *schema_pb(void) {

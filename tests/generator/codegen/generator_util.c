@@ -1,6 +1,7 @@
 /* generator_util.c - see generator_util.h. */
 #define _GNU_SOURCE
 #include "generator_util.h"
+#include "test_util.h"
 
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -56,18 +57,10 @@ char *cg_run(int *status, const char *fmt, ...) {
 }
 
 char *cg_read(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    if (f == NULL) return NULL;
-    size_t cap = 1 << 16, n = 0, k;
-    char *buf = malloc(cap);
-    while ((k = fread(buf + n, 1, cap - n - 1, f)) > 0) {
-        n += k;
-        if (cap - n < 2) buf = realloc(buf, cap *= 2);
-    }
-    fclose(f);
-    buf[n] = '\0';
-    if (len) *len = n;
-    return buf;
+    tt_buf b = {0};
+    if (!tt_read_file(path, &b)) return NULL;
+    if (len) *len = b.size;
+    return b.data;
 }
 
 static void mkdirs_for(const char *path) {
