@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Regenerates the checked-in generated files of examples/, test_extensions/ and
 # the every-field-kind test proto (examples/golden/, test_extensions/golden/,
-# tests/plugin/golden/) with protoc-gen-tracec.
+# tests/generator/plugin/golden/) with protoc-gen-tracec.
 #
 #   scripts/regen-golden.sh                 build the plugin in $TRACEC_BUILD_DIR (default
 #                                           build/) and rewrite the golden files
@@ -10,7 +10,7 @@
 #                                           source tree (the golden check test does this)
 #
 # Any change to protoc-gen-tracec comes with the golden files this rewrites, in
-# the same commit; the codegen_golden tests (tests/codegen/test_golden.c) fail,
+# the same commit; the codegen_golden tests (tests/generator/codegen/test_golden.c) fail,
 # printing the diff, when they drift.
 set -euo pipefail
 
@@ -49,5 +49,5 @@ gen() {
 # The options each CMakeLists.txt uses (none: the defaults).
 gen examples my_events.proto "$out/examples/golden"
 gen test_extensions test_extensions.proto "$out/test_extensions/golden"
-gen tests/plugin/protos all_types.proto "$out/tests/plugin/golden"
-echo "regen-golden.sh: wrote $out/examples/golden, $out/test_extensions/golden and $out/tests/plugin/golden"
+gen tests/generator/plugin/protos all_types.proto "$out/tests/generator/plugin/golden"
+echo "regen-golden.sh: wrote $out/examples/golden, $out/test_extensions/golden and $out/tests/generator/plugin/golden"

@@ -63,16 +63,16 @@ capture seed-p2 "$seeds" "descriptors=none" p2.proto
 capture seed-nopkg "$seeds" "name_prefix=np_" nopkg.proto
 capture seed-ext "$seeds" "" ext.proto
 capture seed-ext-and-deps "$seeds" "" ext.proto p2.proto p3.proto perfetto/trace/track_event/track_event.proto
-capture seed-stress-other "$src/tests/codegen/protos" "" stress/dir/other.proto
-capture seed-stress-nopkg "$src/tests/codegen/protos" "" stress/nopkg.proto
-capture seed-stress-p3 "$src/tests/codegen/protos" "" stress/p3.proto
-capture seed-stress-all-types "$src/tests/codegen/protos" "" stress/all_types.proto stress/dir/shared.proto
-capture seed-opts-base "$src/tests/codegen/protos" "name_prefix=acme_" opts/base.proto
+capture seed-stress-other "$src/tests/generator/codegen/protos" "" stress/dir/other.proto
+capture seed-stress-nopkg "$src/tests/generator/codegen/protos" "" stress/nopkg.proto
+capture seed-stress-p3 "$src/tests/generator/codegen/protos" "" stress/p3.proto
+capture seed-stress-all-types "$src/tests/generator/codegen/protos" "" stress/all_types.proto stress/dir/shared.proto
+capture seed-opts-base "$src/tests/generator/codegen/protos" "name_prefix=acme_" opts/base.proto
 # The real protos: big (the Perfetto schema they import comes along).
-capture seed-big-te-only "$src/tests/codegen/protos" "" stress/te_only.proto
+capture seed-big-te-only "$src/tests/generator/codegen/protos" "" stress/te_only.proto
 capture seed-big-my-events "$src/examples" "" my_events.proto
 capture seed-big-test-extensions "$src/test_extensions" "" test_extensions.proto
-capture seed-big-all-types "$src/tests/plugin/protos" "" all_types.proto
+capture seed-big-all-types "$src/tests/generator/plugin/protos" "" all_types.proto
 # Perfetto's schema in the users' layouts (tests/layouts): its own paths, and the one-file schema.
 capture seed-layout-chrome-wrapper "$src/tests/layouts/perfetto_tree" "" protos/third_party/chromium/chrome_track_event.proto
 capture seed-layout-one-file "$src/tests/layouts/one_file" "" protos/perfetto/trace/perfetto_trace.proto \

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tp_util.h"
+#include "grammar_util.h"
 
 enum mode { SAME, MEANING, DEV_OK, ERR, DEV_ERR };
 

@@ -8,21 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tp_util.h"
-
-static char *read_all(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    cr_assert(f, "%s", path);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *b = malloc((size_t)n + 1);
-    cr_assert_eq(fread(b, 1, (size_t)n, f), (size_t)n);
-    b[n] = '\0';
-    fclose(f);
-    *len = (size_t)n;
-    return b;
-}
+#include "grammar_util.h"
+#include "test_util.h"
 
 static tracec_pool *full_pool(void) {
     tracec_pool *p = tracec_pool_new();
@@ -36,8 +23,10 @@ static tracec_pool *full_pool(void) {
 static void round_trip(const char *name) {
     char path[1024];
     snprintf(path, sizeof path, "%s/tests/grammar/corpus/%s", TRACEC_SOURCE_DIR, name);
-    size_t len;
-    char *text = read_all(path, &len);
+    tt_buf file = {0};
+    cr_assert(tt_read_file(path, &file), "%s", path);
+    char *text = file.data;
+    size_t len = file.size;
     char type[256];
     cr_assert_eq(sscanf(text, "# proto-message: %255s", type), 1, "%s has no proto-message header", name);
     const char *proto = strncmp(type, "tp3.", 4) == 0   ? "tp3.proto"
@@ -62,7 +51,7 @@ static void round_trip(const char *name) {
     free(pbin);
     free(d1);
     free(d2);
-    free(text);
+    tt_buf_free(&file);
     tracec_bytes_free(&out);
     tracec_pool_free(pool);
 }

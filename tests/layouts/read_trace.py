@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The python3-protobuf oracle of test_layouts: reads a trace back through a
+"""The python3-protobuf oracle of layouts_all: reads a trace back through a
 DescriptorPool of Perfetto's schema (as the user keeps it) plus the
 FileDescriptorSets the trace itself carries, and prints what it finds.  It
 asserts nothing; the Criterion test compares the lines.
@@ -21,7 +21,7 @@ import sys
 
 from google.protobuf import descriptor_pb2, text_format
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "codegen"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "generator", "codegen"))
 from descriptor_pool_read import parse_trace, pool_of  # noqa: E402
 
 

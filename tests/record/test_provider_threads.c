@@ -6,7 +6,7 @@
  * a run, and a Stop that races the writers.  The recorder runs in this
  * process on the main thread (tracec/recorder.h), so the provider talks to
  * the real thing.  Only Test and cr_assert*: the TSan build compiles this
- * against tests/runtime/tsan_runner (Criterion cannot start under TSan).
+ * against tests/common/tsan_runner (Criterion cannot start under TSan).
  */
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
@@ -17,7 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "record_test_util.h"
+#include "record_util.h"
 #include "tracec/provider.h"
 #include "tracec/recorder.h"
 

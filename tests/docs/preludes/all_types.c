@@ -1,4 +1,4 @@
-/* doc-sample: compile - statements on tests/plugin/protos/all_types.proto's writers: `m` is a tracec_test_AllTypes. */
+/* doc-sample: compile - statements on tests/generator/plugin/protos/all_types.proto's writers: `m` is a tracec_test_AllTypes. */
 #include <stdbool.h>
 #include <stdint.h>
 

@@ -1,5 +1,5 @@
 /*
- * Layout (a), the program under test of test_layouts: writes argv[1], a trace
+ * Layout (a), the program under test of layouts_all: writes argv[1], a trace
  * of acme/acme_events.proto's ExtensionDescriptor packet, then one
  * acme.AcmeEvent.  Built by the test from the generated code and the runtime.
  */

@@ -1,5 +1,5 @@
 /*
- * Layout (c), the program under test of test_layouts: writes argv[1], a trace
+ * Layout (c), the program under test of layouts_all: writes argv[1], a trace
  * of acme_extension.proto's ExtensionDescriptor packet, then one event with
  * the AcmeExtension wrapper of Perfetto's extension guide.  TracePacket and
  * TrackEvent come from the user's one-file perfetto_trace.proto.

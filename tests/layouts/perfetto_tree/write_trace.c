@@ -1,5 +1,5 @@
 /*
- * Layout (b), the program under test of test_layouts: writes argv[1], a trace
+ * Layout (b), the program under test of layouts_all: writes argv[1], a trace
  * of the ExtensionDescriptor packets of Chrome's wrapper and of
  * test_extensions.proto, then one event with Chrome's wrapper and the
  * file-scope test extensions.  Every writer comes from the generated tree of

@@ -176,7 +176,7 @@ tracec_status_t tracec_buffer_emit(tracec_buffer_id_t buffer_id, uint32_t catego
  *         + packets begun (begin on an initialised writer of an accepting
  *           buffer)
  *
- * (tests/runtime/buffer_misuse_test.c checks it under random misuse).
+ * (tests/buffer/test_misuse.c checks it under random misuse).
  */
 typedef struct tracec_buffer_stats_t {
     /* Records emitted (tracec_buffer_emit, tracec_service_emit) and packets

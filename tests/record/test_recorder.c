@@ -1,0 +1,736 @@
+/*
+ * test_recorder.c - `tracec record` with real processes: two providers into
+ * one trace (checked with python3-protobuf and Perfetto's trace processor),
+ * the buffering modes, and the faults of issue 16: a provider killed
+ * mid-trace, the recorder killed, a provider that never answers, one that
+ * scribbles over its buffer, two recorders, a provider registered before
+ * the recorder.  Programs: record_provider (this folder) and `tracec`.
+ */
+#define _GNU_SOURCE
+#include <criterion/criterion.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "record_util.h"
+#include "test_util.h"
+#include "tracec/recorder.h"
+
+#define TRACEC TRACEC_BINARY_DIR "/tools/tracec/tracec"
+#define PROV TRACEC_BINARY_DIR "/tests/record/record_provider"
+#define TP TRACEC_SOURCE_DIR "/../shared/tools/trace_processor_shell"
+
+static char g_dir[64];
+
+static void setup(void) {
+    snprintf(g_dir, sizeof g_dir, "/tmp/tracec-rectest-XXXXXX");
+    cr_assert_not_null(mkdtemp(g_dir));
+}
+
+static void teardown(void) {
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", g_dir);
+    (void)system(cmd);
+}
+
+/* Runs `cmd` with sh; returns its exit status and its stdout+stderr in a malloc'd string. */
+static int run(const char *cmd, char **out) {
+    char *full;
+    cr_assert(asprintf(&full, "( %s ) 2>&1", cmd) > 0);
+    tt_buf b = {0};
+    int st = tt_capture(full, &b);
+    cr_assert_neq(st, -1, "cannot run: %s", full);
+    free(full);
+    if (out)
+        *out = b.data;
+    else
+        tt_buf_free(&b);
+    return st;
+}
+
+/* The python3-protobuf view of a trace (check_trace.py). */
+static char *py_view(const char *trace) {
+    char cmd[1024], *out;
+    snprintf(cmd, sizeof cmd,
+             "%s --include_imports --descriptor_set_out=%s/trace.desc -I %s/protos perfetto/trace/trace.proto && "
+             "%s %s/tests/record/check_trace.py %s/trace.desc %s",
+             TRACEC_PROTOC, g_dir, TRACEC_SOURCE_DIR, TRACEC_PYTHON3, TRACEC_SOURCE_DIR, g_dir, trace);
+    int rc = run(cmd, &out);
+    cr_assert_eq(rc, 0, "check_trace.py failed:\n%s", out);
+    return out;
+}
+
+typedef struct summary {
+    long produced, dropped, delivered, ended_early, timed_out, corrupt, seq;
+    int found;
+} summary;
+
+static summary find_summary(const char *view, const char *name) {
+    summary s;
+    memset(&s, 0, sizeof s);
+    char key[128];
+    snprintf(key, sizeof key, "summary name=%s ", name);
+    const char *p = strstr(view, key);
+    if (p == NULL) return s;
+    s.found = sscanf(p + strlen(key), "produced=%ld dropped=%ld delivered=%ld ended_early=%ld timed_out=%ld corrupt=%ld seq=%ld",
+                     &s.produced, &s.dropped, &s.delivered, &s.ended_early, &s.timed_out, &s.corrupt, &s.seq) == 7;
+    return s;
+}
+
+/* Packets the trace holds on sequence `seq`, per python3-protobuf. */
+static long seq_packets(const char *view, long seq) {
+    char key[64];
+    snprintf(key, sizeof key, "seq=%ld packets=", seq);
+    const char *p = strstr(view, key);
+    return p ? atol(p + strlen(key)) : -1;
+}
+
+/* Waits (up to 5 s) until a recorder listens on `sock`: the socket file appears at bind(), before
+   listen(), and a connect() in between is refused (a second recorder would take it for a stale one). */
+static void wait_listening(const char *sock) {
+    struct sockaddr_un sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sun_family = AF_UNIX;
+    snprintf(sa.sun_path, sizeof sa.sun_path, "%s", sock);
+    for (int i = 0; i < 500; i++) {
+        int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+        bool up = fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof sa) == 0;
+        if (fd >= 0) close(fd);
+        if (up) return;
+        usleep(10000);
+    }
+    cr_assert_fail("no recorder listening on %s", sock);
+}
+
+static bool have_tp(void) { return access(TP, X_OK) == 0; }
+
+/* Runs a query file through the trace processor; returns its CSV. */
+static char *tp_query(const char *trace, const char *sql) {
+    char path[128], cmd[1024], *out;
+    snprintf(path, sizeof path, "%s/q.sql", g_dir);
+    FILE *f = fopen(path, "w");
+    fputs(sql, f);
+    fclose(f);
+    snprintf(cmd, sizeof cmd, "%s %s -q %s 2>/dev/null", TP, trace, path);
+    cr_assert_eq(run(cmd, &out), 0, "trace processor failed:\n%s", out);
+    return out;
+}
+
+TestSuite(record, .init = setup, .fini = teardown, .timeout = 60);
+
+Test(record, two_providers_one_trace) {
+    char cmd[1024], trace[128], *out;
+    snprintf(trace, sizeof trace, "%s/two.pftrace", g_dir);
+    /* 256 KiB: halves are saved while the programs run (small buffers drop: streaming_small_buffer) */
+    snprintf(cmd, sizeof cmd,
+             "%s record -o %s --buffer-size 256k -- sh -c '%s normal alpha 400 2 & %s normal beta 600 1; wait'",
+             TRACEC, trace, PROV, PROV);
+    int rc = run(cmd, &out);
+    cr_assert_eq(rc, 0, "%s", out);
+    free(out);
+    char *view = py_view(trace);
+    const char *names[] = {"alpha", "beta"};
+    /* events + thread descriptors + process descriptor (a dropped thread descriptor is retried: more) */
+    long produced_by_prog[] = {2 * 400 * 3 + 3, 600 * 3 + 2};
+    for (int i = 0; i < 2; i++) {
+        summary s = find_summary(view, names[i]);
+        cr_assert(s.found, "no summary for %s:\n%s", names[i], view);
+        cr_expect_eq(s.delivered + s.dropped, s.produced, "%s: delivered %ld + dropped %ld != produced %ld", names[i],
+                     s.delivered, s.dropped, s.produced);
+        cr_expect_geq(s.produced, produced_by_prog[i], "%s produced %ld", names[i], s.produced);
+        if (s.dropped == 0) cr_expect_eq(s.produced, produced_by_prog[i], "%s produced %ld", names[i], s.produced);
+        cr_expect_eq(seq_packets(view, s.seq), s.delivered, "%s: %ld packets on its sequence, %ld delivered",
+                     names[i], seq_packets(view, s.seq), s.delivered);
+        cr_expect_eq(s.ended_early + s.timed_out + s.corrupt, 0);
+    }
+    free(view);
+    snprintf(cmd, sizeof cmd, "%s decode %s > /dev/null", TRACEC, trace);
+    cr_assert_eq(run(cmd, &out), 0, "tracec decode: %s", out);
+    free(out);
+    if (!have_tp()) {
+        cr_skip("trace processor not found at %s: the Perfetto checks are skipped", TP);
+        return;
+    }
+    char *stats = tp_query(trace, "select name, idx, severity, value from stats where value > 0 and "
+                                  "(severity = 'error' or name like 'traced_buf_chunks_discarded');\n");
+    cr_expect_null(strstr(stats, "\"error\""), "error stats:\n%s", stats);
+    char *threads = tp_query(trace, "select t.upid, count(distinct t.tid) as threads, count(s.id) as slices from slice s "
+                                    "join thread_track tt on s.track_id = tt.id join thread t using(utid) "
+                                    "group by t.upid order by threads;\n");
+    int a1, a2, b1, b2;
+    long sa, sb;
+    const char *row = strchr(threads, '\n');
+    cr_assert(row && sscanf(row + 1, "%d,%d,%ld\n%d,%d,%ld", &a1, &b1, &sa, &a2, &b2, &sb) == 6, "%s", threads);
+    cr_expect_eq(b1, 1, "%s", threads);
+    cr_expect_eq(b2, 2, "%s", threads);
+    cr_expect(sa > 0 && sb > 0, "%s", threads);
+    free(stats);
+    free(threads);
+}
+
+Test(record, provider_killed_mid_trace) {
+    char cmd[1024], trace[128], *out;
+    snprintf(trace, sizeof trace, "%s/die.pftrace", g_dir);
+    snprintf(cmd, sizeof cmd, "%s record -o %s -- sh -c '%s die victim 200 1 & %s normal bystander 200 1; wait'",
+             TRACEC, trace, PROV, PROV);
+    int rc = run(cmd, &out);
+    cr_assert_eq(rc, 0, "%s", out);
+    cr_expect_not_null(strstr(out, "provider victim"), "%s", out);
+    cr_expect_not_null(strstr(out, "ended early"), "%s", out);
+    free(out);
+    char *view = py_view(trace);
+    summary v = find_summary(view, "victim"), b = find_summary(view, "bystander");
+    cr_assert(v.found && b.found, "%s", view);
+    cr_expect_eq(v.ended_early, 1);
+    cr_expect_eq(b.ended_early, 0);
+    /* its finished packets were still in the shared buffer: all of them are saved */
+    cr_expect_eq(v.delivered + v.dropped, v.produced);
+    cr_expect_eq(b.delivered + b.dropped, b.produced);
+    cr_expect_eq(seq_packets(view, v.seq), v.delivered);
+    free(view);
+}
+
+Test(record, recorder_killed_provider_goes_on) {
+    char sock[128], trace[128], cmd[1024], *out;
+    snprintf(sock, sizeof sock, "%s/r.sock", g_dir);
+    snprintf(trace, sizeof trace, "%s/killed.pftrace", g_dir);
+    pid_t rec = fork();
+    if (rec == 0) {
+        execl(TRACEC, "tracec", "record", "--attach", "--socket", sock, "-o", trace, "--duration", "20s", (char *)NULL);
+        _exit(127);
+    }
+    wait_listening(sock);
+    pid_t killer = fork();
+    if (killer == 0) {
+        usleep(300000);
+        kill(rec, SIGKILL);
+        _exit(0);
+    }
+    snprintf(cmd, sizeof cmd, "TRACEC_RECORDER_SOCKET=%s %s survive survivor 800", sock, PROV);
+    int rc = run(cmd, &out);
+    waitpid(killer, NULL, 0);
+    waitpid(rec, NULL, 0);
+    cr_assert_eq(rc, 0, "%s", out);
+    long produced, dropped, lost, loops, untraced;
+    cr_assert_eq(sscanf(out, "produced %ld dropped %ld lost %ld\nloops %ld untraced %ld", &produced, &dropped, &lost,
+                        &loops, &untraced),
+                 5, "%s", out);
+    cr_expect_eq(lost, 1, "the provider did not see the recorder go: %s", out);
+    cr_expect(untraced > 0, "the program stopped writing after the recorder died: %s", out);
+    free(out);
+}
+
+Test(record, provider_that_never_answers) {
+    char cmd[1024], trace[128], *out;
+    snprintf(trace, sizeof trace, "%s/mute.pftrace", g_dir);
+    snprintf(cmd, sizeof cmd,
+             "%s record -o %s --timeout 300 -- sh -c '%s mute silent & %s normal talker 100 1; sleep 0.5; kill $!; wait'",
+             TRACEC, trace, PROV, PROV);
+    int rc = run(cmd, &out);
+    cr_assert_eq(rc, 0, "%s", out);
+    cr_expect_not_null(strstr(out, "silent"), "%s", out);
+    cr_expect_not_null(strstr(out, "did not answer Start"), "%s", out);
+    free(out);
+    char *view = py_view(trace);
+    summary s = find_summary(view, "silent"), t = find_summary(view, "talker");
+    cr_assert(s.found && t.found, "%s", view);
+    cr_expect_eq(s.timed_out, 1);
+    cr_expect_eq(t.delivered, t.produced);
+    free(view);
+}
+
+/*
+ * A provider ("vandal", record_provider scribble VARIANT) writes one good record then garbage into its
+ * buffer (VARIANT "": a half, with bad fills; "durable": its durable area) beside an honest one: the
+ * recorder keeps the good record, drops the rest with `message`, and the honest provider is whole.
+ */
+static void scribble_case(const char *file, const char *variant, const char *message) {
+    char cmd[1024], trace[128], *out;
+    snprintf(trace, sizeof trace, "%s/%s", g_dir, file);
+    snprintf(cmd, sizeof cmd, "%s record -o %s -- sh -c '%s scribble vandal %s & %s normal honest 100 1; wait'",
+             TRACEC, trace, PROV, variant, PROV);
+    int rc = run(cmd, &out);
+    cr_assert_eq(rc, 0, "%s", out);
+    cr_expect_not_null(strstr(out, "vandal"), "%s", out);
+    cr_expect_null(strstr(out, "could be shrunk"), "%s", out);
+    cr_expect_not_null(strstr(out, message), "want '%s' in %s", message, out);
+    free(out);
+    char *view = py_view(trace);
+    summary v = find_summary(view, "vandal"), h = find_summary(view, "honest");
+    cr_assert(v.found && h.found, "%s", view);
+    cr_expect_eq(v.delivered, 1, "the one good record before the garbage");
+    cr_expect(v.corrupt >= 1);
+    cr_expect_eq(h.delivered, h.produced);
+    cr_expect_eq(h.corrupt, 0);
+    free(view);
+}
+
+Test(record, scribbled_buffer_is_dropped_not_fatal) { scribble_case("scribble.pftrace", "", "corrupt"); }
+
+/* The durable area is as hostile as the halves. */
+Test(record, scribbled_durable_area_is_dropped_not_fatal) {
+    scribble_case("scribble-durable.pftrace", "durable", "corrupt record at byte 4 of its durable area");
+}
+
+Test(record, two_recorders) {
+    char sock[128], trace[128], cmd[1024], *out;
+    snprintf(sock, sizeof sock, "%s/r.sock", g_dir);
+    snprintf(trace, sizeof trace, "%s/first.pftrace", g_dir);
+    pid_t rec = fork();
+    if (rec == 0) {
+        execl(TRACEC, "tracec", "record", "--attach", "--socket", sock, "-o", trace, "--duration", "2s", (char *)NULL);
+        _exit(127);
+    }
+    wait_listening(sock);
+    snprintf(cmd, sizeof cmd, "%s record --attach --socket %s -o %s/second.pftrace --duration 100ms", TRACEC, sock,
+             g_dir);
+    int rc = run(cmd, &out);
+    cr_expect_eq(rc, 1, "%s", out);
+    cr_expect_not_null(strstr(out, "another recorder"), "%s", out);
+    free(out);
+    kill(rec, SIGINT);
+    int st;
+    waitpid(rec, &st, 0);
+    cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the first recorder, interrupted, exits 0");
+}
+
+/* Recorders opened at the same instant on one socket: exactly one wins, every other says BAD_STATE (a probe of
+ * the socket alone let two win when one probed between the other's bind and listen). */
+typedef struct {
+    const char *sock;
+    pthread_barrier_t *go;
+    tracec_status_t st;
+    tracec_recorder *r;
+    FILE *log;
+} race_arg;
+
+static void *race_open(void *p) {
+    race_arg *a = p;
+    tracec_recorder_config cfg = TRACEC_RECORDER_CONFIG_INIT;
+    cfg.socket_path = a->sock;
+    a->log = fopen("/dev/null", "w");
+    cfg.log = a->log;
+    pthread_barrier_wait(a->go);
+    a->st = tracec_recorder_open(&cfg, &a->r);
+    return NULL;
+}
+
+Test(record, recorders_racing_for_one_socket) {
+    enum { N = 6, ROUNDS = 30 };
+    char sock[128];
+    snprintf(sock, sizeof sock, "%s/race.sock", g_dir);
+    for (int round = 0; round < ROUNDS; round++) {
+        pthread_barrier_t go;
+        pthread_barrier_init(&go, NULL, N);
+        race_arg a[N];
+        pthread_t t[N];
+        for (int i = 0; i < N; i++) {
+            a[i] = (race_arg){sock, &go, TRACEC_STATUS_SUCCESS, NULL, NULL};
+            pthread_create(&t[i], NULL, race_open, &a[i]);
+        }
+        int won = 0;
+        for (int i = 0; i < N; i++) pthread_join(t[i], NULL); /* all tried before the winner closes */
+        for (int i = 0; i < N; i++) {
+            if (a[i].st == TRACEC_STATUS_SUCCESS) {
+                won++;
+                cr_expect_eq(tracec_recorder_close(a[i].r), TRACEC_STATUS_SUCCESS);
+            } else {
+                cr_expect_eq(a[i].st, TRACEC_STATUS_BAD_STATE, "round %d: %s", round, tracec_status_str(a[i].st));
+            }
+            if (a[i].log) fclose(a[i].log);
+        }
+        pthread_barrier_destroy(&go);
+        cr_assert_eq(won, 1, "round %d: %d recorders opened one socket", round, won);
+    }
+}
+
+Test(record, provider_registered_before_the_recorder) {
+    char sock[128], trace[128], cmd[1024], *out;
+    snprintf(sock, sizeof sock, "%s/r.sock", g_dir);
+    snprintf(trace, sizeof trace, "%s/late.pftrace", g_dir);
+    /* the provider starts first: RegisterProviderSynchronously says not started; it connects later */
+    snprintf(cmd, sizeof cmd,
+             "TRACEC_RECORDER_SOCKET=%s %s late early-bird 50 > %s/prov.out & sleep 0.3; "
+             "%s record --attach --socket %s -o %s --duration 1500ms; wait; cat %s/prov.out",
+             sock, PROV, g_dir, TRACEC, sock, trace, g_dir);
+    int rc = run(cmd, &out);
+    cr_assert_eq(rc, 0, "%s", out);
+    cr_expect_not_null(strstr(out, "started=0"), "%s", out);
+    free(out);
+    char *view = py_view(trace);
+    summary s = find_summary(view, "early-bird");
+    cr_assert(s.found, "%s", view);
+    cr_expect_eq(s.produced, 50 * 3 + 2);
+    cr_expect_eq(s.delivered, s.produced);
+    free(view);
+}
+
+/*
+ * Only the recorder's user (and root) may connect.  The socket lives in a
+ * private directory (mode 0700, socket 0600), so another user is refused
+ * at connect(); and where the modes were loosened by mistake, SO_PEERCRED
+ * still refuses the connection before anything is read from it.  The other
+ * user is uid 65534 (nobody), through setpriv; a plain connect from python3
+ * stands in for a provider (no binary of the build needs to be readable
+ * by that user).
+ */
+static const char k_peer_py[] =
+    "import socket, sys\n"
+    "s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)\n"
+    "try:\n"
+    "    s.connect(sys.argv[1])\n"
+    "    s.settimeout(5)\n"
+    "    print(sys.argv[2], 'eof' if s.recv(64) == b'' else 'data')\n"
+    "except OSError as e:\n"
+    "    print(sys.argv[2], 'refused', e.errno)\n";
+
+Test(record, other_users_cannot_connect) {
+    if (geteuid() != 0 || system("command -v setpriv > /dev/null 2>&1") != 0)
+        cr_skip_test("needs root and setpriv (util-linux) to connect as another user");
+    char dir[96], cmd[2048], *out;
+    snprintf(dir, sizeof dir, "%s/priv", g_dir);
+    const char *as_nobody = "setpriv --reuid=65534 --regid=65534 --clear-groups /usr/bin/python3 -c";
+    snprintf(cmd, sizeof cmd,
+             "%s record --attach --socket %s/r.sock -o %s/peer.pftrace --duration 1500ms & sleep 0.4; "
+             "%s \"$PEER_PY\" %s/r.sock private; "
+             "chmod 755 %s %s && chmod 666 %s/r.sock && %s \"$PEER_PY\" %s/r.sock loosened; wait",
+             TRACEC, dir, g_dir, as_nobody, dir, g_dir, dir, dir, as_nobody, dir);
+    cr_assert_eq(setenv("PEER_PY", k_peer_py, 1), 0);
+    int rc = run(cmd, &out);
+    cr_assert_eq(rc, 0, "%s", out);
+    cr_expect_not_null(strstr(out, "private refused 13"), "connect() as another user:\n%s", out);
+    cr_expect_not_null(strstr(out, "loosened eof"), "the recorder closes the connection:\n%s", out);
+    cr_expect_not_null(strstr(out, "refused a connection from uid 65534"), "and says so:\n%s", out);
+    free(out);
+}
+
+/* register_sync under a recorder that is tracing says "started" only once this provider has handled its
+   Initialize and Start, so an event written right after it is recorded (it was refused in 6 runs of 10). */
+Test(record, register_sync_started_means_the_first_event_is_written) {
+    char trace[128], cmd[1024], *out;
+    snprintf(trace, sizeof trace, "%s/eager.pftrace", g_dir);
+    for (int round = 0; round < 8; round++) {
+        snprintf(cmd, sizeof cmd, "%s record -o %s -- %s eager eager", TRACEC, trace, PROV);
+        int rc = run(cmd, &out);
+        cr_assert_eq(rc, 0, "%s", out);
+        cr_assert_not_null(strstr(out, "started=1 first=0"), "round %d: %s", round, out);
+        free(out);
+        char *view = py_view(trace);
+        summary s = find_summary(view, "eager");
+        cr_assert(s.found, "%s", view);
+        cr_assert_eq(s.delivered, s.produced, "round %d:\n%s", round, view);
+        cr_assert_geq(s.delivered, 1, "round %d:\n%s", round, view);
+        free(view);
+    }
+}
+
+/* Categories a provider declares at registration: --list shows them, --categories picks among them. */
+Test(record, list_shows_providers_and_their_categories) {
+    char sock[128], cmd[2048], *out;
+    snprintf(sock, sizeof sock, "%s/r.sock", g_dir);
+    snprintf(cmd, sizeof cmd,
+             "%s record --attach --socket %s -o %s/c.pftrace --categories gfx,io --duration 1500ms & sleep 0.3; "
+             "export TRACEC_RECORDER_SOCKET=%s; %s survive lister 900 > /dev/null & "
+             "%s cats painter gfx,net,audio gfx,net,audio,io 900 > %s/painter.out & "
+             "%s cats mixer audio audio,gfx 900 > %s/mixer.out & sleep 0.5; "
+             "%s record --list --socket %s; wait; cat %s/painter.out %s/mixer.out",
+             TRACEC, sock, g_dir, sock, PROV, PROV, g_dir, PROV, g_dir, TRACEC, sock, g_dir, g_dir);
+    int rc = run(cmd, &out);
+    cr_assert_eq(rc, 0, "%s", out);
+    /* it declared no categories: it gets the recorder's */
+    cr_expect_not_null(strstr(out, "\tlister\tstarted\tcategories=-\tenabled=gfx,io\n"), "%s", out);
+    cr_expect_not_null(strstr(out, "\tpainter\tstarted\tcategories=gfx,net,audio\tenabled=gfx\n"), "%s", out);
+    cr_expect_not_null(strstr(out, "\tmixer\tstarted\tcategories=audio\tenabled=-\n"), "%s", out);
+    /* a provider gets only the enabled ones of its categories */
+    cr_expect_not_null(strstr(out, "enabled gfx=1 net=0 audio=0 io=0\n"), "%s", out);
+    cr_expect_not_null(strstr(out, "enabled audio=0 gfx=0\n"), "%s", out);
+    free(out);
+    /* without --categories a provider gets all it declared, and nothing else */
+    snprintf(cmd, sizeof cmd,
+             "%s record -o %s/all.pftrace -- %s cats painter gfx,net gfx,net,io 10 && echo ok", TRACEC, g_dir, PROV);
+    cr_assert_eq(run(cmd, &out), 0, "%s", out);
+    cr_expect_not_null(strstr(out, "enabled gfx=1 net=1 io=0\n"), "%s", out);
+    free(out);
+    cr_expect_eq(run(TRACEC " record --list --socket /nonexistent/x.sock", NULL), 1);
+}
+
+/* Bad registrations are refused by the library (clear status), not sent. */
+Test(record, provider_categories_validated) {
+    char *out;
+    cr_expect_eq(run(PROV " cats bad 'a,,b' a 10", &out), 3, "%s", out);
+    free(out);
+    cr_expect_eq(run(PROV " cats bad 'a b' a 10", &out), 3, "%s", out);
+    free(out);
+    cr_expect_eq(run(PROV " cats bad 'a,' a 10", &out), 3, "%s", out);
+    free(out);
+}
+
+/*
+ * A provider that blocks in Stop, still writing when the recorder gives up
+ * on it: the recorder saves only whole records the provider had committed,
+ * and never calls a slow-but-honest provider's buffer corrupt.
+ */
+Test(record, provider_blocking_in_stop_is_salvaged_not_corrupt) {
+    char sock[128], trace[128], cmd[1024], *out;
+    snprintf(sock, sizeof sock, "%s/r.sock", g_dir);
+    snprintf(trace, sizeof trace, "%s/stall.pftrace", g_dir);
+    long salvaged = 0;
+    /* The race a torn copy needs is hit in about 1 run of 4; a round may also save nothing (every half caught
+       being rewritten), so rounds go on, up to 12, until something committed was saved. */
+    for (int round = 0; round < 12 && (round < 4 || salvaged == 0); round++) {
+        snprintf(cmd, sizeof cmd,
+                 "%s record --attach --socket %s -o %s --mode circular --buffer-size 64k --timeout 200 "
+                 "--duration 700ms & sleep 0.3; TRACEC_RECORDER_SOCKET=%s %s stall slowpoke 1500; wait",
+                 TRACEC, sock, trace, sock, PROV);
+        int rc = run(cmd, &out);
+        cr_assert_eq(rc, 0, "%s", out);
+        cr_expect_not_null(strstr(out, "stop received"), "%s", out);
+        cr_expect_not_null(strstr(out, "did not answer Stop"), "%s", out);
+        cr_expect_null(strstr(out, "corrupt"), "round %d: %s", round, out);
+        free(out);
+        char *view = py_view(trace);
+        summary st = find_summary(view, "slowpoke");
+        cr_assert(st.found, "%s", view);
+        cr_expect_eq(st.timed_out, 1);
+        cr_expect_eq(st.corrupt, 0, "round %d:\n%s", round, view);
+        /* a half caught being rewritten holds nothing committed: a round may save nothing */
+        cr_expect_eq(seq_packets(view, st.seq), st.delivered ? st.delivered : -1);
+        salvaged += st.delivered;
+        free(view);
+    }
+    cr_expect_gt(salvaged, 0, "its committed records are saved");
+}
+
+static summary mode_case(const char *mode, bool expect_drops) {
+    char cmd[1024], trace[128], *out;
+    const char *wait = strcmp(mode, "lossless") == 0 ? "--wait 10000" : "";
+    if (wait[0]) mode = "streaming";
+    snprintf(trace, sizeof trace, "%s/%s%s.pftrace", g_dir, mode, wait[0] ? "-wait" : "");
+    snprintf(cmd, sizeof cmd, "%s record -o %s --mode %s --buffer-size 16k %s -- %s normal m 2000 1", TRACEC, trace,
+             mode, wait, PROV);
+    int rc = run(cmd, &out);
+    cr_assert_eq(rc, 0, "%s", out);
+    free(out);
+    char *view = py_view(trace);
+    summary s = find_summary(view, "m");
+    cr_assert(s.found, "%s", view);
+    cr_expect_eq(s.produced, 2000 * 3 + 2);
+    cr_expect_eq(s.delivered + s.dropped, s.produced, "%s: %ld + %ld != %ld", mode, s.delivered, s.dropped, s.produced);
+    cr_expect_eq(seq_packets(view, s.seq), s.delivered);
+    if (expect_drops) cr_expect(s.dropped > 0, "%s: a 16k buffer cannot hold 6000 packets", mode);
+    free(view);
+    if (!have_tp()) return s;
+    /* the trace processor shows the drops in its stats table, and no error */
+    char *stats = tp_query(trace, "select name, severity, value from stats where name = 'traced_buf_chunks_discarded' "
+                                  "or (severity = 'error' and value > 0);\n");
+    cr_expect_null(strstr(stats, "\"error\""), "error stats:\n%s", stats);
+    if (s.dropped > 0) {
+        char want[96];
+        snprintf(want, sizeof want, "\"traced_buf_chunks_discarded\",\"info\",%ld", s.dropped);
+        cr_expect_not_null(strstr(stats, want), "%s: want %s in\n%s", mode, want, stats);
+    }
+    free(stats);
+    return s;
+}
+
+Test(record, oneshot_keeps_the_first_packets) { mode_case("oneshot", true); }
+Test(record, streaming_small_buffer) { mode_case("streaming", false); }
+
+/* --wait: the writer waits for the recorder to save a half instead of dropping */
+Test(record, streaming_wait_drops_nothing) {
+    summary s = mode_case("lossless", false);
+    cr_expect_eq(s.dropped, 0);
+    cr_expect_eq(s.delivered, s.produced);
+}
+Test(record, circular_keeps_the_last_packets) { mode_case("circular", true); }
+
+Test(record, usage_errors) {
+    char *out;
+    cr_expect_eq(run(TRACEC " record -- true", &out), 2);
+    cr_expect_not_null(strstr(out, "-o OUT.pftrace is required"), "%s", out);
+    free(out);
+    cr_expect_eq(run(TRACEC " record -o /dev/null --mode fast -- true", &out), 2);
+    cr_expect_not_null(strstr(out, "unknown mode"), "%s", out);
+    free(out);
+    cr_expect_eq(run(TRACEC " record -o /dev/null --buffer-size 12q -- true", NULL), 2);
+    cr_expect_eq(run(TRACEC " record -o /dev/null", NULL), 2);
+    cr_expect_eq(run(TRACEC " record -o /dev/null --categories 'gfx,,io' -- true", &out), 1);
+    cr_expect_not_null(strstr(out, "bad --categories 'gfx,,io'"), "%s", out);
+    free(out);
+    cr_expect_eq(run(TRACEC " record -o /nonexistent/dir/t.pftrace -- true", &out), 1);
+    cr_expect_not_null(strstr(out, "cannot start"), "%s", out);
+    free(out);
+}
+
+Test(record, two_runs_in_one_trace) {
+    char sock[128], trace[128], out[128];
+    snprintf(sock, sizeof sock, "%s/r.sock", g_dir);
+    snprintf(trace, sizeof trace, "%s/runs.pftrace", g_dir);
+    snprintf(out, sizeof out, "%s/prov.out", g_dir);
+    tracec_recorder_config cfg = TRACEC_RECORDER_CONFIG_INIT;
+    cfg.socket_path = sock;
+    cfg.output_path = trace;
+    FILE *log = tmpfile();
+    cfg.log = log;
+    tracec_recorder *r;
+    cr_assert_eq(tracec_recorder_open(&cfg, &r), TRACEC_STATUS_SUCCESS);
+    cr_assert_eq(tracec_recorder_start(r), TRACEC_STATUS_SUCCESS);
+    cr_expect_eq(tracec_recorder_start(r), TRACEC_STATUS_BAD_STATE);
+    pid_t kid = fork();
+    if (kid == 0) {
+        cr_assert_not_null(freopen(out, "w", stdout));
+        setenv("TRACEC_RECORDER_SOCKET", sock, 1);
+        execl(PROV, "record_provider", "survive", "runner", "1200", (char *)NULL);
+        _exit(127);
+    }
+    poll_for(r, 400);
+    cr_assert_eq(tracec_recorder_stop(r), TRACEC_STATUS_SUCCESS);
+    tracec_recorder_provider_info in1;
+    cr_assert(tracec_recorder_provider(r, 0, &in1));
+    cr_expect_gt(in1.delivered, 0);
+    poll_for(r, 100);
+    cr_assert_eq(tracec_recorder_start(r), TRACEC_STATUS_SUCCESS); /* a second run: a new buffer */
+    poll_for(r, 300);
+    cr_assert_eq(tracec_recorder_stop(r), TRACEC_STATUS_SUCCESS);
+    int st;
+    waitpid(kid, &st, 0);
+    poll_for(r, 50);
+    tracec_recorder_provider_info in2;
+    cr_assert(tracec_recorder_provider(r, 0, &in2));
+    cr_expect_gt(in2.delivered, in1.delivered, "the second run added packets");
+    cr_expect_eq(in2.delivered + in2.dropped, in2.produced);
+    cr_expect(!in2.ended_early && !in2.timed_out && in2.corrupt == 0);
+    cr_assert_eq(tracec_recorder_close(r), TRACEC_STATUS_SUCCESS);
+    fclose(log);
+    FILE *f = fopen(out, "r");
+    long produced = -1, dropped = -1;
+    cr_assert_not_null(f);
+    cr_expect_eq(fscanf(f, "produced %ld dropped %ld", &produced, &dropped), 2);
+    fclose(f);
+    cr_expect_eq((uint64_t)produced, in2.produced, "the provider's own count");
+    char *view = py_view(trace);
+    summary s = find_summary(view, "runner");
+    cr_assert(s.found, "%s", view);
+    cr_expect_eq(seq_packets(view, s.seq), (long)in2.delivered);
+    free(view);
+}
+
+#define EXT_PROV TRACEC_BINARY_DIR "/tests/record/record_ext_provider"
+
+/*
+ * Runs record_ext_provider (THREADS threads "worker-K", N hand-written slices each, with extension
+ * fields) under `tracec record ARGS` and checks what must hold whether or not the buffer wrapped:
+ * per provider delivered + dropped = produced (its own count too), the packets on its sequence, and in
+ * the trace processor: no error stat, every thread named, every slice of the provider on a named
+ * thread's track (none on a global one), its extension fields as args.  Returns the summary.
+ */
+static summary ext_case(const char *file, const char *args, int n, int threads) {
+    char cmd[1024], trace[128], *out;
+    snprintf(trace, sizeof trace, "%s/%s", g_dir, file);
+    snprintf(cmd, sizeof cmd, "%s record -o %s %s -- %s ext %d %d", TRACEC, trace, args, EXT_PROV, n, threads);
+    int rc = run(cmd, &out);
+    cr_assert_eq(rc, 0, "%s", out);
+    long produced = -1, dropped = -1;
+    cr_assert_eq(sscanf(out, "produced %ld dropped %ld", &produced, &dropped), 2, "%s", out);
+    free(out);
+    char *view = py_view(trace);
+    summary s = find_summary(view, "ext");
+    cr_assert(s.found, "%s", view);
+    /* events, one descriptor per thread, the process's, the ExtensionDescriptor of test_extensions.proto */
+    cr_expect_eq(s.produced, 2L * n * threads + threads + 2, "produced %ld", s.produced);
+    cr_expect_eq(s.produced, produced);
+    cr_expect_eq(s.dropped, dropped);
+    cr_expect_eq(s.delivered + s.dropped, s.produced, "%ld + %ld != %ld", s.delivered, s.dropped, s.produced);
+    cr_expect_eq(seq_packets(view, s.seq), s.delivered);
+    free(view);
+    if (!have_tp()) return s;
+    char *stats = tp_query(trace, "select name, idx, value from stats where severity = 'error' and value > 0;\n");
+    cr_expect_eq(strcmp(stats, "\"name\",\"idx\",\"value\"\n"), 0, "error stats:\n%s", stats);
+    free(stats);
+    char *named = tp_query(trace, "select count(*) from thread where name like 'worker-%';\n");
+    char want[64];
+    snprintf(want, sizeof want, "\"count(*)\"\n%d\n", threads);
+    cr_expect_eq(strcmp(named, want), 0, "named threads:\n%s", named);
+    free(named);
+    /* the provider's slices (all but the recorder's summary instants) are on its named threads' tracks */
+    char *where = tp_query(trace, "select sum(th.name like 'worker-%') as named, count(*) as slices from slice s "
+                                  "left join thread_track tt on s.track_id = tt.id left join thread th using(utid) "
+                                  "where s.name not like 'provider %';\n");
+    long on_named = -1, slices = -2;
+    const char *row = strchr(where, '\n');
+    cr_assert(row && sscanf(row + 1, "%ld,%ld", &on_named, &slices) == 2, "%s", where);
+    cr_expect(slices > 0 && on_named == slices, "slices on named thread tracks / all:\n%s", where);
+    free(where);
+    char *ext = tp_query(trace, "select count(*) from slice s join args a using(arg_set_id) "
+                                 "where a.key = 'uint_extension_for_testing' and s.name = 'hand';\n");
+    snprintf(want, sizeof want, "\"count(*)\"\n%ld\n", slices);
+    cr_expect_eq(strcmp(ext, want), 0, "the extension field is an arg of every slice (%ld):\n%s", slices, ext);
+    free(ext);
+    return s;
+}
+
+/* Issue 16, QA: once a CIRCULAR buffer wraps, the descriptors (process, threads, extensions) are still
+   there: they live in the shared buffer's durable area, which a wrap never overwrites. */
+Test(record, circular_wrap_keeps_the_descriptors) {
+    summary s = ext_case("wrap.pftrace", "--mode circular --buffer-size 64k", 3000, 2);
+    cr_expect(s.dropped > 0, "the 64k buffer wrapped: %ld dropped", s.dropped);
+}
+
+/* A hand-written packet on tracec_provider_thread_track_uuid() lands on the thread's named track: the
+   thread is described at its first packet of a run, whoever writes it. */
+Test(record, hand_written_events_land_on_the_thread_track) {
+    summary s = ext_case("hand.pftrace", "--buffer-size 1m", 200, 2);
+    cr_expect_eq(s.dropped, 0);
+    if (!have_tp()) return;
+    char trace[128];
+    snprintf(trace, sizeof trace, "%s/hand.pftrace", g_dir);
+    char *per = tp_query(trace, "select th.name, count(s.id) from slice s join thread_track tt on s.track_id = tt.id "
+                                "join thread th using(utid) group by th.name order by th.name;\n");
+    cr_expect_eq(strcmp(per, "\"name\",\"count(s.id)\"\n\"worker-0\",200\n\"worker-1\",200\n"), 0, "%s", per);
+    free(per);
+}
+
+/* The text from "  trace_stats {" to its closing brace in a decoded trace (malloc'd), or NULL. */
+static char *stats_block(const char *text) {
+    const char *b = strstr(text, "  trace_stats {\n");
+    const char *e = b ? strstr(b, "\n  }\n") : NULL;
+    return e ? strndup(b, (size_t)(e - b) + 4) : NULL;
+}
+
+/* The recorder's trace_stats packet (TracePacket field 35) is in our schema: `tracec decode` names its
+   fields, and protoc --decode (an independent decoder, from our .proto files) reads the same. */
+Test(record, decode_names_the_trace_stats) {
+    char cmd[1024], trace[128], *out, *ours, *theirs;
+    snprintf(trace, sizeof trace, "%s/stats.pftrace", g_dir);
+    snprintf(cmd, sizeof cmd, "%s record -o %s --mode oneshot --buffer-size 16k -- %s normal m 2000 1", TRACEC, trace,
+             PROV);
+    cr_assert_eq(run(cmd, &out), 0, "%s", out);
+    free(out);
+    snprintf(cmd, sizeof cmd, "%s decode %s", TRACEC, trace);
+    cr_assert_eq(run(cmd, &ours), 0, "%s", ours);
+    snprintf(cmd, sizeof cmd, "%s --decode=perfetto.protos.Trace -I %s/protos perfetto/trace/trace.proto < %s",
+             TRACEC_PROTOC, TRACEC_SOURCE_DIR, trace);
+    cr_assert_eq(run(cmd, &theirs), 0, "%s", theirs);
+    char *a = stats_block(ours), *b = stats_block(theirs);
+    cr_assert_not_null(a, "no trace_stats in tracec decode's output:\n%s", ours);
+    cr_assert_not_null(b, "no trace_stats in protoc --decode's output");
+    cr_expect_str_eq(a, b);
+    const char *fields[] = {"    buffer_stats {\n", "      bytes_written: ", "      abi_violations: 0\n",
+                            "      buffer_size: 16384\n", "      chunks_discarded: ", "    producers_connected: ",
+                            "    producers_seen: 1\n"};
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
+        cr_expect_not_null(strstr(a, fields[i]), "want '%s' in\n%s", fields[i], a);
+    cr_expect_null(strstr(ours, "\n  35"), "field 35 shown by number:\n%s", a);
+    free(a);
+    free(b);
+    free(ours);
+    free(theirs);
+}

@@ -1,0 +1,137 @@
+/*
+ * te_util.c - see te_util.h.
+ */
+#define _GNU_SOURCE
+#include "te_util.h"
+#include "test_util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static char g_dir[256];
+static pid_t g_dir_pid; /* a fork child's exit leaves the directory to its parent */
+
+/* The scratch directory goes at exit unless TE_KEEP is set (to look at the traces). */
+static void remove_dir(void) {
+    char cmd[300];
+    if (getenv("TE_KEEP") != NULL || g_dir[0] == '\0' || getpid() != g_dir_pid) return;
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
+    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", g_dir);
+}
+
+const char *te_path(const char *name) {
+    static char paths[8][512];
+    static unsigned next;
+    if (g_dir[0] == '\0') {
+        snprintf(g_dir, sizeof g_dir, "%s/te_test_%ld_XXXXXX", TRACEC_BINARY_DIR, (long)getpid());
+        if (mkdtemp(g_dir) == NULL) return NULL;
+        g_dir_pid = getpid();
+        atexit(remove_dir);
+    }
+    char *p = paths[next++ % 8u];
+    snprintf(p, 512, "%s/%s", g_dir, name);
+    return p;
+}
+
+int te_run(const char *cmd, char **out) {
+    tt_buf b = {0};
+    int st = tt_capture(cmd, &b);
+    *out = b.data;
+    return st;
+}
+
+static const char *schema_pb(void) {
+    static char path[512];
+    if (path[0] == '\0') {
+        char cmd[2048], *out;
+        snprintf(path, sizeof path, "%s", te_path("schema.pb"));
+        snprintf(cmd, sizeof cmd,
+                 "%s --include_imports --descriptor_set_out=%s -I %s/protos -I %s/examples "
+                 "perfetto/trace/trace.proto my_events.proto 2>&1",
+                 TRACEC_PROTOC, path, TRACEC_SOURCE_DIR, TRACEC_SOURCE_DIR);
+        if (te_run(cmd, &out) != 0) fprintf(stderr, "protoc failed: %s\n", out ? out : "");
+        free(out);
+    }
+    return path;
+}
+
+int te_check(const char *trace, const char *flags, char **out) {
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "%s %s/tests/te/check_trace.py %s %s %s 2>&1", TRACEC_PYTHON3,
+             TRACEC_SOURCE_DIR, schema_pb(), trace, flags ? flags : "");
+    return te_run(cmd, out);
+}
+
+static const char *tp_path(void) {
+    static char path[512];
+    snprintf(path, sizeof path, "%s/../shared/tools/trace_processor_shell", TRACEC_SOURCE_DIR);
+    return path;
+}
+
+int te_tp(const char *trace, const char *sql, char **out) {
+    char cmd[2048], qpath[512];
+    *out = NULL;
+    if (access(tp_path(), X_OK) != 0) {
+        fprintf(stderr, "SKIP (trace processor checks): %s not found\n", tp_path());
+        return 0;
+    }
+    snprintf(qpath, sizeof qpath, "%s.sql", trace);
+    FILE *q = fopen(qpath, "w");
+    if (q == NULL) return 0;
+    fputs(sql, q);
+    fclose(q);
+    snprintf(cmd, sizeof cmd, "%s %s -q %s 2>/dev/null", tp_path(), trace, qpath);
+    return te_run(cmd, out) == 0 ? 1 : (fprintf(stderr, "trace processor failed: %s\n", *out ? *out : ""), 1);
+}
+
+char *te_tp_bad_stats(const char *trace) {
+    char *out;
+    if (!te_tp(trace,
+               "select name, idx, severity, source, value from stats "
+               "where value > 0 and (severity in ('error', 'data_loss') "
+               "or name like '%incremental_state_invalid%' or name like '%skipped%');",
+               &out))
+        return strdup("");
+    /* drop the header line */
+    char *nl = out ? strchr(out, '\n') : NULL;
+    char *rest = strdup(nl ? nl + 1 : "");
+    free(out);
+    return rest;
+}
+
+char *te_summary(const char *summary, const char *key) {
+    size_t kl = strlen(key);
+    for (const char *p = summary; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+        if (strncmp(p, key, kl) == 0 && p[kl] == '\t') {
+            const char *v = p + kl + 1;
+            return strndup(v, strcspn(v, "\n"));
+        }
+    }
+    return NULL;
+}
+
+long te_summary_long(const char *summary, const char *key) {
+    char *v = te_summary(summary, key);
+    long n = v ? atol(v) : 0;
+    free(v);
+    return n;
+}
+
+char *te_tp_shown_mismatch(const char *trace, const char *summary) {
+    char want[128], *out, *msg = NULL;
+    if (!te_tp(trace, "select (select count(*) from slice) as slices, (select count(*) from counter) as counters;",
+               &out))
+        return NULL;
+    snprintf(want, sizeof want, "\"slices\",\"counters\"\n%ld,%ld\n",
+             te_summary_long(summary, "events:TYPE_SLICE_BEGIN") + te_summary_long(summary, "events:TYPE_INSTANT"),
+             te_summary_long(summary, "events:TYPE_COUNTER"));
+    if (out == NULL || strcmp(out, want) != 0) {
+        size_t n = strlen(want) + (out ? strlen(out) : 0) + 64;
+        msg = malloc(n);
+        if (msg) snprintf(msg, n, "the trace processor shows\n%sthe file holds\n%s", out ? out : "", want);
+    }
+    free(out);
+    return msg;
+}
