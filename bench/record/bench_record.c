@@ -101,7 +101,7 @@ static result run_recorder(int providers, int wait_ms) {
     cfg.wait_ms = wait_ms;
     tracec_recorder *rec;
     if (tracec_recorder_open(&cfg, &rec) != TRACEC_STATUS_SUCCESS) abort();
-    tracec_recorder_start(rec);
+    if (tracec_recorder_start(rec) != TRACEC_STATUS_SUCCESS) abort();
     int live = providers;
     while (live > 0) {
         tracec_recorder_poll(rec, 5);

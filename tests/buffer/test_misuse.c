@@ -368,6 +368,82 @@ Test(buffer_misuse, ending_a_packet_twice_leaves_the_open_one_alone, .timeout = 
     test_end();
 }
 
+/*
+ * A packet that grow() parked (copied aside into the writer's scratch buffer)
+ * and that then failed to get a chunk keeps the scratch copy as its window.
+ * Once a later begin opened another packet in a chunk, that window is stale:
+ * an end through it (the packet abandoned, or ended a second time) is
+ * BAD_STATE and leaves the open packet alone.  (The flake of
+ * random_call_sequences_from_threads_account_for_every_packet under TSan:
+ * the stale scratch window was taken for the open packet's, so the end
+ * returned the parked packet's WOULD_DEADLOCK and ended the new packet.)
+ * CIRCULAR, as in buffer_modes' park test: P's chunk is in half 0, half 1
+ * is full, so grow() parks P; Q, another writer's packet open in half 0,
+ * makes the wrap over half 0 refuse the parked P with WOULD_DEADLOCK.
+ */
+uint64_t tracec_i_buffer_grow_waits(void); /* runtime test hook (runtime/buffer/src/fence.c) */
+
+static void parked_then_failed(int abandoned) {
+    tracec_context_id_t ctx;
+    collector c;
+    tracec_buffer_id_t b = collected_mode_buffer(&ctx, &c, TRACEC_BUFFERING_MODE_CIRCULAR, 4096, 4096);
+    tracec_buffer_writer bw, qbw;
+    OK(tracec_buffer_writer_init(&bw, b, 64));
+    OK(tracec_buffer_writer_init(&qbw, b, 64));
+    tracec_writer pw, qw, w2;
+    tracec_msg pkt, q, p2;
+    tracec_buffer_begin_packet(&bw, &pw, TRACEC_BUFFER_CATEGORY_USER, 1, &pkt);
+    tracec_buffer_begin_packet(&qbw, &qw, TRACEC_BUFFER_CATEGORY_USER, 1, &q);
+    cr_assert_eq(pw.status, TRACEC_STATUS_SUCCESS);
+    cr_assert_eq(qw.status, TRACEC_STATUS_SUCCESS);
+    tracec_buffer_stats_t st;
+    uint64_t v = 0;
+    do { /* 8-byte records fill half 0 and wrap into half 1 ... */
+        OK(tracec_buffer_emit(b, TRACEC_BUFFER_CATEGORY_USER, 2, &v, sizeof v));
+        v++;
+        OK(tracec_query_buffer_stats(b, &st));
+    } while (st.half_switches == 0);
+    for (int i = 1; i < 512; i++, v++) /* ... and fill half 1 exactly */
+        OK(tracec_buffer_emit(b, TRACEC_BUFFER_CATEGORY_USER, 2, &v, sizeof v));
+    static uint8_t data[1000];
+    uint64_t parks0 = tracec_i_buffer_grow_waits();
+    tracec_msg_put_bytes(&pkt, TRACEC_TAG(900, TRACEC_WIRE_LEN), data, sizeof data);
+    cr_assert_eq(tracec_i_buffer_grow_waits() - parks0, 1, "grow() parked P");
+    cr_assert_eq(pw.status, TRACEC_STATUS_WOULD_DEADLOCK, "the wrap over Q's half: %s", ST(pw.status));
+    OK(tracec_buffer_end_packet(&qbw, &qw, &q));
+    if (!abandoned) cr_assert_eq(tracec_buffer_end_packet(&bw, &pw, &pkt), TRACEC_STATUS_WOULD_DEADLOCK);
+    /* P2 begins (abandoning P if it is still open) in a chunk: the wrap over half 0 is allowed now. */
+    tracec_buffer_begin_packet(&bw, &w2, TRACEC_BUFFER_CATEGORY_USER, 1, &p2);
+    cr_assert_eq(w2.status, TRACEC_STATUS_SUCCESS, "%s", ST(w2.status));
+    uint8_t rec[40];
+    trec_make(rec, sizeof rec, 0, 0);
+    tracec_msg_put_bytes(&p2, TRACEC_TAG(900, TRACEC_WIRE_LEN), rec, sizeof rec);
+    cr_assert_eq(tracec_buffer_end_packet(&bw, &pw, &pkt), TRACEC_STATUS_BAD_STATE, "%s",
+                 abandoned ? "an end through the abandoned, parked window" : "the parked packet ended twice");
+    OK(tracec_buffer_end_packet(&bw, &w2, &p2));
+    st = flush_and_stats(b);
+    cr_assert_eq(st.dropped, 1, "P, refused once (not counted again when abandoned)");
+    cr_assert_eq(st.refused, 0);
+    size_t n = collector_count(&c);
+    cr_assert_gt(n, 0);
+    const delivered_rec *last = &c.recs[n - 1];
+    size_t len;
+    const uint8_t *t = trec_payload(last, &len);
+    cr_assert(t != NULL && len == sizeof rec && memcmp(t, rec, sizeof rec) == 0, "P2 delivered whole, last");
+    cr_assert_eq(accounted(&st), v + 3, "the emits, Q, P2 and P");
+    tracec_buffer_writer_release(&qbw);
+    tracec_buffer_writer_release(&bw);
+    test_end();
+}
+
+Test(buffer_misuse, end_through_a_parked_failed_window_after_a_new_begin_is_bad_state, .timeout = 30) {
+    parked_then_failed(1);
+}
+
+Test(buffer_misuse, parked_failed_packet_ended_twice_leaves_the_open_one_alone, .timeout = 30) {
+    parked_then_failed(0);
+}
+
 /* Each writer error drops its packet and counts it in `refused`, not `dropped`; the writer goes on. */
 Test(buffer_misuse, writer_errors_are_counted_as_refused, .timeout = 30) {
     tracec_context_id_t ctx;

@@ -192,7 +192,13 @@ int tracec_cmd_record(int argc, char **argv) {
     sa.sa_handler = on_signal;
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
-    tracec_recorder_start(r);
+    st = tracec_recorder_start(r);
+    if (st != TRACEC_STATUS_SUCCESS) {
+        fprintf(stderr, "tracec record: cannot start tracing: %s\n", tracec_status_str(st));
+        (void)tracec_recorder_close(r);
+        if (dir[0]) rmdir(dir);
+        return 1;
+    }
     int rc = 0;
     if (!attach) {
         setenv(TRACEC_RECORDER_SOCKET_ENV, tracec_recorder_socket_path(r), 1);

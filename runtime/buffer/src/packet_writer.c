@@ -73,12 +73,16 @@ static void writer_fail_window(tracec_buffer_writer *bw, tracec_status_t st) {
  * True when `base` is the base of the packet open on `ws` (in its chunk,
  * in the durable part, or parked in the scratch buffer by grow()): a window
  * with another base belongs to a packet that already ended, or to another
- * writer, and must not touch the open packet.
+ * writer, and must not touch the open packet.  The scratch buffer is the
+ * open packet's window only while that packet is parked (the writer holds
+ * no chunk): a packet whose park failed keeps the scratch as its window
+ * after it is ended or abandoned, and the next packet opens in a chunk.
  */
 static bool is_open_window(const tracec_i_wstate *ws, const uint8_t *base) {
     if (ws->in_packet == 2) return base == ws->b->dmem + atomic_load_explicit(&ws->b->doff, memory_order_relaxed);
-    return ws->in_packet == 1 &&
-           ((ws->body != NULL && base == ws->body + ws->used) || (ws->scratch != NULL && base == ws->scratch));
+    if (ws->in_packet != 1) return false;
+    if (ws->body != NULL) return base == ws->body + ws->used;
+    return ws->scratch != NULL && base == ws->scratch;
 }
 
 /* A fresh state for `bw` on buffer `b`, in b's writer list. */
@@ -222,8 +226,9 @@ void tracec_i_buffer_begin(tracec_buffer_writer *bw, uint32_t category, uint32_t
         pthread_mutex_lock(&b->mu);
         tracec_status_t st = (tracec_status_t)acquire_chunk(b, ws, ws->reserve, false, NULL, 0);
         /* The abandoned window must never be the new packet's (a reused half can put the
-           new chunk where the old one was): then one more chunk, further on. */
-        if (st == TRACEC_STATUS_SUCCESS && ws->body + ws->used == abandoned) {
+           new chunk where the old one was): then one more chunk, further on (again if a
+           wait for room let the half be reused once more). */
+        while (st == TRACEC_STATUS_SUCCESS && ws->body + ws->used == abandoned) {
             __atomic_store_n(&ws->busy, 0u, __ATOMIC_RELEASE); /* nothing open in that chunk while this may wait */
             st = (tracec_status_t)acquire_chunk(b, ws, ws->reserve, false, NULL, 0);
         }

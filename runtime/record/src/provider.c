@@ -73,11 +73,11 @@ struct tracec_provider {
     uint64_t produced, dropped, runs, saved, lost;
 };
 
-static tracec_provider *g_provider; /* one per process */
-static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
+static tracec_provider *the_provider; /* one per process */
+static pthread_mutex_t provider_mu = PTHREAD_MUTEX_INITIALIZER;
 /* The run this thread's descriptor was written in (read under the provider's lock at every packet:
    initial-exec, so the read is not a __tls_get_addr call in the PIC library). */
-static __thread uint64_t t_run __attribute__((tls_model("initial-exec")));
+static __thread uint64_t thread_run __attribute__((tls_model("initial-exec")));
 
 static void *control_main(void *arg);
 static void stop_self(tracec_provider *p);
@@ -85,16 +85,16 @@ static void stop_self(tracec_provider *p);
 /* At exit the provider stops itself (STOPPED on the fifo), so the recorder
    does not count a program that simply ended as a provider that died. */
 static void provider_at_exit(void) {
-    pthread_mutex_lock(&g_mu);
-    tracec_provider *p = g_provider;
-    pthread_mutex_unlock(&g_mu);
+    pthread_mutex_lock(&provider_mu);
+    tracec_provider *p = the_provider;
+    pthread_mutex_unlock(&provider_mu);
     if (p && !p->forked) stop_self(p);
 }
 /* A fork child shares the parent's buffer but not its lock or its control
    thread: its provider is off for good (it may not write into the parent's
    buffer), and unregister in the child only forgets it. */
 static void provider_after_fork_child(void) {
-    tracec_provider *p = g_provider;
+    tracec_provider *p = the_provider;
     if (p) {
         __atomic_store_n(&p->started, 0, __ATOMIC_RELAXED);
         p->forked = 1;
@@ -104,7 +104,7 @@ static void install_at_exit(void) {
     atexit(provider_at_exit);
     pthread_atfork(NULL, NULL, provider_after_fork_child);
 }
-static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+static pthread_once_t at_exit_once = PTHREAD_ONCE_INIT;
 
 /* ---- registration ------------------------------------------------------------ */
 
@@ -115,14 +115,14 @@ static tracec_status_t do_register(const char *name, const char *categories, int
         return TRACEC_STATUS_INVALID_ARGUMENT;
     if (categories == NULL) categories = "";
     if (!tracec_i_rec_categories_ok(categories)) return TRACEC_STATUS_INVALID_ARGUMENT;
-    pthread_mutex_lock(&g_mu);
-    if (g_provider != NULL) {
-        pthread_mutex_unlock(&g_mu);
+    pthread_mutex_lock(&provider_mu);
+    if (the_provider != NULL) {
+        pthread_mutex_unlock(&provider_mu);
         return TRACEC_STATUS_BAD_STATE;
     }
     tracec_provider *p = calloc(1, sizeof *p);
     if (p == NULL) {
-        pthread_mutex_unlock(&g_mu);
+        pthread_mutex_unlock(&provider_mu);
         return TRACEC_STATUS_OUT_OF_MEMORY;
     }
     snprintf(p->name, sizeof p->name, "%s", name);
@@ -138,12 +138,12 @@ static tracec_status_t do_register(const char *name, const char *categories, int
             close(p->wake[1]);
         }
         free(p);
-        pthread_mutex_unlock(&g_mu);
+        pthread_mutex_unlock(&provider_mu);
         return TRACEC_STATUS_ERROR;
     }
-    g_provider = p;
-    pthread_mutex_unlock(&g_mu);
-    pthread_once(&g_once, install_at_exit);
+    the_provider = p;
+    pthread_mutex_unlock(&provider_mu);
+    pthread_once(&at_exit_once, install_at_exit);
     if (sync) {
         struct timespec dl;
         clock_gettime(CLOCK_REALTIME, &dl);
@@ -420,7 +420,7 @@ void tracec_provider_begin_packet(tracec_provider *p, tracec_writer *w, tracec_m
     /* A thread's first packet of a run describes the thread first (whoever writes the packet: the
        helpers or the caller by hand), so its events land on its named track.  Retried if dropped. */
     uint64_t run = __atomic_load_n(&p->run, __ATOMIC_RELAXED);
-    if (t_run != run && put_descriptor(p, thread_descriptor, NULL) == TRACEC_STATUS_SUCCESS) t_run = run;
+    if (thread_run != run && put_descriptor(p, thread_descriptor, NULL) == TRACEC_STATUS_SUCCESS) thread_run = run;
     half_begin(p, w, packet);
 }
 
@@ -745,9 +745,9 @@ void tracec_provider_unregister(tracec_provider *p) {
     teardown(p, 0);
     close(p->wake[0]);
     close(p->wake[1]);
-    pthread_mutex_lock(&g_mu);
-    if (g_provider == p) g_provider = NULL;
-    pthread_mutex_unlock(&g_mu);
+    pthread_mutex_lock(&provider_mu);
+    if (the_provider == p) the_provider = NULL;
+    pthread_mutex_unlock(&provider_mu);
     pthread_mutex_destroy(&p->lock);
     pthread_mutex_destroy(&p->mu);
     pthread_cond_destroy(&p->cv);

@@ -26,7 +26,10 @@
 #ifndef TRACEC_RECORD_WIRE_H
 #define TRACEC_RECORD_WIRE_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #define TRACEC_I_SHM_MAGIC UINT64_C(0x3130304d48534354) /* "TCSHM001" */
 #define TRACEC_I_SHM_HEADER 128u
@@ -139,9 +142,6 @@ static inline uint64_t tracec_i_rec_thread_uuid(uint32_t pid, uint32_t tid) {
 }
 
 /* ---- helpers both ends use (record_io.c) ---- */
-#include <stdbool.h>
-#include <stddef.h>
-#include <sys/types.h>
 
 /* Sends `m` (its used part) with up to 2 fds; 0, or -1 with errno. Never raises SIGPIPE. */
 int tracec_i_rec_send(int sock, const tracec_i_msg *m, const int *fds, int nfds);

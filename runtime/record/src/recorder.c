@@ -29,7 +29,7 @@
 
 enum { PV_NEW, PV_REGISTERED, PV_STARTING, PV_STARTED, PV_STOPPING, PV_STOPPED, PV_TERMINATED, PV_GONE };
 
-typedef struct rec_provider {
+typedef struct peer {
     int conn, fifo, memfd;
     int old_fifo; /* a terminated run's fifo, kept until the provider closes its end */
     uint8_t *map;
@@ -45,7 +45,7 @@ typedef struct rec_provider {
     uint8_t *scratch;     /* a half's copy */
     uint8_t *dscratch;    /* the durable area's copy */
     char *declared; /* the categories it declared at registration ("" none; malloc'd) */
-} rec_provider;
+} peer;
 
 struct tracec_recorder {
     tracec_recorder_config cfg;
@@ -55,15 +55,15 @@ struct tracec_recorder {
     tracec_trace_file *file;
     int started;
     uint32_t half_size, halves, durable_size;
-    rec_provider **pv;
+    peer **pv;
     size_t n_pv, cap_pv;
     uint32_t next_seq;
     FILE *log;
 };
 
-#define REC_SEQ 1u
+#define RECORDER_SEQ 1u
 #define DURABLE 2u /* the durable area's index among a provider's regions */
-#define REC_TRACK_UUID UINT64_C(0x7472616365637200)
+#define RECORDER_TRACK_UUID UINT64_C(0x7472616365637200)
 
 static void say(tracec_recorder *r, const char *fmt, ...) {
     va_list ap;
@@ -156,9 +156,9 @@ tracec_status_t tracec_recorder_read_records(const void *data, size_t size, trac
 
 /* ---- providers ------------------------------------------------------------------- */
 
-static tracec_i_shm_header *hdr_of(rec_provider *pv) { return (tracec_i_shm_header *)pv->map; }
+static tracec_i_shm_header *hdr_of(peer *pv) { return (tracec_i_shm_header *)pv->map; }
 
-static void snapshot_counters(rec_provider *pv) {
+static void snapshot_counters(peer *pv) {
     if (pv->map == NULL) return;
     tracec_i_shm_header *h = hdr_of(pv);
     pv->info.produced = __atomic_load_n(&h->produced, __ATOMIC_RELAXED);
@@ -166,7 +166,7 @@ static void snapshot_counters(rec_provider *pv) {
 }
 
 /* Region `h` of a provider's buffer (a half, or DURABLE): its header words, its bytes and its size. */
-static tracec_i_shm_half *region(tracec_recorder *r, rec_provider *pv, uint32_t h, const uint8_t **src,
+static tracec_i_shm_half *region(tracec_recorder *r, peer *pv, uint32_t h, const uint8_t **src,
                                  uint32_t *size) {
     tracec_i_shm_header *hd = hdr_of(pv);
     if (h == DURABLE) { /* after the halves */
@@ -190,7 +190,7 @@ static tracec_i_shm_half *region(tracec_recorder *r, rec_provider *pv, uint32_t 
  * the provider counts them dropped).  Returns the fill read, for the
  * checks of save_region.
  */
-static uint32_t copy_region(tracec_recorder *r, rec_provider *pv, uint32_t h, uint8_t *dst, size_t *len) {
+static uint32_t copy_region(tracec_recorder *r, peer *pv, uint32_t h, uint8_t *dst, size_t *len) {
     const uint8_t *src;
     uint32_t size;
     tracec_i_shm_half *hh = region(r, pv, h, &src, &size);
@@ -220,7 +220,7 @@ static uint32_t copy_region(tracec_recorder *r, rec_provider *pv, uint32_t h, ui
 
 /* Writes the `len` bytes copied from region `h` (whose fill was `fill`) into the trace; false if they
    (or the fill) are corrupt: the provider's remaining data is dropped, with a message. */
-static bool save_copy(tracec_recorder *r, rec_provider *pv, uint32_t h, const uint8_t *copy, size_t len,
+static bool save_copy(tracec_recorder *r, peer *pv, uint32_t h, const uint8_t *copy, size_t len,
                       uint32_t fill) {
     const char *what = h == DURABLE ? "its durable area" : h == 0 ? "half 0" : "half 1";
     if (fill > (h == DURABLE ? r->durable_size : r->half_size) || fill < pv->consumed[h]) {
@@ -254,7 +254,7 @@ static bool save_copy(tracec_recorder *r, rec_provider *pv, uint32_t h, const ui
  * the half's events use.  The durable area is read after the half, so
  * every descriptor written before an event in the copy is in it.
  */
-static void save_half(tracec_recorder *r, rec_provider *pv, uint32_t h) {
+static void save_half(tracec_recorder *r, peer *pv, uint32_t h) {
     if (pv->map == NULL || pv->bad || h >= r->halves) return;
     size_t len, dlen = 0;
     uint32_t fill = copy_region(r, pv, h, pv->scratch, &len), dfill = 0;
@@ -264,7 +264,7 @@ static void save_half(tracec_recorder *r, rec_provider *pv, uint32_t h) {
 }
 
 /* Saves everything finished: the older half first. */
-static void save_all(tracec_recorder *r, rec_provider *pv) {
+static void save_all(tracec_recorder *r, peer *pv) {
     if (pv->map == NULL) return;
     uint32_t a = __atomic_load_n(&hdr_of(pv)->active, __ATOMIC_ACQUIRE) & 1u;
     if (r->halves < 2) a = 0;
@@ -277,7 +277,7 @@ static void save_all(tracec_recorder *r, rec_provider *pv) {
 
 /* Unmaps the buffer; the fifo too unless `keep_fifo` (after Terminate the
    provider closes its end first: closing ours would look like our death). */
-static void release_buffer_keep_fifo(rec_provider *pv, int keep_fifo) {
+static void release_buffer_keep_fifo(peer *pv, int keep_fifo) {
     snapshot_counters(pv);
     if (pv->map) munmap(pv->map, pv->map_size);
     if (pv->memfd >= 0) close(pv->memfd);
@@ -289,15 +289,15 @@ static void release_buffer_keep_fifo(rec_provider *pv, int keep_fifo) {
     pv->memfd = -1;
 }
 
-static void release_buffer(rec_provider *pv) { release_buffer_keep_fifo(pv, 0); }
+static void release_buffer(peer *pv) { release_buffer_keep_fifo(pv, 0); }
 
-static bool tracing(const rec_provider *pv) {
+static bool tracing(const peer *pv) {
     return pv->state == PV_STARTING || pv->state == PV_STARTED || pv->state == PV_STOPPING;
 }
 
-static void on_fifo(tracec_recorder *r, rec_provider *pv);
+static void on_fifo(tracec_recorder *r, peer *pv);
 
-static void provider_gone(tracec_recorder *r, rec_provider *pv) {
+static void provider_gone(tracec_recorder *r, peer *pv) {
     if (pv->state == PV_GONE || pv->closing) return;
     pv->closing = 1;
     if (pv->fifo >= 0) on_fifo(r, pv); /* its last packets (a STOPPED) still count */
@@ -313,7 +313,7 @@ static void provider_gone(tracec_recorder *r, rec_provider *pv) {
     pv->state = PV_GONE;
 }
 
-static void send_simple(rec_provider *pv, uint32_t type, uint32_t a, const char *text) {
+static void send_simple(peer *pv, uint32_t type, uint32_t a, const char *text) {
     tracec_i_msg *m = calloc(1, sizeof *m);
     if (m == NULL) return;
     m->type = type;
@@ -324,13 +324,13 @@ static void send_simple(rec_provider *pv, uint32_t type, uint32_t a, const char 
 }
 
 /* The categories `pv` gets (its declared ones that are enabled); false: none. */
-static bool enabled_categories(const tracec_recorder *r, const rec_provider *pv, char *out, size_t cap) {
+static bool enabled_categories(const tracec_recorder *r, const peer *pv, char *out, size_t cap) {
     return tracec_i_rec_categories_enabled(pv->declared ? pv->declared : "", r->cfg.categories ? r->cfg.categories : "",
                                            out, cap);
 }
 
 /* Initialize (a new buffer and fifo) and Start. */
-static void initialize_and_start(tracec_recorder *r, rec_provider *pv) {
+static void initialize_and_start(tracec_recorder *r, peer *pv) {
     size_t size = TRACEC_I_SHM_HEADER + (size_t)r->half_size * r->halves + r->durable_size;
     int sp[2] = {-1, -1};
     if (pv->state == PV_TERMINATED && pv->fifo >= 0) {
@@ -407,7 +407,7 @@ static void on_accept(tracec_recorder *r) {
     }
     if (r->n_pv == r->cap_pv) {
         size_t nc = r->cap_pv ? r->cap_pv * 2 : 8;
-        rec_provider **np = realloc(r->pv, nc * sizeof *np);
+        peer **np = realloc(r->pv, nc * sizeof *np);
         if (np == NULL) {
             close(fd);
             return;
@@ -415,7 +415,7 @@ static void on_accept(tracec_recorder *r) {
         r->pv = np;
         r->cap_pv = nc;
     }
-    rec_provider *pv = calloc(1, sizeof *pv);
+    peer *pv = calloc(1, sizeof *pv);
     if (pv == NULL) {
         close(fd);
         return;
@@ -427,7 +427,7 @@ static void on_accept(tracec_recorder *r) {
     r->pv[r->n_pv++] = pv;
 }
 
-static void list_reply(tracec_recorder *r, rec_provider *client) {
+static void list_reply(tracec_recorder *r, peer *client) {
     static const char *const names[] = {"new", "registered", "starting", "started",
                                         "stopping", "stopped", "terminated", "gone"};
     tracec_i_msg *m = calloc(1, sizeof *m);
@@ -436,7 +436,7 @@ static void list_reply(tracec_recorder *r, rec_provider *client) {
     m->type = TRACEC_I_MSG_LIST_REPLY;
     size_t used = 0;
     for (size_t i = 0; enabled && i < r->n_pv; i++) {
-        rec_provider *pv = r->pv[i];
+        peer *pv = r->pv[i];
         if (pv == client || pv->state == PV_NEW || pv->info.name[0] == '\0') continue;
         /* categories: what it declared ("-": none); enabled: what it gets ("*": all, "-": none) */
         bool some = enabled_categories(r, pv, enabled, TRACEC_I_TEXT_MAX + 1);
@@ -452,7 +452,7 @@ static void list_reply(tracec_recorder *r, rec_provider *client) {
     free(m);
 }
 
-static void on_conn(tracec_recorder *r, rec_provider *pv) {
+static void on_conn(tracec_recorder *r, peer *pv) {
     tracec_i_msg *m = malloc(sizeof *m);
     if (m == NULL) return;
     int fds[2], nfds = 2;
@@ -497,10 +497,10 @@ static void on_conn(tracec_recorder *r, rec_provider *pv) {
     free(m);
 }
 
-static void on_fifo_packet(tracec_recorder *r, rec_provider *pv, const tracec_i_fifo_packet *pk);
+static void on_fifo_packet(tracec_recorder *r, peer *pv, const tracec_i_fifo_packet *pk);
 
 /* Reads every packet waiting on the fifo. */
-static void on_fifo(tracec_recorder *r, rec_provider *pv) {
+static void on_fifo(tracec_recorder *r, peer *pv) {
     for (int i = 0; i < 1024 && pv->fifo >= 0; i++) {
         tracec_i_fifo_packet pk;
         ssize_t k = recv(pv->fifo, &pk, sizeof pk, MSG_DONTWAIT);
@@ -518,7 +518,7 @@ static void on_fifo(tracec_recorder *r, rec_provider *pv) {
     }
 }
 
-static void on_fifo_packet(tracec_recorder *r, rec_provider *pv, const tracec_i_fifo_packet *pkp) {
+static void on_fifo_packet(tracec_recorder *r, peer *pv, const tracec_i_fifo_packet *pkp) {
     tracec_i_fifo_packet pk = *pkp;
     switch (pk.type) {
     case TRACEC_I_FIFO_STARTED:
@@ -541,7 +541,7 @@ static void on_fifo_packet(tracec_recorder *r, rec_provider *pv, const tracec_i_
 }
 
 /* A terminated run's fifo: its last packets mean nothing now; closed once the provider closed its end. */
-static void drain_old_fifo(rec_provider *pv) {
+static void drain_old_fifo(peer *pv) {
     for (int i = 0; i < 64; i++) {
         tracec_i_fifo_packet pk;
         ssize_t k = recv(pv->old_fifo, &pk, sizeof pk, MSG_DONTWAIT);
@@ -557,7 +557,7 @@ static void drain_old_fifo(rec_provider *pv) {
 static void check_timeouts(tracec_recorder *r) {
     uint64_t now = tracec_i_rec_now_ns();
     for (size_t i = 0; i < r->n_pv; i++) {
-        rec_provider *pv = r->pv[i];
+        peer *pv = r->pv[i];
         if ((pv->state == PV_STARTING || pv->state == PV_STOPPING) && now > pv->deadline) {
             pv->info.timed_out = true;
             say(r, "provider %s (pid %d) did not answer %s within %d ms", pv->info.name, (int)pv->info.pid,
@@ -572,7 +572,7 @@ tracec_status_t tracec_recorder_poll(tracec_recorder *r, int timeout_ms) {
     if (r == NULL) return TRACEC_STATUS_INVALID_ARGUMENT;
     size_t cap = 1 + 3 * r->n_pv, n = 0;
     struct pollfd *pf = malloc(cap * sizeof *pf);
-    rec_provider **who = malloc(cap * sizeof *who);
+    peer **who = malloc(cap * sizeof *who);
     int *kind = malloc(cap * sizeof *kind);
     if (pf == NULL || who == NULL || kind == NULL) {
         free(pf);
@@ -584,7 +584,7 @@ tracec_status_t tracec_recorder_poll(tracec_recorder *r, int timeout_ms) {
     who[n] = NULL;
     kind[n++] = 0;
     for (size_t i = 0; i < r->n_pv; i++) {
-        rec_provider *pv = r->pv[i];
+        peer *pv = r->pv[i];
         if (pv->fifo >= 0) {
             pf[n] = (struct pollfd){pv->fifo, POLLIN, 0};
             who[n] = pv;
@@ -639,9 +639,9 @@ static void write_recorder_track(tracec_recorder *r) {
     perfetto_protos_TrackDescriptor td;
     tracec_trace_file_begin_packet(r->file, &w, &pkt.msg);
     perfetto_protos_TracePacket_set_timestamp(&pkt, tracec_i_rec_now_ns());
-    perfetto_protos_TracePacket_set_trusted_packet_sequence_id(&pkt, REC_SEQ);
+    perfetto_protos_TracePacket_set_trusted_packet_sequence_id(&pkt, RECORDER_SEQ);
     perfetto_protos_TracePacket_begin_track_descriptor(&pkt, &td);
-    perfetto_protos_TrackDescriptor_set_uuid(&td, REC_TRACK_UUID);
+    perfetto_protos_TrackDescriptor_set_uuid(&td, RECORDER_TRACK_UUID);
     perfetto_protos_TrackDescriptor_set_cstr_name(&td, "tracec record");
     perfetto_protos_TracePacket_end_track_descriptor(&pkt, &td);
     (void)tracec_trace_file_end_packet(r->file, &w, &pkt.msg);
@@ -665,7 +665,7 @@ tracec_status_t tracec_recorder_open(const tracec_recorder_config *config, trace
     r->log = cfg.log ? cfg.log : stderr;
     r->listen_fd = -1;
     r->lock_fd = -1;
-    r->next_seq = REC_SEQ + 1;
+    r->next_seq = RECORDER_SEQ + 1;
     r->halves = cfg.mode == TRACEC_BUFFERING_MODE_ONESHOT ? 1u : 2u;
     r->half_size = (uint32_t)((cfg.buffer_size / r->halves) & ~(size_t)7);
     /* the durable area (descriptors), beside the buffer: 1/8 of its size, 16 KiB .. 1 MiB */
@@ -761,7 +761,7 @@ tracec_status_t tracec_recorder_stop(tracec_recorder *r) {
     if (!r->started) return TRACEC_STATUS_SUCCESS;
     uint64_t dl = tracec_i_rec_now_ns() + (uint64_t)r->cfg.timeout_ms * 1000000u;
     for (size_t i = 0; i < r->n_pv; i++) {
-        rec_provider *pv = r->pv[i];
+        peer *pv = r->pv[i];
         if (pv->state == PV_STARTED || pv->state == PV_STARTING) {
             send_simple(pv, TRACEC_I_MSG_STOP, 0, NULL);
             pv->state = PV_STOPPING;
@@ -775,7 +775,7 @@ tracec_status_t tracec_recorder_stop(tracec_recorder *r) {
         tracec_recorder_poll(r, 20);
     }
     for (size_t i = 0; i < r->n_pv; i++) {
-        rec_provider *pv = r->pv[i];
+        peer *pv = r->pv[i];
         if (pv->state != PV_STOPPED) continue;
         save_all(r, pv);
         send_simple(pv, TRACEC_I_MSG_TERMINATE, 0, NULL);
@@ -815,7 +815,7 @@ static void write_summary(tracec_recorder *r) {
     uint64_t now = tracec_i_rec_now_ns();
     size_t k = 0;
     for (size_t i = 0; i < r->n_pv; i++) {
-        rec_provider *pv = r->pv[i];
+        peer *pv = r->pv[i];
         if (pv->info.name[0] == '\0') continue;
         tracec_writer w;
         perfetto_protos_TracePacket pkt;
@@ -825,10 +825,10 @@ static void write_summary(tracec_recorder *r) {
                  pv->info.timed_out ? " (timed out)" : "", pv->info.corrupt ? " (corrupt buffer)" : "");
         tracec_trace_file_begin_packet(r->file, &w, &pkt.msg);
         perfetto_protos_TracePacket_set_timestamp(&pkt, now + k++);
-        perfetto_protos_TracePacket_set_trusted_packet_sequence_id(&pkt, REC_SEQ);
+        perfetto_protos_TracePacket_set_trusted_packet_sequence_id(&pkt, RECORDER_SEQ);
         perfetto_protos_TracePacket_begin_track_event(&pkt, &ev);
         perfetto_protos_TrackEvent_set_type(&ev, perfetto_protos_TrackEvent_TYPE_INSTANT);
-        perfetto_protos_TrackEvent_set_track_uuid(&ev, REC_TRACK_UUID);
+        perfetto_protos_TrackEvent_set_track_uuid(&ev, RECORDER_TRACK_UUID);
         perfetto_protos_TrackEvent_set_cstr_name(&ev, title);
         annotate(&ev, "pid", pv->info.pid);
         annotate(&ev, "sequence_id", pv->info.sequence_id);
@@ -848,11 +848,11 @@ static void write_summary(tracec_recorder *r) {
     perfetto_protos_TraceStats ts;
     tracec_trace_file_begin_packet(r->file, &w, &pkt.msg);
     perfetto_protos_TracePacket_set_timestamp(&pkt, now + k);
-    perfetto_protos_TracePacket_set_trusted_packet_sequence_id(&pkt, REC_SEQ);
+    perfetto_protos_TracePacket_set_trusted_packet_sequence_id(&pkt, RECORDER_SEQ);
     perfetto_protos_TracePacket_begin_trace_stats(&pkt, &ts);
     uint32_t connected = 0;
     for (size_t i = 0; i < r->n_pv; i++) {
-        rec_provider *pv = r->pv[i];
+        peer *pv = r->pv[i];
         if (pv->info.name[0] == '\0') continue;
         connected += pv->state != PV_GONE;
         perfetto_protos_TraceStats_BufferStats bs;
@@ -876,7 +876,7 @@ tracec_status_t tracec_recorder_close(tracec_recorder *r) {
     write_summary(r);
     tracec_status_t st = tracec_trace_file_close(r->file);
     for (size_t i = 0; i < r->n_pv; i++) {
-        rec_provider *pv = r->pv[i];
+        peer *pv = r->pv[i];
         release_buffer(pv);
         if (pv->conn >= 0) close(pv->conn);
         if (pv->old_fifo >= 0) close(pv->old_fifo);

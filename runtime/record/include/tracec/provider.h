@@ -5,7 +5,8 @@
  *
  *     tracec_provider *p;
  *     bool started;
- *     tracec_provider_register_sync("my-service", &started, &p);
+ *     if (tracec_provider_register_sync("my-service", &started, &p) != TRACEC_STATUS_SUCCESS)
+ *         return;                             // p is NULL: nothing to trace with
  *     ...
  *     tracec_provider_slice_begin(p, "draw");
  *     tracec_provider_slice_end(p);
@@ -35,6 +36,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "tracec/abi/attributes.h"
 #include "tracec/status.h"
 #include "tracec/writer.h"
 
@@ -53,7 +55,7 @@ typedef struct tracec_provider tracec_provider;
  * thread.  `name`: 1..100 chars (INVALID_ARGUMENT otherwise); one provider
  * per process (BAD_STATE for a second); OUT_OF_MEMORY, ERROR (no thread).
  */
-tracec_status_t tracec_provider_register(const char *name, tracec_provider **out);
+tracec_status_t tracec_provider_register(const char *name, tracec_provider **out) TRACEC_I_WARN_UNUSED;
 
 /*
  * RegisterProviderSynchronously: also waits (up to 1 s) until a running
@@ -61,7 +63,8 @@ tracec_status_t tracec_provider_register(const char *name, tracec_provider **out
  * tracing has already started.  With no recorder, *started is false and the
  * provider keeps trying to connect in the background.
  */
-tracec_status_t tracec_provider_register_sync(const char *name, bool *started, tracec_provider **out);
+tracec_status_t tracec_provider_register_sync(const char *name, bool *started,
+                                              tracec_provider **out) TRACEC_I_WARN_UNUSED;
 
 /*
  * Registration with a configuration (tracec_provider_register and _sync are
@@ -84,20 +87,20 @@ typedef struct tracec_provider_registration {
 #define TRACEC_PROVIDER_REGISTRATION_INIT {sizeof(tracec_provider_registration), NULL, NULL, false}
 
 tracec_status_t tracec_provider_register_with(const tracec_provider_registration *config, bool *started,
-                                              tracec_provider **out);
+                                              tracec_provider **out) TRACEC_I_WARN_UNUSED;
 
 /* Whether tracing is started now (one relaxed load). */
-bool tracec_provider_started(const tracec_provider *p);
+bool tracec_provider_started(const tracec_provider *p) TRACEC_I_WARN_UNUSED;
 
 /* Waits up to `timeout_ms` for tracing to start; true if it is started. */
-bool tracec_provider_wait_started(tracec_provider *p, int timeout_ms);
+bool tracec_provider_wait_started(tracec_provider *p, int timeout_ms) TRACEC_I_WARN_UNUSED;
 
 /*
  * Whether `category` is enabled (false while not started).  The recorder
  * enables, of the categories this provider declared, those it was asked
  * for; a provider that declared none gets the recorder's list (none = all).
  */
-bool tracec_provider_category_enabled(tracec_provider *p, const char *category);
+bool tracec_provider_category_enabled(tracec_provider *p, const char *category) TRACEC_I_WARN_UNUSED;
 
 /* ---- writing packets ---------------------------------------------------------- */
 
@@ -127,7 +130,7 @@ tracec_status_t tracec_provider_instant(tracec_provider *p, const char *name);
  * written by hand: tracec_provider_begin_packet describes the thread before
  * its first packet of a run, so such events land on its named track.
  */
-uint64_t tracec_provider_thread_track_uuid(tracec_provider *p);
+uint64_t tracec_provider_thread_track_uuid(tracec_provider *p) TRACEC_I_WARN_UNUSED;
 
 typedef struct tracec_provider_stats {
     uint64_t produced;       /* packets begun while tracing was on */
@@ -138,7 +141,7 @@ typedef struct tracec_provider_stats {
 } tracec_provider_stats;
 
 /* Counters since registration. */
-tracec_provider_stats tracec_provider_get_stats(tracec_provider *p);
+tracec_provider_stats tracec_provider_get_stats(tracec_provider *p) TRACEC_I_WARN_UNUSED;
 
 /*
  * Closes the connection (the recorder sees the provider end: it saves what

@@ -7,8 +7,8 @@
  *     tracec_recorder_config cfg = TRACEC_RECORDER_CONFIG_INIT;
  *     cfg.output_path = "out.pftrace";
  *     tracec_recorder *r;
- *     tracec_recorder_open(&cfg, &r);
- *     tracec_recorder_start(r);
+ *     if (tracec_recorder_open(&cfg, &r) != TRACEC_STATUS_SUCCESS) return;
+ *     if (tracec_recorder_start(r) != TRACEC_STATUS_SUCCESS) ...;
  *     while (...) tracec_recorder_poll(r, 50);
  *     tracec_recorder_stop(r);
  *     tracec_recorder_close(r);
@@ -26,6 +26,7 @@
 #include <stdio.h>
 
 #include "tracec/buffer.h"
+#include "tracec/abi/attributes.h"
 #include "tracec/status.h"
 #include "tracec/trace_file.h"
 
@@ -56,17 +57,17 @@ typedef struct tracec_recorder_config {
  * a too-long path, more than 100 categories or one over 100 chars);
  * IO_ERROR with errno set.
  */
-tracec_status_t tracec_recorder_open(const tracec_recorder_config *config, tracec_recorder **out);
+tracec_status_t tracec_recorder_open(const tracec_recorder_config *config, tracec_recorder **out) TRACEC_I_WARN_UNUSED;
 
 /* The socket path providers connect to. */
-const char *tracec_recorder_socket_path(const tracec_recorder *r);
+const char *tracec_recorder_socket_path(const tracec_recorder *r) TRACEC_I_WARN_UNUSED;
 
 /*
  * Initializes and starts every registered provider, and every later one.
  * BAD_STATE if started.  After tracec_recorder_stop, starts another run in
  * the same trace (each provider gets a new buffer).
  */
-tracec_status_t tracec_recorder_start(tracec_recorder *r);
+tracec_status_t tracec_recorder_start(tracec_recorder *r) TRACEC_I_WARN_UNUSED;
 
 /* Serves the socket and the providers for up to `timeout_ms` (one poll round). */
 tracec_status_t tracec_recorder_poll(tracec_recorder *r, int timeout_ms);
@@ -91,8 +92,9 @@ typedef struct tracec_recorder_provider_info {
     bool timed_out;       /* it did not answer Start or Stop in time */
 } tracec_recorder_provider_info;
 
-size_t tracec_recorder_provider_count(const tracec_recorder *r);
-bool tracec_recorder_provider(const tracec_recorder *r, size_t i, tracec_recorder_provider_info *out);
+size_t tracec_recorder_provider_count(const tracec_recorder *r) TRACEC_I_WARN_UNUSED;
+bool tracec_recorder_provider(const tracec_recorder *r, size_t i,
+                              tracec_recorder_provider_info *out) TRACEC_I_WARN_UNUSED;
 
 /*
  * Stops if needed, writes a summary packet per provider and a trace_stats
@@ -106,7 +108,7 @@ tracec_status_t tracec_recorder_close(tracec_recorder *r);
  * for its providers and prints them to `out`, one per line.  IO_ERROR when
  * there is none.
  */
-tracec_status_t tracec_recorder_list(const char *socket_path, FILE *out);
+tracec_status_t tracec_recorder_list(const char *socket_path, FILE *out) TRACEC_I_WARN_UNUSED;
 
 /*
  * The reader of a provider's records (fuzzed): appends each whole record
@@ -117,7 +119,7 @@ tracec_status_t tracec_recorder_list(const char *socket_path, FILE *out);
  * records before it are appended), or any status of the trace file.
  */
 tracec_status_t tracec_recorder_read_records(const void *data, size_t size, tracec_trace_file *out, uint32_t seq,
-                                             int32_t pid, uint64_t *packets, size_t *bad_offset);
+                                             int32_t pid, uint64_t *packets, size_t *bad_offset) TRACEC_I_WARN_UNUSED;
 
 #ifdef __cplusplus
 }
