@@ -415,3 +415,30 @@ Test(trace_file, append_raw_counts_its_packets) {
     cr_assert_eq(tracec_trace_file_packets(f), 200001u);
     cr_assert_eq(tracec_trace_file_close(f), TRACEC_STATUS_SUCCESS);
 }
+
+/* tracec_writer_begin_packet/end_packet: the framing every sink uses (Trace.packet = 1 around the packet). */
+Test(writer, packet_framing_is_trace_field_1) {
+    uint8_t buf[64];
+    tracec_writer w;
+    tracec_msg packet, other;
+    tracec_writer_init_array(&w, buf, sizeof buf);
+    tracec_writer_begin_packet(&w, &packet);
+    tracec_msg_put_varint(&packet, TRACEC_TAG(8, TRACEC_WIRE_VARINT), 5); /* timestamp = 5 */
+    cr_assert_eq(tracec_writer_end_packet(&w, &packet), TRACEC_STATUS_SUCCESS);
+#ifdef TRACEC_FIXED_NESTED_LENGTHS
+    static const uint8_t want[] = {0x0a, 0x82, 0x80, 0x80, 0x00, 0x40, 0x05};
+#else
+    static const uint8_t want[] = {0x0a, 0x02, 0x40, 0x05};
+#endif
+    cr_assert_eq(tracec_writer_size(&w), sizeof want);
+    cr_assert_arr_eq(buf, want, sizeof want);
+    /* A packet begun on another writer is refused, and the error sticks. */
+    tracec_writer w2;
+    uint8_t buf2[64];
+    tracec_writer_init_array(&w2, buf2, sizeof buf2);
+    tracec_writer_begin_packet(&w2, &other);
+    tracec_writer_init_array(&w, buf, sizeof buf);
+    tracec_writer_begin_packet(&w, &packet);
+    cr_assert_eq(tracec_writer_end_packet(&w, &other), TRACEC_STATUS_INVALID_ARGUMENT);
+    cr_assert_eq(w.status, TRACEC_STATUS_INVALID_ARGUMENT);
+}

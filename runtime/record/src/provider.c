@@ -221,14 +221,11 @@ bool tracec_provider_category_enabled(tracec_provider *p, const char *category) 
    is a real address (the small-reserve check computes end - n). */
 static void dead_writer(tracec_writer *w, tracec_msg *packet) {
     static __thread uint8_t nowhere[16];
-    tracec_msg root;
     w->base = w->ptr = w->end = nowhere;
     w->grow = NULL;
     w->sink = NULL;
     w->status = TRACEC_STATUS_CLOSED;
-    w->top = TRACEC_I_ROOT;
-    tracec_writer_begin_root(w, &root);
-    tracec_msg_begin_nested(&root, TRACEC_TAG(1, TRACEC_WIRE_LEN), packet);
+    tracec_writer_begin_packet(w, packet);
 }
 
 /*
@@ -308,35 +305,19 @@ static bool shm_grow(tracec_writer *w, size_t need) {
 /* Starts a packet at the active half's fill (lock held, tracing on). */
 static void half_begin(tracec_provider *p, tracec_writer *w, tracec_msg *packet) {
     uint8_t *hb = p->data + (size_t)p->active * p->half_size;
-    tracec_msg root;
     w->base = hb + p->fill[p->active];
     w->ptr = w->base;
     w->end = hb + p->half_size;
     w->grow = shm_grow;
     w->sink = p;
     w->status = TRACEC_STATUS_SUCCESS;
-    w->top = TRACEC_I_ROOT;
     __atomic_add_fetch(&p->produced, 1u, __ATOMIC_RELAXED);
-    tracec_writer_begin_root(w, &root);
-    tracec_msg_begin_nested(&root, TRACEC_TAG(1, TRACEC_WIRE_LEN), packet);
-}
-
-/* Closes the record begun at w->base; its status (lock held). */
-static tracec_status_t end_record(tracec_writer *w, tracec_msg *packet) {
-    tracec_msg root;
-    root.w = w;
-    root.size_off = TRACEC_I_ROOT;
-    root.parent = TRACEC_I_ROOT;
-    if (packet->w != w)
-        tracec_writer_fail(w, TRACEC_STATUS_INVALID_ARGUMENT);
-    else
-        tracec_msg_end_nested(&root, packet);
-    return tracec_writer_end_root(w, &root);
+    tracec_writer_begin_packet(w, packet);
 }
 
 /* Finishes a packet of half_begin: publishes it or counts it dropped (lock held, kept). */
 static tracec_status_t half_end(tracec_provider *p, tracec_writer *w, tracec_msg *packet) {
-    tracec_status_t st = end_record(w, packet);
+    tracec_status_t st = tracec_writer_end_packet(w, packet);
     uint32_t a = p->active;
     if (st == TRACEC_STATUS_SUCCESS) {
         p->fill[a] = (uint32_t)(w->ptr - (p->data + (size_t)a * p->half_size));
@@ -371,7 +352,7 @@ static tracec_status_t put_descriptor(tracec_provider *p, descriptor_fn fn, cons
         tracec_writer_begin_root(&w, &root);
         tracec_msg_begin_nested(&root, TRACEC_TAG(1, TRACEC_WIRE_LEN), &pkt.msg);
         fn(p, &pkt, arg);
-        if (end_record(&w, &pkt.msg) == TRACEC_STATUS_SUCCESS) {
+        if (tracec_writer_end_packet(&w, &pkt.msg) == TRACEC_STATUS_SUCCESS) {
             p->dfill = (uint32_t)(w.ptr - db);
             __atomic_add_fetch(&p->produced, 1u, __ATOMIC_RELAXED);
             __atomic_add_fetch(&p->hdr->durable.packets, 1u, __ATOMIC_RELAXED);

@@ -301,7 +301,6 @@ static inline TRACEC_I_ALWAYS_INLINE int tracec_i_buffer_never_durable(const tra
  */
 static inline void tracec_buffer_begin_packet(tracec_buffer_writer *bw, tracec_writer *w,
                                               uint32_t category, uint32_t kind, tracec_msg *packet) {
-    tracec_msg root;
     tracec_i_wstate *ws = bw->i_ws;
     if (TRACEC_I_LIKELY(ws->gen == bw->i_gen && ws->in_packet == 0 && ws->body_size - ws->used >= ws->reserve &&
                         tracec_i_buffer_never_durable(ws, category, kind))) {
@@ -329,9 +328,7 @@ static inline void tracec_buffer_begin_packet(tracec_buffer_writer *bw, tracec_w
     w->sink = bw->w.sink;
     w->status = bw->w.status;
 opened:
-    w->top = TRACEC_I_ROOT;
-    tracec_writer_begin_root(w, &root);
-    tracec_msg_begin_nested(&root, TRACEC_TAG(1, TRACEC_WIRE_LEN), packet);
+    tracec_writer_begin_packet(w, packet);
 }
 
 /*
@@ -351,7 +348,6 @@ opened:
  */
 static inline tracec_status_t tracec_buffer_end_packet(tracec_buffer_writer *bw, tracec_writer *w,
                                                        tracec_msg *packet) {
-    tracec_msg root;
     tracec_status_t st;
     tracec_i_wstate *ws;
     if (bw == NULL || w == NULL || packet == NULL) return TRACEC_STATUS_INVALID_ARGUMENT;
@@ -359,11 +355,7 @@ static inline tracec_status_t tracec_buffer_end_packet(tracec_buffer_writer *bw,
     ws = bw->i_ws;
     /* The packet open in the writer's chunk, ended through its own window. */
     if (TRACEC_I_LIKELY(ws->in_packet == 1 && w->base == ws->body + ws->used)) {
-        root.w = w;
-        root.size_off = TRACEC_I_ROOT;
-        root.parent = TRACEC_I_ROOT;
-        tracec_msg_end_nested(&root, packet);
-        st = tracec_writer_end_root(w, &root);
+        st = tracec_writer_end_packet(w, packet);
         if (TRACEC_I_LIKELY(st == TRACEC_STATUS_SUCCESS)) {
             /* The record header, back-filled. */
             tracec_i_blk rec;

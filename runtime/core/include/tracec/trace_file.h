@@ -66,16 +66,13 @@ static inline void tracec_trace_file_begin_packet(tracec_trace_file *f, tracec_w
                                                   tracec_msg *packet) {
     uint8_t *end;
     uint8_t *p = tracec_i_trace_file_window(f, &end);
-    tracec_msg root;
     w->base = p;
     w->ptr = p;
     w->end = end;
     w->grow = tracec_i_trace_file_grow;
     w->sink = f;
     w->status = p ? TRACEC_STATUS_SUCCESS : TRACEC_STATUS_CLOSED;
-    w->top = TRACEC_I_ROOT;
-    tracec_writer_begin_root(w, &root);
-    tracec_msg_begin_nested(&root, TRACEC_TAG(1, TRACEC_WIRE_LEN), packet);
+    tracec_writer_begin_packet(w, packet);
 }
 
 /*
@@ -85,15 +82,7 @@ static inline void tracec_trace_file_begin_packet(tracec_trace_file *f, tracec_w
  */
 static inline tracec_status_t tracec_trace_file_end_packet(tracec_trace_file *f, tracec_writer *w,
                                                           tracec_msg *packet) {
-    tracec_msg root;
-    root.w = w;
-    root.size_off = TRACEC_I_ROOT;
-    root.parent = TRACEC_I_ROOT;
-    if (packet->w != w)
-        tracec_writer_fail(w, TRACEC_STATUS_INVALID_ARGUMENT);
-    else
-        tracec_msg_end_nested(&root, packet);
-    return tracec_i_trace_file_commit(f, w->base, w->ptr, tracec_writer_end_root(w, &root));
+    return tracec_i_trace_file_commit(f, w->base, w->ptr, tracec_writer_end_packet(w, packet));
 }
 
 /*

@@ -432,6 +432,32 @@ static inline TRACEC_I_ALWAYS_INLINE void tracec_msg_end_nested(tracec_msg *pare
     w->top = child->parent;
 }
 
+/*
+ * A TracePacket as every sink frames it: field 1 (Trace.packet) of a root
+ * that starts at w->base, so what a sink keeps is a valid Trace.  begin
+ * starts the root and the packet (w's window set up by the sink); end closes
+ * both and returns w's status (INVALID_ARGUMENT when `packet` was not begun
+ * on `w`).  The trace file, the buffers and the record provider use them.
+ */
+static inline void tracec_writer_begin_packet(tracec_writer *w, tracec_msg *packet) {
+    tracec_msg root;
+    w->top = TRACEC_I_ROOT;
+    tracec_writer_begin_root(w, &root);
+    tracec_msg_begin_nested(&root, TRACEC_TAG(1, TRACEC_WIRE_LEN), packet);
+}
+
+static inline tracec_status_t tracec_writer_end_packet(tracec_writer *w, tracec_msg *packet) {
+    tracec_msg root;
+    root.w = w;
+    root.size_off = TRACEC_I_ROOT;
+    root.parent = TRACEC_I_ROOT;
+    if (packet->w != w)
+        tracec_writer_fail(w, TRACEC_STATUS_INVALID_ARGUMENT);
+    else
+        tracec_msg_end_nested(&root, packet);
+    return tracec_writer_end_root(w, &root);
+}
+
 /* Opens `child` as group field `num` of `parent` (start-group tag now, end-group tag at the end). */
 static inline void tracec_msg_begin_group(tracec_msg *parent, uint32_t num, tracec_msg *child) {
     tracec_writer *w = parent->w;
