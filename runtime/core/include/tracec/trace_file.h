@@ -82,7 +82,8 @@ static inline void tracec_trace_file_begin_packet(tracec_trace_file *f, tracec_w
  */
 static inline tracec_status_t tracec_trace_file_end_packet(tracec_trace_file *f, tracec_writer *w,
                                                           tracec_msg *packet) {
-    return tracec_i_trace_file_commit(f, w->base, w->ptr, tracec_writer_end_packet(w, packet));
+    tracec_status_t st = tracec_writer_end_packet(w, packet); /* first: widening a length moves ptr */
+    return tracec_i_trace_file_commit(f, w->base, w->ptr, st);
 }
 
 /*
