@@ -278,10 +278,12 @@ void tc_gen_enum(tc_ctx *ctx, tc_printer *p, const tc_type *t);
 void tc_gen_struct(tc_ctx *ctx, tc_printer *p, const tc_type *t);
 void tc_gen_message_functions(tc_ctx *ctx, tc_printer *p, const tc_type *t);
 /*
- * Emits the field-number constant and setters of `f` for writer type
- * `writer_c` whose tracec_msg is reached as `msg_expr` from `m`
- * ("&m->msg", "&m->base.msg").  `prefix` is inserted before the field name
- * in function names (file-scope extensions use the package).
+ * Emits the setters of `f` (of `file`) for writer type `writer_c`, named
+ * `<writer_c>_set_<field_ident>` etc.; the generated functions take the
+ * writer as `m` and reach its tracec_msg as `msg_expr` ("&m->msg",
+ * "&m->base.msg").  `field_ident` is the setters' name part
+ * (tc_type.field_ident / base_ident / ext_ident, tc_scoped_ident).
+ * `constant`: also emit `<writer_c>_<field_ident>_field_number`.
  */
 void tc_gen_field(tc_ctx *ctx, tc_printer *p, const tc_file_proto *file, const char *writer_c,
                   const char *msg_expr, const tc_field_proto *f, const char *field_ident,

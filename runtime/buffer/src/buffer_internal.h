@@ -133,8 +133,8 @@ typedef struct tracec_i_buffer {
     _Atomic uint64_t epoch;
 } tracec_i_buffer;
 
-/* A tracec_buffer_writer's state, tracec_i_wstate, is in tracec/buffer.h
-   (the inline begin/end use it). */
+/* A tracec_buffer_writer's state, tracec_i_wstate, is in tracec/abi/buffer_abi.h
+   (the inline begin/end of tracec/buffer.h use it). */
 
 typedef struct tracec_i_thread {
     uint64_t handle;

@@ -1,6 +1,6 @@
 /*
- * writer.c - the out-of-line half of the writer core: the slow path, the
- * array sink, root messages and packed repeated fields.
+ * writer.c - the out-of-line half of the writer core (tracec/writer.h): the
+ * slow path, the widening of a nested length, and packed repeated fields.
  */
 #include "tracec/writer.h"
 

@@ -11,7 +11,9 @@
  *   | header          | half 0 (H bytes)    | half 1 (H bytes)    | durable (D bytes) |
  *
  *   A half holds whole Trace.packet records, back to back from its start:
- *   0x0A, a 4-byte redundant varint length, the TracePacket.  `fill` is the
+ *   0x0A, the TracePacket's varint length, the TracePacket (the length is
+ *   minimal, or 4 redundant bytes with TRACEC_FIXED_NESTED_LENGTHS; the
+ *   recorder accepts any varint).  `fill` is the
  *   byte count of the records the provider has finished (release store
  *   after the record is complete).  ONESHOT uses half 0 only (H is then the
  *   whole buffer).  The durable area holds the records that describe the
@@ -94,7 +96,7 @@ typedef struct tracec_i_msg {
 
 #define TRACEC_I_MSG_FIXED (sizeof(uint32_t) * 2 + sizeof(uint64_t) * 2)
 
-/* Fifo packets (SOCK_SEQPACKET socketpair), the seed's fifo. */
+/* Fifo packets (a SOCK_SEQPACKET socketpair, where Fuchsia has a zx fifo). */
 enum {
     TRACEC_I_FIFO_STARTED = 1,
     TRACEC_I_FIFO_STOPPED = 2,

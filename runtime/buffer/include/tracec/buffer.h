@@ -13,10 +13,9 @@
  *     tracec_stop_context(ctx);
  *
  * Sizes and watermarks count payload bytes: a record is charged its payload
- * size rounded up to 8 (payloads are 8-byte aligned), so the seed's example
- * holds exactly: a 4096-byte buffer with a 48-byte watermark takes six
- * 8-byte records before its callback runs, and every 64-byte record triggers
- * a delivery.  TracePackets written through a tracec_buffer_writer are
+ * size rounded up to 8 (payloads are 8-byte aligned).  For example, a
+ * 4096-byte buffer with a 48-byte watermark takes six 8-byte records before
+ * its callback runs, and every 64-byte record triggers a delivery.  TracePackets written through a tracec_buffer_writer are
  * charged by the chunk (see docs/buffers.md).
  *
  * Mode and policy:

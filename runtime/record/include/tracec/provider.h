@@ -17,8 +17,9 @@
  * socket ($TRACEC_RECORDER_SOCKET, else /tmp/tracec-UID/recorder.sock),
  * retrying every 50 ms while there is none, and answers the recorder:
  * Initialize maps the shared buffer the recorder sends, Start/Stop/Terminate
- * follow the seed's rules.  When the recorder goes away the thread stops
- * tracing, discards what was not saved, and waits for the next recorder.
+ * follow the provider rules of docs/record.md.  When the recorder goes away
+ * the thread stops tracing, discards what was not saved, and waits for the
+ * next recorder.
  *
  * Packets are written straight into the shared buffer with the generated
  * writers (tracec_provider_begin_packet / end_packet); nothing is copied in

@@ -45,7 +45,7 @@ typedef struct tracec_recorder_config {
     int timeout_ms;                /* how long a provider may take to answer Start/Stop; 0 = 2000 */
     FILE *log;                     /* messages about providers (NULL: stderr) */
     int wait_ms;                   /* STREAMING: a provider whose other half is not saved yet waits up to
-                                      this long before dropping (0, the seed's rule: drops at once; max 10000) */
+                                      this long before dropping (0: drops at once; max 10000) */
 } tracec_recorder_config;
 
 #define TRACEC_RECORDER_CONFIG_INIT {NULL, NULL, TRACEC_BUFFERING_MODE_STREAMING, 0, NULL, 0, NULL, 0}
