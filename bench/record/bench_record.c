@@ -8,7 +8,7 @@
  *
  * Time: from the first provider's first packet to the trace closed on disk
  * (in-process: first packet to the buffer stopped and the file closed).
- * STREAMING in the recorder drops when it falls behind (the seed's rule):
+ * STREAMING in the recorder drops when it falls behind (wait_ms 0):
  * `dropped` says how many, and MB/s counts delivered bytes only.
  *
  * "recorder-wait" runs the providers with wait_ms 2000 (a writer waits for

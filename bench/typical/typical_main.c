@@ -25,7 +25,7 @@
  * decode check always covers all eight.  tracec-len4 and direct-len4 (JSON
  * bench typical_packet_len4) are tracec built with
  * TRACEC_FIXED_NESTED_LENGTHS and its hand-written floor: the packet with
- * 4-byte nested lengths, as written before issue 12, timed in the same run.
+ * 4-byte nested lengths (the TRACEC_FIXED_NESTED_LENGTHS form), timed in the same run.
  *
  * Timing: R rounds (default 15); in each round every implementation runs
  * its own loop of N packets (default: calibrated to ~40 ms per loop), in
@@ -468,7 +468,7 @@ int main(int argc, char **argv) {
            "(JSON bench typical_packet_flat_peers))\n");
     double floor_ratio = ratio(tc, dir, runs);
     if (!tc->off && !dir->off)
-        printf("target: tracec within 1.10x of the direct floor (issue 12; earlier 1.5x, goal 1.3x): "
+        printf("target: tracec within 1.10x of the direct floor: "
                "%.2fx  %s\n",
                floor_ratio, target_word(floor_ratio <= 1.10));
     /* Bytes: libprotobuf's serialization is the canonical size (minimal lengths). */

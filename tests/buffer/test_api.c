@@ -1,7 +1,7 @@
 /*
  * test_api.c - the API contract: bad calls return documented
- * statuses, limits, page rounding, the seed's worked examples (watermark,
- * policies), the kind registry and service configuration, lifecycle and
+ * statuses, limits, page rounding, worked examples of the watermark and
+ * the policies, the kind registry and service configuration, lifecycle and
  * categories.
  */
 #include "buffer_util.h"
@@ -109,9 +109,9 @@ Test(buffer_api, emit_before_start_and_after_stop_is_closed, .timeout = 30) {
     test_end();
 }
 
-/* The seed: "a buffer of 4096 bytes with a watermark of 48 bytes takes six
-   8-byte records before the callback; every 64-byte record triggers a flush". */
-Test(buffer_api, seed_watermark_example, .timeout = 30) {
+/* tracec/buffer.h's example: a buffer of 4096 bytes with a watermark of 48 bytes takes six
+   8-byte records before the callback; every 64-byte record triggers a flush. */
+Test(buffer_api, watermark_example, .timeout = 30) {
     tracec_context_id_t ctx;
     collector c;
     tracec_buffer_id_t b = collected_buffer(&ctx, &c, 4096, 48, TRACEC_BUFFER_POLICY_LOSSLESS);
@@ -152,9 +152,9 @@ Test(buffer_api, watermark_bounds, .timeout = 30) {
     test_end();
 }
 
-/* Sizes are rounded up to the page; the seed's DISCARD example: a record
+/* Sizes are rounded up to the page; DISCARD: a record
    larger than the free space is dropped until a flush, smaller ones fit. */
-Test(buffer_api, seed_policy_example_discard, .timeout = 30) {
+Test(buffer_api, policy_example_discard, .timeout = 30) {
     tracec_context_id_t ctx = started_context();
     tracec_callback_thread_t thr;
     OK(tracec_create_callback_thread(&thr));
@@ -190,7 +190,7 @@ Test(buffer_api, seed_policy_example_discard, .timeout = 30) {
     test_end();
 }
 
-/* The seed's LOSSLESS example: a record that does not fit swaps halves; with
+/* LOSSLESS: a record that does not fit swaps halves; with
    both halves full the producer waits until the first is delivered. */
 typedef struct waiter_arg {
     tracec_buffer_id_t b;
@@ -206,7 +206,7 @@ static void *emit_one(void *p) {
     return NULL;
 }
 
-Test(buffer_api, seed_policy_example_lossless, .timeout = 30) {
+Test(buffer_api, policy_example_lossless, .timeout = 30) {
     tracec_context_id_t ctx = started_context();
     tracec_callback_thread_t thr;
     OK(tracec_create_callback_thread(&thr));

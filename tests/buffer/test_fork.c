@@ -157,7 +157,7 @@ static void run_exit_helper(const char *mode, char *out, size_t cap) {
     cr_assert_eq(st, 0, "helper %s: status %d, output:\n%s", mode, st, out);
 }
 
-/* exit() with a packet open (issue 10, item 2): the flush before it says WOULD_DEADLOCK, exit finishes,
+/* exit() with a packet open: the flush before it says WOULD_DEADLOCK, exit finishes,
    everything committed is delivered and the open packet is counted in `refused`. */
 static void exit_with_packet_open(const char *mode) {
     char out[1024];

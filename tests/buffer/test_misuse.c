@@ -1,6 +1,6 @@
 /*
  * test_misuse.c - mistakes real programs make with the buffer
- * runtime (issue 10): each one is a clear status, a counted drop or a
+ * runtime: each one is a clear status, a counted drop or a
  * documented automatic behaviour, never a crash, a hang or a packet lost
  * uncounted.  docs/buffers.md, "Misuse", lists them with these tests.
  * Runs under ASan+UBSan and TSan like the other buffer tests.

@@ -455,7 +455,7 @@ Test(cli, same_number_twice_is_reported_once) {
     tt_buf_free(&err);
     /* Swapped: the other name wins, and says so. */
     cr_assert_eq(run("decode ba.pftrace", NULL, 0, &out, &err), 0, "%s", err.data);
-    /* int64 other_name does not read a string: an unknown field, no longer shown as kernel_name. */
+    /* int64 other_name does not read a string: an unknown field, not shown as kernel_name. */
     cr_assert(strstr(out.data, "track_event {\n    5000: \"k\"\n"), "%s", out.data);
     cr_assert(strstr(err.data, "; othertrace.other_name is used\n"), "%s", err.data);
     cr_assert_eq(count_of(err.data, "warning"), 1, "%s", err.data);
@@ -539,7 +539,8 @@ static void deep_trace(tt_buf *b, int depth) {
     }
 }
 
-/* Issue 11: --max-depth 30010 on 30000 nested dict_entries crashed decode and args (exit 139). */
+/* A --max-depth above 1000 is refused (exit 2), so 30000 nested dict_entries cannot overflow decode's or args'
+   stack; at the cap, a clean error. */
 Test(cli, max_depth_is_capped_for_the_decoders) {
     tt_buf deep = {0};
     deep_trace(&deep, 30000);
@@ -584,7 +585,7 @@ static bool valid_utf8(const unsigned char *s, size_t n) {
     return true;
 }
 
-/* Issue 11: the quoted source line of an error echoed raw invalid UTF-8 bytes. */
+/* The quoted source line of an error escapes invalid UTF-8 bytes instead of echoing them raw. */
 Test(cli, encode_error_escapes_invalid_utf8_in_the_quoted_line) {
     static const char bad[] = "packet { track_event { name: \"a\xc3\" } }";
     tt_buf err = {0};
@@ -623,11 +624,11 @@ static char *conflict_text(const char *file, const char *fields) {
     "TYPE_STRING extendee: \".perfetto.protos.TrackEvent\" }"
 
 /*
- * Issue 11: two sets defining different extensions at one number.  The
- * expected text's string (one NUL byte, which does not parse as t.Req) used
- * to fail diff with exit 3, blaming the text with a byte offset; and decode
- * or args of two such traces concatenated failed the same way.  Now the
- * field is shown as unknown under the winner (t.m_req), with one warning.
+ * Two sets defining different extensions at one number.  The expected
+ * text's string (one NUL byte, which does not parse as t.Req) does not
+ * fail diff, decode or args of two such traces concatenated (no exit 3
+ * blaming the text with a byte offset): the field is shown as unknown
+ * under the winner (t.m_req), with one warning.
  */
 Test(cli, conflicting_extensions_diff_decode_and_args) {
     const char *actual = conflict_text(CONFLICT_T_FILE, "[t.m_req] { url: \"u\" }");
@@ -681,7 +682,7 @@ Test(cli, conflicting_extensions_diff_decode_and_args) {
 }
 
 #ifdef TRACEC_EXAMPLE
-/* Issue 11: README's `tracec args` sample is the whole output for the example's trace, not a cut. */
+/* README's `tracec args` sample is the whole output for the example's trace, not a cut. */
 Test(cli, readme_args_sample_is_the_whole_output) {
     tt_buf readme = {0}, out = {0}, err = {0};
     cr_assert(tt_read_file(TRACEC_SOURCE_DIR "/README.md", &readme));

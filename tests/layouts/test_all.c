@@ -1,6 +1,6 @@
 /*
  * test_all.c - protoc-gen-tracec on each layout users keep Perfetto's
- * schema in (issue 9), end to end.  The trees are small copies under
+ * schema in, end to end.  The trees are small copies under
  * tests/layouts/ with Perfetto's paths, names and field numbers:
  *
  *   builtin/        (a) a user's file on our built-in schema (-I protos,

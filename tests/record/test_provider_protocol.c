@@ -1,6 +1,6 @@
 /*
  * test_provider_protocol.c - the provider library against a scripted fake
- * recorder in the test: the seed's rules (a second Initialize before
+ * recorder in the test: the provider rules (a second Initialize before
  * Terminate is ignored, Start while started and Stop while stopped are
  * ignored, several Start/Stop runs with RETAIN keep the buffer, Terminate
  * stops first and then closes the buffer and the fifo), registration
@@ -128,7 +128,7 @@ static int send_initialize(int conn, shm *s, const char *categories) {
 
 TestSuite(provider_protocol, .init = setup, .fini = teardown, .timeout = 30);
 
-Test(provider_protocol, the_seed_rules) {
+Test(provider_protocol, provider_rules) {
     tracec_provider *p;
     cr_assert_eq(tracec_provider_register("proto", &p), TRACEC_STATUS_SUCCESS);
     int conn = accept_provider();

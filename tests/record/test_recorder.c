@@ -1,7 +1,7 @@
 /*
  * test_recorder.c - `tracec record` with real processes: two providers into
  * one trace (checked with python3-protobuf and Perfetto's trace processor),
- * the buffering modes, and the faults of issue 16: a provider killed
+ * the buffering modes, and faults: a provider killed
  * mid-trace, the recorder killed, a provider that never answers, one that
  * scribbles over its buffer, two recorders, a provider registered before
  * the recorder.  Programs: record_provider (this folder) and `tracec`.
@@ -677,7 +677,7 @@ static summary ext_case(const char *file, const char *args, int n, int threads) 
     return s;
 }
 
-/* Issue 16, QA: once a CIRCULAR buffer wraps, the descriptors (process, threads, extensions) are still
+/* Once a CIRCULAR buffer wraps, the descriptors (process, threads, extensions) are still
    there: they live in the shared buffer's durable area, which a wrap never overwrites. */
 Test(record, circular_wrap_keeps_the_descriptors) {
     summary s = ext_case("wrap.pftrace", "--mode circular --buffer-size 64k", 3000, 2);

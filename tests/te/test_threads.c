@@ -139,9 +139,9 @@ Test(te_threads, stop_while_threads_write) {
 }
 
 /*
- * Issue 15: after a drop, Perfetto's reader held the thread's incremental
- * state invalid and silently skipped every later event of that sequence.
- * Four threads write into a small buffer of `mode` until packets are lost;
+ * After a drop, Perfetto's reader holds a sequence's incremental state
+ * invalid until a packet clears it, and silently skips the events it
+ * cannot resolve meanwhile.  Four threads write into a small buffer of `mode` until packets are lost;
  * the trace processor must then show exactly the events the file holds
  * (python3-protobuf counts them): every slice begin and instant as a slice
  * row, every counter value as a counter row, and no stat saying something

@@ -103,10 +103,9 @@ static void write_basic_events(void) {
 }
 
 /*
- * Issue 15: a NULL string used to be written as the text "(null)" (and a
- * NULL JSON value as `null`, which made the trace processor abort): a NULL
- * STRING or JSON value now leaves its annotation out, the rest of the event
- * is written.
+ * A NULL STRING or JSON value leaves its annotation out (not the text
+ * "(null)", nor a JSON `null`, which makes the trace processor abort); the
+ * rest of the event is written.
  */
 Test(track_event, a_null_string_argument_is_a_key_without_a_value) {
     const char *path = te_path("null_string.pftrace");
@@ -272,7 +271,7 @@ Test(track_event, streaming_discard_marks_packets_after_a_drop) {
     cr_assert(d != NULL && atoi(d) > 0, "previous_packet_dropped after drops:\n%s", sum);
     free(d);
     expect_clean_stats(path);
-    d = te_tp_shown_mismatch(path, sum); /* every event after a drop is shown (issue 15) */
+    d = te_tp_shown_mismatch(path, sum); /* every event after a drop is shown */
     cr_assert(d == NULL, "%s", d);
     free(sum);
 }

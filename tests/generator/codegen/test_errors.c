@@ -73,7 +73,7 @@ Test(codegen_errors_protoc, unknown_option) {
     protoc_error(files, "a.proto", "bogus=1", "--tracec_opt: unknown option 'bogus' " KNOWN);
 }
 
-/* Issue 11: name_prefix=a,name_prefix=b used to keep b silently. */
+/* name_prefix=a,name_prefix=b is an error, not b kept silently. */
 Test(codegen_errors_protoc, repeated_option) {
     const char *files[] = {A_PROTO, NULL};
     protoc_error(files, "a.proto", "name_prefix=a_,name_prefix=b_",
@@ -598,7 +598,7 @@ static char *protoc_warnings(const char *gen, const char *text) {
     "protoc-gen-tracec: warning: w.proto: " what " is a packed repeated " type
 #define TP_DROPS ": the trace processor drops every arg of an event that has it (stat track_event_parser_errors); use [packed = false]\n"
 
-/* Issue 11: the trace processor drops all args of an event with a packed sint32/sint64/bool extension field. */
+/* A warning: the trace processor drops all args of an event with a packed sint32/sint64/bool extension field. */
 Test(codegen_warnings, packed_zigzag_or_bool_in_track_event_extensions) {
     char *err = protoc_warnings("w.proto",
         "syntax = \"proto2\";\n"
@@ -623,7 +623,7 @@ Test(codegen_warnings, packed_zigzag_or_bool_in_track_event_extensions) {
     free(err);
 }
 
-/* Issue 11: the trace processor refuses a trace that redefines a message of its schema differently. */
+/* A warning: the trace processor refuses a trace that redefines a message of its schema differently. */
 Test(codegen_warnings, perfetto_schema_names_redefined) {
     char *err = protoc_warnings("g.proto",
         "syntax = \"proto2\";\n"
