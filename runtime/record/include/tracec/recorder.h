@@ -38,7 +38,7 @@ typedef struct tracec_recorder tracec_recorder;
 
 typedef struct tracec_recorder_config {
     const char *socket_path;       /* NULL: the well-known /tmp/tracec-UID/recorder.sock */
-    const char *output_path;       /* the trace to write (NULL: in memory, see tracec_recorder_trace) */
+    const char *output_path;       /* the trace to write (NULL: kept in memory, which no call reads, and freed at close) */
     tracec_buffering_mode_t mode;  /* STREAMING (default), ONESHOT, CIRCULAR */
     size_t buffer_size;            /* bytes of each provider's shared buffer; 0 = 1 MiB */
     const char *categories;        /* comma-separated; NULL or "" = all */

@@ -254,7 +254,8 @@ uint64_t tracec_te_thread_misuse(void);
 
 typedef struct tracec_session tracec_session;
 
-/* Receives the trace bytes (whole Trace.packet records) when no path is given; on the callback thread. */
+/* Receives the trace bytes (whole Trace.packet records) when no path is given; on the callback thread.
+   A test appends them to a memory trace with tracec_trace_file_append_raw (docs/testing.md). */
 typedef void (*tracec_session_write_fn)(const void *data, size_t size, void *user);
 
 typedef struct tracec_session_config {
