@@ -260,7 +260,7 @@ static void publish_counters(tracec_provider *p) {
 
 /*
  * The recorder has not saved half `b` yet: wait up to wait_ms for it (0:
- * the seed's rule, drop at once).  Gives up at once when tracing stops
+ * drop at once).  Gives up at once when tracing stops
  * (Stop and the recorder's death clear `started` before taking the lock
  * this writer holds).
  */
