@@ -70,6 +70,12 @@ static double now_s(void) {
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+static double thread_cpu_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
 static uint64_t boottime_ns(void) {
     struct timespec ts;
     clock_gettime(CLOCK_BOOTTIME, &ts);
@@ -236,14 +242,15 @@ typedef struct impl {
     const char *bench, *name, *symbol;
     void (*loop)(uint64_t);
     int threads, side;
-    double ns[kMaxReps];
+    double ns[kMaxReps];     /* wall time per event, per round */
+    double cpu_ns[kMaxReps]; /* the writing threads' CPU time per event, per round */
     double instructions;    /* callgrind, per event; -1: not measured */
     double bytes_per_event; /* -1: not measured */
     long long trace_events; /* events the trace processor found; -1: not checked */
     int trace_ok;           /* 1 checked and right, 0 wrong, -1 not checked */
 } impl;
 
-#define ROW(bench, name, loop, threads, side) {bench, name, #loop, loop, threads, side, {0}, -1, -1, -1, -1}
+#define ROW(bench, name, loop, threads, side) {bench, name, #loop, loop, threads, side, {0}, {0}, -1, -1, -1, -1}
 static impl g_impls[] = {
     ROW("te_disabled", "tracec-te", bench_te_loop_disabled, 1, SIDE_TRACEC),
 #ifdef BENCH_TE_SDK
@@ -313,30 +320,39 @@ static void setup(int big) {
 typedef struct run_arg {
     void (*loop)(uint64_t);
     uint64_t n;
+    double cpu_s;
 } run_arg;
 
 static void *run_thread(void *p) {
     run_arg *a = (run_arg *)p;
+    double c0 = thread_cpu_s();
     a->loop(a->n);
+    a->cpu_s = thread_cpu_s() - c0;
     return NULL;
 }
 
-/* Runs `ops` events of the row: on its own, or split over 2 new threads. */
-static void run(const impl *im, uint64_t ops) {
+/* Runs `ops` events of the row: on its own, or split over 2 new threads.  Returns the writing threads' CPU
+ * seconds. */
+static double run(const impl *im, uint64_t ops) {
     if (im->threads == 1) {
+        double c0 = thread_cpu_s();
         im->loop(ops);
-    } else {
-        pthread_t th[2];
-        run_arg a = {im->loop, ops / 2};
-        for (int i = 0; i < 2; i++) pthread_create(&th[i], NULL, run_thread, &a);
-        for (int i = 0; i < 2; i++) pthread_join(th[i], NULL);
+        return thread_cpu_s() - c0;
     }
+    pthread_t th[2];
+    run_arg a[2] = {{im->loop, ops / 2, 0}, {im->loop, ops / 2, 0}};
+    for (int i = 0; i < 2; i++) pthread_create(&th[i], NULL, run_thread, &a[i]);
+    for (int i = 0; i < 2; i++) pthread_join(th[i], NULL);
+    return a[0].cpu_s + a[1].cpu_s;
 }
 
-static double measure(const impl *im, uint64_t ops) {
+/* Round r of the row: wall ns per event, and CPU ns per event (2 threads: both threads' CPU time over all
+ * events, so it adds up the work that the wall time overlaps). */
+static void measure(impl *im, uint64_t ops, int r) {
     double t0 = now_s();
-    run(im, ops);
-    return (now_s() - t0) * 1e9 / (double)ops;
+    double cpu = run(im, ops);
+    im->ns[r] = (now_s() - t0) * 1e9 / (double)ops;
+    im->cpu_ns[r] = cpu * 1e9 / (double)ops;
 }
 
 static int cmp_double(const void *a, const void *b) {
@@ -430,7 +446,7 @@ static int cg_child(const char *symbol, uint64_t n) {
             im->loop(1000);
             im->loop(n - 1000);
         } else {
-            run(im, n);
+            (void)run(im, n);
         }
         return 0;
     }
@@ -448,15 +464,18 @@ static int write_trace(const impl *im, uint64_t ops, trace_mem *t) {
     memset(t, 0, sizeof *t);
     if (im->side == SIDE_TRACEC) {
         if (start_tracec((size_t)1 << 20, keep, t) != 0) return -1;
-        if (ops) run(im, ops);
+        if (ops) (void)run(im, ops);
         tracec_session_stop(g_session);
         g_session = NULL;
         return t->failed ? -1 : 0;
     }
 #ifdef BENCH_TE_SDK
     if (im->side == SIDE_SDK) {
-        if (bench_sdk_start(64 * 1024) != 0) return -1;
-        if (ops) run(im, ops);
+        /* A ring buffer that does not wrap: a wrap overwrites the sequence's interning, and the trace
+         * processor then drops the whole sequence. */
+        uint64_t kb = 64 * 1024 + ops * 64 / 1024;
+        if (bench_sdk_start(kb < UINT32_MAX ? (uint32_t)kb : UINT32_MAX) != 0) return -1;
+        if (ops) (void)run(im, ops);
         return bench_sdk_stop(1, &t->data, &t->size);
     }
 #endif
@@ -572,9 +591,9 @@ int main(int argc, char **argv) {
 
     /* 1. Timed rounds: every row in turn, in every round. */
     setup(0);
-    for (int i = 0; i < kImpls; i++) run(&g_impls[i], 10000); /* warm-up */
+    for (int i = 0; i < kImpls; i++) (void)run(&g_impls[i], 10000); /* warm-up */
     for (int r = 0; r < reps; r++)
-        for (int i = 0; i < kImpls; i++) g_impls[i].ns[r] = measure(&g_impls[i], ops);
+        for (int i = 0; i < kImpls; i++) measure(&g_impls[i], ops, r);
     tracec_session_stop(g_session);
     g_session = NULL;
 #ifdef BENCH_TE_SDK
@@ -614,16 +633,19 @@ int main(int argc, char **argv) {
 
     /* 4. Tables. */
     const impl *floor = &g_impls[kImpls - 1];
-    printf("%-12s %-13s %7s %9s %9s %9s %13s %9s %11s %10s %10s\n", "bench", "impl", "threads", "median", "min",
-           "max", "instructions", "bytes/ev", "trace", "x raw", "x floor");
+    printf("ns: wall time per event over %d rounds (median, min, max); cpu: the writing threads' CPU time per event "
+           "(median)\n",
+           reps);
+    printf("%-12s %-13s %7s %9s %9s %9s %9s %13s %9s %11s %10s %10s\n", "bench", "impl", "threads", "median", "min",
+           "max", "cpu", "instructions", "bytes/ev", "trace", "x raw", "x floor");
     for (int i = 0; i < kImpls; i++) {
         impl *im = &g_impls[i];
         const impl *raw = find(im->bench, "raw-writers", im->threads);
         char tr[32] = "-";
         if (im->trace_ok >= 0) snprintf(tr, sizeof tr, "%s %lld", im->trace_ok ? "ok" : "WRONG", im->trace_events);
-        printf("%-12s %-13s %7d %9.2f %9.2f %9.2f %13.1f %9.2f %11s", im->bench, im->name, im->threads,
-               median(im->ns, reps), lowest(im->ns, reps), highest(im->ns, reps), im->instructions,
-               im->bytes_per_event, tr);
+        printf("%-12s %-13s %7d %9.2f %9.2f %9.2f %9.2f %13.1f %9.2f %11s", im->bench, im->name, im->threads,
+               median(im->ns, reps), lowest(im->ns, reps), highest(im->ns, reps), median(im->cpu_ns, reps),
+               im->instructions, im->bytes_per_event, tr);
         if (raw && raw != im)
             printf(" %9.2fx", ratio(im, raw, reps, NULL, NULL));
         else
@@ -644,19 +666,20 @@ int main(int argc, char **argv) {
     printf("\nside by side with Perfetto's C SDK (ns: median of %d rounds (min-max); SDK/tracec: median of the "
            "per-round ratios (min-max))\n",
            reps);
-    printf("%-36s %26s %26s %20s %18s %8s %14s\n", "case", "tracec ns", "SDK ns", "SDK/tracec time",
-           "instr tracec/SDK", "ratio", "bytes/ev t/SDK");
+    printf("%-36s %26s %26s %20s %16s %18s %8s %14s\n", "case", "tracec ns", "SDK ns", "SDK/tracec time",
+           "cpu ns t/SDK", "instr tracec/SDK", "ratio", "bytes/ev t/SDK");
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         const impl *t = find(cases[c].bench, "tracec-te", cases[c].threads);
         const impl *s = find(cases[c].bench, "perfetto-sdk", cases[c].threads);
         double lo, hi, r = ratio(s, t, reps, &lo, &hi);
-        char b[64], ib[48], bb[48];
+        char b[64], ib[48], bb[48], cb[48];
         printf("%-36s", cases[c].label);
         print_ns(t, reps);
         print_ns(s, reps);
         snprintf(b, sizeof b, "%.2fx (%.2f-%.2f)", r, lo, hi);
         snprintf(ib, sizeof ib, "%.0f / %.0f", t->instructions, s->instructions);
-        printf(" %20s %18s %7.2fx", b, ib, t->instructions > 0 ? s->instructions / t->instructions : 0.0);
+        snprintf(cb, sizeof cb, "%.1f / %.1f", median(t->cpu_ns, reps), median(s->cpu_ns, reps));
+        printf(" %20s %16s %18s %7.2fx", b, cb, ib, t->instructions > 0 ? s->instructions / t->instructions : 0.0);
         if (strcmp(cases[c].bench, "te_disabled") == 0)
             snprintf(bb, sizeof bb, "-");
         else
@@ -687,11 +710,11 @@ int main(int argc, char **argv) {
             impl *im = &g_impls[i];
             fprintf(jf,
                     "{\"bench\": \"%s\", \"impl\": \"%s\", \"threads\": %d, \"ns_per_op\": %.3f, \"ns_median\": "
-                    "%.3f, \"ns_max\": %.3f, \"runs\": %d",
+                    "%.3f, \"ns_max\": %.3f, \"cpu_ns_median\": %.3f, \"runs\": %d",
                     im->bench, im->name, im->threads, lowest(im->ns, reps), median(im->ns, reps),
-                    highest(im->ns, reps), reps);
+                    highest(im->ns, reps), median(im->cpu_ns, reps), reps);
             if (im->instructions >= 0) fprintf(jf, ", \"instructions\": %.1f", im->instructions);
-            if (im->bytes_per_event >= 0 && im->side != SIDE_RAW)
+            if (im->side == SIDE_TRACEC || im->side == SIDE_SDK)
                 fprintf(jf, ", \"bytes_per_event\": %.2f", im->bytes_per_event);
             if (im->trace_ok >= 0)
                 fprintf(jf, ", \"trace_events\": %lld, \"trace_ok\": %s", im->trace_events,
