@@ -569,6 +569,7 @@ static int verify(impl *im, uint64_t ops, size_t empty_bytes, int have_tp) {
     return im->trace_ok ? 0 : -1;
 }
 
+#ifdef BENCH_TE_SDK
 static void print_ns(const impl *im, int reps) {
     if (!im) {
         printf(" %26s", "");
@@ -578,6 +579,7 @@ static void print_ns(const impl *im, int reps) {
     snprintf(b, sizeof b, "%.2f (%.2f-%.2f)", median(im->ns, reps), lowest(im->ns, reps), highest(im->ns, reps));
     printf(" %26s", b);
 }
+#endif
 
 int main(int argc, char **argv) {
     uint64_t ops = 2000000, verify_ops = 200000;
