@@ -82,8 +82,22 @@ static uint64_t boottime_ns(void) {
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static void discard(const void *data, size_t size, void *user) {
-    (void)data, (void)size, (void)user;
+/* The timed session's output: copied into a 64 MiB ring in memory, as the SDK's service copies its chunks
+ * into its ring buffer, so that both sides' background threads do the same kind of work. */
+typedef struct ring {
+    uint8_t *data;
+    size_t size, pos;
+} ring;
+
+static void to_ring(const void *data, size_t size, void *user) {
+    ring *r = (ring *)user;
+    const uint8_t *p = (const uint8_t *)data;
+    while (size) {
+        size_t n = r->size - r->pos < size ? r->size - r->pos : size;
+        memcpy(r->data + r->pos, p, n);
+        r->pos = (r->pos + n) % r->size;
+        p += n, size -= n;
+    }
 }
 
 /* A trace read back into memory (the verification sessions). */
@@ -298,7 +312,10 @@ static int start_tracec(size_t size, tracec_session_write_fn write, void *data) 
 static void setup(int big) {
     size_t size = big ? (size_t)64 << 20 : (size_t)1 << 20;
     tracec_context_id_t ctx;
-    if (start_tracec(size, discard, NULL) != 0) {
+    static ring out;
+    out.size = (size_t)64 << 20;
+    out.data = (uint8_t *)malloc(out.size);
+    if (!out.data || start_tracec(size, to_ring, &out) != 0) {
         fprintf(stderr, "bench_te: cannot start a session\n");
         exit(1);
     }
@@ -697,9 +714,10 @@ int main(int argc, char **argv) {
                ti->instructions, ti->instructions > 0 && ti->instructions <= 430 ? "(met)" : "(NOT met)",
                ts->instructions, ts->instructions > 0 && ts->instructions <= 260 ? "(met)" : "(NOT met)",
                ty->instructions, ty->instructions > 0 && ty->instructions <= 395 ? "(met)" : "(NOT met)");
-        printf("targets: instant >= 5x faster than the SDK (median of rounds): %.2fx %s; instant bytes <= 0.9x the "
-               "SDK's: %.2fx %s\n",
-               r, r >= 5 ? "(met)" : "(NOT met)", ti->bytes_per_event / si->bytes_per_event,
+        printf("targets: instant >= 5x faster than the SDK (wall, median of rounds): %.2fx %s (CPU time: %.2fx); "
+               "instant bytes <= 0.9x the SDK's: %.2fx %s\n",
+               r, r >= 5 ? "(met)" : "(NOT met)", median(si->cpu_ns, reps) / median(ti->cpu_ns, reps),
+               ti->bytes_per_event / si->bytes_per_event,
                ti->bytes_per_event <= 0.9 * si->bytes_per_event ? "(met)" : "(NOT met)");
     }
 #endif
