@@ -1,7 +1,9 @@
 /*
- * bench_te.c - the cost of track events (tracec/track_event.h) against the
- * same packets written with the raw generated writers, and against the
- * hand-written floor of bench_typical, all in the same run.
+ * bench_te.c - the cost of track events (tracec/track_event.h) against
+ * Perfetto's public C SDK (PERFETTO_TE, in-process backend) writing the
+ * same events in the same process, against the same packets written with
+ * the raw generated writers, and against the hand-written floor of
+ * bench_typical, all in one run, in interleaved rounds.
  *
  *   te_disabled  an event whose category is disabled (one relaxed load and
  *                a branch; its arguments are not evaluated)
@@ -11,15 +13,30 @@
  *                threads.  Peer "raw-writers": the same packet (same fields,
  *                same iids, clock_gettime for the timestamp) through a
  *                tracec_buffer_writer and the generated setters.
+ *   te_slice     a slice begin or end (TRACEC_SLICE_BEGIN / _END pairs)
  *   te_typed     TRACEC_EVENT_AS with two extension fields, against the raw
- *                writers writing the same packet.
+ *                writers writing the same packet, and the SDK writing the
+ *                same two fields with PERFETTO_TE_PROTO_FIELDS.
  *   floor        bench_typical's hand-written encoder into a plain array.
  *
+ * The SDK rows ("perfetto-sdk", bench_te_sdk.c, its own translation unit)
+ * are there when CMake found the SDK (BENCH_TE_SDK).  Every loop has a
+ * symbol of its own, so callgrind's --toggle-collect counts one row.
+ *
+ * After the timed rounds, each tracec-te and perfetto-sdk row writes
+ * TRACEC_BENCH_VERIFY_OPS events (default 200000) into a session of its
+ * own; the trace is read back: its bytes per event are (trace bytes -
+ * an empty session's trace bytes) / events, and, when the trace processor
+ * is there (BENCH_TE_TRACE_PROCESSOR), the trace must show exactly the
+ * events written and no error or data_loss stat (else exit 1).
+ *
  * Prints a table; appends JSON lines {"bench": "te_disabled"|"te_instant"|
- * "te_typed", "impl", "threads", "ns_per_op" (best round), "ns_median",
- * "instructions" (callgrind, per op; when valgrind is there)} to
+ * "te_slice"|"te_typed"|"floor", "impl", "threads", "ns_per_op" (best
+ * round), "ns_median", "ns_max", "instructions" (callgrind, per event; when
+ * valgrind is there), "bytes_per_event", "trace_events", "trace_ok"} to
  * $TRACEC_BENCH_JSON.  Env: TRACEC_BENCH_OPS (default 2000000 per round),
- * TRACEC_BENCH_REPS (rounds, default 7), TRACEC_BENCH_CALLGRIND=0.
+ * TRACEC_BENCH_REPS (rounds, default 9), TRACEC_BENCH_VERIFY_OPS,
+ * TRACEC_BENCH_CALLGRIND=0.
  */
 #define _GNU_SOURCE 1
 #include <errno.h>
@@ -36,6 +53,9 @@
 #include "perfetto/trace/track_event/debug_annotation.tracec.h"
 #include "tracec/track_event.h"
 #include "typical.h"
+#ifdef BENCH_TE_SDK
+#include "bench_te_sdk.h"
+#endif
 
 #define BENCH_CATEGORIES(C) C(on, "on") C(off, "off")
 TRACEC_TE_DECLARE_CATEGORIES(BENCH_CATEGORIES)
@@ -50,14 +70,58 @@ static double now_s(void) {
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+static double thread_cpu_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
 static uint64_t boottime_ns(void) {
     struct timespec ts;
     clock_gettime(CLOCK_BOOTTIME, &ts);
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static void discard(const void *data, size_t size, void *user) {
-    (void)data, (void)size, (void)user;
+/* The timed session's output: copied into a 64 MiB ring in memory, as the SDK's service copies its chunks
+ * into its ring buffer, so that both sides' background threads do the same kind of work. */
+typedef struct ring {
+    uint8_t *data;
+    size_t size, pos;
+} ring;
+
+static void to_ring(const void *data, size_t size, void *user) {
+    ring *r = (ring *)user;
+    const uint8_t *p = (const uint8_t *)data;
+    while (size) {
+        size_t n = r->size - r->pos < size ? r->size - r->pos : size;
+        memcpy(r->data + r->pos, p, n);
+        r->pos = (r->pos + n) % r->size;
+        p += n, size -= n;
+    }
+}
+
+/* A trace read back into memory (the verification sessions). */
+typedef struct trace_mem {
+    uint8_t *data;
+    size_t size, cap;
+    int failed;
+} trace_mem;
+
+static void keep(const void *data, size_t size, void *user) {
+    trace_mem *t = (trace_mem *)user;
+    if (t->failed) return;
+    if (t->size + size > t->cap) {
+        size_t cap = t->cap ? t->cap : (size_t)1 << 20;
+        while (cap < t->size + size) cap *= 2;
+        uint8_t *p = (uint8_t *)realloc(t->data, cap);
+        if (!p) {
+            t->failed = 1;
+            return;
+        }
+        t->data = p, t->cap = cap;
+    }
+    memcpy(t->data + t->size, data, size);
+    t->size += size;
 }
 
 static void on_records(tracec_context_id_t c, tracec_buffer_id_t b, tracec_record_header_t **h, size_t n, void *d,
@@ -65,7 +129,7 @@ static void on_records(tracec_context_id_t c, tracec_buffer_id_t b, tracec_recor
     (void)c, (void)b, (void)h, (void)n, (void)d, (void)drops;
 }
 
-/* ---- the loops (noinline: callgrind counts each by its symbol) ---- */
+/* ---- the loops (noinline, one symbol per row: callgrind counts each by its symbol) ---- */
 
 __attribute__((noinline)) void bench_te_loop_disabled(uint64_t n) {
     for (uint64_t i = 0; i < n; i++) {
@@ -76,6 +140,21 @@ __attribute__((noinline)) void bench_te_loop_disabled(uint64_t n) {
 
 __attribute__((noinline)) void bench_te_loop_instant(uint64_t n) {
     for (uint64_t i = 0; i < n; i++) TRACEC_TE(on, TRACEC_TE_INSTANT("tick"), TRACEC_TE_ARG_INT("value", i));
+}
+
+/* The same body as bench_te_loop_instant, under a symbol of its own for the two-thread rows (the trailing
+ * barrier keeps the compiler from folding the two functions into one). */
+__attribute__((noinline)) void bench_te_loop_instant_2t(uint64_t n) {
+    for (uint64_t i = 0; i < n; i++) TRACEC_TE(on, TRACEC_TE_INSTANT("tick"), TRACEC_TE_ARG_INT("value", i));
+    __asm__ volatile("" ::: "memory");
+}
+
+/* n events: n/2 begin and end pairs. */
+__attribute__((noinline)) void bench_te_loop_slice(uint64_t n) {
+    for (uint64_t i = 0; i < n / 2; i++) {
+        TRACEC_SLICE_BEGIN(on, "slice");
+        TRACEC_SLICE_END(on);
+    }
 }
 
 __attribute__((noinline)) void bench_te_loop_typed(uint64_t n) {
@@ -113,7 +192,7 @@ static inline void raw_header(perfetto_protos_TracePacket *pkt, perfetto_protos_
     perfetto_protos_TrackEvent_set_name_iid(ev, name_iid);
 }
 
-__attribute__((noinline)) void bench_te_loop_raw_instant(uint64_t n) {
+static inline __attribute__((always_inline)) void raw_instant(uint64_t n) {
     tracec_buffer_writer *bw = raw_writer();
     for (uint64_t i = 0; i < n; i++) {
         tracec_writer w;
@@ -131,6 +210,16 @@ __attribute__((noinline)) void bench_te_loop_raw_instant(uint64_t n) {
         perfetto_protos_TracePacket_end_track_event(&pkt, &ev);
         (void)tracec_buffer_end_packet(bw, &w, &pkt.msg);
     }
+}
+
+
+__attribute__((noinline)) void bench_te_loop_raw_instant(uint64_t n) {
+    raw_instant(n);
+}
+
+__attribute__((noinline)) void bench_te_loop_raw_instant_2t(uint64_t n) {
+    raw_instant(n);
+    __asm__ volatile("" ::: "memory");
 }
 
 __attribute__((noinline)) void bench_te_loop_raw_typed(uint64_t n) {
@@ -161,39 +250,72 @@ __attribute__((noinline)) void bench_te_loop_floor(uint64_t n) {
     }
 }
 
+enum side { SIDE_TRACEC, SIDE_SDK, SIDE_RAW, SIDE_FLOOR };
+
 typedef struct impl {
     const char *bench, *name, *symbol;
     void (*loop)(uint64_t);
-    int threads;
-    double ns[kMaxReps];
-    double instructions;
+    int threads, side;
+    double ns[kMaxReps];     /* wall time per event, per round */
+    double cpu_ns[kMaxReps]; /* the writing threads' CPU time per event, per round */
+    double instructions;    /* callgrind, per event; -1: not measured */
+    double bytes_per_event; /* -1: not measured */
+    long long trace_events; /* events the trace processor found; -1: not checked */
+    int trace_ok;           /* 1 checked and right, 0 wrong, -1 not checked */
 } impl;
 
+#define ROW(bench, name, loop, threads, side) {bench, name, #loop, loop, threads, side, {0}, {0}, -1, -1, -1, -1}
 static impl g_impls[] = {
-    {"te_disabled", "tracec-te", "bench_te_loop_disabled", bench_te_loop_disabled, 1, {0}, -1},
-    {"te_instant", "tracec-te", "bench_te_loop_instant", bench_te_loop_instant, 1, {0}, -1},
-    {"te_instant", "raw-writers", "bench_te_loop_raw_instant", bench_te_loop_raw_instant, 1, {0}, -1},
-    {"te_instant", "tracec-te", "bench_te_loop_instant", bench_te_loop_instant, 2, {0}, -1},
-    {"te_instant", "raw-writers", "bench_te_loop_raw_instant", bench_te_loop_raw_instant, 2, {0}, -1},
-    {"te_typed", "tracec-te", "bench_te_loop_typed", bench_te_loop_typed, 1, {0}, -1},
-    {"te_typed", "raw-writers", "bench_te_loop_raw_typed", bench_te_loop_raw_typed, 1, {0}, -1},
-    {"floor", "hand-written", "bench_te_loop_floor", bench_te_loop_floor, 1, {0}, -1},
+    ROW("te_disabled", "tracec-te", bench_te_loop_disabled, 1, SIDE_TRACEC),
+#ifdef BENCH_TE_SDK
+    ROW("te_disabled", "perfetto-sdk", bench_sdk_loop_disabled, 1, SIDE_SDK),
+#endif
+    ROW("te_instant", "tracec-te", bench_te_loop_instant, 1, SIDE_TRACEC),
+#ifdef BENCH_TE_SDK
+    ROW("te_instant", "perfetto-sdk", bench_sdk_loop_instant, 1, SIDE_SDK),
+#endif
+    ROW("te_instant", "raw-writers", bench_te_loop_raw_instant, 1, SIDE_RAW),
+    ROW("te_slice", "tracec-te", bench_te_loop_slice, 1, SIDE_TRACEC),
+#ifdef BENCH_TE_SDK
+    ROW("te_slice", "perfetto-sdk", bench_sdk_loop_slice, 1, SIDE_SDK),
+#endif
+    ROW("te_typed", "tracec-te", bench_te_loop_typed, 1, SIDE_TRACEC),
+#ifdef BENCH_TE_SDK
+    ROW("te_typed", "perfetto-sdk", bench_sdk_loop_typed, 1, SIDE_SDK),
+#endif
+    ROW("te_typed", "raw-writers", bench_te_loop_raw_typed, 1, SIDE_RAW),
+    ROW("te_instant", "tracec-te", bench_te_loop_instant_2t, 2, SIDE_TRACEC),
+#ifdef BENCH_TE_SDK
+    ROW("te_instant", "perfetto-sdk", bench_sdk_loop_instant_2t, 2, SIDE_SDK),
+#endif
+    ROW("te_instant", "raw-writers", bench_te_loop_raw_instant_2t, 2, SIDE_RAW),
+    ROW("floor", "hand-written", bench_te_loop_floor, 1, SIDE_FLOOR), /* last */
 };
 enum { kImpls = sizeof g_impls / sizeof g_impls[0] };
 
 static tracec_session *g_session;
+static const char *const g_cats[] = {"on"};
 
-/* `big`: buffers that hold every packet of a callgrind run, so no producer waits (or spins) for a delivery. */
-static void setup(int big) {
-    size_t size = big ? (size_t)64 << 20 : (size_t)1 << 20;
+static int start_tracec(size_t size, tracec_session_write_fn write, void *data) {
     tracec_session_config cfg = TRACEC_SESSION_CONFIG_INIT;
-    static const char *const cats[] = {"on"};
-    tracec_context_id_t ctx;
-    cfg.write = discard;
-    cfg.categories = cats;
+    cfg.write = write;
+    cfg.write_data = data;
+    cfg.categories = g_cats;
     cfg.num_categories = 1;
     cfg.buffer_size = size;
-    if (tracec_session_start(&cfg, &g_session) != TRACEC_STATUS_SUCCESS) {
+    return tracec_session_start(&cfg, &g_session) == TRACEC_STATUS_SUCCESS ? 0 : -1;
+}
+
+/* `big`: buffers that hold every packet of a callgrind run, so no producer waits (or spins) for a delivery.
+ * The SDK's ring buffer wraps in the timed rounds (its producers write into the 32 MB shared memory and
+ * never see the ring buffer). */
+static void setup(int big) {
+    size_t size = big ? (size_t)64 << 20 : (size_t)1 << 20;
+    tracec_context_id_t ctx;
+    static ring out;
+    out.size = (size_t)64 << 20;
+    out.data = (uint8_t *)malloc(out.size);
+    if (!out.data || start_tracec(size, to_ring, &out) != 0) {
         fprintf(stderr, "bench_te: cannot start a session\n");
         exit(1);
     }
@@ -204,34 +326,50 @@ static void setup(int big) {
         exit(1);
     }
     tracec_start_context(ctx);
+#ifdef BENCH_TE_SDK
+    if (bench_sdk_init() != 0 || bench_sdk_start(64 * 1024) != 0) {
+        fprintf(stderr, "bench_te: cannot start the Perfetto SDK's session\n");
+        exit(1);
+    }
+#endif
 }
 
 typedef struct run_arg {
     void (*loop)(uint64_t);
     uint64_t n;
+    double cpu_s;
 } run_arg;
 
 static void *run_thread(void *p) {
     run_arg *a = (run_arg *)p;
+    double c0 = thread_cpu_s();
     a->loop(a->n);
+    a->cpu_s = thread_cpu_s() - c0;
     return NULL;
 }
 
-static double measure(impl *im, uint64_t ops) {
-    double t0, t1;
+/* Runs `ops` events of the row: on its own, or split over 2 new threads.  Returns the writing threads' CPU
+ * seconds. */
+static double run(const impl *im, uint64_t ops) {
     if (im->threads == 1) {
-        t0 = now_s();
+        double c0 = thread_cpu_s();
         im->loop(ops);
-        t1 = now_s();
-    } else {
-        pthread_t th[2];
-        run_arg a = {im->loop, ops / 2};
-        t0 = now_s();
-        for (int i = 0; i < 2; i++) pthread_create(&th[i], NULL, run_thread, &a);
-        for (int i = 0; i < 2; i++) pthread_join(th[i], NULL);
-        t1 = now_s();
+        return thread_cpu_s() - c0;
     }
-    return (t1 - t0) * 1e9 / (double)ops;
+    pthread_t th[2];
+    run_arg a[2] = {{im->loop, ops / 2, 0}, {im->loop, ops / 2, 0}};
+    for (int i = 0; i < 2; i++) pthread_create(&th[i], NULL, run_thread, &a[i]);
+    for (int i = 0; i < 2; i++) pthread_join(th[i], NULL);
+    return a[0].cpu_s + a[1].cpu_s;
+}
+
+/* Round r of the row: wall ns per event, and CPU ns per event (2 threads: both threads' CPU time over all
+ * events, so it adds up the work that the wall time overlaps). */
+static void measure(impl *im, uint64_t ops, int r) {
+    double t0 = now_s();
+    double cpu = run(im, ops);
+    im->ns[r] = (now_s() - t0) * 1e9 / (double)ops;
+    im->cpu_ns[r] = cpu * 1e9 / (double)ops;
 }
 
 static int cmp_double(const void *a, const void *b) {
@@ -246,18 +384,35 @@ static double median(const double *v, int n) {
     return n % 2 ? c[n / 2] : (c[n / 2 - 1] + c[n / 2]) / 2;
 }
 
-static double best(const double *v, int n) {
+static double lowest(const double *v, int n) {
     double b = v[0];
     for (int i = 1; i < n; i++)
         if (v[i] < b) b = v[i];
     return b;
 }
 
-/* Median over rounds of a's time over b's within the round. */
-static double ratio(const impl *a, const impl *b, int reps) {
+static double highest(const double *v, int n) {
+    double b = v[0];
+    for (int i = 1; i < n; i++)
+        if (v[i] > b) b = v[i];
+    return b;
+}
+
+/* a's time over b's within each round: the median (and, with lo/hi, the spread) over the rounds. */
+static double ratio(const impl *a, const impl *b, int reps, double *lo, double *hi) {
     double r[kMaxReps];
     for (int i = 0; i < reps; i++) r[i] = a->ns[i] / b->ns[i];
+    if (lo) *lo = lowest(r, reps);
+    if (hi) *hi = highest(r, reps);
     return median(r, reps);
+}
+
+static const impl *find(const char *bench, const char *name, int threads) {
+    for (int j = 0; j < kImpls; j++)
+        if (strcmp(g_impls[j].bench, bench) == 0 && strcmp(g_impls[j].name, name) == 0 &&
+            g_impls[j].threads == threads)
+            return &g_impls[j];
+    return NULL;
 }
 
 static double callgrind(const impl *im) {
@@ -296,62 +451,297 @@ static double callgrind(const impl *im) {
     return result;
 }
 
-int main(int argc, char **argv) {
-    uint64_t ops = 2000000;
-    int reps = 7;
-    const char *e;
-    if (argc == 4 && strcmp(argv[1], "--cg-child") == 0) {
-        setup(1);
-        for (int i = 0; i < kImpls; i++)
-            if (strcmp(g_impls[i].symbol, argv[2]) == 0) {
-                g_impls[i].loop(1000); /* warm-up: the thread's sequence, interning */
-                g_impls[i].loop(strtoull(argv[3], NULL, 10) - 1000);
-            }
+/* Under valgrind: the row named by its symbol, kCgOps events, nothing else.  One thread: a warm-up of 1000
+ * events (the thread's sequence, interning) then the rest; two threads: each writes half from its start.
+ * All of it is counted. */
+static int cg_child(const char *symbol, uint64_t n) {
+    setup(1);
+    for (int i = 0; i < kImpls; i++) {
+        const impl *im = &g_impls[i];
+        if (strcmp(im->symbol, symbol) != 0) continue;
+        if (im->threads == 1) {
+            im->loop(1000);
+            im->loop(n - 1000);
+        } else {
+            (void)run(im, n);
+        }
         return 0;
     }
+    return 1;
+}
+
+/* ---- the traces: bytes per event, and what the trace processor makes of them ---- */
+
+#ifndef BENCH_TE_TRACE_PROCESSOR
+#define BENCH_TE_TRACE_PROCESSOR ""
+#endif
+
+/* One session of the row's side with `ops` events of the row (0: none), read back into *t. */
+static int write_trace(const impl *im, uint64_t ops, trace_mem *t) {
+    memset(t, 0, sizeof *t);
+    if (im->side == SIDE_TRACEC) {
+        if (start_tracec((size_t)1 << 20, keep, t) != 0) return -1;
+        if (ops) (void)run(im, ops);
+        tracec_session_stop(g_session);
+        g_session = NULL;
+        return t->failed ? -1 : 0;
+    }
+#ifdef BENCH_TE_SDK
+    if (im->side == SIDE_SDK) {
+        /* A ring buffer that does not wrap: a wrap overwrites the sequence's interning, and the trace
+         * processor then drops the whole sequence. */
+        uint64_t kb = 64 * 1024 + ops * 64 / 1024;
+        if (bench_sdk_start(kb < UINT32_MAX ? (uint32_t)kb : UINT32_MAX) != 0) return -1;
+        if (ops) (void)run(im, ops);
+        return bench_sdk_stop(1, &t->data, &t->size);
+    }
+#endif
+    return -1;
+}
+
+/* The trace processor's view of a trace: instants "tick", complete slices "slice", instants "typed", the
+ * tracks of "tick", and the error / data_loss stats.  0 when it ran. */
+typedef struct tp_view {
+    long long tick, slices, typed, tick_tracks, bad, unknown_ext;
+    char bad_names[512];
+} tp_view;
+
+static int trace_processor(const trace_mem *t, tp_view *v) {
+    static const char query[] =
+        "select (select count(*) from slice where name = 'tick' and dur = 0) as tick,\n"
+        " (select count(*) from slice where name = 'slice' and dur >= 0) as slices,\n"
+        " (select count(*) from slice where name = 'typed' and dur = 0) as typed,\n"
+        " (select count(distinct track_id) from slice where name = 'tick') as tick_tracks,\n"
+        " (select count(*) from stats where value > 0 and severity in ('error', 'data_loss')\n"
+        "   and name != 'unknown_extension_fields') as bad,\n"
+        " (select coalesce(sum(value), 0) from stats where name = 'unknown_extension_fields') as unknown_ext,\n"
+        " (select group_concat(name || '=' || value, ' ') from stats\n"
+        "   where value > 0 and severity in ('error', 'data_loss')) as bad_names;\n";
+    char trace[] = "/tmp/bench_te_trace_XXXXXX", sql[] = "/tmp/bench_te_sql_XXXXXX", cmd[512], line[1024];
+    int ok = -1, tfd = mkstemp(trace), qfd = mkstemp(sql);
+    if (tfd < 0 || qfd < 0) goto out;
+    if (write(tfd, t->data, t->size) != (ssize_t)t->size || write(qfd, query, sizeof query - 1) < 0) goto out;
+    snprintf(cmd, sizeof cmd, "'%s' -q '%s' '%s' 2>/dev/null", BENCH_TE_TRACE_PROCESSOR, sql, trace);
+    FILE *p = popen(cmd, "r");
+    if (!p) goto out;
+    while (fgets(line, sizeof line, p)) {
+        char *q;
+        while ((q = strchr(line, '"')) != NULL) memmove(q, q + 1, strlen(q)); /* drop CSV quotes */
+        char names[512] = "";
+        if (sscanf(line, "%lld,%lld,%lld,%lld,%lld,%lld,%511[^\n]", &v->tick, &v->slices, &v->typed,
+                   &v->tick_tracks, &v->bad, &v->unknown_ext, names) >= 6) {
+            snprintf(v->bad_names, sizeof v->bad_names, "%s", names);
+            ok = 0;
+        }
+    }
+    if (pclose(p) != 0) ok = -1;
+out:
+    if (tfd >= 0) close(tfd), unlink(trace);
+    if (qfd >= 0) close(qfd), unlink(sql);
+    return ok;
+}
+
+/* Writes the row's verification trace; sets bytes_per_event, and (with the trace processor) trace_events and
+ * trace_ok.  Returns 0 unless the trace is wrong. */
+static int verify(impl *im, uint64_t ops, size_t empty_bytes, int have_tp) {
+    trace_mem t;
+    if (write_trace(im, ops, &t) != 0) {
+        fprintf(stderr, "bench_te: %s %s: cannot write its trace\n", im->bench, im->name);
+        free(t.data);
+        im->trace_ok = 0;
+        return -1;
+    }
+    im->bytes_per_event = ((double)t.size - (double)empty_bytes) / (double)ops;
+    if (!have_tp) {
+        free(t.data);
+        return 0;
+    }
+    tp_view v;
+    memset(&v, 0, sizeof v);
+    if (trace_processor(&t, &v) != 0) {
+        fprintf(stderr, "bench_te: %s %s: the trace processor failed on the trace\n", im->bench, im->name);
+        free(t.data);
+        im->trace_ok = 0;
+        return -1;
+    }
+    free(t.data);
+    long long want_tick = 0, want_slices = 0, want_typed = 0;
+    if (strcmp(im->bench, "te_instant") == 0) want_tick = (long long)ops;
+    if (strcmp(im->bench, "te_slice") == 0) want_slices = (long long)(ops / 2);
+    if (strcmp(im->bench, "te_typed") == 0) want_typed = (long long)ops;
+    im->trace_events = v.tick + 2 * v.slices + v.typed;
+    /* The SDK's typed rows write the two extension fields with no ExtensionDescriptor (it has no way to
+     * declare them), so the trace processor counts each as an unknown extension field; tracec's trace
+     * describes them. */
+    long long want_unknown = im->side == SIDE_SDK ? 2 * want_typed : 0;
+    im->trace_ok = v.tick == want_tick && v.slices == want_slices && v.typed == want_typed && v.bad == 0 &&
+                   v.unknown_ext == want_unknown && (want_tick == 0 || v.tick_tracks == im->threads);
+    if (!im->trace_ok)
+        fprintf(stderr,
+                "bench_te: %s %s (%d thread(s)), %llu events written: the trace processor shows %lld instants "
+                "'tick' on %lld track(s), %lld slices 'slice', %lld instants 'typed', %lld error/data_loss stats "
+                "(%s)\n",
+                im->bench, im->name, im->threads, (unsigned long long)ops, v.tick, v.tick_tracks, v.slices, v.typed,
+                v.bad, v.bad_names);
+    return im->trace_ok ? 0 : -1;
+}
+
+#ifdef BENCH_TE_SDK
+static void print_ns(const impl *im, int reps) {
+    if (!im) {
+        printf(" %26s", "");
+        return;
+    }
+    char b[64];
+    snprintf(b, sizeof b, "%.2f (%.2f-%.2f)", median(im->ns, reps), lowest(im->ns, reps), highest(im->ns, reps));
+    printf(" %26s", b);
+}
+#endif
+
+int main(int argc, char **argv) {
+    uint64_t ops = 2000000, verify_ops = 200000;
+    int reps = 9, failed = 0;
+    const char *e;
+    if (argc == 4 && strcmp(argv[1], "--cg-child") == 0) return cg_child(argv[2], strtoull(argv[3], NULL, 10));
     if ((e = getenv("TRACEC_BENCH_OPS")) && atoll(e) > 0) ops = (uint64_t)atoll(e);
     if ((e = getenv("TRACEC_BENCH_REPS")) && atoi(e) > 0) reps = atoi(e) < kMaxReps ? atoi(e) : kMaxReps;
+    if ((e = getenv("TRACEC_BENCH_VERIFY_OPS")) && atoll(e) >= 1000) verify_ops = (uint64_t)atoll(e) & ~1ull;
+    ops &= ~1ull;
+
+    /* 1. Timed rounds: every row in turn, in every round. */
     setup(0);
-    for (int i = 0; i < kImpls; i++) g_impls[i].loop(10000); /* warm-up */
+    for (int i = 0; i < kImpls; i++) (void)run(&g_impls[i], 10000); /* warm-up */
     for (int r = 0; r < reps; r++)
-        for (int i = 0; i < kImpls; i++) g_impls[i].ns[r] = measure(&g_impls[i], ops);
+        for (int i = 0; i < kImpls; i++) measure(&g_impls[i], ops, r);
+    tracec_session_stop(g_session);
+    g_session = NULL;
+#ifdef BENCH_TE_SDK
+    {
+        size_t ignored;
+        (void)bench_sdk_stop(0, NULL, &ignored);
+    }
+#endif
+
+    /* 2. The traces: each side's empty session, then one session per row. */
+    int have_tp = BENCH_TE_TRACE_PROCESSOR[0] && access(BENCH_TE_TRACE_PROCESSOR, X_OK) == 0;
+    if (!have_tp)
+        printf("(no trace processor at '%s': the traces are measured but not checked)\n", BENCH_TE_TRACE_PROCESSOR);
+    size_t empty[2] = {0, 0};
+    for (int s = SIDE_TRACEC; s <= SIDE_SDK; s++) {
+        impl probe = g_impls[0];
+        trace_mem t;
+        probe.side = s;
+#ifndef BENCH_TE_SDK
+        if (s == SIDE_SDK) break;
+#endif
+        if (write_trace(&probe, 0, &t) != 0) {
+            fprintf(stderr, "bench_te: cannot write an empty trace\n");
+            return 1;
+        }
+        empty[s] = t.size;
+        free(t.data);
+    }
+    for (int i = 0; i < kImpls; i++)
+        if (g_impls[i].side == SIDE_TRACEC || g_impls[i].side == SIDE_SDK)
+            if (verify(&g_impls[i], verify_ops, empty[g_impls[i].side], have_tp) != 0) failed = 1;
+
+    /* 3. Instructions, each row in a valgrind child of its own. */
     e = getenv("TRACEC_BENCH_CALLGRIND");
     if (!(e && strcmp(e, "0") == 0) && system("valgrind --version >/dev/null 2>&1") == 0)
-        for (int i = 0; i < kImpls; i++)
-            if (g_impls[i].threads == 1) g_impls[i].instructions = callgrind(&g_impls[i]);
+        for (int i = 0; i < kImpls; i++) g_impls[i].instructions = callgrind(&g_impls[i]);
 
+    /* 4. Tables. */
     const impl *floor = &g_impls[kImpls - 1];
-    printf("%-12s %-13s %7s %9s %9s %13s %10s %10s\n", "bench", "impl", "threads", "ns/op", "median", "instructions",
-           "x raw", "x floor");
+    printf("ns: wall time per event over %d rounds (median, min, max); cpu: the writing threads' CPU time per event "
+           "(median)\n",
+           reps);
+    printf("%-12s %-13s %7s %9s %9s %9s %9s %13s %9s %11s %10s %10s\n", "bench", "impl", "threads", "median", "min",
+           "max", "cpu", "instructions", "bytes/ev", "trace", "x raw", "x floor");
     for (int i = 0; i < kImpls; i++) {
         impl *im = &g_impls[i];
-        const impl *raw = NULL;
-        for (int j = 0; j < kImpls; j++)
-            if (strcmp(g_impls[j].bench, im->bench) == 0 && g_impls[j].threads == im->threads &&
-                strcmp(g_impls[j].name, "raw-writers") == 0)
-                raw = &g_impls[j];
-        printf("%-12s %-13s %7d %9.2f %9.2f %13.1f", im->bench, im->name, im->threads, best(im->ns, reps),
-               median(im->ns, reps), im->instructions);
+        const impl *raw = find(im->bench, "raw-writers", im->threads);
+        char tr[32] = "-";
+        if (im->trace_ok >= 0) snprintf(tr, sizeof tr, "%s %lld", im->trace_ok ? "ok" : "WRONG", im->trace_events);
+        printf("%-12s %-13s %7d %9.2f %9.2f %9.2f %9.2f %13.1f %9.2f %11s", im->bench, im->name, im->threads,
+               median(im->ns, reps), lowest(im->ns, reps), highest(im->ns, reps), median(im->cpu_ns, reps),
+               im->instructions, im->bytes_per_event, tr);
         if (raw && raw != im)
-            printf(" %9.2fx", ratio(im, raw, reps));
+            printf(" %9.2fx", ratio(im, raw, reps, NULL, NULL));
         else
             printf(" %10s", "");
-        if (im != floor) printf(" %9.2fx", ratio(im, floor, reps));
+        if (im != floor) printf(" %9.2fx", ratio(im, floor, reps, NULL, NULL));
         printf("\n");
     }
+
+#ifdef BENCH_TE_SDK
+    static const struct {
+        const char *bench, *label;
+        int threads;
+    } cases[] = {{"te_disabled", "disabled instant", 1},
+                 {"te_instant", "instant + int64 arg, interned name", 1},
+                 {"te_slice", "slice begin or end", 1},
+                 {"te_typed", "typed event, 2 fields", 1},
+                 {"te_instant", "instant on 2 threads (aggregate)", 2}};
+    printf("\nside by side with Perfetto's C SDK (ns: median of %d rounds (min-max); SDK/tracec: median of the "
+           "per-round ratios (min-max))\n",
+           reps);
+    printf("%-36s %26s %26s %20s %16s %18s %8s %14s\n", "case", "tracec ns", "SDK ns", "SDK/tracec time",
+           "cpu ns t/SDK", "instr tracec/SDK", "ratio", "bytes/ev t/SDK");
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        const impl *t = find(cases[c].bench, "tracec-te", cases[c].threads);
+        const impl *s = find(cases[c].bench, "perfetto-sdk", cases[c].threads);
+        double lo, hi, r = ratio(s, t, reps, &lo, &hi);
+        char b[64], ib[48], bb[48], cb[48];
+        printf("%-36s", cases[c].label);
+        print_ns(t, reps);
+        print_ns(s, reps);
+        snprintf(b, sizeof b, "%.2fx (%.2f-%.2f)", r, lo, hi);
+        snprintf(ib, sizeof ib, "%.0f / %.0f", t->instructions, s->instructions);
+        snprintf(cb, sizeof cb, "%.1f / %.1f", median(t->cpu_ns, reps), median(s->cpu_ns, reps));
+        printf(" %20s %16s %18s %7.2fx", b, cb, ib, t->instructions > 0 ? s->instructions / t->instructions : 0.0);
+        if (strcmp(cases[c].bench, "te_disabled") == 0)
+            snprintf(bb, sizeof bb, "-");
+        else
+            snprintf(bb, sizeof bb, "%.1f / %.1f", t->bytes_per_event, s->bytes_per_event);
+        printf(" %14s\n", bb);
+    }
+    {
+        const impl *ti = find("te_instant", "tracec-te", 1), *si = find("te_instant", "perfetto-sdk", 1);
+        const impl *ts = find("te_slice", "tracec-te", 1), *ty = find("te_typed", "tracec-te", 1);
+        double r = ratio(si, ti, reps, NULL, NULL);
+        printf("targets: instant <= 430 instructions: %.0f %s; slice begin/end <= 260: %.0f %s; typed <= 395: %.0f "
+               "%s\n",
+               ti->instructions, ti->instructions > 0 && ti->instructions <= 430 ? "(met)" : "(NOT met)",
+               ts->instructions, ts->instructions > 0 && ts->instructions <= 260 ? "(met)" : "(NOT met)",
+               ty->instructions, ty->instructions > 0 && ty->instructions <= 395 ? "(met)" : "(NOT met)");
+        printf("targets: instant >= 5x faster than the SDK (wall, median of rounds): %.2fx %s (CPU time: %.2fx); "
+               "instant bytes <= 0.9x the SDK's: %.2fx %s\n",
+               r, r >= 5 ? "(met)" : "(NOT met)", median(si->cpu_ns, reps) / median(ti->cpu_ns, reps),
+               ti->bytes_per_event / si->bytes_per_event,
+               ti->bytes_per_event <= 0.9 * si->bytes_per_event ? "(met)" : "(NOT met)");
+    }
+#endif
     printf("targets: te_disabled <= 1 ns and <= 4 instructions; te_instant <= 1.5x raw-writers (1 thread): %.2fx\n",
-           ratio(&g_impls[1], &g_impls[2], reps));
+           ratio(find("te_instant", "tracec-te", 1), find("te_instant", "raw-writers", 1), reps, NULL, NULL));
+
     if ((e = getenv("TRACEC_BENCH_JSON")) != NULL) {
         FILE *jf = fopen(e, "a");
         for (int i = 0; jf && i < kImpls; i++) {
             impl *im = &g_impls[i];
-            fprintf(jf, "{\"bench\": \"%s\", \"impl\": \"%s\", \"threads\": %d, \"ns_per_op\": %.3f, \"ns_median\": %.3f",
-                    im->bench, im->name, im->threads, best(im->ns, reps), median(im->ns, reps));
+            fprintf(jf,
+                    "{\"bench\": \"%s\", \"impl\": \"%s\", \"threads\": %d, \"ns_per_op\": %.3f, \"ns_median\": "
+                    "%.3f, \"ns_max\": %.3f, \"cpu_ns_median\": %.3f, \"runs\": %d",
+                    im->bench, im->name, im->threads, lowest(im->ns, reps), median(im->ns, reps),
+                    highest(im->ns, reps), median(im->cpu_ns, reps), reps);
             if (im->instructions >= 0) fprintf(jf, ", \"instructions\": %.1f", im->instructions);
+            if (im->side == SIDE_TRACEC || im->side == SIDE_SDK)
+                fprintf(jf, ", \"bytes_per_event\": %.2f", im->bytes_per_event);
+            if (im->trace_ok >= 0)
+                fprintf(jf, ", \"trace_events\": %lld, \"trace_ok\": %s", im->trace_events,
+                        im->trace_ok ? "true" : "false");
             fprintf(jf, "}\n");
         }
         if (jf) fclose(jf);
     }
-    tracec_session_stop(g_session);
-    return 0;
+    return failed;
 }
