@@ -914,3 +914,32 @@ Test(record, many_short_lived_providers_bounded_memory, .timeout = 180) {
     cr_expect_null(strstr(out, "cannot create its buffer"), "%s", out);
     free(out);
 }
+
+/* The record reader follows the schema into nested messages: the nested seeds of fuzz_record's corpus are
+   refused (a malformed or too deep nested message, a packed run cut short) or kept, as their names say. */
+Test(record, record_reader_checks_nested_messages) {
+    const char *seeds[] = {"nested_track_event_bad",  "nested_debug_annotation", "nested_dict_deep_ok",
+                           "nested_dict_too_deep",    "nested_packed_bad",       "nested_packed_ok",
+                           "nested_interned_data_bad", "nested_defaults_bad",    "nested_descriptor_bad"};
+    for (size_t i = 0; i < sizeof seeds / sizeof seeds[0]; i++) {
+        char path[256];
+        snprintf(path, sizeof path, "%s/fuzz/record/corpus/%s", TRACEC_SOURCE_DIR, seeds[i]);
+        FILE *f = fopen(path, "rb");
+        cr_assert_not_null(f, "%s", path);
+        uint8_t buf[4096];
+        size_t n = fread(buf, 1, sizeof buf, f);
+        fclose(f);
+        tracec_trace_file *t;
+        cr_assert_eq(tracec_trace_file_open_memory(&t), TRACEC_STATUS_SUCCESS);
+        uint64_t packets = 0;
+        size_t bad = 0;
+        const char *why = NULL;
+        tracec_status_t st = tracec_recorder_read_records(buf, n, t, 2, 1, 0, &packets, &bad, &why);
+        bool want_ok = strstr(seeds[i], "_bad") == NULL && strstr(seeds[i], "too_deep") == NULL;
+        cr_expect_eq(st, want_ok ? TRACEC_STATUS_SUCCESS : TRACEC_STATUS_CORRUPT_DATA, "%s: %s", seeds[i],
+                     why ? why : "accepted");
+        if (strcmp(seeds[i], "nested_dict_too_deep") == 0 || strcmp(seeds[i], "nested_interned_data_bad") == 0)
+            cr_expect_eq(packets, 1, "%s: the record before the bad one is kept", seeds[i]);
+        cr_expect_eq(tracec_trace_file_close(t), TRACEC_STATUS_SUCCESS);
+    }
+}
