@@ -38,9 +38,11 @@ static const char usage[] =
     "  --buffer-size N        each provider's shared buffer, bytes (k, m suffixes; default 1m)\n"
     "  --categories a,b       enabled categories (default: all); a provider that declared\n"
     "                         its categories gets only the enabled ones among them\n"
-    "  --timeout MS           how long a provider may take to answer Start/Stop (default 2000)\n"
+    "  --timeout MS           how long a provider may take to answer Start/Stop, and a\n"
+    "                         connection to register (default 2000)\n"
     "  --wait MS              streaming: a provider whose other half is not saved yet waits up to\n"
-    "                         MS before dropping (default 0: drops at once, the Fuchsia rule)\n"
+    "                         MS before dropping (default 0: drops at once, the Fuchsia rule);\n"
+    "                         each program caps it (max_wait_ms, 10 ms by default)\n"
     "  --duration D           --attach: how long to record (e.g. 500ms, 10s; default: until SIGINT)\n"
     "  --socket PATH          the socket (default /tmp/tracec-UID/recorder.sock; with a\n"
     "                         PROGRAM, a private directory of its own)\n";
