@@ -910,7 +910,10 @@ Test(record, fd_flood_neither_spins_nor_locks_out) {
 
 Test(record, many_short_lived_providers_bounded_memory, .timeout = 180) {
 #ifdef UNDER_ASAN
-    cr_skip_test("AddressSanitizer's quarantine keeps freed memory: RSS says nothing of the recorder here");
+    /* AddressSanitizer's quarantine keeps freed memory: RSS says nothing of the recorder here (not a
+       cr_skip_test: Criterion's skip leaks an allocation LeakSanitizer reports) */
+    printf("many_short_lived_providers_bounded_memory: not measured under AddressSanitizer\n");
+    return;
 #endif
     char inner[1024], *out;
     double cpu;
