@@ -377,6 +377,7 @@ static void initialize_and_start(tracec_recorder *r, peer *pv) {
     pv->map_size = size;
     memset(pv->gen, 0, sizeof pv->gen);
     memset(pv->consumed, 0, sizeof pv->consumed);
+    memset(pv->saved_len, 0, sizeof pv->saved_len); /* a new buffer: nothing of it was saved yet */
     pv->bad = 0;
     if (pv->scratch == NULL) pv->scratch = malloc(r->half_size);
     if (pv->dscratch == NULL) pv->dscratch = malloc(r->durable_size);

@@ -14,8 +14,12 @@
  *     tracec_recorder_close(r);
  *
  * One thread drives a recorder.  Every shared buffer is treated as hostile:
- * lengths and offsets are checked, a provider whose buffer is corrupt has
- * the rest of its data dropped with a message.
+ * lengths and offsets are checked, every record is checked against tracec's
+ * schema (nested messages too), a provider whose buffer is corrupt (or that
+ * replays a save) has the rest of its data dropped with a message.  Only
+ * this user and root may connect; a connection that does not register in
+ * `timeout_ms` is closed; a provider's buffers are freed when it leaves.
+ * docs/record.md, "Threat model", has every bound.
  */
 #ifndef TRACEC_RECORDER_H
 #define TRACEC_RECORDER_H
