@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -175,6 +176,15 @@ int tracec_cmd_record(int argc, char **argv) {
         snprintf(sock, sizeof sock, "%s/recorder.sock", dir);
         cfg.socket_path = sock;
     }
+    /* Each provider holds 3 of the recorder's fds: the soft limit goes up to the hard one (the program
+       run under it gets the usual limit back), so more providers fit before "cannot create its buffer". */
+    struct rlimit nofile, saved_nofile;
+    bool raised = false;
+    if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < nofile.rlim_max) {
+        saved_nofile = nofile;
+        nofile.rlim_cur = nofile.rlim_max;
+        raised = setrlimit(RLIMIT_NOFILE, &nofile) == 0;
+    }
     tracec_recorder *r;
     tracec_status_t st = tracec_recorder_open(&cfg, &r);
     if (st != TRACEC_STATUS_SUCCESS) {
@@ -208,6 +218,7 @@ int tracec_cmd_record(int argc, char **argv) {
         if (child == 0) {
             signal(SIGINT, SIG_DFL);
             signal(SIGTERM, SIG_DFL);
+            if (raised) (void)setrlimit(RLIMIT_NOFILE, &saved_nofile);
             execvp(argv[prog], argv + prog);
             fprintf(stderr, "tracec record: cannot run %s: %s\n", argv[prog], strerror(errno));
             _exit(127);
