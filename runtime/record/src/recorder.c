@@ -929,6 +929,8 @@ static void write_summary(tracec_recorder *r) {
         annotate(&ev, "corrupt", (int64_t)pv->info.corrupt);
         annotate(&ev, "ended_early", pv->info.ended_early);
         annotate(&ev, "timed_out", pv->info.timed_out);
+        annotate(&ev, "uid", pv->info.uid);
+        annotate(&ev, "replayed", (int64_t)pv->info.replayed);
         perfetto_protos_TracePacket_end_track_event(&pkt, &ev);
         (void)tracec_trace_file_end_packet(r->file, &w, &pkt.msg);
     }
