@@ -20,7 +20,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (tracec_trace_file_open_memory(&f) != TRACEC_STATUS_SUCCESS) return 0;
     uint64_t n = 0;
     size_t bad = 0;
-    tracec_status_t st = tracec_recorder_read_records(data, size, f, 7, 1234, &n, &bad);
+    tracec_status_t st = tracec_recorder_read_records(data, size, f, 7, 1234, 1000, &n, &bad, NULL);
     if (st != TRACEC_STATUS_SUCCESS && st != TRACEC_STATUS_CORRUPT_DATA) abort();
     if (st == TRACEC_STATUS_CORRUPT_DATA && bad >= size) abort();
     if (tracec_trace_file_packets(f) != n) abort();

@@ -1,6 +1,6 @@
 """Reads a trace written by `tracec record` with python3-protobuf (an oracle
 independent of tracec's decoder) and prints one line per sequence:
-  seq=N packets=P events=E pid=PID
+  seq=N packets=P events=E pid=PID uid=UID
 and one line per recorder summary:
   summary name=NAME produced=P dropped=D delivered=X ended_early=B timed_out=T corrupt=C
 Usage: check_trace.py DESCRIPTOR_SET TRACE"""
@@ -23,6 +23,7 @@ with open(sys.argv[2], "rb") as f:
 packets = defaultdict(int)
 events = defaultdict(int)
 pids = {}
+uids = {}
 for p in trace.packet:
     seq = p.trusted_packet_sequence_id
     packets[seq] += 1
@@ -36,5 +37,8 @@ for p in trace.packet:
                      ann["ended_early"], ann["timed_out"], ann["corrupt"], ann["sequence_id"]))
     if p.HasField("trusted_pid"):
         pids[seq] = p.trusted_pid
+    if p.HasField("trusted_uid"):
+        uids[seq] = p.trusted_uid
 for seq in sorted(packets):
-    print("seq=%d packets=%d events=%d pid=%d" % (seq, packets[seq], events[seq], pids.get(seq, 0)))
+    print("seq=%d packets=%d events=%d pid=%d uid=%d" % (seq, packets[seq], events[seq], pids.get(seq, 0),
+                                                         uids.get(seq, -1)))

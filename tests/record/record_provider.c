@@ -6,16 +6,24 @@
  *   record_provider die NAME N              writes N slices, then SIGKILLs itself while tracing
  *   record_provider survive NAME MS         writes slices for MS ms while the recorder is killed under it
  *   record_provider mute NAME               raw protocol: registers and never answers anything
- *   record_provider scribble NAME [durable] raw protocol: answers, but writes garbage into its buffer
- *                                           (with `durable`: into its durable area, the halves empty)
+ *   record_provider scribble NAME [durable|nested] raw protocol: answers, but writes garbage into its buffer
+ *                                           (with `durable`: into its durable area, the halves empty; with
+ *                                           `nested`: a record whose track_event is malformed inside)
  *   record_provider cats NAME DECL PROBES MS  registers declaring categories DECL, prints which of
  *                                           PROBES are enabled once started, writes slices for MS ms
  *   record_provider eager NAME              register_sync, then one instant at once (it must not be refused)
  *   record_provider stall NAME MS           raw protocol, honest but slow: reuses its two halves
  *                                           non-stop (gen bumped first, fill after each whole record)
  *                                           and keeps writing MS ms after Stop before answering it
+ *   record_provider hostile NAME MS [MAXWAIT] registers (max_wait_ms MAXWAIT), waits up to 1 s for Start,
+ *                                           writes slices for MS ms whatever happened, unregisters; prints
+ *                                           "refused R" and the time unregister took
+ *   record_provider replay NAME N           raw protocol: one record in half 0, then N times SAVE_BUFFER(0)
+ *                                           with the half's gen bumped and the same bytes
+ *   record_provider rawname NAME            raw protocol: registers NAME as given (any bytes), then leaves
  *
  * Prints "produced P dropped D" (the library's counters) on stdout at the end.
+ * RECORD_PROVIDER_MAX_WAIT (env): the max_wait_ms the library modes register with.
  */
 #define _GNU_SOURCE
 #include <poll.h>
@@ -70,7 +78,7 @@ static int raw_connect(const char *name) {
     return fd;
 }
 
-static int scribble(const char *name, bool durable) {
+static int scribble(const char *name, bool durable, bool nested) {
     int conn = raw_connect(name);
     if (conn < 0) return 1;
     static tracec_i_msg m;
@@ -88,6 +96,17 @@ static int scribble(const char *name, bool durable) {
     /* one good record (an empty packet with timestamp 1), then garbage */
     const uint8_t good[] = {0x0A, 0x02, 0x40, 0x01};
     memcpy(d, good, sizeof good);
+    if (nested) {
+        /* well formed at the top (timestamp, track_event of 4 bytes), not inside: TrackEvent field 1 with
+           wire type 7 */
+        const uint8_t bad[] = {0x0A, 0x08, 0x40, 0x02, 0x5A, 0x04, 0x0F, 0x01, 0x02, 0x03};
+        memcpy(d + sizeof good, bad, sizeof bad);
+        h->half[0].fill = (uint32_t)(sizeof good + sizeof bad);
+        tracec_i_rec_fifo_send(fds[1], TRACEC_I_FIFO_STARTED, 0);
+        tracec_i_rec_fifo_send(fds[1], TRACEC_I_FIFO_STOPPED, 0);
+        usleep(200000);
+        return 0;
+    }
     memset(d + sizeof good, 0xff, 64);
     d[sizeof good] = 0x0A; /* a record whose length runs off the end */
     if (durable) {
@@ -210,6 +229,62 @@ static int stall(const char *name, long ms) {
     return 0;
 }
 
+/* A program under a recorder it should not trust: whatever the recorder does, it runs on and ends in time. */
+static int hostile(const char *name, long ms, int max_wait) {
+    tracec_provider_registration reg = TRACEC_PROVIDER_REGISTRATION_INIT;
+    reg.name = name;
+    reg.synchronous = true;
+    reg.max_wait_ms = max_wait;
+    if (tracec_provider_register_with(&reg, NULL, &g_p) != TRACEC_STATUS_SUCCESS) return 3;
+    bool started = tracec_provider_wait_started(g_p, 1000);
+    long end = now_ms() + ms, loops = 0;
+    while (now_ms() < end) {
+        tracec_provider_slice_begin(g_p, "work");
+        tracec_provider_slice_end(g_p);
+        loops++;
+    }
+    tracec_provider_stats st = tracec_provider_get_stats(g_p);
+    long t0 = now_ms();
+    tracec_provider_unregister(g_p);
+    printf("started %d loops %ld produced %llu dropped %llu refused %llu unregister_ms %ld\n", (int)started, loops,
+           (unsigned long long)st.produced, (unsigned long long)st.dropped, (unsigned long long)st.refused,
+           now_ms() - t0);
+    return 0;
+}
+
+/* Saves one record again and again: gen bumped, the same bytes, SAVE_BUFFER. */
+static int replay(const char *name, long n) {
+    int conn = raw_connect(name);
+    if (conn < 0) return 1;
+    static tracec_i_msg m;
+    int fds[2], nfds = 2;
+    struct pollfd pf = {conn, POLLIN, 0};
+    if (poll(&pf, 1, 5000) <= 0 || tracec_i_rec_recv(conn, &m, fds, &nfds) <= 0 || nfds != 2 ||
+        m.type != TRACEC_I_MSG_INITIALIZE || m.c != 2)
+        return 1;
+    uint8_t *map = mmap(NULL, TRACEC_I_SHM_HEADER + (size_t)m.b * 2, PROT_READ | PROT_WRITE, MAP_SHARED, fds[0], 0);
+    if (map == MAP_FAILED) return 1;
+    tracec_i_shm_header *h = (tracec_i_shm_header *)map;
+    size_t len = put_record(map + TRACEC_I_SHM_HEADER, 12345);
+    h->produced = 1;
+    __atomic_store_n(&h->half[0].fill, (uint32_t)len, __ATOMIC_RELEASE);
+    tracec_i_rec_fifo_send(fds[1], TRACEC_I_FIFO_STARTED, 0);
+    long saved = 0;
+    for (long i = 0; i < n; i++) {
+        __atomic_store_n(&h->half[0].state, (uint32_t)TRACEC_I_HALF_FULL, __ATOMIC_RELEASE);
+        tracec_i_rec_fifo_send(fds[1], TRACEC_I_FIFO_SAVE_BUFFER, 0);
+        struct pollfd ff = {fds[1], POLLIN, 0};
+        tracec_i_fifo_packet pk;
+        if (poll(&ff, 1, 1000) <= 0 || recv(fds[1], &pk, sizeof pk, 0) != (ssize_t)sizeof pk) break;
+        saved++;
+        __atomic_add_fetch(&h->half[0].gen, 1u, __ATOMIC_RELEASE); /* "emptied", the same bytes left */
+    }
+    tracec_i_rec_fifo_send(fds[1], TRACEC_I_FIFO_STOPPED, 0);
+    printf("saves answered %ld\n", saved);
+    usleep(100000);
+    return 0;
+}
+
 static int cats(const char *name, const char *declared, const char *probes, long ms) {
     tracec_provider_registration reg = TRACEC_PROVIDER_REGISTRATION_INIT;
     reg.name = name;
@@ -241,11 +316,23 @@ int main(int argc, char **argv) {
         sleep(10); /* the test kills it sooner */
         return fd < 0;
     }
-    if (strcmp(mode, "scribble") == 0) return scribble(name, argc > 3 && strcmp(argv[3], "durable") == 0);
+    if (strcmp(mode, "scribble") == 0)
+        return scribble(name, argc > 3 && strcmp(argv[3], "durable") == 0, argc > 3 && strcmp(argv[3], "nested") == 0);
+    if (strcmp(mode, "hostile") == 0) return hostile(name, argc > 3 ? atol(argv[3]) : 300, argc > 4 ? atoi(argv[4]) : 0);
+    if (strcmp(mode, "replay") == 0) return replay(name, argc > 3 ? atol(argv[3]) : 100);
+    if (strcmp(mode, "rawname") == 0) {
+        int fd = raw_connect(name);
+        usleep(300000);
+        return fd < 0;
+    }
     if (strcmp(mode, "stall") == 0) return stall(name, argc > 3 ? atol(argv[3]) : 1000);
     if (strcmp(mode, "cats") == 0) return argc > 5 ? cats(name, argv[3], argv[4], atol(argv[5])) : 2;
     bool started = false;
-    if (tracec_provider_register_sync(name, &started, &g_p) != TRACEC_STATUS_SUCCESS) return 3;
+    tracec_provider_registration reg = TRACEC_PROVIDER_REGISTRATION_INIT;
+    reg.name = name;
+    reg.synchronous = true;
+    reg.max_wait_ms = getenv("RECORD_PROVIDER_MAX_WAIT") ? atoi(getenv("RECORD_PROVIDER_MAX_WAIT")) : 0;
+    if (tracec_provider_register_with(&reg, &started, &g_p) != TRACEC_STATUS_SUCCESS) return 3;
     g_n = argc > 3 ? atol(argv[3]) : 10;
     if (strcmp(mode, "eager") == 0) { /* one event right after register_sync said started: it must be written */
         tracec_status_t st = started ? tracec_provider_instant(g_p, "first") : TRACEC_STATUS_BAD_STATE;

@@ -29,7 +29,7 @@ CALLS = {
     "tracec_recorder_provider_count": "tracec_recorder_provider_count(r)",
     "tracec_recorder_provider": "tracec_recorder_provider(r, 0, &info)",
     "tracec_recorder_list": "tracec_recorder_list(NULL, stdout)",
-    "tracec_recorder_read_records": "tracec_recorder_read_records(NULL, 0, NULL, 1, 1, &n, &bad)",
+    "tracec_recorder_read_records": "tracec_recorder_read_records(NULL, 0, NULL, 1, 1, 1, &n, &bad, NULL)",
 }
 
 PRELUDE = """#include <stdio.h>

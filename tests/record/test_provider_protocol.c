@@ -10,6 +10,7 @@
  */
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -89,8 +90,9 @@ typedef struct shm {
 static shm make_shm(uint32_t mode) {
     shm s;
     size_t size = TRACEC_I_SHM_HEADER + 2u * HALF;
-    s.memfd = memfd_create("test", MFD_CLOEXEC);
+    s.memfd = memfd_create("test", MFD_CLOEXEC | MFD_ALLOW_SEALING);
     cr_assert_eq(ftruncate(s.memfd, (off_t)size), 0);
+    cr_assert_eq(fcntl(s.memfd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL), 0);
     s.map = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, s.memfd, 0);
     s.h = (tracec_i_shm_header *)s.map;
     s.h->magic = TRACEC_I_SHM_MAGIC;
@@ -342,8 +344,9 @@ static int send_initialize_durable(int conn, shm *s, uint32_t durable, uint32_t 
     int sp[2];
     cr_assert_eq(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp), 0);
     size_t size = TRACEC_I_SHM_HEADER + 2u * HALF + durable;
-    s->memfd = memfd_create("test", MFD_CLOEXEC);
+    s->memfd = memfd_create("test", MFD_CLOEXEC | MFD_ALLOW_SEALING);
     cr_assert_eq(ftruncate(s->memfd, (off_t)size), 0);
+    cr_assert_eq(fcntl(s->memfd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL), 0);
     s->map = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, s->memfd, 0);
     s->h = (tracec_i_shm_header *)s->map;
     *s->h = (tracec_i_shm_header){.magic = TRACEC_I_SHM_MAGIC, .version = 1, .mode = TRACEC_BUFFERING_MODE_STREAMING,

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -38,9 +39,11 @@ static const char usage[] =
     "  --buffer-size N        each provider's shared buffer, bytes (k, m suffixes; default 1m)\n"
     "  --categories a,b       enabled categories (default: all); a provider that declared\n"
     "                         its categories gets only the enabled ones among them\n"
-    "  --timeout MS           how long a provider may take to answer Start/Stop (default 2000)\n"
+    "  --timeout MS           how long a provider may take to answer Start/Stop, and a\n"
+    "                         connection to register (default 2000)\n"
     "  --wait MS              streaming: a provider whose other half is not saved yet waits up to\n"
-    "                         MS before dropping (default 0: drops at once, the Fuchsia rule)\n"
+    "                         MS before dropping (default 0: drops at once, the Fuchsia rule);\n"
+    "                         each program caps it (max_wait_ms, 10 ms by default)\n"
     "  --duration D           --attach: how long to record (e.g. 500ms, 10s; default: until SIGINT)\n"
     "  --socket PATH          the socket (default /tmp/tracec-UID/recorder.sock; with a\n"
     "                         PROGRAM, a private directory of its own)\n";
@@ -173,6 +176,15 @@ int tracec_cmd_record(int argc, char **argv) {
         snprintf(sock, sizeof sock, "%s/recorder.sock", dir);
         cfg.socket_path = sock;
     }
+    /* Each provider holds 3 of the recorder's fds: the soft limit goes up to the hard one (the program
+       run under it gets the usual limit back), so more providers fit before "cannot create its buffer". */
+    struct rlimit nofile, saved_nofile;
+    bool raised = false;
+    if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < nofile.rlim_max) {
+        saved_nofile = nofile;
+        nofile.rlim_cur = nofile.rlim_max;
+        raised = setrlimit(RLIMIT_NOFILE, &nofile) == 0;
+    }
     tracec_recorder *r;
     tracec_status_t st = tracec_recorder_open(&cfg, &r);
     if (st != TRACEC_STATUS_SUCCESS) {
@@ -206,6 +218,7 @@ int tracec_cmd_record(int argc, char **argv) {
         if (child == 0) {
             signal(SIGINT, SIG_DFL);
             signal(SIGTERM, SIG_DFL);
+            if (raised) (void)setrlimit(RLIMIT_NOFILE, &saved_nofile);
             execvp(argv[prog], argv + prog);
             fprintf(stderr, "tracec record: cannot run %s: %s\n", argv[prog], strerror(errno));
             _exit(127);

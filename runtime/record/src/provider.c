@@ -10,6 +10,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
@@ -29,6 +30,7 @@
 #include "perfetto/trace/track_event/thread_descriptor.tracec.h"
 #include "perfetto/trace/track_event/track_descriptor.tracec.h"
 #include "perfetto/trace/track_event/track_event.tracec.h"
+#include "record_check.h"
 #include "record_wire.h"
 #include "tracec/buffer.h"
 #include "tracec/context.h"
@@ -55,6 +57,9 @@ struct tracec_provider {
     uint8_t *data;
     uint32_t mode, half_size, halves, active;
     uint32_t wait_ms; /* STREAMING: how long a writer waits for the other half to be saved before dropping */
+    uint32_t max_wait_ms; /* the application's cap on wait_ms */
+    int stalled;          /* a wait ran out: drop at once until the other half is seen saved */
+    uint64_t base_produced, base_dropped; /* the counters at Initialize: the header counts this recording only */
     uint32_t fill[2];
     uint64_t packets[2];
     uint32_t durable_size, dfill; /* the durable area (after the halves; 0: none) and its fill */
@@ -70,7 +75,8 @@ struct tracec_provider {
     int first_start_done; /* under mu: the first Start was handled (run header written): register_sync waits for it */
 
     /* counters (atomic) */
-    uint64_t produced, dropped, runs, saved, lost;
+    uint64_t produced, dropped, runs, saved, lost, refused;
+    char last_refusal[256]; /* control thread only: the last refusal said on stderr (said once) */
 };
 
 static tracec_provider *the_provider; /* one per process */
@@ -108,10 +114,11 @@ static pthread_once_t at_exit_once = PTHREAD_ONCE_INIT;
 
 /* ---- registration ------------------------------------------------------------ */
 
-static tracec_status_t do_register(const char *name, const char *categories, int sync, bool *started,
-                                   tracec_provider **out) {
+static tracec_status_t do_register(const char *name, const char *categories, int sync, int max_wait_ms,
+                                   bool *started, tracec_provider **out) {
     if (out) *out = NULL;
-    if (name == NULL || out == NULL || name[0] == '\0' || strlen(name) > TRACEC_I_NAME_MAX || strchr(name, '\n'))
+    if (name == NULL || out == NULL || name[0] == '\0' || strlen(name) > TRACEC_I_NAME_MAX ||
+        !tracec_i_rec_text_ok(name, strlen(name)) || max_wait_ms < -1 || max_wait_ms > 10000)
         return TRACEC_STATUS_INVALID_ARGUMENT;
     if (categories == NULL) categories = "";
     if (!tracec_i_rec_categories_ok(categories)) return TRACEC_STATUS_INVALID_ARGUMENT;
@@ -129,6 +136,7 @@ static tracec_status_t do_register(const char *name, const char *categories, int
     snprintf(p->declared, sizeof p->declared, "%s", categories);
     p->fifo = p->memfd = -1;
     p->want_sync = sync;
+    p->max_wait_ms = max_wait_ms == 0 ? TRACEC_PROVIDER_MAX_WAIT_DEFAULT_MS : max_wait_ms < 0 ? 0u : (uint32_t)max_wait_ms;
     pthread_mutex_init(&p->lock, NULL);
     pthread_mutex_init(&p->mu, NULL);
     pthread_cond_init(&p->cv, NULL);
@@ -166,12 +174,12 @@ static tracec_status_t do_register(const char *name, const char *categories, int
 }
 
 tracec_status_t tracec_provider_register(const char *name, tracec_provider **out) {
-    return do_register(name, NULL, 0, NULL, out);
+    return do_register(name, NULL, 0, 0, NULL, out);
 }
 
 tracec_status_t tracec_provider_register_sync(const char *name, bool *started, tracec_provider **out) {
     if (started) *started = false;
-    return do_register(name, NULL, 1, started, out);
+    return do_register(name, NULL, 1, 0, started, out);
 }
 
 tracec_status_t tracec_provider_register_with(const tracec_provider_registration *config, bool *started,
@@ -180,7 +188,10 @@ tracec_status_t tracec_provider_register_with(const tracec_provider_registration
     if (out) *out = NULL;
     /* the fields up to `synchronous` are in every version of the struct */
     if (config == NULL || config->struct_size < sizeof(tracec_provider_registration)) return TRACEC_STATUS_INVALID_ARGUMENT;
-    return do_register(config->name, config->categories, config->synchronous, started, out);
+    int max_wait = config->struct_size >= offsetof(tracec_provider_registration, max_wait_ms) + sizeof(int)
+                       ? config->max_wait_ms
+                       : 0;
+    return do_register(config->name, config->categories, config->synchronous, max_wait, started, out);
 }
 
 bool tracec_provider_started(const tracec_provider *p) {
@@ -254,8 +265,11 @@ static void reset_durable(tracec_provider *p) {
 
 /* The provider's counters into the header, for the recorder (lock held). */
 static void publish_counters(tracec_provider *p) {
-    __atomic_store_n(&p->hdr->produced, __atomic_load_n(&p->produced, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
-    __atomic_store_n(&p->hdr->dropped, __atomic_load_n(&p->dropped, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
+    /* since this buffer's Initialize: a recorder accounts only for what was written for it */
+    __atomic_store_n(&p->hdr->produced, __atomic_load_n(&p->produced, __ATOMIC_RELAXED) - p->base_produced,
+                     __ATOMIC_RELAXED);
+    __atomic_store_n(&p->hdr->dropped, __atomic_load_n(&p->dropped, __ATOMIC_RELAXED) - p->base_dropped,
+                     __ATOMIC_RELAXED);
 }
 
 /*
@@ -265,11 +279,16 @@ static void publish_counters(tracec_provider *p) {
  * this writer holds).
  */
 static bool wait_saved(tracec_provider *p, uint32_t b) {
-    if (p->wait_ms == 0) return false;
-    uint64_t deadline = tracec_i_rec_now_ns() + (uint64_t)p->wait_ms * 1000000u;
+    uint32_t ms = p->wait_ms < p->max_wait_ms ? p->wait_ms : p->max_wait_ms; /* the application's cap */
+    if (ms == 0 || p->stalled) return false;
+    uint64_t deadline = tracec_i_rec_now_ns() + (uint64_t)ms * 1000000u;
     struct timespec nap = {0, 20000};
     while (__atomic_load_n(&p->hdr->half[b].state, __ATOMIC_ACQUIRE) != TRACEC_I_HALF_FREE) {
-        if (!tracec_provider_started(p) || tracec_i_rec_now_ns() > deadline) return false;
+        if (!tracec_provider_started(p)) return false;
+        if (tracec_i_rec_now_ns() > deadline) {
+            p->stalled = 1; /* no more waits until the recorder has saved it */
+            return false;
+        }
         nanosleep(&nap, NULL);
     }
     return true;
@@ -285,6 +304,7 @@ static bool shm_grow(tracec_writer *w, size_t need) {
     if (p->mode == TRACEC_BUFFERING_MODE_STREAMING) {
         if (__atomic_load_n(&p->hdr->half[b].state, __ATOMIC_ACQUIRE) != TRACEC_I_HALF_FREE && !wait_saved(p, b))
             return false;
+        p->stalled = 0;
         __atomic_store_n(&p->hdr->half[a].state, (uint32_t)TRACEC_I_HALF_FULL, __ATOMIC_RELEASE);
         (void)tracec_i_rec_fifo_send(p->fifo, TRACEC_I_FIFO_SAVE_BUFFER, a);
     } else { /* CIRCULAR: the older half's packets are overwritten */
@@ -453,6 +473,7 @@ tracec_provider_stats tracec_provider_get_stats(tracec_provider *p) {
     s.runs = __atomic_load_n(&p->runs, __ATOMIC_RELAXED);
     s.saved = __atomic_load_n(&p->saved, __ATOMIC_RELAXED);
     s.recorder_lost = __atomic_load_n(&p->lost, __ATOMIC_RELAXED);
+    s.refused = __atomic_load_n(&p->refused, __ATOMIC_RELAXED);
     return s;
 }
 
@@ -490,23 +511,58 @@ static void write_run_header(tracec_provider *p) {
     (void)put_descriptor(p, process_descriptor, NULL);
 }
 
-static int connect_recorder(void) {
-    char path[108];
+/* Says once on stderr why a recorder (or what it sent) was refused, and counts it (control thread). */
+static void refuse(tracec_provider *p, const char *path, const char *why) {
+    __atomic_add_fetch(&p->refused, 1u, __ATOMIC_RELAXED);
+    char text[sizeof p->last_refusal];
+    snprintf(text, sizeof text, "%s: %s", path, why);
+    if (strcmp(text, p->last_refusal) == 0) return; /* said already (it retries every 50 ms) */
+    snprintf(p->last_refusal, sizeof p->last_refusal, "%s", text);
+    fprintf(stderr, "tracec provider %s: refused the recorder at %s\n", p->name, text);
+}
+
+/* How long a connect() may take (a recorder whose accept queue is full: EAGAIN at once, retried later). */
+#define CONNECT_TIMEOUT_MS 100
+
+static int connect_recorder(tracec_provider *p, char *path, size_t cap) {
     const char *env = getenv(TRACEC_RECORDER_SOCKET_ENV);
     if (env && env[0])
-        snprintf(path, sizeof path, "%s", env);
+        snprintf(path, cap, "%s", env);
     else
-        tracec_i_rec_default_socket(path, sizeof path, NULL, 0);
-    int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+        tracec_i_rec_default_socket(path, cap, NULL, 0);
+    char why[200];
+    struct stat st;
+    if (lstat(path, &st) != 0) return -1; /* no recorder (yet) */
+    if (!tracec_i_rec_socket_dir_ok(path, why, sizeof why)) {
+        refuse(p, path, why);
+        return -1;
+    }
+    int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     if (fd < 0) return -1;
     struct sockaddr_un sa;
     memset(&sa, 0, sizeof sa);
     sa.sun_family = AF_UNIX;
     snprintf(sa.sun_path, sizeof sa.sun_path, "%s", path);
     if (connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
+        int ok = 0;
+        if (errno == EINPROGRESS) { /* never blocks: waits up to the timeout, or until unregister */
+            struct pollfd pf[2] = {{fd, POLLOUT, 0}, {p->wake[0], POLLIN, 0}};
+            int err = 0;
+            socklen_t el = sizeof err;
+            ok = poll(pf, 2, CONNECT_TIMEOUT_MS) > 0 && pf[0].revents != 0 &&
+                 getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &el) == 0 && err == 0;
+        }
+        if (!ok) { /* EAGAIN: its accept queue is full; ENOENT, ECONNREFUSED: none listens */
+            close(fd);
+            return -1;
+        }
+    }
+    if (!tracec_i_rec_peer_ok(fd, NULL, NULL, why, sizeof why)) { /* before anything is sent */
+        refuse(p, path, why);
         close(fd);
         return -1;
     }
+    p->last_refusal[0] = '\0';
     return fd;
 }
 
@@ -537,7 +593,13 @@ static void on_initialize(tracec_provider *p, const tracec_i_msg *m, const int *
     if (mode < TRACEC_BUFFERING_MODE_ONESHOT || mode > TRACEC_BUFFERING_MODE_STREAMING) goto ignore;
     if (halves != (mode == TRACEC_BUFFERING_MODE_ONESHOT ? 1u : 2u) || hs < 64 || hs > (1u << 30)) goto ignore;
     size_t need = TRACEC_I_SHM_HEADER + (size_t)hs * halves;
-    if (fstat(fds[0], &st) != 0 || (uint64_t)st.st_size < need) goto ignore;
+    char why[160];
+    /* its size sealed before it is mapped: a recorder that could shrink it would kill us with SIGBUS */
+    if (!tracec_i_rec_buffer_sealed(fds[0], need, why, sizeof why)) {
+        refuse(p, "its Initialize", why);
+        goto ignore;
+    }
+    if (fstat(fds[0], &st) != 0) goto ignore;
     void *map = mmap(NULL, need, PROT_READ | PROT_WRITE, MAP_SHARED, fds[0], 0);
     if (map == MAP_FAILED) goto ignore;
     tracec_i_shm_header *h = map;
@@ -563,6 +625,9 @@ static void on_initialize(tracec_provider *p, const tracec_i_msg *m, const int *
     p->fifo = fds[1];
     p->mode = mode;
     p->wait_ms = wait_ms > 10000u ? 10000u : wait_ms;
+    p->stalled = 0;
+    p->base_produced = __atomic_load_n(&p->produced, __ATOMIC_RELAXED);
+    p->base_dropped = __atomic_load_n(&p->dropped, __ATOMIC_RELAXED);
     p->half_size = (uint32_t)hs;
     p->halves = halves;
     p->active = 0;
@@ -673,7 +738,8 @@ static int serve(tracec_provider *p, int conn) {
 static void *control_main(void *arg) {
     tracec_provider *p = arg;
     while (!__atomic_load_n(&p->quit, __ATOMIC_ACQUIRE)) {
-        int conn = connect_recorder();
+        char path[sizeof ((struct sockaddr_un *)0)->sun_path];
+        int conn = connect_recorder(p, path, sizeof path);
         if (conn < 0) {
             pthread_mutex_lock(&p->mu);
             p->no_recorder = 1;

@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "record_check.h"
 #include "record_wire.h"
 
 int tracec_i_rec_send(int sock, const tracec_i_msg *m, const int *fds, int nfds) {
@@ -113,6 +114,7 @@ bool tracec_i_rec_categories_ok(const char *list) {
         if (l == 0 || l > TRACEC_I_CATEGORY_MAX || (e && e[1] == '\0')) return false;
         for (size_t i = 0; i < l; i++)
             if ((unsigned char)s[i] <= ' ' || s[i] == 0x7f) return false;
+        if (!tracec_i_rec_text_ok(s, l)) return false; /* valid UTF-8 */
         s += l + (e != NULL);
     }
     return n <= TRACEC_I_MAX_CATEGORIES;

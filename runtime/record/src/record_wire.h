@@ -84,7 +84,7 @@ enum {
 
 /* INITIALIZE's `a`: none of the provider's declared categories is enabled. */
 #define TRACEC_I_INIT_NO_CATEGORIES (1u << 31)
-#define TRACEC_I_INIT_WAIT_MASK 0x3fffu /* wait_ms (<= 10000) after the shift */
+#define TRACEC_I_INIT_WAIT_MASK 0x3fffu /* wait_ms (<= 10000) after the shift; the provider caps it further */
 
 typedef struct tracec_i_msg {
     uint32_t type;
@@ -159,8 +159,8 @@ int tracec_i_rec_fifo_send(int fifo, uint32_t type, uint32_t half);
 void tracec_i_rec_default_socket(char *path, size_t cap, char *dir, size_t dir_cap);
 /* Whether `list` (comma-separated) has `cat`. */
 bool tracec_i_rec_list_has(const char *list, const char *cat, size_t cat_len);
-/* Whether `list` is a valid category list: "", or 1..100 non-empty names of <= 100 chars without
-   whitespace or control chars, comma-separated. */
+/* Whether `list` is a valid category list: "", or 1..100 non-empty names of <= 100 chars of valid UTF-8
+   without whitespace or control chars, comma-separated. */
 bool tracec_i_rec_categories_ok(const char *list);
 /*
  * What a provider that declared `declared` gets when the recorder enables

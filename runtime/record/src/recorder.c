@@ -23,7 +23,9 @@
 #include "perfetto/trace/track_event/debug_annotation.tracec.h"
 #include "perfetto/trace/track_event/track_descriptor.tracec.h"
 #include "perfetto/trace/track_event/track_event.tracec.h"
+#include "record_check.h"
 #include "record_wire.h"
+#include "tracec/wire.h"
 #include "tracec/context.h"
 #include "tracec/recorder.h"
 
@@ -42,9 +44,12 @@ typedef struct peer {
     uint64_t gen[3];      /* per region: half 0, half 1, the durable area (DURABLE) */
     uint32_t consumed[3];
     uint64_t bytes;
-    uint8_t *scratch;     /* a half's copy */
+    uint8_t *scratch;     /* a half's copy (freed when the provider leaves) */
     uint8_t *dscratch;    /* the durable area's copy */
     char *declared; /* the categories it declared at registration ("" none; malloc'd) */
+    uint64_t base_produced, base_dropped; /* its counts in the buffers it had before the current one */
+    uint64_t saved_hash[3], saved_gen[3]; /* per region: the last save that began at the region's start */
+    size_t saved_len[3];
 } peer;
 
 struct tracec_recorder {
@@ -59,6 +64,10 @@ struct tracec_recorder {
     size_t n_pv, cap_pv;
     uint32_t next_seq;
     FILE *log;
+    char lock_path[sizeof ((struct sockaddr_un *)0)->sun_path + 8];
+    int accept_paused;         /* accept() ran out of fds: the listener is left out of poll until one is freed */
+    uint64_t accept_retry_at;  /* ... or until then */
+    uint64_t idle_closed;      /* connections closed because they did not register in time */
 };
 
 #define RECORDER_SEQ 1u
@@ -76,59 +85,28 @@ static void say(tracec_recorder *r, const char *fmt, ...) {
 
 /* ---- the hostile record reader ------------------------------------------------------ */
 
-static bool get_varint(const uint8_t **p, const uint8_t *end, uint64_t *v) {
-    uint64_t x = 0;
-    for (unsigned shift = 0; shift < 64 && *p < end; shift += 7) {
-        uint8_t b = *(*p)++;
-        x |= (uint64_t)(b & 0x7f) << shift;
-        if (!(b & 0x80)) {
-            *v = x;
-            return true;
-        }
-    }
-    return false;
-}
-
-/* Whether [p, end) is a sequence of whole, well-formed fields (no groups). */
-static bool fields_ok(const uint8_t *p, const uint8_t *end) {
-    while (p < end) {
-        uint64_t key, v;
-        if (!get_varint(&p, end, &key) || (key >> 3) == 0 || (key >> 3) > 0x1fffffff) return false;
-        switch (key & 7) {
-        case 0:
-            if (!get_varint(&p, end, &v)) return false;
-            break;
-        case 1:
-            if (end - p < 8) return false;
-            p += 8;
-            break;
-        case 5:
-            if (end - p < 4) return false;
-            p += 4;
-            break;
-        case 2:
-            if (!get_varint(&p, end, &v) || v > (uint64_t)(end - p)) return false;
-            p += v;
-            break;
-        default:
-            return false;
-        }
-    }
-    return true;
-}
-
 tracec_status_t tracec_recorder_read_records(const void *data, size_t size, tracec_trace_file *out, uint32_t seq,
-                                             int32_t pid, uint64_t *packets, size_t *bad_offset) {
+                                             int32_t pid, int32_t uid, uint64_t *packets, size_t *bad_offset,
+                                             const char **why) {
     const uint8_t *base = data, *p = base, *end = base + size;
     uint64_t n = 0;
     tracec_status_t st = TRACEC_STATUS_SUCCESS;
     if (bad_offset) *bad_offset = 0;
+    if (why) *why = NULL;
     while (p < end) {
         const uint8_t *rec = p;
-        uint64_t len;
-        if (*p++ != 0x0A || !get_varint(&p, end, &len) || len > (uint64_t)(end - p) ||
-            len > TRACEC_MAX_NESTED_SIZE || !fields_ok(p, p + len)) {
+        uint64_t len = 0;
+        const char *what = "not a Trace.packet record (tag 0x0A)";
+        bool ok = *p++ == 0x0A;
+        if (ok) {
+            ok = tracec_wire_read_varint(&p, end, &len) == TRACEC_VARINT_OK && len <= (uint64_t)(end - p) &&
+                 len <= TRACEC_MAX_NESTED_SIZE;
+            if (!ok) what = "a record length that runs past the data";
+        }
+        if (ok) ok = tracec_i_rec_packet_ok(p, (size_t)len, &what);
+        if (!ok) {
             if (bad_offset) *bad_offset = (size_t)(rec - base);
+            if (why) *why = what;
             st = TRACEC_STATUS_CORRUPT_DATA;
             break;
         }
@@ -142,6 +120,7 @@ tracec_status_t tracec_recorder_read_records(const void *data, size_t size, trac
         /* appended last, so they win over anything the provider wrote */
         perfetto_protos_TracePacket_set_trusted_packet_sequence_id(&pkt, seq);
         perfetto_protos_TracePacket_set_trusted_pid(&pkt, pid);
+        perfetto_protos_TracePacket_set_trusted_uid(&pkt, uid);
         tracec_status_t s = tracec_trace_file_end_packet(out, &w, &pkt.msg);
         if (s != TRACEC_STATUS_SUCCESS) {
             st = s;
@@ -161,8 +140,8 @@ static tracec_i_shm_header *hdr_of(peer *pv) { return (tracec_i_shm_header *)pv-
 static void snapshot_counters(peer *pv) {
     if (pv->map == NULL) return;
     tracec_i_shm_header *h = hdr_of(pv);
-    pv->info.produced = __atomic_load_n(&h->produced, __ATOMIC_RELAXED);
-    pv->info.dropped = __atomic_load_n(&h->dropped, __ATOMIC_RELAXED);
+    pv->info.produced = pv->base_produced + __atomic_load_n(&h->produced, __ATOMIC_RELAXED);
+    pv->info.dropped = pv->base_dropped + __atomic_load_n(&h->dropped, __ATOMIC_RELAXED);
 }
 
 /* Region `h` of a provider's buffer (a half, or DURABLE): its header words, its bytes and its size. */
@@ -218,6 +197,21 @@ static uint32_t copy_region(tracec_recorder *r, peer *pv, uint32_t h, uint8_t *d
     return pv->consumed[h]; /* nothing consistent to save now */
 }
 
+/* A 64-bit hash of n bytes (replay detection; not cryptographic: the provider gains nothing by a collision but
+   the loss of a save of its own). */
+static uint64_t hash_bytes(const uint8_t *p, size_t n) {
+    uint64_t h = UINT64_C(0x9e3779b97f4a7c15) ^ n;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t v;
+        memcpy(&v, p + i, 8);
+        h = (h ^ v) * UINT64_C(0xff51afd7ed558ccd);
+        h ^= h >> 29;
+    }
+    for (; i < n; i++) h = (h ^ p[i]) * UINT64_C(0x100000001b3);
+    return tracec_i_rec_mix(h);
+}
+
 /* Writes the `len` bytes copied from region `h` (whose fill was `fill`) into the trace; false if they
    (or the fill) are corrupt: the provider's remaining data is dropped, with a message. */
 static bool save_copy(tracec_recorder *r, peer *pv, uint32_t h, const uint8_t *copy, size_t len,
@@ -231,16 +225,33 @@ static bool save_copy(tracec_recorder *r, peer *pv, uint32_t h, const uint8_t *c
         return false;
     }
     if (len == 0) return true;
+    if (pv->consumed[h] == 0) {
+        /* The region was emptied (gen changed) and holds, from its start, exactly what its previous save
+           held: a provider replaying a save, not new records.  Refused and counted. */
+        uint64_t hash = hash_bytes(copy, len);
+        if (pv->saved_len[h] == len && pv->saved_hash[h] == hash && pv->saved_gen[h] != pv->gen[h]) {
+            say(r, "provider %s (pid %d): %s was saved again with the same data; its remaining data is dropped",
+                pv->info.name, (int)pv->info.pid, what);
+            pv->bad = 1;
+            pv->info.corrupt++;
+            pv->info.replayed++;
+            return false;
+        }
+        pv->saved_len[h] = len;
+        pv->saved_hash[h] = hash;
+        pv->saved_gen[h] = pv->gen[h];
+    }
     uint64_t n = 0;
     size_t bad = 0;
-    tracec_status_t st =
-        tracec_recorder_read_records(copy, len, r->file, pv->info.sequence_id, pv->info.pid, &n, &bad);
+    const char *why = NULL;
+    tracec_status_t st = tracec_recorder_read_records(copy, len, r->file, pv->info.sequence_id, pv->info.pid,
+                                                      pv->info.uid, &n, &bad, &why);
     pv->info.delivered += n;
     pv->bytes += len;
     pv->consumed[h] = fill;
     if (st == TRACEC_STATUS_CORRUPT_DATA) {
-        say(r, "provider %s (pid %d): corrupt record at byte %zu of %s; its remaining data is dropped",
-            pv->info.name, (int)pv->info.pid, (size_t)pv->consumed[h] - len + bad, what);
+        say(r, "provider %s (pid %d): corrupt record at byte %zu of %s (%s); its remaining data is dropped",
+            pv->info.name, (int)pv->info.pid, (size_t)pv->consumed[h] - len + bad, what, why ? why : "malformed");
         pv->bad = 1;
         pv->info.corrupt++;
         return false;
@@ -279,6 +290,8 @@ static void save_all(tracec_recorder *r, peer *pv) {
    provider closes its end first: closing ours would look like our death). */
 static void release_buffer_keep_fifo(peer *pv, int keep_fifo) {
     snapshot_counters(pv);
+    pv->base_produced = pv->info.produced; /* the next buffer's header counts from 0 */
+    pv->base_dropped = pv->info.dropped;
     if (pv->map) munmap(pv->map, pv->map_size);
     if (pv->memfd >= 0) close(pv->memfd);
     if (pv->fifo >= 0 && !keep_fifo) {
@@ -311,6 +324,13 @@ static void provider_gone(tracec_recorder *r, peer *pv) {
     if (pv->old_fifo >= 0) close(pv->old_fifo);
     pv->conn = pv->old_fifo = -1;
     pv->state = PV_GONE;
+    /* what it had in memory goes with it: only its summary (info) stays */
+    free(pv->scratch);
+    free(pv->dscratch);
+    free(pv->declared);
+    pv->scratch = pv->dscratch = NULL;
+    pv->declared = NULL;
+    r->accept_paused = 0; /* fds were freed */
 }
 
 static void send_simple(peer *pv, uint32_t type, uint32_t a, const char *text) {
@@ -357,6 +377,7 @@ static void initialize_and_start(tracec_recorder *r, peer *pv) {
     pv->map_size = size;
     memset(pv->gen, 0, sizeof pv->gen);
     memset(pv->consumed, 0, sizeof pv->consumed);
+    memset(pv->saved_len, 0, sizeof pv->saved_len); /* a new buffer: nothing of it was saved yet */
     pv->bad = 0;
     if (pv->scratch == NULL) pv->scratch = malloc(r->half_size);
     if (pv->dscratch == NULL) pv->dscratch = malloc(r->durable_size);
@@ -395,13 +416,25 @@ fail:
     release_buffer(pv);
 }
 
+/* How long the listener rests after accept() ran out of fds, unless an fd is freed sooner. */
+#define ACCEPT_PAUSE_NS UINT64_C(100000000)
+
 static void on_accept(tracec_recorder *r) {
     int fd = accept4(r->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
-    if (fd < 0) return;
-    struct ucred cr;
-    socklen_t cl = sizeof cr;
-    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &cl) != 0 || (cr.uid != geteuid() && cr.uid != 0)) {
-        say(r, "refused a connection from uid %u", (unsigned)cr.uid);
+    if (fd < 0) {
+        if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+            /* the pending connection stays queued: polling the listener again would spin */
+            if (!r->accept_paused) say(r, "out of file descriptors (%s): new connections wait", strerror(errno));
+            r->accept_paused = 1;
+            r->accept_retry_at = tracec_i_rec_now_ns() + ACCEPT_PAUSE_NS;
+        }
+        return;
+    }
+    uid_t uid = 0;
+    pid_t pid = 0;
+    char why[160];
+    if (!tracec_i_rec_peer_ok(fd, &uid, &pid, why, sizeof why)) {
+        say(r, "refused a connection from uid %u", (unsigned)uid);
         close(fd);
         return;
     }
@@ -422,8 +455,10 @@ static void on_accept(tracec_recorder *r) {
     }
     pv->conn = fd;
     pv->fifo = pv->memfd = pv->old_fifo = -1;
-    pv->info.pid = (int32_t)cr.pid;
+    pv->info.pid = (int32_t)pid;
+    pv->info.uid = (int32_t)uid;
     pv->state = PV_NEW;
+    pv->deadline = tracec_i_rec_now_ns() + (uint64_t)r->cfg.timeout_ms * 1000000u; /* to register */
     r->pv[r->n_pv++] = pv;
 }
 
@@ -487,7 +522,7 @@ static void on_conn(tracec_recorder *r, peer *pv) {
                 pv->state = PV_GONE;
                 return;
             }
-            memcpy(pv->info.name, m->text, nl + 1);
+            tracec_i_rec_sanitize(m->text, pv->info.name, sizeof pv->info.name);
             pv->info.sequence_id = r->next_seq++;
             pv->state = PV_REGISTERED;
             if (m->type == TRACEC_I_MSG_REGISTER_SYNC) send_simple(pv, TRACEC_I_MSG_REGISTERED, r->started != 0, NULL);
@@ -558,6 +593,14 @@ static void check_timeouts(tracec_recorder *r) {
     uint64_t now = tracec_i_rec_now_ns();
     for (size_t i = 0; i < r->n_pv; i++) {
         peer *pv = r->pv[i];
+        if (pv->state == PV_NEW && now > pv->deadline) { /* connected, never registered */
+            close(pv->conn);
+            pv->conn = -1;
+            pv->state = PV_GONE;
+            r->idle_closed++;
+            r->accept_paused = 0;
+            continue;
+        }
         if ((pv->state == PV_STARTING || pv->state == PV_STOPPING) && now > pv->deadline) {
             pv->info.timed_out = true;
             say(r, "provider %s (pid %d) did not answer %s within %d ms", pv->info.name, (int)pv->info.pid,
@@ -566,6 +609,30 @@ static void check_timeouts(tracec_recorder *r) {
             else pv->deadline = UINT64_MAX; /* still STARTING: its Stop will time out too */
         }
     }
+}
+
+static void free_peer(peer *pv) {
+    release_buffer(pv);
+    if (pv->conn >= 0) close(pv->conn);
+    if (pv->old_fifo >= 0) close(pv->old_fifo);
+    free(pv->scratch);
+    free(pv->dscratch);
+    free(pv->declared);
+    free(pv);
+}
+
+/* Drops the connections that ended without registering (list clients, refused or idle ones): nothing of
+   them goes into the trace, so nothing of them is kept. */
+static void forget_unnamed(tracec_recorder *r) {
+    size_t k = 0;
+    for (size_t i = 0; i < r->n_pv; i++) {
+        peer *pv = r->pv[i];
+        if (pv->state == PV_GONE && pv->info.name[0] == '\0')
+            free_peer(pv);
+        else
+            r->pv[k++] = pv;
+    }
+    r->n_pv = k;
 }
 
 tracec_status_t tracec_recorder_poll(tracec_recorder *r, int timeout_ms) {
@@ -580,9 +647,12 @@ tracec_status_t tracec_recorder_poll(tracec_recorder *r, int timeout_ms) {
         free(kind);
         return TRACEC_STATUS_OUT_OF_MEMORY;
     }
-    pf[n] = (struct pollfd){r->listen_fd, POLLIN, 0};
-    who[n] = NULL;
-    kind[n++] = 0;
+    if (r->accept_paused && tracec_i_rec_now_ns() >= r->accept_retry_at) r->accept_paused = 0;
+    if (!r->accept_paused) {
+        pf[n] = (struct pollfd){r->listen_fd, POLLIN, 0};
+        who[n] = NULL;
+        kind[n++] = 0;
+    }
     for (size_t i = 0; i < r->n_pv; i++) {
         peer *pv = r->pv[i];
         if (pv->fifo >= 0) {
@@ -617,6 +687,7 @@ tracec_status_t tracec_recorder_poll(tracec_recorder *r, int timeout_ms) {
     free(who);
     free(kind);
     check_timeouts(r);
+    forget_unnamed(r);
     return TRACEC_STATUS_SUCCESS;
 }
 
@@ -691,6 +762,7 @@ tracec_status_t tracec_recorder_open(const tracec_recorder_config *config, trace
         tracec_i_rec_default_socket(r->path, sizeof r->path, dir, sizeof dir);
     }
     st = check_dir(dir);
+    int locked = 0;
     struct sockaddr_un sa;
     memset(&sa, 0, sizeof sa);
     sa.sun_family = AF_UNIX;
@@ -698,17 +770,35 @@ tracec_status_t tracec_recorder_open(const tracec_recorder_config *config, trace
     /*
      * One recorder per socket, decided by a lock rather than by probing the
      * socket: between another recorder's bind and listen a probe is refused
-     * and would take its socket for a stale one.  The lock file stays (never
-     * unlinked, so two recorders can never hold locks on different files).
+     * and would take its socket for a stale one.
      */
     if (st == TRACEC_STATUS_SUCCESS) {
-        char lock_path[sizeof r->path + 8];
-        snprintf(lock_path, sizeof lock_path, "%s.lock", r->path);
-        r->lock_fd = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-        if (r->lock_fd < 0)
-            st = TRACEC_STATUS_IO_ERROR;
-        else if (flock(r->lock_fd, LOCK_EX | LOCK_NB) != 0)
-            st = errno == EWOULDBLOCK ? TRACEC_STATUS_BAD_STATE : TRACEC_STATUS_IO_ERROR;
+        snprintf(r->lock_path, sizeof r->lock_path, "%s.lock", r->path);
+        /* The holder unlinks the file when it closes: a lock taken on a file that is no longer at the path
+           is worthless (another recorder may lock the new one), so it is taken again on the path's file. */
+        for (int attempt = 0;; attempt++) {
+            struct stat a, b;
+            r->lock_fd = open(r->lock_path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+            if (r->lock_fd < 0) {
+                st = TRACEC_STATUS_IO_ERROR;
+                break;
+            }
+            if (flock(r->lock_fd, LOCK_EX | LOCK_NB) != 0) {
+                st = errno == EWOULDBLOCK ? TRACEC_STATUS_BAD_STATE : TRACEC_STATUS_IO_ERROR;
+                break;
+            }
+            if (fstat(r->lock_fd, &a) == 0 && stat(r->lock_path, &b) == 0 && a.st_ino == b.st_ino &&
+                a.st_dev == b.st_dev) {
+                locked = 1; /* locked, and still the path's file */
+                break;
+            }
+            close(r->lock_fd);
+            r->lock_fd = -1;
+            if (attempt == 7) {
+                st = TRACEC_STATUS_BAD_STATE;
+                break;
+            }
+        }
     }
     if (st == TRACEC_STATUS_SUCCESS) {
         r->listen_fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
@@ -734,6 +824,7 @@ tracec_status_t tracec_recorder_open(const tracec_recorder_config *config, trace
     if (st != TRACEC_STATUS_SUCCESS) {
         int e = errno;
         if (bound) unlink(r->path);
+        if (locked) unlink(r->lock_path);
         if (r->listen_fd >= 0) close(r->listen_fd);
         if (r->lock_fd >= 0) close(r->lock_fd);
         free(r);
@@ -838,6 +929,8 @@ static void write_summary(tracec_recorder *r) {
         annotate(&ev, "corrupt", (int64_t)pv->info.corrupt);
         annotate(&ev, "ended_early", pv->info.ended_early);
         annotate(&ev, "timed_out", pv->info.timed_out);
+        annotate(&ev, "uid", pv->info.uid);
+        annotate(&ev, "replayed", (int64_t)pv->info.replayed);
         perfetto_protos_TracePacket_end_track_event(&pkt, &ev);
         (void)tracec_trace_file_end_packet(r->file, &w, &pkt.msg);
     }
@@ -875,20 +968,17 @@ tracec_status_t tracec_recorder_close(tracec_recorder *r) {
     for (size_t i = 0; i < r->n_pv; i++) snapshot_counters(r->pv[i]);
     write_summary(r);
     tracec_status_t st = tracec_trace_file_close(r->file);
-    for (size_t i = 0; i < r->n_pv; i++) {
-        peer *pv = r->pv[i];
-        release_buffer(pv);
-        if (pv->conn >= 0) close(pv->conn);
-        if (pv->old_fifo >= 0) close(pv->old_fifo);
-        free(pv->scratch);
-        free(pv->dscratch);
-        free(pv->declared);
-        free(pv);
-    }
+    if (r->idle_closed)
+        say(r, "closed %llu connections that did not register within %d ms", (unsigned long long)r->idle_closed,
+            r->cfg.timeout_ms);
+    for (size_t i = 0; i < r->n_pv; i++) free_peer(r->pv[i]);
     free(r->pv);
     if (r->listen_fd >= 0) close(r->listen_fd);
     unlink(r->path);
-    if (r->lock_fd >= 0) close(r->lock_fd); /* after the unlink: the next recorder binds a free path */
+    /* the lock file goes too, while still locked (a recorder that opened it meanwhile sees it unlinked and
+       opens the path again: tracec_recorder_open), then the lock: the next recorder binds a free path */
+    unlink(r->lock_path);
+    if (r->lock_fd >= 0) close(r->lock_fd);
     free(r);
     return st;
 }

@@ -53,8 +53,16 @@ typedef struct tracec_provider tracec_provider;
 /*
  * RegisterProvider: returns at once with *out (owned by the caller, release
  * with tracec_provider_unregister); registration happens on the provider's
- * thread.  `name`: 1..100 chars (INVALID_ARGUMENT otherwise); one provider
- * per process (BAD_STATE for a second); OUT_OF_MEMORY, ERROR (no thread).
+ * thread.  `name`: 1..100 chars of UTF-8 without control characters
+ * (INVALID_ARGUMENT otherwise); one provider per process (BAD_STATE for a
+ * second); OUT_OF_MEMORY, ERROR (no thread).
+ *
+ * The thread connects only to a recorder it trusts: the socket's directory
+ * must belong to this user (or root) and not be writable by group or
+ * others, and the listening process must run as this user (or root,
+ * SO_PEERCRED); a shared buffer must have its size sealed.  Anything else
+ * is refused before a byte is sent, with one message on stderr, and counted
+ * (tracec_provider_stats.refused).
  */
 tracec_status_t tracec_provider_register(const char *name, tracec_provider **out) TRACEC_I_WARN_UNUSED;
 
@@ -80,12 +88,24 @@ tracec_status_t tracec_provider_register_sync(const char *name, bool *started,
  */
 typedef struct tracec_provider_registration {
     size_t struct_size;     /* sizeof(tracec_provider_registration) */
-    const char *name;       /* 1..100 chars, copied */
+    const char *name;       /* 1..100 chars of UTF-8 without control characters, copied */
     const char *categories; /* comma-separated, copied; NULL or "": none declared (gets what the recorder enables) */
     bool synchronous;       /* wait (up to 1 s) for a running recorder to register it */
+    /*
+     * The longest a writer may wait for the recorder to save a half before
+     * dropping its packet (STREAMING, when the recorder asks for a wait:
+     * `tracec record --wait`): the recorder's wait is capped by this.  0:
+     * TRACEC_PROVIDER_MAX_WAIT_DEFAULT_MS; -1: never wait; at most 10000.
+     * Once a wait ran out, writers drop at once until the recorder has saved
+     * that half, so a recorder that never saves costs one wait, not one per
+     * packet.
+     */
+    int max_wait_ms;
 } tracec_provider_registration;
 
-#define TRACEC_PROVIDER_REGISTRATION_INIT {sizeof(tracec_provider_registration), NULL, NULL, false}
+#define TRACEC_PROVIDER_MAX_WAIT_DEFAULT_MS 10
+
+#define TRACEC_PROVIDER_REGISTRATION_INIT {sizeof(tracec_provider_registration), NULL, NULL, false, 0}
 
 tracec_status_t tracec_provider_register_with(const tracec_provider_registration *config, bool *started,
                                               tracec_provider **out) TRACEC_I_WARN_UNUSED;
@@ -139,6 +159,7 @@ typedef struct tracec_provider_stats {
     uint64_t runs;           /* Start requests obeyed */
     uint64_t saved;          /* BUFFER_SAVED packets received */
     uint64_t recorder_lost;  /* times the recorder went away while tracing */
+    uint64_t refused;        /* recorders (or their buffers) refused as untrusted: docs/record.md, "Threat model" */
 } tracec_provider_stats;
 
 /* Counters since registration. */
@@ -147,6 +168,9 @@ tracec_provider_stats tracec_provider_get_stats(tracec_provider *p) TRACEC_I_WAR
 /*
  * Closes the connection (the recorder sees the provider end: it saves what
  * the provider finished), ends the thread and frees `p`.  NULL is fine.
+ * Returns within the registration's max_wait_ms plus 100 ms (a writer in
+ * its wait, a connect in progress), whatever the recorder does; so does
+ * the handler that stops the provider at exit.
  */
 void tracec_provider_unregister(tracec_provider *p);
 

@@ -14,8 +14,12 @@
  *     tracec_recorder_close(r);
  *
  * One thread drives a recorder.  Every shared buffer is treated as hostile:
- * lengths and offsets are checked, a provider whose buffer is corrupt has
- * the rest of its data dropped with a message.
+ * lengths and offsets are checked, every record is checked against tracec's
+ * schema (nested messages too), a provider whose buffer is corrupt (or that
+ * replays a save) has the rest of its data dropped with a message.  Only
+ * this user and root may connect; a connection that does not register in
+ * `timeout_ms` is closed; a provider's buffers are freed when it leaves.
+ * docs/record.md, "Threat model", has every bound.
  */
 #ifndef TRACEC_RECORDER_H
 #define TRACEC_RECORDER_H
@@ -81,15 +85,17 @@ tracec_status_t tracec_recorder_stop(tracec_recorder *r);
 
 /* What the recorder knows of one provider. */
 typedef struct tracec_recorder_provider_info {
-    char name[101];
+    char name[101];       /* as it registered, invalid UTF-8 and control characters replaced by '?' */
     int32_t pid;          /* from SO_PEERCRED */
     uint32_t sequence_id; /* its packets' trusted_packet_sequence_id */
-    uint64_t produced;    /* as the provider counted them (its buffer header) */
+    uint64_t produced;    /* as the provider counted them (its buffer headers), for this recorder only */
     uint64_t dropped;     /* as the provider counted them */
     uint64_t delivered;   /* packets written to the trace */
-    uint64_t corrupt;     /* bad records found (the rest of its data was dropped) */
+    uint64_t corrupt;     /* bad records found (the rest of its data was dropped), replays included */
     bool ended_early;     /* it went away while tracing */
     bool timed_out;       /* it did not answer Start or Stop in time */
+    int32_t uid;          /* from SO_PEERCRED */
+    uint64_t replayed;    /* saves refused because they held the very data of its previous save of that half */
 } tracec_recorder_provider_info;
 
 size_t tracec_recorder_provider_count(const tracec_recorder *r) TRACEC_I_WARN_UNUSED;
@@ -112,14 +118,18 @@ tracec_status_t tracec_recorder_list(const char *socket_path, FILE *out) TRACEC_
 
 /*
  * The reader of a provider's records (fuzzed): appends each whole record
- * of `data` (0x0A, varint length, a TracePacket whose top-level fields are
- * well formed) to `out` with trusted_packet_sequence_id = `seq` and
- * trusted_pid = `pid` added.  *packets counts the records appended.
- * CORRUPT_DATA at the first bad record (*bad_offset says where; the
- * records before it are appended), or any status of the trace file.
+ * of `data` (0x0A, varint length, a TracePacket that every decoder reads:
+ * each message field tracec's schema knows checked recursively, up to 32
+ * levels deep; docs/record.md) to `out` with trusted_packet_sequence_id =
+ * `seq`, trusted_pid = `pid` and trusted_uid = `uid` added.  *packets
+ * counts the records appended.  CORRUPT_DATA at the first bad record
+ * (*bad_offset says where and *why what is wrong, static text; the records
+ * before it are appended), or any status of the trace file.  `packets`,
+ * `bad_offset` and `why` may be NULL.
  */
 tracec_status_t tracec_recorder_read_records(const void *data, size_t size, tracec_trace_file *out, uint32_t seq,
-                                             int32_t pid, uint64_t *packets, size_t *bad_offset) TRACEC_I_WARN_UNUSED;
+                                             int32_t pid, int32_t uid, uint64_t *packets, size_t *bad_offset,
+                                             const char **why) TRACEC_I_WARN_UNUSED;
 
 #ifdef __cplusplus
 }
