@@ -113,11 +113,12 @@ tracec_status_t tracec_buffer_writer_init(tracec_buffer_writer *bw, tracec_buffe
     writer_fail_window(bw, TRACEC_STATUS_BAD_STATE);
     bw->w.grow = buffer_grow;
     bw->w.sink = bw;
+    if (reserve > UINT32_MAX / 2u) return TRACEC_STATUS_RECORD_TOO_LARGE;
     tracec_i_buffer *b = tracec_i_buffer_get(buffer_id.handle);
     if (b == NULL) return TRACEC_STATUS_BUFFER_NOT_FOUND;
-    if (reserve > UINT32_MAX / 2u) return TRACEC_STATUS_RECORD_TOO_LARGE;
     bw->i_reserve = (uint32_t)reserve;
     tracec_status_t st = state_attach(bw, b);
+    tracec_i_buffer_put(b);
     if (st == TRACEC_STATUS_SUCCESS) bw->i_handle = buffer_id.handle;
     return st;
 }
@@ -160,6 +161,7 @@ void tracec_i_buffer_begin(tracec_buffer_writer *bw, uint32_t category, uint32_t
             return;
         }
         tracec_status_t ast = state_attach(bw, nb);
+        tracec_i_buffer_put(nb);
         if (ast != TRACEC_STATUS_SUCCESS) {
             writer_fail_window(bw, ast);
             return;
@@ -185,7 +187,9 @@ void tracec_i_buffer_begin(tracec_buffer_writer *bw, uint32_t category, uint32_t
         fresh_chunk = true;
     }
     tracec_i_buffer *b = ws->b;
-    if (b == NULL || atomic_load_explicit(&b->destroyed, memory_order_acquire)) {
+    /* Destroyed, or its struct already reused for another buffer (checked again under
+       the mutex the reuse holds, before a chunk or the durable part is taken). */
+    if (b == NULL || atomic_load_explicit(&b->live, memory_order_acquire) != ws->handle) {
         writer_fail_window(bw, TRACEC_STATUS_BUFFER_NOT_FOUND);
         return;
     }
@@ -197,9 +201,10 @@ void tracec_i_buffer_begin(tracec_buffer_writer *bw, uint32_t category, uint32_t
     ws->kind = kind;
     if (tracec_i_is_durable(b, category, kind)) {
         pthread_mutex_lock(&b->dmu);
-        if (!atomic_load_explicit(&b->accepting, memory_order_acquire)) {
+        bool reused = atomic_load_explicit(&b->handle, memory_order_relaxed) != ws->handle;
+        if (reused || !atomic_load_explicit(&b->accepting, memory_order_acquire)) {
             pthread_mutex_unlock(&b->dmu);
-            writer_fail_window(bw, TRACEC_STATUS_CLOSED);
+            writer_fail_window(bw, reused ? TRACEC_STATUS_BUFFER_NOT_FOUND : TRACEC_STATUS_CLOSED);
             return;
         }
         size_t off = atomic_load_explicit(&b->doff, memory_order_relaxed);
@@ -224,7 +229,9 @@ void tracec_i_buffer_begin(tracec_buffer_writer *bw, uint32_t category, uint32_t
             return;
         }
         pthread_mutex_lock(&b->mu);
-        tracec_status_t st = (tracec_status_t)acquire_chunk(b, ws, ws->reserve, false, NULL, 0);
+        tracec_status_t st = atomic_load_explicit(&b->handle, memory_order_relaxed) != ws->handle
+                                 ? TRACEC_STATUS_BUFFER_NOT_FOUND
+                                 : (tracec_status_t)acquire_chunk(b, ws, ws->reserve, false, NULL, 0);
         /* The abandoned window must never be the new packet's (a reused half can put the
            new chunk where the old one was): then one more chunk, further on (again if a
            wait for room let the half be reused once more). */

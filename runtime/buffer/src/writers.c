@@ -162,11 +162,16 @@ bool tracec_i_state_detach(tracec_i_wstate *ws) {
     if (ws->in_packet != 0) tracec_i_abandon_packet(ws);
     __atomic_store_n(&ws->busy, 0u, __ATOMIC_RELEASE);
     pthread_mutex_lock(&b->mu);
+    /* A state of a destroyed buffer whose struct a create reused is in no list and
+       counts for nobody: the new buffer's list and counters are not its own. */
+    bool reused = atomic_load_explicit(&b->handle, memory_order_relaxed) != ws->handle;
     /* A delivery or wrap walks the list without mu (stealing > 0): the state stays
        linked, inert, and tracec_i_reap() frees it.  Never wait here: the stealer may be
        waiting for another packet this thread has open. */
-    bool now = b->stealing == 0;
-    if (now) {
+    bool now = reused || b->stealing == 0;
+    if (reused) {
+        /* nothing to unlink */
+    } else if (now) {
         for (tracec_i_wstate **pp = &b->writers; *pp; pp = &(*pp)->next) {
             if (*pp == ws) {
                 *pp = ws->next;
@@ -177,7 +182,9 @@ bool tracec_i_state_detach(tracec_i_wstate *ws) {
         ws->zombie = 1;
         ws->gen++; /* a writer still referring to it gets a fresh state at its next begin */
     }
-    atomic_fetch_add_explicit(&b->accepted, __atomic_load_n(&ws->packets, __ATOMIC_RELAXED), memory_order_relaxed);
+    if (!reused)
+        atomic_fetch_add_explicit(&b->accepted, __atomic_load_n(&ws->packets, __ATOMIC_RELAXED),
+                                  memory_order_relaxed);
     ws->packets = 0;
     ws->blk = NULL;
     ws->body = NULL;
