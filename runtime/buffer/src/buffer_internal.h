@@ -104,8 +104,9 @@ typedef struct tracec_i_buffer {
     /* The handle while the buffer is alive; 0 from the moment its destroy
        begins.  Written under mu and dmu (and tracec_i_global_mu). */
     _Atomic uint64_t live;
-    /* Calls between tracec_i_buffer_get() and tracec_i_buffer_put(): while
-       not 0, the struct is not reused. */
+    /* Calls between tracec_i_buffer_get() and tracec_i_buffer_put(), and
+       writer states attached to it (until detached or reaped): while not 0,
+       the struct is not reused. */
     _Atomic uint32_t users;
     uint64_t slot_gen; /* incarnations of this slot (under tracec_i_global_mu) */
     uint64_t ctx_handle;

@@ -12,10 +12,13 @@
  * tracec_i_buffer_get() counts itself in `users`, then checks `live`, so a
  * handle of an earlier incarnation is refused, never taken for the buffer
  * that reuses its slot, and a buffer in use is never reused under its
- * caller.  Writer states keep their buffer's handle and check it against
- * `live`, and against `handle` under the mutex the reuse holds
- * (packet_writer.c, writers.c).  At most TRACEC_MAX_BUFFERS are alive at
- * once; any number may be created and destroyed in a process's life.
+ * caller.  A writer state counts in `users` too, from its attach to its
+ * detach (or reap), so it never sees its buffer's struct reused: after a
+ * destroy it finds `live` different from the handle it keeps and is
+ * refused.  Such a state of a destroyed buffer keeps that slot from reuse
+ * until it is released (at the latest when its thread exits), and creates
+ * take other slots meanwhile.  At most TRACEC_MAX_BUFFERS are alive at once;
+ * any number may be created and destroyed in a process's life.
  *
  * Everything else in runtime/buffer calls down to this file and it calls
  * nothing of theirs directly: dependencies run context -> buffer -> handles.

@@ -176,7 +176,7 @@ static void adopt(tracec_i_buffer *b, const tracec_i_buffer *t, tracec_i_thread 
     b->flush_req = b->flush_done = 0;
     b->delivering = 0;
     b->stealing = 0;
-    b->writers = NULL; /* the previous incarnation's states: see tracec_i_state_detach() */
+    b->writers = NULL; /* empty: a state holds its buffer until it is detached */
     atomic_store_explicit(&b->thread, thread, memory_order_relaxed);
     _Atomic uint64_t *counters[] = {&b->accepted, &b->dropped,  &b->overwritten, &b->delivered, &b->deliveries,
                                     &b->wm_requests, &b->switches, &b->waits,      &b->refused};
@@ -475,7 +475,11 @@ static void fork_child(void) {
         init_buffer_mutex(&b->mu);
         pthread_mutex_init(&b->dmu, NULL);
         pthread_cond_init(&b->cv, NULL);
-        atomic_store(&b->users, 0); /* the calls that held it were on threads the child does not have */
+        /* Its users: the writer states in its list; the calls that held it were on threads
+           the child does not have. */
+        uint32_t users = 0;
+        for (tracec_i_wstate *ws = b->writers; ws; ws = ws->next) users++;
+        atomic_store(&b->users, users);
         if (b->half[0].mem == NULL) continue;
         for (tracec_i_wstate *ws = b->writers; ws; ws = ws->next) {
             __atomic_store_n(&ws->stolen, 1u, __ATOMIC_SEQ_CST);

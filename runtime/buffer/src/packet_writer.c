@@ -100,6 +100,8 @@ static tracec_status_t state_attach(tracec_buffer_writer *bw, tracec_i_buffer *b
     ws->b = b;
     ws->next = b->writers;
     b->writers = ws;
+    /* The state uses b until it is detached: b is not reused meanwhile (the caller holds it). */
+    atomic_fetch_add_explicit(&b->users, 1, memory_order_relaxed);
     pthread_mutex_unlock(&b->mu);
     bw->i_ws = ws;
     bw->i_gen = ws->gen;
@@ -187,8 +189,7 @@ void tracec_i_buffer_begin(tracec_buffer_writer *bw, uint32_t category, uint32_t
         fresh_chunk = true;
     }
     tracec_i_buffer *b = ws->b;
-    /* Destroyed, or its struct already reused for another buffer (checked again under
-       the mutex the reuse holds, before a chunk or the durable part is taken). */
+    /* Destroyed (the state keeps b from being reused for another buffer until it is detached). */
     if (b == NULL || atomic_load_explicit(&b->live, memory_order_acquire) != ws->handle) {
         writer_fail_window(bw, TRACEC_STATUS_BUFFER_NOT_FOUND);
         return;
@@ -201,10 +202,9 @@ void tracec_i_buffer_begin(tracec_buffer_writer *bw, uint32_t category, uint32_t
     ws->kind = kind;
     if (tracec_i_is_durable(b, category, kind)) {
         pthread_mutex_lock(&b->dmu);
-        bool reused = atomic_load_explicit(&b->handle, memory_order_relaxed) != ws->handle;
-        if (reused || !atomic_load_explicit(&b->accepting, memory_order_acquire)) {
+        if (!atomic_load_explicit(&b->accepting, memory_order_acquire)) {
             pthread_mutex_unlock(&b->dmu);
-            writer_fail_window(bw, reused ? TRACEC_STATUS_BUFFER_NOT_FOUND : TRACEC_STATUS_CLOSED);
+            writer_fail_window(bw, TRACEC_STATUS_CLOSED);
             return;
         }
         size_t off = atomic_load_explicit(&b->doff, memory_order_relaxed);
@@ -229,9 +229,7 @@ void tracec_i_buffer_begin(tracec_buffer_writer *bw, uint32_t category, uint32_t
             return;
         }
         pthread_mutex_lock(&b->mu);
-        tracec_status_t st = atomic_load_explicit(&b->handle, memory_order_relaxed) != ws->handle
-                                 ? TRACEC_STATUS_BUFFER_NOT_FOUND
-                                 : (tracec_status_t)acquire_chunk(b, ws, ws->reserve, false, NULL, 0);
+        tracec_status_t st = (tracec_status_t)acquire_chunk(b, ws, ws->reserve, false, NULL, 0);
         /* The abandoned window must never be the new packet's (a reused half can put the
            new chunk where the old one was): then one more chunk, further on (again if a
            wait for room let the half be reused once more). */

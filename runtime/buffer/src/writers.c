@@ -162,16 +162,11 @@ bool tracec_i_state_detach(tracec_i_wstate *ws) {
     if (ws->in_packet != 0) tracec_i_abandon_packet(ws);
     __atomic_store_n(&ws->busy, 0u, __ATOMIC_RELEASE);
     pthread_mutex_lock(&b->mu);
-    /* A state of a destroyed buffer whose struct a create reused is in no list and
-       counts for nobody: the new buffer's list and counters are not its own. */
-    bool reused = atomic_load_explicit(&b->handle, memory_order_relaxed) != ws->handle;
     /* A delivery or wrap walks the list without mu (stealing > 0): the state stays
        linked, inert, and tracec_i_reap() frees it.  Never wait here: the stealer may be
        waiting for another packet this thread has open. */
-    bool now = reused || b->stealing == 0;
-    if (reused) {
-        /* nothing to unlink */
-    } else if (now) {
+    bool now = b->stealing == 0;
+    if (now) {
         for (tracec_i_wstate **pp = &b->writers; *pp; pp = &(*pp)->next) {
             if (*pp == ws) {
                 *pp = ws->next;
@@ -182,9 +177,7 @@ bool tracec_i_state_detach(tracec_i_wstate *ws) {
         ws->zombie = 1;
         ws->gen++; /* a writer still referring to it gets a fresh state at its next begin */
     }
-    if (!reused)
-        atomic_fetch_add_explicit(&b->accepted, __atomic_load_n(&ws->packets, __ATOMIC_RELAXED),
-                                  memory_order_relaxed);
+    atomic_fetch_add_explicit(&b->accepted, __atomic_load_n(&ws->packets, __ATOMIC_RELAXED), memory_order_relaxed);
     ws->packets = 0;
     ws->blk = NULL;
     ws->body = NULL;
@@ -193,6 +186,7 @@ bool tracec_i_state_detach(tracec_i_wstate *ws) {
     __atomic_store_n(&ws->half, -1, __ATOMIC_RELEASE);
     ws->b = NULL;
     pthread_mutex_unlock(&b->mu);
+    if (now) tracec_i_buffer_put(b); /* a zombie's reference goes when it is reaped */
     return now;
 }
 
@@ -203,6 +197,7 @@ void tracec_i_reap(tracec_i_buffer *b) {
         if (ws->zombie) {
             *pp = ws->next;
             tracec_i_state_free(ws);
+            tracec_i_buffer_put(b);
         } else {
             pp = &ws->next;
         }
