@@ -93,8 +93,22 @@ struct tracec_i_thread;
 
 enum { TRACEC_I_REQ_WATERMARK = 1, TRACEC_I_REQ_FLUSH = 2, TRACEC_I_REQ_FULL = 4 };
 
+/*
+ * A buffer.  The struct belongs to its slot of tracec_i_buffers[] and is
+ * never freed: a destroyed buffer's struct is reused by a later create
+ * (handles.c, "Buffer handles"), so a stale pointer is always safe to read
+ * and `live` tells whether it still names the buffer its reader meant.
+ */
 typedef struct tracec_i_buffer {
-    uint64_t handle;
+    _Atomic uint64_t handle; /* this incarnation's handle (kept after destroy) */
+    /* The handle while the buffer is alive; 0 from the moment its destroy
+       begins.  Written under mu and dmu (and tracec_i_global_mu). */
+    _Atomic uint64_t live;
+    /* Calls between tracec_i_buffer_get() and tracec_i_buffer_put(), and
+       writer states attached to it (until detached or reaped): while not 0,
+       the struct is not reused. */
+    _Atomic uint32_t users;
+    uint64_t slot_gen; /* incarnations of this slot (under tracec_i_global_mu) */
     uint64_t ctx_handle;
     int mode, policy;
     size_t size, watermark, phys, durable_cap, chunk;
@@ -163,11 +177,38 @@ extern _Atomic int tracec_i_finalized;
 int tracec_i_context_started(uint64_t ctx_handle);
 bool tracec_i_context_exists(uint64_t ctx_handle);
 
-/* The live buffer with this handle, or NULL (inline: tracec_buffer_emit looks it up each time). */
+/*
+ * Buffer handles: (incarnation << TRACEC_I_SLOT_BITS) | (slot + 1).  A slot's
+ * struct is reused once its buffer is destroyed and no call holds it, with
+ * the next incarnation, so an old handle never names the new buffer.
+ */
+#define TRACEC_I_SLOT_BITS 16u
+#define TRACEC_I_SLOT_MASK ((1ull << TRACEC_I_SLOT_BITS) - 1u)
+_Static_assert(TRACEC_MAX_BUFFERS < (1u << TRACEC_I_SLOT_BITS), "slot numbers fit their bits");
+
+/* Ends a use begun by a successful tracec_i_buffer_get(). */
+static inline void tracec_i_buffer_put(tracec_i_buffer *b) {
+    atomic_fetch_sub_explicit(&b->users, 1, memory_order_release);
+}
+
+/*
+ * The live buffer with this handle, held (give it back with
+ * tracec_i_buffer_put()), or NULL: unknown, destroyed, or a handle of an
+ * earlier buffer of the slot.  Held, the struct is not reused, and its
+ * handle stays this one (it may be destroyed meanwhile: `live` becomes 0).
+ * The increment and the check of `live` pair with the create that reuses a
+ * slot (the check of `users`, then the store of `live`): both seq_cst.
+ */
 static inline tracec_i_buffer *tracec_i_buffer_get(uint64_t handle) {
-    if (handle == 0 || handle > TRACEC_MAX_BUFFERS) return NULL;
-    tracec_i_buffer *b = atomic_load_explicit(&tracec_i_buffers[handle - 1], memory_order_acquire);
-    if (b == NULL || atomic_load_explicit(&b->destroyed, memory_order_acquire)) return NULL;
+    uint64_t slot = handle & TRACEC_I_SLOT_MASK;
+    if (slot == 0 || slot > TRACEC_MAX_BUFFERS) return NULL;
+    tracec_i_buffer *b = atomic_load_explicit(&tracec_i_buffers[slot - 1], memory_order_acquire);
+    if (b == NULL) return NULL;
+    atomic_fetch_add_explicit(&b->users, 1, memory_order_seq_cst);
+    if (atomic_load_explicit(&b->live, memory_order_seq_cst) != handle) {
+        tracec_i_buffer_put(b);
+        return NULL;
+    }
     return b;
 }
 

@@ -58,15 +58,31 @@ static ctx *find(uint64_t handle) {
     return LIVE(c).handle == handle ? c : NULL;
 }
 
-/* Live buffers of context h, into out[] (TRACEC_MAX_BUFFERS entries). */
-static size_t buffers_of(uint64_t h, tracec_i_buffer **out) {
+/* Handles of context h's live buffers, into out[] (TRACEC_MAX_BUFFERS entries).  Under
+   global_mu; the caller looks each up again (tracec_i_buffer_get), since a buffer may be
+   destroyed, and its struct reused, once global_mu is released. */
+static size_t buffers_of(uint64_t h, uint64_t *out) {
     size_t n = 0;
     for (size_t i = 0; i < TRACEC_MAX_BUFFERS; i++) {
         tracec_i_buffer *b = atomic_load_explicit(&tracec_i_buffers[i], memory_order_acquire);
-        if (b != NULL && b->ctx_handle == h && !atomic_load_explicit(&b->destroyed, memory_order_acquire))
-            out[n++] = b;
+        if (b == NULL || b->ctx_handle != h) continue;
+        uint64_t live = atomic_load_explicit(&b->live, memory_order_acquire);
+        if (live != 0) out[n++] = live;
     }
     return n;
+}
+
+/* Starts (disp >= 0) or stops each of the n buffers in list that is still alive. */
+static void start_or_stop(const uint64_t *list, size_t n, int disp) {
+    for (size_t i = 0; i < n; i++) {
+        tracec_i_buffer *b = tracec_i_buffer_get(list[i]);
+        if (b == NULL) continue;
+        if (disp >= 0)
+            tracec_i_buffer_start(b, (tracec_buffer_disposition_t)disp);
+        else
+            tracec_i_buffer_stop(b);
+        tracec_i_buffer_put(b);
+    }
 }
 
 /* ---- categories ---------------------------------------------------------------- */
@@ -213,10 +229,10 @@ tracec_status_t tracec_start_context_with_options(tracec_context_id_t context_id
     for (size_t i = 0; i < c->nextra; i++) strcpy(c->extra[i], options->additional_categories[i]);
     LIVE(c).started = 1;
     refresh_categories(c);
-    static tracec_i_buffer *list[TRACEC_MAX_BUFFERS]; /* under life_mu */
+    static uint64_t list[TRACEC_MAX_BUFFERS]; /* under life_mu */
     size_t n = buffers_of(LIVE(c).handle, list);
     pthread_mutex_unlock(&tracec_i_global_mu);
-    for (size_t i = 0; i < n; i++) tracec_i_buffer_start(list[i], disp);
+    start_or_stop(list, n, (int)disp);
     pthread_mutex_unlock(&life_mu);
     return TRACEC_STATUS_SUCCESS;
 }
@@ -227,7 +243,7 @@ tracec_status_t tracec_start_context(tracec_context_id_t context_id) {
 
 /* Stops c's buffers.  Under life_mu. */
 static tracec_status_t stop_locked(uint64_t handle) {
-    static tracec_i_buffer *list[TRACEC_MAX_BUFFERS]; /* under life_mu */
+    static uint64_t list[TRACEC_MAX_BUFFERS]; /* under life_mu */
     pthread_mutex_lock(&tracec_i_global_mu);
     ctx *c = find(handle);
     if (c == NULL || !LIVE(c).started) {
@@ -239,7 +255,7 @@ static tracec_status_t stop_locked(uint64_t handle) {
     refresh_categories(c);
     size_t n = buffers_of(handle, list);
     pthread_mutex_unlock(&tracec_i_global_mu);
-    for (size_t i = 0; i < n; i++) tracec_i_buffer_stop(list[i]);
+    start_or_stop(list, n, -1);
     return TRACEC_STATUS_SUCCESS;
 }
 
@@ -272,12 +288,12 @@ tracec_status_t tracec_destroy_context(tracec_context_id_t context_id) {
     if (tracec_i_current_thread != NULL || tracec_i_thread_has_open_packet()) return TRACEC_STATUS_WOULD_DEADLOCK;
     tracec_status_t st = tracec_terminate_context(context_id);
     if (st != TRACEC_STATUS_SUCCESS) return st;
-    static tracec_i_buffer *list[TRACEC_MAX_BUFFERS];
+    static uint64_t list[TRACEC_MAX_BUFFERS];
     pthread_mutex_lock(&life_mu);
     pthread_mutex_lock(&tracec_i_global_mu);
     size_t n = buffers_of(context_id.handle, list);
     pthread_mutex_unlock(&tracec_i_global_mu);
-    for (size_t i = 0; i < n; i++) (void)tracec_destroy_buffer((tracec_buffer_id_t){list[i]->handle});
+    for (size_t i = 0; i < n; i++) (void)tracec_destroy_buffer((tracec_buffer_id_t){list[i]});
     tracec_i_services_forget_context(context_id.handle);
     pthread_mutex_lock(&tracec_i_global_mu);
     ctx *c = find(context_id.handle);
@@ -313,7 +329,9 @@ tracec_status_t tracec_finalize(void) {
     /* Buffers of stopped contexts may still hold flush requests: deliver them. */
     for (size_t i = 0; i < TRACEC_MAX_BUFFERS; i++) {
         tracec_i_buffer *b = atomic_load_explicit(&tracec_i_buffers[i], memory_order_acquire);
-        if (b != NULL && !atomic_load_explicit(&b->destroyed, memory_order_acquire)) tracec_i_buffer_stop(b);
+        if (b == NULL) continue;
+        uint64_t live = atomic_load_explicit(&b->live, memory_order_acquire);
+        start_or_stop(&live, live != 0, -1);
     }
     atomic_store_explicit(&tracec_i_finalized, 1, memory_order_release);
     tracec_i_threads_stop_all();

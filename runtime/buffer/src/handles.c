@@ -4,6 +4,22 @@
  * flags), the finalized flag, and the process hooks (atexit, fork) that run
  * the layers above through the hooks they register.
  *
+ * Buffer handles: each slot of tracec_i_buffers[] holds one struct for good
+ * (made at the slot's first create, never freed, so a stale pointer is safe
+ * to read).  A create takes a destroyed struct that no call holds (`users`
+ * is 0), else an empty slot, and gives it the handle
+ * (++slot_gen << TRACEC_I_SLOT_BITS) | (slot + 1); destroy sets `live` to 0.
+ * tracec_i_buffer_get() counts itself in `users`, then checks `live`, so a
+ * handle of an earlier incarnation is refused, never taken for the buffer
+ * that reuses its slot, and a buffer in use is never reused under its
+ * caller.  A writer state counts in `users` too, from its attach to its
+ * detach (or reap), so it never sees its buffer's struct reused: after a
+ * destroy it finds `live` different from the handle it keeps and is
+ * refused.  Such a state of a destroyed buffer keeps that slot from reuse
+ * until it is released (at the latest when its thread exits), and creates
+ * take other slots meanwhile.  At most TRACEC_MAX_BUFFERS are alive at once;
+ * any number may be created and destroyed in a process's life.
+ *
  * Everything else in runtime/buffer calls down to this file and it calls
  * nothing of theirs directly: dependencies run context -> buffer -> handles.
  */

@@ -35,18 +35,27 @@ static void flush_wait(tracec_i_buffer *b, uint64_t ticket) {
 tracec_status_t tracec_flush_buffer(tracec_buffer_id_t buffer_id) {
     tracec_i_buffer *b = tracec_i_buffer_get(buffer_id.handle);
     if (b == NULL) return TRACEC_STATUS_BUFFER_NOT_FOUND;
-    if (tracec_i_current_thread != NULL || tracec_i_thread_has_open_packet()) return TRACEC_STATUS_WOULD_DEADLOCK;
-    if (atomic_load_explicit(&tracec_i_finalized, memory_order_acquire)) return TRACEC_STATUS_CLOSED;
-    flush_wait(b, flush_request(b));
-    return TRACEC_STATUS_SUCCESS;
+    tracec_status_t st = TRACEC_STATUS_SUCCESS;
+    if (tracec_i_current_thread != NULL || tracec_i_thread_has_open_packet())
+        st = TRACEC_STATUS_WOULD_DEADLOCK;
+    else if (atomic_load_explicit(&tracec_i_finalized, memory_order_acquire))
+        st = TRACEC_STATUS_CLOSED;
+    else
+        flush_wait(b, flush_request(b));
+    tracec_i_buffer_put(b);
+    return st;
 }
 
 tracec_status_t tracec_flush_buffer_async(tracec_buffer_id_t buffer_id) {
     tracec_i_buffer *b = tracec_i_buffer_get(buffer_id.handle);
     if (b == NULL) return TRACEC_STATUS_BUFFER_NOT_FOUND;
-    if (atomic_load_explicit(&tracec_i_finalized, memory_order_acquire)) return TRACEC_STATUS_CLOSED;
-    (void)flush_request(b);
-    return TRACEC_STATUS_SUCCESS;
+    tracec_status_t st = TRACEC_STATUS_SUCCESS;
+    if (atomic_load_explicit(&tracec_i_finalized, memory_order_acquire))
+        st = TRACEC_STATUS_CLOSED;
+    else
+        (void)flush_request(b);
+    tracec_i_buffer_put(b);
+    return st;
 }
 
 void tracec_i_buffer_stop(tracec_i_buffer *b) {
@@ -125,6 +134,84 @@ static void init_buffer_mutex(pthread_mutex_t *mu) {
 
 static size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
 
+/*
+ * Makes `b` (a fresh struct, or a destroyed one no call holds) the buffer
+ * `t` describes: its plain fields and memory come from `t`; everything else
+ * starts as a new buffer's.  The mutexes, `users` and `slot_gen` are the
+ * slot's and stay.  Atomics are stored, not copied: a stale reader (a
+ * writer state of the previous incarnation) may load them meanwhile and
+ * then finds `live` different from its handle.  Under
+ * tracec_i_global_mu, b->dmu and b->mu; `live` is stored last, by the caller.
+ */
+static void adopt(tracec_i_buffer *b, const tracec_i_buffer *t, tracec_i_thread *thread, bool started) {
+    b->ctx_handle = t->ctx_handle;
+    b->mode = t->mode;
+    b->policy = t->policy;
+    b->size = t->size;
+    b->watermark = t->watermark;
+    b->phys = t->phys;
+    b->durable_cap = t->durable_cap;
+    b->chunk = t->chunk;
+    b->callback = t->callback;
+    b->callback_data = t->callback_data;
+    b->asym = t->asym;
+    b->deliver = tracec_i_deliver_pass;
+    atomic_store_explicit(&b->accepting, 0, memory_order_relaxed);
+    atomic_store_explicit(&b->destroyed, 0, memory_order_relaxed);
+    atomic_store_explicit(&b->full, 0, memory_order_relaxed);
+    atomic_store_explicit(&b->active, 0, memory_order_relaxed);
+    for (int i = 0; i < 2; i++) {
+        tracec_i_half *hf = &b->half[i];
+        hf->mem = t->half[i].mem;
+        hf->phase = TRACEC_I_FREE;
+        hf->pinned = 0;
+        tracec_i_reset_half(hf, false);
+    }
+    b->dmem = t->dmem;
+    atomic_store_explicit(&b->doff, 0, memory_order_relaxed);
+    b->dcur = 0;
+    b->snap = NULL;
+    b->snap_cap = 0;
+    atomic_store_explicit(&b->pending, 0, memory_order_relaxed);
+    b->flush_req = b->flush_done = 0;
+    b->delivering = 0;
+    b->stealing = 0;
+    b->writers = NULL; /* empty: a state holds its buffer until it is detached */
+    atomic_store_explicit(&b->thread, thread, memory_order_relaxed);
+    _Atomic uint64_t *counters[] = {&b->accepted, &b->dropped,  &b->overwritten, &b->delivered, &b->deliveries,
+                                    &b->wm_requests, &b->switches, &b->waits,      &b->refused};
+    for (size_t i = 0; i < sizeof counters / sizeof counters[0]; i++)
+        atomic_store_explicit(counters[i], 0, memory_order_relaxed);
+    atomic_fetch_add_explicit(&b->epoch, 1, memory_order_relaxed); /* never an earlier incarnation's */
+    if (started) {
+        b->half[0].phase = TRACEC_I_ACTIVE;
+        atomic_store_explicit(&b->half[0].state, 0, memory_order_relaxed);
+        atomic_store_explicit(&b->accepting, 1, memory_order_relaxed);
+    }
+}
+
+/* A slot's struct, made on its first use and kept for good. */
+static tracec_i_buffer *new_slot_struct(void) {
+    tracec_i_buffer *b = (tracec_i_buffer *)calloc(1, sizeof *b);
+    if (b == NULL) return NULL;
+    init_buffer_mutex(&b->mu);
+    pthread_mutex_init(&b->dmu, NULL);
+    pthread_cond_init(&b->cv, NULL);
+    return b;
+}
+
+/* A destroyed struct that no call holds (its destroy is over: destroy holds it throughout). */
+static bool reusable(tracec_i_buffer *b) {
+    return atomic_load_explicit(&b->live, memory_order_seq_cst) == 0 &&
+           atomic_load_explicit(&b->users, memory_order_seq_cst) == 0;
+}
+
+static void free_memory(tracec_i_buffer *t) {
+    free(t->half[0].mem);
+    free(t->half[1].mem);
+    free(t->dmem);
+}
+
 tracec_status_t tracec_create_buffer_with_config(tracec_context_id_t context, const tracec_buffer_config_t *cfg,
                                                  tracec_buffer_id_t *buffer_id) {
     if (cfg == NULL || buffer_id == NULL) return TRACEC_STATUS_INVALID_ARGUMENT;
@@ -146,82 +233,80 @@ tracec_status_t tracec_create_buffer_with_config(tracec_context_id_t context, co
     long pg = sysconf(_SC_PAGESIZE);
     size_t page = pg > 0 ? (size_t)pg : 4096u;
     pthread_once(&tracec_i_membarrier_once, tracec_i_membarrier_init);
-    tracec_i_buffer *b = (tracec_i_buffer *)calloc(1, sizeof *b);
-    if (b == NULL) return TRACEC_STATUS_OUT_OF_MEMORY;
-    b->asym = tracec_i_membarrier;
-    b->mode = mode;
-    b->deliver = tracec_i_deliver_pass;
-    b->policy = mode == TRACEC_BUFFERING_MODE_STREAMING ? (int)cfg->policy : TRACEC_BUFFER_POLICY_DISCARD;
-    b->size = round_up(cfg->size, page);
-    b->watermark = cfg->watermark;
+    /* The new buffer's fields and memory, made before any lock is taken. */
+    static const tracec_i_buffer zero;
+    tracec_i_buffer t = zero;
+    t.asym = tracec_i_membarrier;
+    t.mode = mode;
+    t.policy = mode == TRACEC_BUFFERING_MODE_STREAMING ? (int)cfg->policy : TRACEC_BUFFER_POLICY_DISCARD;
+    t.size = round_up(cfg->size, page);
+    t.watermark = cfg->watermark;
     /* Every block is charged at least 8 bytes, so headers need at most 2x the payload. */
-    b->phys = b->size * 3u;
-    size_t chunk = b->size / 8u;
+    t.phys = t.size * 3u;
+    size_t chunk = t.size / 8u;
     if (chunk > 16384u) chunk = 16384u;
     if (chunk < 512u) chunk = 512u;
-    if (chunk > b->size) chunk = b->size;
-    b->chunk = chunk & ~(size_t)7;
-    b->callback = cfg->callback;
-    b->callback_data = cfg->callback_data;
-    b->ctx_handle = context.handle;
+    if (chunk > t.size) chunk = t.size;
+    t.chunk = chunk & ~(size_t)7;
+    t.callback = cfg->callback;
+    t.callback_data = cfg->callback_data;
+    t.ctx_handle = context.handle;
     int halves = mode == TRACEC_BUFFERING_MODE_ONESHOT ? 1 : 2;
     bool ok = true;
     for (int i = 0; i < halves; i++) {
-        b->half[i].mem = (uint8_t *)aligned_alloc(64, round_up(b->phys, 64));
-        ok = ok && b->half[i].mem != NULL;
+        t.half[i].mem = (uint8_t *)aligned_alloc(64, round_up(t.phys, 64));
+        ok = ok && t.half[i].mem != NULL;
     }
     if (mode != TRACEC_BUFFERING_MODE_STREAMING) {
-        size_t dsz = cfg->durable_size ? cfg->durable_size : b->size / 16u;
+        size_t dsz = cfg->durable_size ? cfg->durable_size : t.size / 16u;
         if (dsz < page) dsz = page;
-        b->durable_cap = round_up(dsz, page);
-        b->dmem = (uint8_t *)aligned_alloc(64, b->durable_cap);
-        ok = ok && b->dmem != NULL;
+        t.durable_cap = round_up(dsz, page);
+        t.dmem = (uint8_t *)aligned_alloc(64, t.durable_cap);
+        ok = ok && t.dmem != NULL;
     }
     if (!ok) {
-        free(b->half[0].mem);
-        free(b->half[1].mem);
-        free(b->dmem);
-        free(b->snap);
-        free(b);
+        free_memory(&t);
         return TRACEC_STATUS_OUT_OF_MEMORY;
     }
-    for (int i = 0; i < 2; i++) atomic_init(&b->half[i].state, TRACEC_I_SEALED);
-    b->half[0].phase = TRACEC_I_FREE;
-    init_buffer_mutex(&b->mu);
-    pthread_mutex_init(&b->dmu, NULL);
-    pthread_cond_init(&b->cv, NULL);
-    atomic_init(&b->thread, tracec_i_default_thread());
+    tracec_i_thread *thread = tracec_i_default_thread(); /* takes tracec_i_global_mu itself */
 
+    /* A destroyed struct no call holds, else the first empty slot. */
     pthread_mutex_lock(&tracec_i_global_mu);
-    size_t slot = TRACEC_MAX_BUFFERS;
-    for (size_t i = 0; i < TRACEC_MAX_BUFFERS; i++) {
-        if (atomic_load_explicit(&tracec_i_buffers[i], memory_order_relaxed) == NULL) {
+    size_t slot = TRACEC_MAX_BUFFERS, empty = TRACEC_MAX_BUFFERS;
+    for (size_t i = 0; i < TRACEC_MAX_BUFFERS && slot == TRACEC_MAX_BUFFERS; i++) {
+        tracec_i_buffer *old = atomic_load_explicit(&tracec_i_buffers[i], memory_order_relaxed);
+        if (old == NULL) {
+            if (empty == TRACEC_MAX_BUFFERS) empty = i;
+        } else if (reusable(old)) {
             slot = i;
-            break;
         }
     }
     int started = tracec_i_context_started(context.handle);
-    if (slot == TRACEC_MAX_BUFFERS || started < 0) {
+    tracec_i_buffer *b = NULL;
+    if (started >= 0 && slot == TRACEC_MAX_BUFFERS && empty < TRACEC_MAX_BUFFERS) {
+        b = new_slot_struct();
+        slot = empty;
+    } else if (started >= 0 && slot < TRACEC_MAX_BUFFERS) {
+        b = atomic_load_explicit(&tracec_i_buffers[slot], memory_order_relaxed);
+    }
+    if (b == NULL) {
         pthread_mutex_unlock(&tracec_i_global_mu);
-        free(b->half[0].mem);
-        free(b->half[1].mem);
-        free(b->dmem);
-        free(b->snap);
-        pthread_mutex_destroy(&b->mu);
-        pthread_mutex_destroy(&b->dmu);
-        pthread_cond_destroy(&b->cv);
-        free(b);
-        return slot == TRACEC_MAX_BUFFERS ? TRACEC_STATUS_LIMIT_EXCEEDED : TRACEC_STATUS_CONTEXT_NOT_FOUND;
+        free_memory(&t);
+        if (started < 0) return TRACEC_STATUS_CONTEXT_NOT_FOUND;
+        return slot == TRACEC_MAX_BUFFERS && empty == TRACEC_MAX_BUFFERS ? TRACEC_STATUS_LIMIT_EXCEEDED
+                                                                          : TRACEC_STATUS_OUT_OF_MEMORY;
     }
-    b->handle = slot + 1;
-    if (started > 0) {
-        b->half[0].phase = TRACEC_I_ACTIVE;
-        atomic_store_explicit(&b->half[0].state, 0, memory_order_relaxed);
-        atomic_store_explicit(&b->accepting, 1, memory_order_relaxed);
-    }
+    uint64_t handle = (++b->slot_gen << TRACEC_I_SLOT_BITS) | (uint64_t)(slot + 1);
+    pthread_mutex_lock(&b->dmu);
+    pthread_mutex_lock(&b->mu);
+    adopt(b, &t, thread, started > 0);
+    atomic_store_explicit(&b->handle, handle, memory_order_relaxed);
+    atomic_store_explicit(&b->live, handle, memory_order_seq_cst);
+    pthread_mutex_unlock(&b->mu);
+    pthread_mutex_unlock(&b->dmu);
     atomic_store_explicit(&tracec_i_buffers[slot], b, memory_order_release);
     pthread_mutex_unlock(&tracec_i_global_mu);
-    buffer_id->handle = b->handle;
+    buffer_id->handle = handle;
     return TRACEC_STATUS_SUCCESS;
 }
 
@@ -239,11 +324,16 @@ tracec_status_t tracec_create_buffer(tracec_context_id_t context, size_t size, s
     return tracec_create_buffer_with_config(context, &cfg, buffer_id);
 }
 
-tracec_status_t tracec_destroy_buffer(tracec_buffer_id_t buffer_id) {
-    tracec_i_buffer *b = tracec_i_buffer_get(buffer_id.handle);
-    if (b == NULL) return TRACEC_STATUS_BUFFER_NOT_FOUND;
+/*
+ * Destroys a held buffer; the caller puts it back.  Its struct stays in its
+ * slot for a later create, which it can have only once this call is over.
+ */
+static tracec_status_t destroy(tracec_i_buffer *b, uint64_t handle) {
     if (tracec_i_current_thread != NULL || tracec_i_thread_has_open_packet()) return TRACEC_STATUS_WOULD_DEADLOCK;
-    if (atomic_exchange_explicit(&b->destroyed, 1, memory_order_acq_rel)) return TRACEC_STATUS_BUFFER_NOT_FOUND;
+    uint64_t expect = handle;
+    if (!atomic_compare_exchange_strong_explicit(&b->live, &expect, 0, memory_order_seq_cst, memory_order_seq_cst))
+        return TRACEC_STATUS_BUFFER_NOT_FOUND; /* another thread is destroying it */
+    atomic_store_explicit(&b->destroyed, 1, memory_order_release);
     /* Deliver what is left while the buffer still looks alive to its thread. */
     atomic_store_explicit(&b->accepting, 0, memory_order_seq_cst);
     if (!atomic_load_explicit(&tracec_i_finalized, memory_order_acquire)) flush_wait(b, flush_request(b));
@@ -280,9 +370,16 @@ tracec_status_t tracec_destroy_buffer(tracec_buffer_id_t buffer_id) {
     return TRACEC_STATUS_SUCCESS;
 }
 
-tracec_status_t tracec_assign_callback_thread(tracec_buffer_id_t buffer_id, tracec_callback_thread_t cb_thread_id) {
+tracec_status_t tracec_destroy_buffer(tracec_buffer_id_t buffer_id) {
     tracec_i_buffer *b = tracec_i_buffer_get(buffer_id.handle);
     if (b == NULL) return TRACEC_STATUS_BUFFER_NOT_FOUND;
+    tracec_status_t st = destroy(b, buffer_id.handle);
+    tracec_i_buffer_put(b);
+    return st;
+}
+
+
+static tracec_status_t assign(tracec_i_buffer *b, tracec_callback_thread_t cb_thread_id) {
     if (cb_thread_id.handle == 0 || cb_thread_id.handle > TRACEC_MAX_CALLBACK_THREADS)
         return TRACEC_STATUS_THREAD_NOT_FOUND;
     tracec_i_thread *t = atomic_load_explicit(&tracec_i_threads[cb_thread_id.handle - 1], memory_order_acquire);
@@ -297,10 +394,21 @@ tracec_status_t tracec_assign_callback_thread(tracec_buffer_id_t buffer_id, trac
     return TRACEC_STATUS_SUCCESS;
 }
 
+tracec_status_t tracec_assign_callback_thread(tracec_buffer_id_t buffer_id, tracec_callback_thread_t cb_thread_id) {
+    tracec_i_buffer *b = tracec_i_buffer_get(buffer_id.handle);
+    if (b == NULL) return TRACEC_STATUS_BUFFER_NOT_FOUND;
+    tracec_status_t st = assign(b, cb_thread_id);
+    tracec_i_buffer_put(b);
+    return st;
+}
+
 tracec_status_t tracec_query_buffer_stats(tracec_buffer_id_t buffer_id, tracec_buffer_stats_t *st) {
     tracec_i_buffer *b = tracec_i_buffer_get(buffer_id.handle);
     if (b == NULL) return TRACEC_STATUS_BUFFER_NOT_FOUND;
-    if (st == NULL) return TRACEC_STATUS_INVALID_ARGUMENT;
+    if (st == NULL) {
+        tracec_i_buffer_put(b);
+        return TRACEC_STATUS_INVALID_ARGUMENT;
+    }
     pthread_mutex_lock(&b->mu);
     uint64_t in_writers = 0;
     for (tracec_i_wstate *ws = b->writers; ws; ws = ws->next) in_writers += __atomic_load_n(&ws->packets, __ATOMIC_RELAXED);
@@ -314,14 +422,16 @@ tracec_status_t tracec_query_buffer_stats(tracec_buffer_id_t buffer_id, tracec_b
     st->half_switches = atomic_load(&b->switches);
     st->producer_waits = atomic_load(&b->waits);
     st->refused = atomic_load(&b->refused);
+    tracec_i_buffer_put(b);
     return TRACEC_STATUS_SUCCESS;
 }
 
 tracec_status_t tracec_buffer_epoch(tracec_buffer_id_t buffer_id, uint64_t *epoch) {
+    if (epoch == NULL) return TRACEC_STATUS_INVALID_ARGUMENT;
     tracec_i_buffer *b = tracec_i_buffer_get(buffer_id.handle);
     if (b == NULL) return TRACEC_STATUS_BUFFER_NOT_FOUND;
-    if (epoch == NULL) return TRACEC_STATUS_INVALID_ARGUMENT;
     *epoch = atomic_load_explicit(&b->epoch, memory_order_relaxed);
+    tracec_i_buffer_put(b);
     return TRACEC_STATUS_SUCCESS;
 }
 
@@ -365,6 +475,11 @@ static void fork_child(void) {
         init_buffer_mutex(&b->mu);
         pthread_mutex_init(&b->dmu, NULL);
         pthread_cond_init(&b->cv, NULL);
+        /* Its users: the writer states in its list; the calls that held it were on threads
+           the child does not have. */
+        uint32_t users = 0;
+        for (tracec_i_wstate *ws = b->writers; ws; ws = ws->next) users++;
+        atomic_store(&b->users, users);
         if (b->half[0].mem == NULL) continue;
         for (tracec_i_wstate *ws = b->writers; ws; ws = ws->next) {
             __atomic_store_n(&ws->stolen, 1u, __ATOMIC_SEQ_CST);

@@ -100,6 +100,8 @@ static tracec_status_t state_attach(tracec_buffer_writer *bw, tracec_i_buffer *b
     ws->b = b;
     ws->next = b->writers;
     b->writers = ws;
+    /* The state uses b until it is detached: b is not reused meanwhile (the caller holds it). */
+    atomic_fetch_add_explicit(&b->users, 1, memory_order_relaxed);
     pthread_mutex_unlock(&b->mu);
     bw->i_ws = ws;
     bw->i_gen = ws->gen;
@@ -113,11 +115,12 @@ tracec_status_t tracec_buffer_writer_init(tracec_buffer_writer *bw, tracec_buffe
     writer_fail_window(bw, TRACEC_STATUS_BAD_STATE);
     bw->w.grow = buffer_grow;
     bw->w.sink = bw;
+    if (reserve > UINT32_MAX / 2u) return TRACEC_STATUS_RECORD_TOO_LARGE;
     tracec_i_buffer *b = tracec_i_buffer_get(buffer_id.handle);
     if (b == NULL) return TRACEC_STATUS_BUFFER_NOT_FOUND;
-    if (reserve > UINT32_MAX / 2u) return TRACEC_STATUS_RECORD_TOO_LARGE;
     bw->i_reserve = (uint32_t)reserve;
     tracec_status_t st = state_attach(bw, b);
+    tracec_i_buffer_put(b);
     if (st == TRACEC_STATUS_SUCCESS) bw->i_handle = buffer_id.handle;
     return st;
 }
@@ -160,6 +163,7 @@ void tracec_i_buffer_begin(tracec_buffer_writer *bw, uint32_t category, uint32_t
             return;
         }
         tracec_status_t ast = state_attach(bw, nb);
+        tracec_i_buffer_put(nb);
         if (ast != TRACEC_STATUS_SUCCESS) {
             writer_fail_window(bw, ast);
             return;
@@ -185,7 +189,8 @@ void tracec_i_buffer_begin(tracec_buffer_writer *bw, uint32_t category, uint32_t
         fresh_chunk = true;
     }
     tracec_i_buffer *b = ws->b;
-    if (b == NULL || atomic_load_explicit(&b->destroyed, memory_order_acquire)) {
+    /* Destroyed (the state keeps b from being reused for another buffer until it is detached). */
+    if (b == NULL || atomic_load_explicit(&b->live, memory_order_acquire) != ws->handle) {
         writer_fail_window(bw, TRACEC_STATUS_BUFFER_NOT_FOUND);
         return;
     }

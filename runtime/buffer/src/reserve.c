@@ -313,10 +313,8 @@ static tracec_status_t durable_emit(tracec_i_buffer *b, uint32_t category, uint3
     return TRACEC_STATUS_SUCCESS;
 }
 
-tracec_status_t tracec_buffer_emit(tracec_buffer_id_t buffer_id, uint32_t category, uint32_t kind,
-                                   const void *payload, size_t size) {
-    tracec_i_buffer *b = tracec_i_buffer_get(buffer_id.handle);
-    if (b == NULL) return TRACEC_STATUS_BUFFER_NOT_FOUND;
+static tracec_status_t emit(tracec_i_buffer *b, uint32_t category, uint32_t kind, const void *payload,
+                            size_t size) {
     if (payload == NULL || size == 0) return TRACEC_STATUS_INVALID_ARGUMENT;
     if (size > b->size) return TRACEC_STATUS_RECORD_TOO_LARGE;
     if (tracec_i_is_durable(b, category, kind)) return durable_emit(b, category, kind, payload, size);
@@ -346,4 +344,13 @@ tracec_status_t tracec_buffer_emit(tracec_buffer_id_t buffer_id, uint32_t catego
         pthread_mutex_unlock(&b->mu);
         if (r != TRACEC_I_RETRY) return (tracec_status_t)r;
     }
+}
+
+tracec_status_t tracec_buffer_emit(tracec_buffer_id_t buffer_id, uint32_t category, uint32_t kind,
+                                   const void *payload, size_t size) {
+    tracec_i_buffer *b = tracec_i_buffer_get(buffer_id.handle);
+    if (b == NULL) return TRACEC_STATUS_BUFFER_NOT_FOUND;
+    tracec_status_t st = emit(b, category, kind, payload, size);
+    tracec_i_buffer_put(b);
+    return st;
 }

@@ -45,7 +45,9 @@ tracec_status_t tracec_configure_buffer_tracing_service(tracec_context_id_t cont
     }
     tracec_i_buffer *b = tracec_i_buffer_get(buffer_id.handle);
     if (b == NULL) return TRACEC_STATUS_BUFFER_NOT_FOUND;
-    if (b->ctx_handle != context_id.handle) return TRACEC_STATUS_INVALID_ARGUMENT;
+    bool other_context = b->ctx_handle != context_id.handle;
+    tracec_i_buffer_put(b);
+    if (other_context) return TRACEC_STATUS_INVALID_ARGUMENT;
     pthread_mutex_lock(&routes_mu);
     route *r = route_of(context_id.handle, kind);
     tracec_status_t st = TRACEC_STATUS_SUCCESS;

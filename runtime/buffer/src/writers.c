@@ -186,6 +186,7 @@ bool tracec_i_state_detach(tracec_i_wstate *ws) {
     __atomic_store_n(&ws->half, -1, __ATOMIC_RELEASE);
     ws->b = NULL;
     pthread_mutex_unlock(&b->mu);
+    if (now) tracec_i_buffer_put(b); /* a zombie's reference goes when it is reaped */
     return now;
 }
 
@@ -196,6 +197,7 @@ void tracec_i_reap(tracec_i_buffer *b) {
         if (ws->zombie) {
             *pp = ws->next;
             tracec_i_state_free(ws);
+            tracec_i_buffer_put(b);
         } else {
             pp = &ws->next;
         }

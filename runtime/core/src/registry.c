@@ -1,31 +1,53 @@
 /*
  * registry.c - the list of descriptors compiled into the program.
- * A lock-free singly linked list: registration happens in constructors, and
- * readers only ever see fully linked entries.
+ *
+ * A singly linked list, most recent first.  Readers never lock: an entry's
+ * `next` is written once, before the entry is published by the release
+ * store of the head, and never again, so a reader that loads the head with
+ * acquire sees every entry it reaches fully linked.  Adds are serialised by
+ * a spin lock (they happen in constructors, a handful per program): the
+ * "already registered?" check and the push are one step, so the same
+ * descriptor added from several threads at once is linked exactly once and
+ * no entry's `next` is ever rewritten (which could close a cycle).  The
+ * core links no thread library, hence a C11 atomic_flag, not a mutex.
  */
+#define _POSIX_C_SOURCE 200809L /* sched_yield() */
 #include "tracec/registry.h"
 
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <string.h>
+#if defined(__unix__) || defined(__APPLE__)
+#include <sched.h>
+#define TRACEC_I_YIELD() sched_yield()
+#else
+#define TRACEC_I_YIELD() ((void)0)
+#endif
 
 static _Atomic(tracec_file_descriptor *) list_head;
+static atomic_flag add_lock = ATOMIC_FLAG_INIT;
 
+/* Under add_lock: `next` pointers of published entries are never written. */
 static bool contains(const tracec_file_descriptor *d) {
-    for (const tracec_file_descriptor *it = atomic_load(&list_head); it; it = it->next)
+    for (const tracec_file_descriptor *it = atomic_load_explicit(&list_head, memory_order_relaxed); it;
+         it = it->next)
         if (it == d) return true;
     return false;
 }
 
 void tracec_registry_add(tracec_file_descriptor *d) {
-    if (d == NULL || contains(d)) return;
-    tracec_file_descriptor *head = atomic_load(&list_head);
-    do {
-        d->next = head;
-    } while (!atomic_compare_exchange_weak(&list_head, &head, d));
+    if (d == NULL) return;
+    while (atomic_flag_test_and_set_explicit(&add_lock, memory_order_acquire)) TRACEC_I_YIELD();
+    if (!contains(d)) {
+        d->next = atomic_load_explicit(&list_head, memory_order_relaxed);
+        atomic_store_explicit(&list_head, d, memory_order_release);
+    }
+    atomic_flag_clear_explicit(&add_lock, memory_order_release);
 }
 
-const tracec_file_descriptor *tracec_registry_first(void) { return atomic_load(&list_head); }
+const tracec_file_descriptor *tracec_registry_first(void) {
+    return atomic_load_explicit(&list_head, memory_order_acquire);
+}
 
 const tracec_file_descriptor *tracec_registry_next(const tracec_file_descriptor *d) {
     return d ? d->next : NULL;

@@ -5,8 +5,9 @@
  * track-event categories every session registers with its context.
  *
  * One session at a time: it is a static object, so producers that race
- * with a stop never touch freed memory (the buffer's handle, which is never
- * reused, goes stale and the runtime refuses it).
+ * with a stop never touch freed memory (the buffer's handle goes stale and
+ * the runtime refuses it, also once a later session's buffer has taken its
+ * slot: handles carry the slot's generation).
  */
 #define _GNU_SOURCE
 #include <pthread.h>

@@ -50,7 +50,7 @@
 extern "C" {
 #endif
 
-#define TRACEC_MAX_BUFFERS 1024u          /* buffers created per process lifetime */
+#define TRACEC_MAX_BUFFERS 1024u          /* buffers alive at once (destroyed ones do not count) */
 #define TRACEC_MAX_CALLBACK_THREADS 64u
 #define TRACEC_MAX_BUFFER_SIZE (1ull << 30) /* payload bytes per half */
 

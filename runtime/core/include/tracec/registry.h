@@ -37,7 +37,10 @@ typedef struct tracec_file_descriptor {
 /*
  * Adds `d` (which must outlive the program's use of the registry; generated
  * code passes a static object).  Adding the same object twice is a no-op.
- * Safe to call from several threads.
+ * Safe to call from several threads at once, with the same object or
+ * different ones (each object is linked exactly once), while other threads
+ * walk the list with first()/next()/find(): a walk sees the entries added
+ * before it began, each once, and possibly some added meanwhile.
  */
 void tracec_registry_add(tracec_file_descriptor *d);
 
