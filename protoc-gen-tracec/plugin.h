@@ -281,11 +281,15 @@ void tc_gen_message_functions(tc_ctx *ctx, tc_printer *p, const tc_type *t);
  * Emits the field-number constant and setters of `f` for writer type
  * `writer_c` whose tracec_msg is reached as `msg_expr` from `m`
  * ("&m->msg", "&m->base.msg").  `prefix` is inserted before the field name
- * in function names (file-scope extensions use the package).
+ * in function names (file-scope extensions use the package).  A non-NULL
+ * `guard` brackets the constant and the setters in #ifndef/#define `guard`
+ * (fields of messages of Perfetto's packages: gen_message.c).
  */
 void tc_gen_field(tc_ctx *ctx, tc_printer *p, const tc_file_proto *file, const char *writer_c,
                   const char *msg_expr, const tc_field_proto *f, const char *field_ident,
-                  bool constant);
+                  bool constant, const char *guard);
+/* Whether `t` is a message or enum of Perfetto's packages, whose definitions carry guards. */
+bool tc_type_shared(const tc_type *t);
 /* How a writer type reaches its tracec_msg: "msg", or "base.msg" for wrappers. */
 const char *tc_msg_member(const tc_type *t);
 bool tc_field_is_packed(const tc_file_proto *file, const tc_field_proto *f);
