@@ -9,7 +9,7 @@
  * recognised by what it is, never by its path alone:
  *
  *   Perfetto's schema = files in package perfetto.protos that define
- *                       TracePacket or TrackEvent or that those files import
+ *                       Trace, TracePacket or TrackEvent or that those files import
  *                       (directly or not), the files libtracec ships
  *                       (perfetto/... in package perfetto.protos), and
  *                       package google.protobuf.
@@ -60,7 +60,7 @@ static bool defines_root(const tc_file_proto *f) {
     if (!has_package(f, "perfetto.protos")) return false;
     for (size_t i = 0; i < f->n_message_type; i++) {
         const char *n = f->message_type[i]->name;
-        if (strcmp(n, "TracePacket") == 0 || strcmp(n, "TrackEvent") == 0) return true;
+        if (strcmp(n, "Trace") == 0 || strcmp(n, "TracePacket") == 0 || strcmp(n, "TrackEvent") == 0) return true;
     }
     return false;
 }

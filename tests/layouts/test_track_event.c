@@ -81,6 +81,22 @@ static char *tp_query(const char *sql) {
     return out;
 }
 
+/*
+ * The session wrote the descriptors of the user's files `files` (the
+ * ExtensionDescriptor file names, sorted, one a line) and
+ * none of Perfetto's schema: neither libtracec's copy nor the user's.
+ */
+static void descriptors_written(const char *files) {
+    int st = -1;
+    char *out = cg_run(&st,
+                       "'" TRACEC_CLI "' decode '%s/trace.pftrace' | "
+                       "sed -n 's/^    file_name: \"\\(.*\\)\"$/\\1/p' | LC_ALL=C sort",
+                       cg_tmp);
+    cr_assert_eq(st, 0, "tracec decode failed");
+    cr_expect_str_eq(out, files, "the descriptor packets' files (got, then wanted):\n%s\n%s", out, files);
+    free(out);
+}
+
 /* The args of the two typed slices are `want`, and no stat is an error or a data loss. */
 static void trace_processor_shows(const char *want) {
     char *out = tp_query("select s.name, a.key, a.int_value, a.string_value from slice s join args a "
@@ -104,6 +120,7 @@ static void trace_processor_shows(const char *want) {
 Test(layouts_te, builtin) {
     generate("builtin", "-I. -I" TRACEC_SOURCE_DIR "/protos -I" TRACEC_PROTOBUF_INCLUDE, "acme/acme_events.proto");
     build_and_run("builtin");
+    descriptors_written("acme/acme_events.proto\n");
     trace_processor_shows(TP_HEADER "\"te_instant\",\"request_id\",\"[NULL]\",\"req-te\"\n"
                                     "\"te_instant\",\"retry_latencies_ms[0]\",5,\"[NULL]\"\n"
                                     "\"te_slice\",\"request.status\",204,\"[NULL]\"\n"
@@ -114,6 +131,9 @@ Test(layouts_te, perfetto_tree) {
     generate("perfetto_tree", "-I. -I" TRACEC_PROTOBUF_INCLUDE,
              "$(find protos -name '*.proto' | sort)");
     build_and_run("perfetto_tree");
+    descriptors_written("protos/perfetto/trace/field_options.proto\nprotos/perfetto/trace/test_extensions.proto\n"
+                        "protos/third_party/android/android_track_event.proto\n"
+                        "protos/third_party/chromium/chrome_track_event.proto\n");
     trace_processor_shows(TP_HEADER "\"te_instant\",\"frame_number\",42,\"[NULL]\"\n"
                                     "\"te_instant\",\"window_name\",\"[NULL]\",\"StatusBar\"\n"
                                     "\"te_slice\",\"binder.code\",7,\"[NULL]\"\n"
@@ -123,6 +143,7 @@ Test(layouts_te, perfetto_tree) {
 Test(layouts_te, one_file) {
     generate("one_file", "-I.", "protos/perfetto/trace/perfetto_trace.proto acme_data.proto acme_extension.proto");
     build_and_run("one_file");
+    descriptors_written("acme_data.proto\nacme_extension.proto\n");
     trace_processor_shows(TP_HEADER "\"te_instant\",\"request_id\",\"[NULL]\",\"req-te\"\n"
                                     "\"te_instant\",\"retry_latencies_ms[0]\",50,\"[NULL]\"\n"
                                     "\"te_slice\",\"request_metadata.endpoint\",\"[NULL]\",\"/v1/te\"\n"
