@@ -7,8 +7,12 @@
  *                   perfetto/trace/...);
  *   perfetto_tree/  (b) Perfetto's own paths (protos/perfetto/trace/...), a
  *                   Chrome-style wrapper in package perfetto.protos in
- *                   protos/third_party/chromium/ (import public) and a
- *                   file-scope test_extensions.proto;
+ *                   protos/third_party/chromium/ (import public), a
+ *                   file-scope test_extensions.proto, a
+ *                   field_options.proto that imports descriptor.proto, an
+ *                   Android-style wrapper (package com.example.internal)
+ *                   whose fields carry its options, and a TrackEvent newer
+ *                   than libtracec's;
  *   one_file/       (c) the one-file protos/perfetto/trace/perfetto_trace.proto,
  *                   the data file and the wrapper file of Perfetto's extension
  *                   guide (acme_data.proto, acme_extension.proto).
@@ -362,6 +366,38 @@ Test(layouts, perfetto_tree_wrapper_alone) {
     free(d);
     free(a);
     free(b);
+}
+
+/*
+ * field_options.proto (package perfetto.protos, importing only
+ * descriptor.proto) and the Android-style wrapper that imports it, each
+ * generated alone (as a build that runs protoc per file does): the headers
+ * equal the whole tree's, so field_options.proto's descriptor writer takes
+ * TracePacket from the user's tree (found by its own path), never from
+ * libtracec's, and descriptor.proto's header is libtracec's.
+ */
+Test(layouts, perfetto_tree_field_options_alone) {
+    const layout *l = &k_perfetto_tree;
+    generate_into(l, l->protos, "out");
+    static const char *const files[] = {"protos/perfetto/trace/field_options",
+                                        "protos/third_party/android/android_track_event"};
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        char *proto = cg_fmt("%s.proto", files[i]);
+        generate_into(l, proto, "alone");
+        char *a = cg_fmt("%s/alone/%s.tracec.h", cg_tmp, files[i]);
+        char *b = cg_fmt("%s/out/%s.tracec.h", cg_tmp, files[i]);
+        char *d = cg_diff_files(a, b);
+        cr_expect_str_eq(d, "", "generated alone, %s's header differs from the whole tree's:\n%s", proto, d);
+        free(d);
+        free(a);
+        free(b);
+        free(proto);
+    }
+    char *h = read_out("protos/perfetto/trace/field_options.tracec.h");
+    cr_expect_not_null(strstr(h, "#include \"google/protobuf/descriptor.tracec.h\"\n"), "%s", h);
+    cr_expect_not_null(strstr(h, "#include \"protos/perfetto/trace/trace_packet.tracec.h\"\n"), "%s", h);
+    cr_expect_null(strstr(h, "#include \"perfetto/"), "field_options.proto's header includes libtracec's:\n%s", h);
+    free(h);
 }
 
 /* The trace processor knows Chrome's real ChromeTrackEvent: ours merges into it (1000 is Chrome's, 1999 is free). */
