@@ -302,30 +302,59 @@ static void gen_field_body(tc_ctx *ctx, tc_printer *p, const tc_file_proto *file
     free(what);
 }
 
+/* Whether libtracec's definition `ref` of this enum has value `v` (NULL `ref`: there is none to compare). */
+static bool builtin_has_value(const tc_enum_proto *ref, const Google__Protobuf__EnumValueDescriptorProto *v) {
+    if (ref == NULL) return true;
+    for (size_t i = 0; i < ref->n_value; i++)
+        if (ref->value[i]->number == v->number && strcmp(ref->value[i]->name, v->name) == 0) return true;
+    return false;
+}
+
+static void enum_value(tc_printer *p, const tc_type *t, size_t i, const char *fmt) {
+    const Google__Protobuf__EnumValueDescriptorProto *v = t->enm->value[i];
+    char num[24];
+    if (v->number == INT32_MIN)
+        snprintf(num, sizeof num, "(-2147483647 - 1)");
+    else
+        snprintf(num, sizeof num, "%d", (int)v->number);
+    bool dep = v->options && v->options->has_deprecated && v->options->deprecated;
+    char *name = tc_enum_value_c(t, i);
+    tc_emit(p, fmt, "name", name, "dep", dep ? " TRACEC_I_DEPRECATED" : "", "num", num, NULL);
+    free(name);
+}
+
+/*
+ * An enum of Perfetto's packages is guarded like a message (one definition
+ * per full name), and each of its values is marked with a macro where the
+ * enum is defined.  Values libtracec's own copy lacks (the user's schema is
+ * newer) are also declared on their own, each under its macro, when another
+ * copy defined the enum first, so every constant of the user's schema exists
+ * in either include order.
+ */
 void tc_gen_enum(tc_ctx *ctx, tc_printer *p, const tc_type *t) {
-    (void)ctx;
     const tc_enum_proto *e = t->enm;
     char *guard = tc_type_shared(t) ? type_guard(t) : NULL;
+    const tc_msg_proto *ref_msg = NULL;
+    const tc_enum_proto *ref = NULL;
+    if (guard) tc_builtin_find(ctx, t->full_name, &ref_msg, &ref);
+    size_t n_newer = 0;
+    for (size_t i = 0; ref && i < e->n_value; i++) n_newer += !builtin_has_value(ref, e->value[i]);
     tc_emit(p, "\n/* enum $full$$dep$ */\n", "full", t->full_name, "dep", t->deprecated ? " [deprecated]" : "", NULL);
     if (guard) guard_open(p, guard);
     tc_emit(p, "typedef enum $attr$$enum$ {\n", "enum", t->c_name, "attr", t->deprecated ? "TRACEC_I_DEPRECATED " : "",
             NULL);
     tc_indent(p);
-    for (size_t i = 0; i < e->n_value; i++) {
-        const Google__Protobuf__EnumValueDescriptorProto *v = e->value[i];
-        char num[24];
-        if (v->number == INT32_MIN)
-            snprintf(num, sizeof num, "(-2147483647 - 1)");
-        else
-            snprintf(num, sizeof num, "%d", (int)v->number);
-        bool dep = v->options && v->options->has_deprecated && v->options->deprecated;
-        char *name = tc_enum_value_c(t, i);
-        tc_emit(p, "$name$$dep$ = $num$,\n", "name", name, "dep", dep ? " TRACEC_I_DEPRECATED" : "",
-                "num", num, NULL);
-        free(name);
-    }
+    for (size_t i = 0; i < e->n_value; i++) enum_value(p, t, i, "$name$$dep$ = $num$,\n");
     tc_outdent(p);
     tc_emit(p, "} $enum$$tattr$;\n", "enum", t->c_name, "tattr", t->deprecated ? " TRACEC_I_DEPRECATED" : "", NULL);
+    for (size_t i = 0; guard && i < e->n_value; i++) enum_value(p, t, i, "#define TRACEC_I_V_$name$\n");
+    if (n_newer > 0) {
+        tc_emit(p, "#else  /* values newer than libtracec's copy of $full$ */\n", "full", t->full_name, NULL);
+        for (size_t i = 0; i < e->n_value; i++)
+            if (!builtin_has_value(ref, e->value[i]))
+                enum_value(p, t, i,
+                           "#ifndef TRACEC_I_V_$name$\n#define TRACEC_I_V_$name$\nenum { $name$$dep$ = $num$ };\n#endif\n");
+    }
     if (guard) guard_close(p, guard);
     free(guard);
 }

@@ -182,6 +182,7 @@ typedef struct tc_ctx {
     tc_scoped_ext *scoped;     /* extensions outside wrappers, in request order */
     size_t n_scoped;
     bool *schema;              /* per proto_file: part of Perfetto's schema (schema.c) */
+    Google__Protobuf__FileDescriptorSet *builtin; /* libtracec's Perfetto schema (NULL if unreadable) */
     char **includes;           /* extra headers of the file being generated (deduplicated) */
     size_t n_includes;
     char *error; /* first error; generation stops when set */
@@ -262,6 +263,13 @@ bool tc_file_in(const tc_ctx *ctx, const bool *set, const tc_file_proto *file);
  * Perfetto's schema redefined in package perfetto.protos.  Never an error.
  */
 void tc_warn_file(const tc_ctx *ctx, const tc_file_proto *file);
+/*
+ * libtracec's Perfetto schema (ctx->builtin, embedded in the plugin): its
+ * definition of "perfetto.protos.X" (nested names too), a message in *msg or
+ * an enum in *enm; false when it has none.
+ */
+Google__Protobuf__FileDescriptorSet *tc_builtin_unpack(void);
+bool tc_builtin_find(const tc_ctx *ctx, const char *full, const tc_msg_proto **msg, const tc_enum_proto **enm);
 
 /* ---- generators --------------------------------------------------------- */
 

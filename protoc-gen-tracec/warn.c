@@ -115,11 +115,15 @@ static const char *type_word_any(const tc_field_proto *f) {
  * The built-in schema's definition of `full` ("perfetto.protos.X", nested
  * names too): its message in *msg or its enum in *enm; false if it has none.
  */
-static bool builtin_find(const Google__Protobuf__FileDescriptorSet *set, const char *full, const tc_msg_proto **msg,
-                         const tc_enum_proto **enm) {
+Google__Protobuf__FileDescriptorSet *tc_builtin_unpack(void) {
+    return google__protobuf__file_descriptor_set__unpack(NULL, tracec_i_builtin_schema_size, tracec_i_builtin_schema);
+}
+
+bool tc_builtin_find(const tc_ctx *ctx, const char *full, const tc_msg_proto **msg, const tc_enum_proto **enm) {
+    const Google__Protobuf__FileDescriptorSet *set = ctx->builtin;
     *msg = NULL;
     *enm = NULL;
-    if (set == NULL) return false;
+    if (set == NULL || strncmp(full, "perfetto.protos.", 16) != 0) return false;
     for (size_t i = 0; i < set->n_file; i++) {
         const tc_file_proto *f = set->file[i];
         if (f->package == NULL || strcmp(f->package, "perfetto.protos") != 0) continue;
@@ -186,7 +190,7 @@ static const Google__Protobuf__EnumValueDescriptorProto *first_value_not_kept(co
  * field or value of it (a copy of Perfetto's schema, the same version or a
  * newer one); warned when they do not.
  */
-static void check_reused(const Google__Protobuf__FileDescriptorSet *set, const tc_file_proto *file, const char *scope,
+static void check_reused(const tc_ctx *ctx, const tc_file_proto *file, const char *scope,
                          tc_msg_proto *const *msgs, size_t n_msgs, Google__Protobuf__EnumDescriptorProto *const *enums,
                          size_t n_enums) {
     const tc_msg_proto *ref_msg;
@@ -194,7 +198,7 @@ static void check_reused(const Google__Protobuf__FileDescriptorSet *set, const t
     for (size_t i = 0; i < n_enums; i++) {
         char *full = tc_sprintf("%s.%s", scope, enums[i]->name);
         const Google__Protobuf__EnumValueDescriptorProto *v;
-        if (builtin_find(set, full, &ref_msg, &ref_enum) && ref_enum && (v = first_value_not_kept(ref_enum, enums[i])))
+        if (tc_builtin_find(ctx, full, &ref_msg, &ref_enum) && ref_enum && (v = first_value_not_kept(ref_enum, enums[i])))
             tc_warn(file->name,
                     "enum %s has the full name of an enum of Perfetto's schema but lacks its value %s = %d: the "
                     "trace processor refuses a trace that describes it differently; use a package of your own",
@@ -204,7 +208,7 @@ static void check_reused(const Google__Protobuf__FileDescriptorSet *set, const t
     for (size_t i = 0; i < n_msgs; i++) {
         char *full = tc_sprintf("%s.%s", scope, msgs[i]->name);
         const tc_field_proto *f;
-        if (builtin_find(set, full, &ref_msg, &ref_enum) && ref_msg && (f = first_field_not_kept(ref_msg, msgs[i])))
+        if (tc_builtin_find(ctx, full, &ref_msg, &ref_enum) && ref_msg && (f = first_field_not_kept(ref_msg, msgs[i])))
             tc_warn(file->name,
                     "message %s has the full name of a message of Perfetto's schema but not its field %d (%s %s): "
                     "the trace processor refuses a trace that describes it differently (\"Field ... is "
@@ -212,7 +216,7 @@ static void check_reused(const Google__Protobuf__FileDescriptorSet *set, const t
                     full, (int)f->number, f->type_name ? f->type_name + (f->type_name[0] == '.') : type_word_any(f),
                     f->name);
         else
-            check_reused(set, file, full, msgs[i]->nested_type, msgs[i]->n_nested_type, msgs[i]->enum_type,
+            check_reused(ctx, file, full, msgs[i]->nested_type, msgs[i]->n_nested_type, msgs[i]->enum_type,
                          msgs[i]->n_enum_type);
         free(full);
     }
@@ -228,9 +232,6 @@ void tc_warn_file(const tc_ctx *ctx, const tc_file_proto *file) {
     check_messages_extensions(ctx, file, pkg, file->message_type, file->n_message_type, seen, &n, cap);
     free(seen);
     if (strcmp(pkg, "perfetto.protos") == 0) {
-        Google__Protobuf__FileDescriptorSet *set =
-            google__protobuf__file_descriptor_set__unpack(NULL, tracec_i_builtin_schema_size, tracec_i_builtin_schema);
-        check_reused(set, file, pkg, file->message_type, file->n_message_type, file->enum_type, file->n_enum_type);
-        if (set) google__protobuf__file_descriptor_set__free_unpacked(set, NULL);
+        check_reused(ctx, file, pkg, file->message_type, file->n_message_type, file->enum_type, file->n_enum_type);
     }
 }

@@ -42,6 +42,9 @@ typedef enum perfetto_protos_TestExtensionState {
     perfetto_protos_TEST_EXTENSION_STATE_FOREGROUND = 1,
     perfetto_protos_TEST_EXTENSION_STATE_BACKGROUND = 2,
 } perfetto_protos_TestExtensionState;
+#define TRACEC_I_V_perfetto_protos_TEST_EXTENSION_STATE_UNSPECIFIED
+#define TRACEC_I_V_perfetto_protos_TEST_EXTENSION_STATE_FOREGROUND
+#define TRACEC_I_V_perfetto_protos_TEST_EXTENSION_STATE_BACKGROUND
 #endif  /* TRACEC_I_T_perfetto_protos_TestExtensionState */
 
 /* Writer of message perfetto.protos.TestExtensionChild. */

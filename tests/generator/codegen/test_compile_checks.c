@@ -11,7 +11,10 @@
  *   types:      opening a TrackEvent as the wrong wrapper, or passing a wrapper
  *               where its base is expected, does not compile;
  *               enum setters take int32_t, so under -fshort-enums 1000 and -1
- *               are written as protoc writes them;
+ *               are written as protoc writes them; a newer copy of
+ *               Perfetto's TrackEvent and libtracec's compile together in
+ *               either order with every setter and constant of both, and a
+ *               copy that changes a field's type does not compile;
  *   deprecated: deprecated fields, messages, enums and enum values warn where
  *               user code uses them (and -Werror fails), while including the
  *               header alone is clean.
@@ -326,3 +329,66 @@ static void short_enums(const char *cc) {
 
 Test(codegen_types, gcc_short_enums_keep_every_value) { short_enums("gcc"); }
 Test(codegen_types, clang_short_enums_keep_every_value) { short_enums("clang"); }
+
+/* ---- a user's copy of Perfetto's schema next to libtracec's ------------------ */
+
+/*
+ * A newer copy of TrackEvent (a field and an enum value libtracec's lacks)
+ * and libtracec's own in one translation unit, in both include orders: one
+ * definition of each type, and every setter and constant of both.
+ */
+static const char k_newer_proto[] = "syntax = \"proto2\";\npackage perfetto.protos;\n"
+                                    "message TrackEvent {\n"
+                                    "  enum Type { TYPE_UNSPECIFIED = 0; TYPE_SLICE_BEGIN = 1; TYPE_SLICE_END = 2;\n"
+                                    "              TYPE_INSTANT = 3; TYPE_COUNTER = 4; TYPE_NEWER_FOR_TESTING = 99; }\n"
+                                    "  optional Type type = 9;\n"
+                                    "  optional uint64 track_uuid = 11;\n"
+                                    "  optional uint64 newer_field_for_testing = 200;\n"
+                                    "}\n";
+#define NEWER_BODY                                                                          \
+    "void f(perfetto_protos_TrackEvent *ev);\n"                                             \
+    "void f(perfetto_protos_TrackEvent *ev) {\n"                                            \
+    "    perfetto_protos_TrackEvent_set_type(ev, perfetto_protos_TrackEvent_TYPE_NEWER_FOR_TESTING);\n" \
+    "    perfetto_protos_TrackEvent_set_newer_field_for_testing(ev, 1);\n"                   \
+    "    perfetto_protos_TrackEvent_set_track_uuid(ev, 2);\n"                                \
+    "    perfetto_protos_TrackEvent_set_cstr_name(ev, \"libtracec's field\");\n"              \
+    "}\n"
+#define BUILTIN_TE "#include \"perfetto/trace/track_event/track_event.tracec.h\"\n"
+#define USER_TE "#include \"pf/track_event.tracec.h\"\n"
+
+/* Generates `proto` as cg_tmp/pf/track_event.proto into cg_tmp (its header: pf/track_event.tracec.h). */
+static void generate_user_copy(const char *proto) {
+    cg_write_text(cg_fmt("%s/pf/track_event.proto", cg_tmp), proto);
+    int st = -1;
+    char *out = cg_run(&st, "cd '%s' && " CG_PROTOC_WITH_PLUGIN " --tracec_out=. -I. pf/track_event.proto 2>&1", cg_tmp);
+    cr_assert_eq(st, 0, "protoc-gen-tracec failed:\n%s", out);
+    cr_expect_str_eq(out, "", "protoc-gen-tracec printed:\n%s", out);
+    free(out);
+}
+
+static void newer_copy(const char *cc) {
+    generate_user_copy(k_newer_proto);
+    int st = -1;
+    char *out = compile(cc, "-fsyntax-only -I.", "builtin_first.c", BUILTIN_TE USER_TE NEWER_BODY, &st);
+    cr_expect(st == 0 && out[0] == '\0', "%s, libtracec's header first (exit %d):\n%s", cc, st, out);
+    free(out);
+    out = compile(cc, "-fsyntax-only -I.", "user_first.c", USER_TE BUILTIN_TE NEWER_BODY, &st);
+    cr_expect(st == 0 && out[0] == '\0', "%s, the user's header first (exit %d):\n%s", cc, st, out);
+    free(out);
+}
+
+/* A copy whose field has one of libtracec's names with another type: a compile error, not a silent choice. */
+static void conflicting_copy(const char *cc) {
+    generate_user_copy("syntax = \"proto2\";\npackage perfetto.protos;\n"
+                       "message TrackEvent { optional string track_uuid = 11; }\n");
+    int st = -1;
+    char *out = compile(cc, "-fsyntax-only -I.", "conflict.c", BUILTIN_TE USER_TE "int dummy;\n", &st);
+    cr_expect_neq(st, 0, "%s: two setters perfetto_protos_TrackEvent_set_track_uuid compiled", cc);
+    cr_expect(strstr(out, "perfetto_protos_TrackEvent_set_track_uuid") != NULL, "%s:\n%s", cc, out);
+    free(out);
+}
+
+Test(codegen_types, gcc_newer_copy_of_perfetto_schema) { newer_copy("gcc"); }
+Test(codegen_types, clang_newer_copy_of_perfetto_schema) { newer_copy("clang"); }
+Test(codegen_types, gcc_conflicting_copy_does_not_compile) { conflicting_copy("gcc"); }
+Test(codegen_types, clang_conflicting_copy_does_not_compile) { conflicting_copy("clang"); }

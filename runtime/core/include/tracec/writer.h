@@ -143,14 +143,16 @@ static inline void tracec_writer_fail(tracec_writer *w, tracec_status_t status) 
  * speed, keep `w` a local variable of the function that writes the message.
  */
 static inline void tracec_writer_init_array(tracec_writer *w, void *mem, size_t size) {
-    if (size > TRACEC_MAX_RECORD_SIZE) size = TRACEC_MAX_RECORD_SIZE;
     /*
      * The bounds checks compare against `end - n`, which must not wrap: an
-     * empty window at a real address (the writer itself; nothing is ever
-     * stored there) instead of NULL.
+     * empty window at a real address (nothing is ever stored there) instead
+     * of NULL.  Not `w` itself: a window that could alias the writer would
+     * make the compiler reload ptr and end after every byte stored.
      */
+    static uint8_t no_memory[1];
+    if (size > TRACEC_MAX_RECORD_SIZE) size = TRACEC_MAX_RECORD_SIZE;
     if (mem == NULL) {
-        mem = w;
+        mem = no_memory;
         size = 0;
     }
     w->base = (uint8_t *)mem;
