@@ -19,13 +19,14 @@
  *
  * Each test generates the layout's whole tree in one protoc run, compiles
  * every output with the strict flags (each .c alone and all together, the
- * headers as C++17 too) with libtracec's built-in headers on the include path
- * too, builds the layout's write_trace.c with the outputs, the built-in
+ * headers as C++17 too, and all of them with every header of libtracec's
+ * built-in schema in one translation unit, in both orders), builds the layout's write_trace.c with the outputs, the built-in
  * schema's code and the runtime, runs it, and reads the trace back with
  * protoc --decode, with `tracec decode` (the trace alone) and with
  * python3-protobuf (read_trace.py: Perfetto's schema plus the descriptor sets
  * the trace carries, not the user's files).  Where Perfetto's trace processor
- * is at hand (../shared/tools/trace_processor_shell), the *_in_trace_processor
+ * is at hand ($TRACEC_TRACE_PROCESSOR, or ../shared/tools/trace_processor_shell
+ * beside the source tree), the *_in_trace_processor
  * tests check that it shows every extension field as an arg, with no error or
  * data-loss stat; elsewhere they skip.
  */
@@ -156,6 +157,25 @@ static void compiles_strictly(void) {
     free(unity);
     char *headers = generated(".tracec.h", "#include \"%s\"\n");
     compiles_as_one("g++ " CXXFLAGS, "headers.cpp", headers);
+    /* Next to every header of libtracec's own schema, before and after: one definition per full name. */
+    size_t n = 0;
+    char *list = cg_list_files(CG_SCHEMA_DIR, ".tracec.h", &n);
+    cr_assert_gt(n, 0, "no built-in header in " CG_SCHEMA_DIR);
+    char *builtin = strdup("");
+    for (char *save = NULL, *f = strtok_r(list, "\n", &save); f; f = strtok_r(NULL, "\n", &save)) {
+        char *t = cg_fmt("%s#include \"%s\"\n", builtin, f);
+        free(builtin);
+        builtin = t;
+    }
+    char *both = cg_fmt("%s%s", builtin, headers);
+    compiles_as_one("gcc " CFLAGS, "builtin_first.c", both);
+    compiles_as_one("g++ " CXXFLAGS, "builtin_first.cpp", both);
+    free(both);
+    both = cg_fmt("%s%s", headers, builtin);
+    compiles_as_one("gcc " CFLAGS, "builtin_last.c", both);
+    free(both);
+    free(builtin);
+    free(list);
     free(headers);
 }
 
@@ -218,7 +238,11 @@ static void expect_lines(const char *what, const char *text, const char *lines) 
     free(copy);
 }
 
-#define TRACE_PROCESSOR TRACEC_SOURCE_DIR "/../shared/tools/trace_processor_shell"
+/* Perfetto's trace processor: $TRACEC_TRACE_PROCESSOR, or ../shared/tools/ beside the source tree. */
+static const char *trace_processor(void) {
+    const char *env = getenv("TRACEC_TRACE_PROCESSOR");
+    return env && env[0] ? env : TRACEC_SOURCE_DIR "/../shared/tools/trace_processor_shell";
+}
 
 /*
  * Loads the trace into Perfetto's trace processor: its args of every slice
@@ -226,19 +250,19 @@ static void expect_lines(const char *what, const char *text, const char *lines) 
  * error or a data loss.  Skips the test where the trace processor is absent.
  */
 static void trace_processor_args(const char *want) {
-    if (access(TRACE_PROCESSOR, X_OK) != 0)
-        cg_skip_test("Perfetto's trace processor is not at %s (a user's machine?)", TRACE_PROCESSOR);
+    if (access(trace_processor(), X_OK) != 0)
+        cg_skip_test("Perfetto's trace processor is not at %s (a user's machine?)", trace_processor());
     char *q = cg_fmt("%s/args.sql", cg_tmp);
     cg_write_text(q, "select s.name, a.key, a.int_value, a.string_value from slice s join args a using(arg_set_id) "
                      "order by s.name, a.key;\n");
     int st = -1;
-    char *out = cg_run(&st, "'" TRACE_PROCESSOR "' '%s/trace.pftrace' -q '%s' 2>/dev/null", cg_tmp, q);
+    char *out = cg_run(&st, "'%s' '%s/trace.pftrace' -q '%s' 2>/dev/null", trace_processor(), cg_tmp, q);
     cr_assert_eq(st, 0, "the trace processor failed on the trace (exit %d):\n%s", st, out);
     cr_expect_str_eq(out, want, "the trace processor's args differ (got, then wanted):\n%s\n%s", out, want);
     free(out);
     cg_write_text(q, "select name, idx, severity, source, value from stats where value > 0 "
                      "and severity in ('error', 'data_loss');\n");
-    out = cg_run(&st, "'" TRACE_PROCESSOR "' '%s/trace.pftrace' -q '%s' 2>/dev/null", cg_tmp, q);
+    out = cg_run(&st, "'%s' '%s/trace.pftrace' -q '%s' 2>/dev/null", trace_processor(), cg_tmp, q);
     cr_expect_str_eq(out, "\"name\",\"idx\",\"severity\",\"source\",\"value\"\n",
                      "the trace processor reports errors or data losses:\n%s", out);
     free(out);

@@ -301,11 +301,18 @@ static const char k_short_main[] =
     "    return 0;\n"
     "}\n";
 
+/* Writes `text` as cg_tmp/`name`. */
+static void write_tmp(const char *name, const char *text) {
+    char *path = cg_fmt("%s/%s", cg_tmp, name);
+    cg_write_text(path, text);
+    free(path);
+}
+
 static void short_enums(const char *cc) {
     if (!cg_have(cc)) cg_skip_test("%s is not installed", cc);
-    cg_write_text(cg_fmt("%s/se.proto", cg_tmp), k_short_proto);
-    cg_write_text(cg_fmt("%s/main.c", cg_tmp), k_short_main);
-    cg_write_text(cg_fmt("%s/se.txt", cg_tmp), k_short_text);
+    write_tmp("se.proto", k_short_proto);
+    write_tmp("main.c", k_short_main);
+    write_tmp("se.txt", k_short_text);
     int st = -1;
     char *out = cg_run(&st, "cd '%s' && " CG_PROTOC_WITH_PLUGIN " --tracec_out=. -I. se.proto 2>&1", cg_tmp);
     cr_assert_eq(st, 0, "protoc-gen-tracec failed:\n%s", out);
@@ -358,7 +365,7 @@ static const char k_newer_proto[] = "syntax = \"proto2\";\npackage perfetto.prot
 
 /* Generates `proto` as cg_tmp/pf/track_event.proto into cg_tmp (its header: pf/track_event.tracec.h). */
 static void generate_user_copy(const char *proto) {
-    cg_write_text(cg_fmt("%s/pf/track_event.proto", cg_tmp), proto);
+    write_tmp("pf/track_event.proto", proto);
     int st = -1;
     char *out = cg_run(&st, "cd '%s' && " CG_PROTOC_WITH_PLUGIN " --tracec_out=. -I. pf/track_event.proto 2>&1", cg_tmp);
     cr_assert_eq(st, 0, "protoc-gen-tracec failed:\n%s", out);
