@@ -151,7 +151,7 @@ static inline void tracec_writer_init_array(tracec_writer *w, void *mem, size_t 
      */
     static uint8_t no_memory[1];
     if (size > TRACEC_MAX_RECORD_SIZE) size = TRACEC_MAX_RECORD_SIZE;
-    if (mem == NULL) {
+    if (TRACEC_I_UNLIKELY(mem == NULL)) {
         mem = no_memory;
         size = 0;
     }
