@@ -8,7 +8,12 @@
  *   deps  (default) this file and every file it imports, directly or not,
  *         that is not part of Perfetto's schema (schema.c: recognised by
  *         package and by what imports it, not by path; a decoder has those
- *         already), in dependency order (the request's).
+ *         already), in dependency order (the request's).  A user's copy
+ *         of Perfetto's schema itself (a file of it at a path other than
+ *         libtracec's perfetto/... and google/protobuf/...) gets nothing:
+ *         registered, it would be written into every trace the track-event
+ *         layer records (which leaves out only libtracec's own paths), and
+ *         the one-file perfetto_trace.proto is some 340 KB.
  * Source info is stripped.
  */
 #include <stdio.h>
@@ -20,6 +25,12 @@
 /* Imports followed for descriptors=deps: a decoder of Perfetto traces has Perfetto's schema already. */
 static bool outside_schema(const tc_ctx *ctx, const tc_file_proto *f) { return !tc_is_perfetto_schema(ctx, f); }
 
+/* Whether `file` gets no descriptor object and no registration. */
+static bool no_descriptor(const tc_ctx *ctx, const tc_file_proto *file) {
+    if (ctx->opt.descriptors == TC_DESC_NONE) return true;
+    return ctx->opt.descriptors == TC_DESC_DEPS && tc_is_perfetto_schema(ctx, file) && !tc_is_builtin_path(file->name);
+}
+
 static char *descriptor_symbol(const tc_ctx *ctx, const tc_file_proto *file) {
     char *id = tc_file_c(ctx, file, true);
     char *s = tc_strcat3("tracec_fd_", id, "");
@@ -28,7 +39,7 @@ static char *descriptor_symbol(const tc_ctx *ctx, const tc_file_proto *file) {
 }
 
 void tc_gen_descriptor_decl(tc_ctx *ctx, tc_printer *p, const tc_file_proto *file) {
-    if (ctx->opt.descriptors == TC_DESC_NONE) return;
+    if (no_descriptor(ctx, file)) return;
     char *sym = descriptor_symbol(ctx, file);
     tc_emit(p,
             "\n/*\n"
@@ -44,7 +55,7 @@ void tc_gen_descriptor_decl(tc_ctx *ctx, tc_printer *p, const tc_file_proto *fil
 }
 
 void tc_gen_descriptor_def(tc_ctx *ctx, tc_printer *p, const tc_file_proto *file) {
-    if (ctx->opt.descriptors == TC_DESC_NONE) return;
+    if (no_descriptor(ctx, file)) return;
     size_t n = ctx->req->n_proto_file;
     bool *keep = calloc(n ? n : 1, sizeof *keep);
     if (ctx->opt.descriptors == TC_DESC_FILE) {

@@ -214,10 +214,10 @@ void tc_gen_wrapper_functions(tc_ctx *ctx, tc_printer *p, const tc_type *t) {
     }
     tc_emit(p, "\n/* ---- $wrapper$: $extendee$ setters ---- */\n", "wrapper", t->full_name, "extendee", x->full_name, NULL);
     for (size_t i = 0; i < x->msg->n_field && ctx->error == NULL; i++)
-        tc_gen_field(ctx, p, x->file, t->c_name, "&m->base.msg", x->msg->field[i], t->base_ident[i], false);
+        tc_gen_field(ctx, p, x->file, t->c_name, "&m->base.msg", x->msg->field[i], t->base_ident[i], false, NULL);
     tc_emit(p, "\n/* ---- $wrapper$: extensions ---- */\n", "wrapper", t->full_name, NULL);
     for (size_t i = 0; i < t->msg->n_extension && ctx->error == NULL; i++)
-        tc_gen_field(ctx, p, t->file, t->c_name, "&m->base.msg", t->msg->extension[i], t->ext_ident[i], true);
+        tc_gen_field(ctx, p, t->file, t->c_name, "&m->base.msg", t->msg->extension[i], t->ext_ident[i], true, NULL);
 
     /* Typed open functions wherever the extendee is a field type. */
     open_sites s = {0};
@@ -235,7 +235,7 @@ static void gen_scoped(tc_ctx *ctx, tc_printer *p, const tc_file_proto *file, co
         return;
     }
     char *msg_expr = tc_strcat3("&m->", tc_msg_member(x), "");
-    tc_gen_field(ctx, p, file, x->c_name, msg_expr, f, tc_scoped_ident(ctx, f), true);
+    tc_gen_field(ctx, p, file, x->c_name, msg_expr, f, tc_scoped_ident(ctx, f), true, NULL);
     free(msg_expr);
 }
 

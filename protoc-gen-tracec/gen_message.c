@@ -5,7 +5,8 @@
  * every setter is a static inline function that appends one field with the
  * tag folded to a constant.  The setter shapes, by field kind:
  *
- *   scalar, singular or repeated  void W_set_f(W *m, T value)            (repeated: appends one)
+ *   scalar, singular or repeated  void W_set_f(W *m, T value)            (repeated: appends one;
+ *                                                                         enums: int32_t value)
  *   packed repeated scalar        void W_set_f(W *m, const T *values, size_t count)
  *   string                        void W_set_f(W *m, const char *data, size_t size)
  *                                 void W_set_cstr_f(W *m, const char *value)
@@ -131,8 +132,9 @@ static scalar_shape shape_of(const tc_field_proto *f) {
                                "uint32", "uint32_t", ""};
             break;
         case T(ENUM):
-            s = (scalar_shape){NULL, "tracec_msg_put_int32", "TRACEC_WIRE_VARINT",
-                               "(int32_t)value", "int32", "int32_t", ""};
+            /* int32_t, not the C enum: an open enum's unknown values and -fshort-enums ABIs keep every value. */
+            s = (scalar_shape){"int32_t", "tracec_msg_put_int32", "TRACEC_WIRE_VARINT", "value", "int32",
+                               "int32_t", ""};
             break;
         case T(SFIXED32):
             s = (scalar_shape){"int32_t", "tracec_msg_put_fixed32", "TRACEC_WIRE_FIXED32",
@@ -156,14 +158,50 @@ static scalar_shape shape_of(const tc_field_proto *f) {
     return s;
 }
 
+/*
+ * One definition per full name.  Messages and enums of Perfetto's packages
+ * (perfetto.protos, google.protobuf) may be generated twice into one
+ * translation unit: libtracec's built-in copy (which tracec/track_event.h
+ * includes) and the user's own copy of Perfetto's schema.  Their definitions
+ * are guarded by macros named after what they define, so whichever header
+ * comes first defines a type, and each field's constant and setters are
+ * guarded by the field's name, number and kind: a newer schema's fields get
+ * their setters whichever header comes first.  (A field that has one name
+ * but another number or kind in the two copies is defined twice: a
+ * compile error rather than a silent choice.)
+ */
+bool tc_type_shared(const tc_type *t) {
+    return !t->is_wrapper && (strncmp(t->full_name, "perfetto.protos.", 16) == 0 ||
+                              strncmp(t->full_name, "google.protobuf.", 16) == 0);
+}
+
+static void guard_open(tc_printer *p, const char *macro) {
+    tc_emit(p, "#ifndef $m$\n#define $m$\n", "m", macro, NULL);
+}
+
+static void guard_close(tc_printer *p, const char *macro) { tc_emit(p, "#endif  /* $m$ */\n", "m", macro, NULL); }
+
+static char *type_guard(const tc_type *t) { return tc_sprintf("TRACEC_I_T_%s", t->c_name); }
+
 static size_t trailing_underscores(const char *s) {
     size_t n = strlen(s), k = 0;
     while (k < n && s[n - 1 - k] == '_') k++;
     return k;
 }
 
-void tc_gen_field(tc_ctx *ctx, tc_printer *p, const tc_file_proto *file, const char *writer,
-                  const char *msg, const tc_field_proto *f, const char *field, bool constant) {
+static void gen_field_body(tc_ctx *ctx, tc_printer *p, const tc_file_proto *file, const char *writer,
+                           const char *msg, const tc_field_proto *f, const char *field, bool constant,
+                           const char *guard);
+
+void tc_gen_field(tc_ctx *ctx, tc_printer *p, const tc_file_proto *file, const char *writer, const char *msg,
+                  const tc_field_proto *f, const char *field, bool constant, const char *guard) {
+    gen_field_body(ctx, p, file, writer, msg, f, field, constant, guard);
+    if (guard) guard_close(p, guard);
+}
+
+static void gen_field_body(tc_ctx *ctx, tc_printer *p, const tc_file_proto *file, const char *writer,
+                           const char *msg, const tc_field_proto *f, const char *field, bool constant,
+                           const char *guard) {
     char num[16];
     snprintf(num, sizeof num, "%d", (int)f->number);
     const char *dep = tc_field_deprecated(f) ? "TRACEC_I_DEPRECATED " : "";
@@ -176,6 +214,7 @@ void tc_gen_field(tc_ctx *ctx, tc_printer *p, const tc_file_proto *file, const c
                             renamed ? "; setters named after " : "", renamed ? field : "");
 
     tc_emit(p, "\n/* $what$ */\n", "what", what, NULL);
+    if (guard) guard_open(p, guard);
     if (constant) tc_emit(p, "enum { $writer$_$field$_field_number = $num$ };\n", "writer", writer, "field", field, "num", num, NULL);
 
     if (f->type == T(MESSAGE) || f->type == T(GROUP)) {
@@ -243,7 +282,6 @@ void tc_gen_field(tc_ctx *ctx, tc_printer *p, const tc_file_proto *file, const c
                 free(what);
                 return;
             }
-            s.ctype = e->c_name;
         }
         if (tc_field_is_packed(file, f)) {
             tc_emit(p,
@@ -264,47 +302,91 @@ void tc_gen_field(tc_ctx *ctx, tc_printer *p, const tc_file_proto *file, const c
     free(what);
 }
 
+/* Whether libtracec's definition `ref` of this enum has value `v` (NULL `ref`: there is none to compare). */
+static bool builtin_has_value(const tc_enum_proto *ref, const Google__Protobuf__EnumValueDescriptorProto *v) {
+    if (ref == NULL) return true;
+    for (size_t i = 0; i < ref->n_value; i++)
+        if (ref->value[i]->number == v->number && strcmp(ref->value[i]->name, v->name) == 0) return true;
+    return false;
+}
+
+static void enum_value(tc_printer *p, const tc_type *t, size_t i, const char *fmt) {
+    const Google__Protobuf__EnumValueDescriptorProto *v = t->enm->value[i];
+    char num[24];
+    if (v->number == INT32_MIN)
+        snprintf(num, sizeof num, "(-2147483647 - 1)");
+    else
+        snprintf(num, sizeof num, "%d", (int)v->number);
+    bool dep = v->options && v->options->has_deprecated && v->options->deprecated;
+    char *name = tc_enum_value_c(t, i);
+    tc_emit(p, fmt, "name", name, "dep", dep ? " TRACEC_I_DEPRECATED" : "", "num", num, NULL);
+    free(name);
+}
+
+/*
+ * An enum of Perfetto's packages is guarded like a message (one definition
+ * per full name), and each of its values is marked with a macro where the
+ * enum is defined.  Values libtracec's own copy lacks (the user's schema is
+ * newer) are also declared on their own, each under its macro, when another
+ * copy defined the enum first, so every constant of the user's schema exists
+ * in either include order.
+ */
 void tc_gen_enum(tc_ctx *ctx, tc_printer *p, const tc_type *t) {
-    (void)ctx;
     const tc_enum_proto *e = t->enm;
-    tc_emit(p, "\n/* enum $full$$dep$ */\ntypedef enum $attr$$enum$ {\n", "full", t->full_name, "enum", t->c_name,
-            "dep", t->deprecated ? " [deprecated]" : "", "attr", t->deprecated ? "TRACEC_I_DEPRECATED " : "",
+    char *guard = tc_type_shared(t) ? type_guard(t) : NULL;
+    const tc_msg_proto *ref_msg = NULL;
+    const tc_enum_proto *ref = NULL;
+    if (guard) tc_builtin_find(ctx, t->full_name, &ref_msg, &ref);
+    size_t n_newer = 0;
+    for (size_t i = 0; ref && i < e->n_value; i++) n_newer += !builtin_has_value(ref, e->value[i]);
+    tc_emit(p, "\n/* enum $full$$dep$ */\n", "full", t->full_name, "dep", t->deprecated ? " [deprecated]" : "", NULL);
+    if (guard) guard_open(p, guard);
+    tc_emit(p, "typedef enum $attr$$enum$ {\n", "enum", t->c_name, "attr", t->deprecated ? "TRACEC_I_DEPRECATED " : "",
             NULL);
     tc_indent(p);
-    for (size_t i = 0; i < e->n_value; i++) {
-        const Google__Protobuf__EnumValueDescriptorProto *v = e->value[i];
-        char num[24];
-        if (v->number == INT32_MIN)
-            snprintf(num, sizeof num, "(-2147483647 - 1)");
-        else
-            snprintf(num, sizeof num, "%d", (int)v->number);
-        bool dep = v->options && v->options->has_deprecated && v->options->deprecated;
-        char *name = tc_enum_value_c(t, i);
-        tc_emit(p, "$name$$dep$ = $num$,\n", "name", name, "dep", dep ? " TRACEC_I_DEPRECATED" : "",
-                "num", num, NULL);
-        free(name);
-    }
+    for (size_t i = 0; i < e->n_value; i++) enum_value(p, t, i, "$name$$dep$ = $num$,\n");
     tc_outdent(p);
     tc_emit(p, "} $enum$$tattr$;\n", "enum", t->c_name, "tattr", t->deprecated ? " TRACEC_I_DEPRECATED" : "", NULL);
+    for (size_t i = 0; guard && i < e->n_value; i++) enum_value(p, t, i, "#define TRACEC_I_V_$name$\n");
+    if (n_newer > 0) {
+        tc_emit(p, "#else  /* values newer than libtracec's copy of $full$ */\n", "full", t->full_name, NULL);
+        for (size_t i = 0; i < e->n_value; i++)
+            if (!builtin_has_value(ref, e->value[i]))
+                enum_value(p, t, i,
+                           "#ifndef TRACEC_I_V_$name$\n#define TRACEC_I_V_$name$\nenum { $name$$dep$ = $num$ };\n#endif\n");
+    }
+    if (guard) guard_close(p, guard);
+    free(guard);
 }
 
 void tc_gen_struct(tc_ctx *ctx, tc_printer *p, const tc_type *t) {
     (void)ctx;
     if (t->is_wrapper) return;
+    char *guard = tc_type_shared(t) ? type_guard(t) : NULL;
+    tc_emit(p, "\n/* Writer of message $full$$dep$. */\n", "full", t->full_name, "dep",
+            t->deprecated ? " [deprecated]" : "", NULL);
+    if (guard) guard_open(p, guard);
     tc_emit(p,
-            "\n/* Writer of message $full$$dep$. */\n"
             "typedef struct $attr$$writer$ {\n"
             "    tracec_msg msg;\n"
             "} $writer$$tattr$;\n",
-            "full", t->full_name, "writer", t->c_name, "dep", t->deprecated ? " [deprecated]" : "", "attr",
-            t->deprecated ? "TRACEC_I_DEPRECATED " : "", "tattr", t->deprecated ? " TRACEC_I_DEPRECATED" : "",
-            NULL);
+            "writer", t->c_name, "attr", t->deprecated ? "TRACEC_I_DEPRECATED " : "", "tattr",
+            t->deprecated ? " TRACEC_I_DEPRECATED" : "", NULL);
+    if (guard) guard_close(p, guard);
+    free(guard);
 }
 
 void tc_gen_message_functions(tc_ctx *ctx, tc_printer *p, const tc_type *t) {
     if (t->is_wrapper) return;
     const tc_msg_proto *m = t->msg;
     tc_emit(p, "\n/* ---- $full$ ---- */\n", "full", t->full_name, NULL);
-    for (size_t i = 0; i < m->n_field && ctx->error == NULL; i++)
-        tc_gen_field(ctx, p, t->file, t->c_name, "&m->msg", m->field[i], t->field_ident[i], true);
+    bool shared = tc_type_shared(t);
+    for (size_t i = 0; i < m->n_field && ctx->error == NULL; i++) {
+        const tc_field_proto *f = m->field[i];
+        char *guard = shared ? tc_sprintf("TRACEC_I_F_%s_%s_%d_%s%s", t->c_name, t->field_ident[i], (int)f->number,
+                                          type_name(f), tc_field_is_packed(t->file, f) ? "_packed" : "")
+                             : NULL;
+        tc_gen_field(ctx, p, t->file, t->c_name, "&m->msg", f, t->field_ident[i], true, guard);
+        free(guard);
+    }
 }

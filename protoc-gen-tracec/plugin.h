@@ -182,6 +182,7 @@ typedef struct tc_ctx {
     tc_scoped_ext *scoped;     /* extensions outside wrappers, in request order */
     size_t n_scoped;
     bool *schema;              /* per proto_file: part of Perfetto's schema (schema.c) */
+    Google__Protobuf__FileDescriptorSet *builtin; /* libtracec's Perfetto schema (NULL if unreadable) */
     char **includes;           /* extra headers of the file being generated (deduplicated) */
     size_t n_includes;
     char *error; /* first error; generation stops when set */
@@ -262,6 +263,13 @@ bool tc_file_in(const tc_ctx *ctx, const bool *set, const tc_file_proto *file);
  * Perfetto's schema redefined in package perfetto.protos.  Never an error.
  */
 void tc_warn_file(const tc_ctx *ctx, const tc_file_proto *file);
+/*
+ * libtracec's Perfetto schema (ctx->builtin, embedded in the plugin): its
+ * definition of "perfetto.protos.X" (nested names too), a message in *msg or
+ * an enum in *enm; false when it has none.
+ */
+Google__Protobuf__FileDescriptorSet *tc_builtin_unpack(void);
+bool tc_builtin_find(const tc_ctx *ctx, const char *full, const tc_msg_proto **msg, const tc_enum_proto **enm);
 
 /* ---- generators --------------------------------------------------------- */
 
@@ -283,11 +291,15 @@ void tc_gen_message_functions(tc_ctx *ctx, tc_printer *p, const tc_type *t);
  * writer as `m` and reach its tracec_msg as `msg_expr` ("&m->msg",
  * "&m->base.msg").  `field_ident` is the setters' name part
  * (tc_type.field_ident / base_ident / ext_ident, tc_scoped_ident).
- * `constant`: also emit `<writer_c>_<field_ident>_field_number`.
+ * `constant`: also emit `<writer_c>_<field_ident>_field_number`.  A non-NULL
+ * `guard` brackets the constant and the setters in #ifndef/#define `guard`
+ * (fields of messages of Perfetto's packages: gen_message.c).
  */
 void tc_gen_field(tc_ctx *ctx, tc_printer *p, const tc_file_proto *file, const char *writer_c,
                   const char *msg_expr, const tc_field_proto *f, const char *field_ident,
-                  bool constant);
+                  bool constant, const char *guard);
+/* Whether `t` is a message or enum of Perfetto's packages, whose definitions carry guards. */
+bool tc_type_shared(const tc_type *t);
 /* How a writer type reaches its tracec_msg: "msg", or "base.msg" for wrappers. */
 const char *tc_msg_member(const tc_type *t);
 bool tc_field_is_packed(const tc_file_proto *file, const tc_field_proto *f);

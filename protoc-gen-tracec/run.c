@@ -206,6 +206,7 @@ bool tc_run(const uint8_t *in, size_t size, uint8_t **resp_out, size_t *resp_siz
     parse_options(&ctx, req->parameter);
     if (ctx.error == NULL) tc_validate(&ctx);
     if (ctx.error == NULL) tc_mark_schema(&ctx);
+    ctx.builtin = tc_builtin_unpack();
     if (ctx.error == NULL) tc_index_build(&ctx);
     if (ctx.error == NULL) tc_resolve_names(&ctx);
 
@@ -248,6 +249,7 @@ bool tc_run(const uint8_t *in, size_t size, uint8_t **resp_out, size_t *resp_siz
     for (size_t i = 0; i < ctx.n_scoped; i++) free(ctx.scoped[i].ident);
     free(ctx.scoped);
     free(ctx.schema);
+    if (ctx.builtin) google__protobuf__file_descriptor_set__free_unpacked(ctx.builtin, NULL);
     for (size_t i = 0; i < ctx.n_includes; i++) free(ctx.includes[i]);
     free(ctx.includes);
     tc_sym_free(&ctx.syms);

@@ -9,7 +9,7 @@
  * recognised by what it is, never by its path alone:
  *
  *   Perfetto's schema = files in package perfetto.protos that define
- *                       TracePacket or TrackEvent or that those files import
+ *                       Trace, TracePacket or TrackEvent or that those files import
  *                       (directly or not), the files libtracec ships
  *                       (perfetto/... in package perfetto.protos), and
  *                       package google.protobuf.
@@ -60,7 +60,7 @@ static bool defines_root(const tc_file_proto *f) {
     if (!has_package(f, "perfetto.protos")) return false;
     for (size_t i = 0; i < f->n_message_type; i++) {
         const char *n = f->message_type[i]->name;
-        if (strcmp(n, "TracePacket") == 0 || strcmp(n, "TrackEvent") == 0) return true;
+        if (strcmp(n, "Trace") == 0 || strcmp(n, "TracePacket") == 0 || strcmp(n, "TrackEvent") == 0) return true;
     }
     return false;
 }
@@ -119,8 +119,9 @@ static long root_len(const char *name, const char *path) {
 /*
  * The root of Perfetto's tree as `file` sees it: the part before
  * "perfetto/trace/..." of a file it imports (directly or not) that defines
- * one of k_perfetto_files' messages at that file's path.  "" when it sees none
- * (libtracec's built-in schema).  Malloc'd.
+ * one of k_perfetto_files' messages at that file's path; for a file of
+ * package perfetto.protos that sees none, the part of its own path before
+ * "perfetto/".  "" otherwise (libtracec's built-in schema).  Malloc'd.
  */
 static char *tree_root(const tc_ctx *ctx, const tc_file_proto *file) {
     bool *seen = tc_imports_of(ctx, file);
@@ -132,6 +133,15 @@ static char *tree_root(const tc_ctx *ctx, const tc_file_proto *file) {
         if (n >= 0) root = strndup(t->file->name, (size_t)n);
     }
     free(seen);
+    /*
+     * A file of package perfetto.protos that imports none of them (a
+     * field_options.proto that imports only descriptor.proto) is in the tree
+     * its own path names: ROOT + "perfetto/...".
+     */
+    if (root == NULL && file->package && strcmp(file->package, "perfetto.protos") == 0) {
+        const char *at = strncmp(file->name, "perfetto/", 9) == 0 ? file->name : strstr(file->name, "/perfetto/");
+        if (at) root = strndup(file->name, (size_t)(at - file->name) + (at != file->name));
+    }
     return root ? root : tc_strdup("");
 }
 

@@ -8,10 +8,12 @@
  *   message such an extension carries): the trace processor drops every arg
  *   of the event (stat track_event_parser_errors);
  *   a message or enum of package perfetto.protos, in a file outside
- *   Perfetto's schema, whose full name Perfetto's schema already uses
- *   (the built-in schema in protos/, embedded at build time, is the
- *   reference list): the trace processor refuses a trace whose descriptors
- *   define one name twice differently.
+ *   Perfetto's schema, whose full name Perfetto's schema already uses, and
+ *   which does not keep every field (value) of Perfetto's definition (the
+ *   built-in schema in protos/, embedded at build time, is the reference):
+ *   the trace processor refuses a trace whose descriptors define one name
+ *   twice differently.  A copy of Perfetto's schema, the same version or a
+ *   newer superset, is not warned.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -101,16 +103,34 @@ static void check_messages_extensions(const tc_ctx *ctx, const tc_file_proto *fi
 
 /* ---- names of Perfetto's schema reused ------------------------------------ */
 
-/* Whether the built-in schema defines message or enum `full` ("perfetto.protos.X"). */
-static bool builtin_defines(const Google__Protobuf__FileDescriptorSet *set, const char *full) {
-    if (set == NULL) return false;
+/* The proto name of a scalar field's type. */
+static const char *type_word_any(const tc_field_proto *f) {
+    static const char *const k_names[] = {"?",      "double",  "float",   "int64",   "uint64", "int32", "fixed64",
+                                          "fixed32", "bool",   "string",  "group",   "message", "bytes", "uint32",
+                                          "enum",   "sfixed32", "sfixed64", "sint32", "sint64"};
+    return (size_t)f->type < sizeof k_names / sizeof k_names[0] ? k_names[f->type] : "?";
+}
+
+/*
+ * The built-in schema's definition of `full` ("perfetto.protos.X", nested
+ * names too): its message in *msg or its enum in *enm; false if it has none.
+ */
+Google__Protobuf__FileDescriptorSet *tc_builtin_unpack(void) {
+    return google__protobuf__file_descriptor_set__unpack(NULL, tracec_i_builtin_schema_size, tracec_i_builtin_schema);
+}
+
+bool tc_builtin_find(const tc_ctx *ctx, const char *full, const tc_msg_proto **msg, const tc_enum_proto **enm) {
+    const Google__Protobuf__FileDescriptorSet *set = ctx->builtin;
+    *msg = NULL;
+    *enm = NULL;
+    if (set == NULL || strncmp(full, "perfetto.protos.", 16) != 0) return false;
     for (size_t i = 0; i < set->n_file; i++) {
         const tc_file_proto *f = set->file[i];
         if (f->package == NULL || strcmp(f->package, "perfetto.protos") != 0) continue;
         const char *rest = full + strlen("perfetto.protos.");
         /* Top-level and nested names: walk "A.B.C" down the file's messages. */
         for (size_t m = 0; m < f->n_enum_type; m++)
-            if (strcmp(f->enum_type[m]->name, rest) == 0) return true;
+            if (strcmp(f->enum_type[m]->name, rest) == 0) return (*enm = f->enum_type[m]) != NULL;
         tc_msg_proto *const *msgs = f->message_type;
         size_t n_msgs = f->n_message_type;
         for (;;) {
@@ -120,11 +140,11 @@ static bool builtin_defines(const Google__Protobuf__FileDescriptorSet *set, cons
             for (size_t m = 0; m < n_msgs && !hit; m++)
                 if (strlen(msgs[m]->name) == len && strncmp(msgs[m]->name, rest, len) == 0) hit = msgs[m];
             if (hit == NULL) break;
-            if (dot == NULL) return true;
+            if (dot == NULL) return (*msg = hit) != NULL;
             rest = dot + 1;
             if (strchr(rest, '.') == NULL)
                 for (size_t e = 0; e < hit->n_enum_type; e++)
-                    if (strcmp(hit->enum_type[e]->name, rest) == 0) return true;
+                    if (strcmp(hit->enum_type[e]->name, rest) == 0) return (*enm = hit->enum_type[e]) != NULL;
             msgs = hit->nested_type;
             n_msgs = hit->n_nested_type;
         }
@@ -132,28 +152,71 @@ static bool builtin_defines(const Google__Protobuf__FileDescriptorSet *set, cons
     return false;
 }
 
-static void check_reused(const Google__Protobuf__FileDescriptorSet *set, const tc_file_proto *file, const char *scope,
+static bool same_str(const char *a, const char *b) { return (a == NULL) == (b == NULL) && (!a || strcmp(a, b) == 0); }
+
+/*
+ * The first field of the built-in `ref` that `mine` lacks or defines
+ * otherwise (another name, type, label or message/enum type at that
+ * number), or NULL when `mine` has every field of `ref` as it is: the same
+ * message or a newer superset of it.
+ */
+static const tc_field_proto *first_field_not_kept(const tc_msg_proto *ref, const tc_msg_proto *mine) {
+    for (size_t i = 0; i < ref->n_field; i++) {
+        const tc_field_proto *r = ref->field[i], *hit = NULL;
+        for (size_t k = 0; k < mine->n_field && !hit; k++)
+            if (mine->field[k]->number == r->number) hit = mine->field[k];
+        if (hit == NULL || !same_str(hit->name, r->name) || hit->type != r->type || hit->label != r->label ||
+            !same_str(hit->type_name, r->type_name))
+            return r;
+    }
+    return NULL;
+}
+
+/* The first value of the built-in `ref` that `mine` lacks (by name and number), or NULL. */
+static const Google__Protobuf__EnumValueDescriptorProto *first_value_not_kept(const tc_enum_proto *ref,
+                                                                             const tc_enum_proto *mine) {
+    for (size_t i = 0; i < ref->n_value; i++) {
+        bool kept = false;
+        for (size_t k = 0; k < mine->n_value && !kept; k++)
+            kept = mine->value[k]->number == ref->value[i]->number && same_str(mine->value[k]->name, ref->value[i]->name);
+        if (!kept) return ref->value[i];
+    }
+    return NULL;
+}
+
+/*
+ * Messages and enums of package perfetto.protos that Perfetto's schema
+ * (as the built-in one knows it) also defines: fine when they keep every
+ * field or value of it (a copy of Perfetto's schema, the same version or a
+ * newer one); warned when they do not.
+ */
+static void check_reused(const tc_ctx *ctx, const tc_file_proto *file, const char *scope,
                          tc_msg_proto *const *msgs, size_t n_msgs, Google__Protobuf__EnumDescriptorProto *const *enums,
                          size_t n_enums) {
+    const tc_msg_proto *ref_msg;
+    const tc_enum_proto *ref_enum;
     for (size_t i = 0; i < n_enums; i++) {
         char *full = tc_sprintf("%s.%s", scope, enums[i]->name);
-        if (builtin_defines(set, full))
+        const Google__Protobuf__EnumValueDescriptorProto *v;
+        if (tc_builtin_find(ctx, full, &ref_msg, &ref_enum) && ref_enum && (v = first_value_not_kept(ref_enum, enums[i])))
             tc_warn(file->name,
-                    "enum %s has the full name of an enum of Perfetto's schema: the trace processor refuses a trace "
-                    "that describes it differently; use a package of your own",
-                    full);
+                    "enum %s has the full name of an enum of Perfetto's schema but lacks its value %s = %d: the "
+                    "trace processor refuses a trace that describes it differently; use a package of your own",
+                    full, v->name, (int)v->number);
         free(full);
     }
     for (size_t i = 0; i < n_msgs; i++) {
         char *full = tc_sprintf("%s.%s", scope, msgs[i]->name);
-        if (builtin_defines(set, full))
+        const tc_field_proto *f;
+        if (tc_builtin_find(ctx, full, &ref_msg, &ref_enum) && ref_msg && (f = first_field_not_kept(ref_msg, msgs[i])))
             tc_warn(file->name,
-                    "message %s has the full name of a message of Perfetto's schema: the trace processor refuses a "
-                    "trace that describes it differently (\"Field ... is re-introduced with different type\"); use "
-                    "a package of your own",
-                    full);
+                    "message %s has the full name of a message of Perfetto's schema but not its field %d (%s %s): "
+                    "the trace processor refuses a trace that describes it differently (\"Field ... is "
+                    "re-introduced with different type\"); use a package of your own",
+                    full, (int)f->number, f->type_name ? f->type_name + (f->type_name[0] == '.') : type_word_any(f),
+                    f->name);
         else
-            check_reused(set, file, full, msgs[i]->nested_type, msgs[i]->n_nested_type, msgs[i]->enum_type,
+            check_reused(ctx, file, full, msgs[i]->nested_type, msgs[i]->n_nested_type, msgs[i]->enum_type,
                          msgs[i]->n_enum_type);
         free(full);
     }
@@ -169,9 +232,6 @@ void tc_warn_file(const tc_ctx *ctx, const tc_file_proto *file) {
     check_messages_extensions(ctx, file, pkg, file->message_type, file->n_message_type, seen, &n, cap);
     free(seen);
     if (strcmp(pkg, "perfetto.protos") == 0) {
-        Google__Protobuf__FileDescriptorSet *set =
-            google__protobuf__file_descriptor_set__unpack(NULL, tracec_i_builtin_schema_size, tracec_i_builtin_schema);
-        check_reused(set, file, pkg, file->message_type, file->n_message_type, file->enum_type, file->n_enum_type);
-        if (set) google__protobuf__file_descriptor_set__free_unpacked(set, NULL);
+        check_reused(ctx, file, pkg, file->message_type, file->n_message_type, file->enum_type, file->n_enum_type);
     }
 }

@@ -98,8 +98,8 @@ static inline void my_app_MyEvent_set_cstr_name(my_app_MyEvent *m, const char *v
 }
 
 /* optional perfetto.protos.TrackEvent.Type type = 9 */
-static inline void my_app_MyEvent_set_type(my_app_MyEvent *m, perfetto_protos_TrackEvent_Type value) {
-    tracec_msg_put_int32(&m->base.msg, TRACEC_TAG(9, TRACEC_WIRE_VARINT), (int32_t)value);
+static inline void my_app_MyEvent_set_type(my_app_MyEvent *m, int32_t value) {
+    tracec_msg_put_int32(&m->base.msg, TRACEC_TAG(9, TRACEC_WIRE_VARINT), value);
 }
 
 /* optional uint64 track_uuid = 11 */
@@ -261,8 +261,8 @@ static inline void my_app_MyEvent_set_custom_counter(my_app_MyEvent *m, int64_t 
 
 /* optional my_app.Mood mood = 3102 */
 enum { my_app_MyEvent_mood_field_number = 3102 };
-static inline void my_app_MyEvent_set_mood(my_app_MyEvent *m, my_app_Mood value) {
-    tracec_msg_put_int32(&m->base.msg, TRACEC_TAG(3102, TRACEC_WIRE_VARINT), (int32_t)value);
+static inline void my_app_MyEvent_set_mood(my_app_MyEvent *m, int32_t value) {
+    tracec_msg_put_int32(&m->base.msg, TRACEC_TAG(3102, TRACEC_WIRE_VARINT), value);
 }
 
 /* optional my_app.RequestInfo request = 3103 */

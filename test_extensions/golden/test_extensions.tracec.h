@@ -35,20 +35,31 @@ extern "C" {
 #endif
 
 /* enum perfetto.protos.TestExtensionState */
+#ifndef TRACEC_I_T_perfetto_protos_TestExtensionState
+#define TRACEC_I_T_perfetto_protos_TestExtensionState
 typedef enum perfetto_protos_TestExtensionState {
     perfetto_protos_TEST_EXTENSION_STATE_UNSPECIFIED = 0,
     perfetto_protos_TEST_EXTENSION_STATE_FOREGROUND = 1,
     perfetto_protos_TEST_EXTENSION_STATE_BACKGROUND = 2,
 } perfetto_protos_TestExtensionState;
+#define TRACEC_I_V_perfetto_protos_TEST_EXTENSION_STATE_UNSPECIFIED
+#define TRACEC_I_V_perfetto_protos_TEST_EXTENSION_STATE_FOREGROUND
+#define TRACEC_I_V_perfetto_protos_TEST_EXTENSION_STATE_BACKGROUND
+#endif  /* TRACEC_I_T_perfetto_protos_TestExtensionState */
 
 /* Writer of message perfetto.protos.TestExtensionChild. */
+#ifndef TRACEC_I_T_perfetto_protos_TestExtensionChild
+#define TRACEC_I_T_perfetto_protos_TestExtensionChild
 typedef struct perfetto_protos_TestExtensionChild {
     tracec_msg msg;
 } perfetto_protos_TestExtensionChild;
+#endif  /* TRACEC_I_T_perfetto_protos_TestExtensionChild */
 
 /* ---- perfetto.protos.TestExtensionChild ---- */
 
 /* optional string child_field_for_testing = 1 */
+#ifndef TRACEC_I_F_perfetto_protos_TestExtensionChild_child_field_for_testing_1_string
+#define TRACEC_I_F_perfetto_protos_TestExtensionChild_child_field_for_testing_1_string
 enum { perfetto_protos_TestExtensionChild_child_field_for_testing_field_number = 1 };
 static inline void perfetto_protos_TestExtensionChild_set_child_field_for_testing(perfetto_protos_TestExtensionChild *m, const char *data, size_t size) {
     tracec_msg_put_bytes(&m->msg, TRACEC_TAG(1, TRACEC_WIRE_LEN), data, size);
@@ -56,8 +67,11 @@ static inline void perfetto_protos_TestExtensionChild_set_child_field_for_testin
 static inline void perfetto_protos_TestExtensionChild_set_cstr_child_field_for_testing(perfetto_protos_TestExtensionChild *m, const char *value) {
     tracec_msg_put_cstr(&m->msg, TRACEC_TAG(1, TRACEC_WIRE_LEN), value);
 }
+#endif  /* TRACEC_I_F_perfetto_protos_TestExtensionChild_child_field_for_testing_1_string */
 
 /* repeated perfetto.protos.DebugAnnotation debug_annotations = 99 */
+#ifndef TRACEC_I_F_perfetto_protos_TestExtensionChild_debug_annotations_99_message
+#define TRACEC_I_F_perfetto_protos_TestExtensionChild_debug_annotations_99_message
 enum { perfetto_protos_TestExtensionChild_debug_annotations_field_number = 99 };
 static inline void perfetto_protos_TestExtensionChild_begin_debug_annotations(perfetto_protos_TestExtensionChild *m, perfetto_protos_DebugAnnotation *child) {
     tracec_msg_begin_nested(&m->msg, TRACEC_TAG(99, TRACEC_WIRE_LEN), &child->msg);
@@ -65,6 +79,7 @@ static inline void perfetto_protos_TestExtensionChild_begin_debug_annotations(pe
 static inline void perfetto_protos_TestExtensionChild_end_debug_annotations(perfetto_protos_TestExtensionChild *m, perfetto_protos_DebugAnnotation *child) {
     tracec_msg_end_nested(&m->msg, &child->msg);
 }
+#endif  /* TRACEC_I_F_perfetto_protos_TestExtensionChild_debug_annotations_99_message */
 
 /* ---- file-scope extensions ---- */
 
@@ -118,8 +133,8 @@ static inline void perfetto_protos_TrackEvent_set_cstr_perfetto_protos_string_ex
 
 /* optional perfetto.protos.TestExtensionState enum_extension_for_testing = 9906 */
 enum { perfetto_protos_TrackEvent_perfetto_protos_enum_extension_for_testing_field_number = 9906 };
-static inline void perfetto_protos_TrackEvent_set_perfetto_protos_enum_extension_for_testing(perfetto_protos_TrackEvent *m, perfetto_protos_TestExtensionState value) {
-    tracec_msg_put_int32(&m->msg, TRACEC_TAG(9906, TRACEC_WIRE_VARINT), (int32_t)value);
+static inline void perfetto_protos_TrackEvent_set_perfetto_protos_enum_extension_for_testing(perfetto_protos_TrackEvent *m, int32_t value) {
+    tracec_msg_put_int32(&m->msg, TRACEC_TAG(9906, TRACEC_WIRE_VARINT), value);
 }
 
 /* repeated sint64 packed_extension_for_testing = 9907 [packed] */

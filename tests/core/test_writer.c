@@ -30,6 +30,29 @@ Test(writer, array_full_fails_without_overflow) {
     for (size_t i = 16; i < sizeof buf; i++) cr_assert_eq(buf[i], 0xAA, "byte %zu past the end written", i);
 }
 
+/* An array writer over NULL (any size) or over an empty array fails with BUFFER_FULL at the first setter. */
+Test(writer, null_or_empty_array_is_buffer_full) {
+    uint8_t one[1];
+    struct {
+        void *mem;
+        size_t size;
+    } cases[] = {{NULL, 0}, {NULL, 64}, {one, 0}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        tracec_writer w;
+        tracec_msg root, child;
+        tracec_writer_init_array(&w, cases[i].mem, cases[i].size);
+        tracec_writer_begin_root(&w, &root);
+        tracec_msg_put_varint(&root, TRACEC_TAG(1, TRACEC_WIRE_VARINT), 1);
+        cr_expect_eq(w.status, TRACEC_STATUS_BUFFER_FULL, "case %zu: status %d", i, (int)w.status);
+        tracec_msg_put_fixed64(&root, TRACEC_TAG(2, TRACEC_WIRE_FIXED64), 2);
+        tracec_msg_put_cstr(&root, TRACEC_TAG(3, TRACEC_WIRE_LEN), "x");
+        tracec_msg_begin_nested(&root, TRACEC_TAG(4, TRACEC_WIRE_LEN), &child);
+        tracec_msg_end_nested(&root, &child);
+        cr_expect_eq(tracec_writer_end_root(&w, &root), TRACEC_STATUS_BUFFER_FULL, "case %zu", i);
+        cr_expect_eq(tracec_writer_size(&w), 0u, "case %zu", i);
+    }
+}
+
 #ifdef TRACEC_FIXED_NESTED_LENGTHS
 /* The bytes of a nested message's length field: always 4 (redundant varint). */
 static size_t len_bytes(size_t len) {

@@ -7,21 +7,26 @@
  *                   perfetto/trace/...);
  *   perfetto_tree/  (b) Perfetto's own paths (protos/perfetto/trace/...), a
  *                   Chrome-style wrapper in package perfetto.protos in
- *                   protos/third_party/chromium/ (import public) and a
- *                   file-scope test_extensions.proto;
+ *                   protos/third_party/chromium/ (import public), a
+ *                   file-scope test_extensions.proto, a
+ *                   field_options.proto that imports descriptor.proto, an
+ *                   Android-style wrapper (package com.example.internal)
+ *                   whose fields carry its options, and a TrackEvent newer
+ *                   than libtracec's;
  *   one_file/       (c) the one-file protos/perfetto/trace/perfetto_trace.proto,
  *                   the data file and the wrapper file of Perfetto's extension
  *                   guide (acme_data.proto, acme_extension.proto).
  *
  * Each test generates the layout's whole tree in one protoc run, compiles
  * every output with the strict flags (each .c alone and all together, the
- * headers as C++17 too) with libtracec's built-in headers on the include path
- * too, builds the layout's write_trace.c with the outputs, the built-in
+ * headers as C++17 too, and all of them with every header of libtracec's
+ * built-in schema in one translation unit, in both orders), builds the layout's write_trace.c with the outputs, the built-in
  * schema's code and the runtime, runs it, and reads the trace back with
  * protoc --decode, with `tracec decode` (the trace alone) and with
  * python3-protobuf (read_trace.py: Perfetto's schema plus the descriptor sets
  * the trace carries, not the user's files).  Where Perfetto's trace processor
- * is at hand (../shared/tools/trace_processor_shell), the *_in_trace_processor
+ * is at hand ($TRACEC_TRACE_PROCESSOR, or ../shared/tools/trace_processor_shell
+ * beside the source tree), the *_in_trace_processor
  * tests check that it shows every extension field as an arg, with no error or
  * data-loss stat; elsewhere they skip.
  */
@@ -61,7 +66,8 @@ static const layout k_perfetto_tree = {
     "protos/perfetto/trace/trace.proto protos/perfetto/trace/trace_packet.proto "
     "protos/perfetto/trace/track_event/debug_annotation.proto "
     "protos/perfetto/trace/track_event/source_location.proto protos/perfetto/trace/track_event/track_event.proto "
-    "protos/third_party/chromium/chrome_track_event.proto",
+    "protos/third_party/chromium/chrome_track_event.proto protos/perfetto/trace/field_options.proto "
+    "protos/third_party/android/android_track_event.proto",
     "protos/perfetto/trace/trace.proto"};
 static const layout k_one_file = {"one_file", "-I.",
                                   "protos/perfetto/trace/perfetto_trace.proto acme_data.proto acme_extension.proto",
@@ -73,6 +79,8 @@ static void run_plugin(const char *dir, const char *includes, const char *protos
     char *log = cg_run(&st, "cd '%s' && mkdir -p '%s/%s' && " CG_PROTOC_WITH_PLUGIN " --tracec_out='%s/%s' %s%s %s %s 2>&1",
                        dir, cg_tmp, out, cg_tmp, out, opt[0] ? "--tracec_opt=" : "", opt, includes, protos);
     cr_assert_eq(st, 0, "protoc-gen-tracec failed in %s:\n%s", dir, log);
+    /* Perfetto's own definitions, in any layout, are nothing to warn about. */
+    cr_expect_str_eq(log, "", "protoc-gen-tracec printed something for %s:\n%s", dir, log);
     free(log);
 }
 
@@ -149,6 +157,25 @@ static void compiles_strictly(void) {
     free(unity);
     char *headers = generated(".tracec.h", "#include \"%s\"\n");
     compiles_as_one("g++ " CXXFLAGS, "headers.cpp", headers);
+    /* Next to every header of libtracec's own schema, before and after: one definition per full name. */
+    size_t n = 0;
+    char *list = cg_list_files(CG_SCHEMA_DIR, ".tracec.h", &n);
+    cr_assert_gt(n, 0, "no built-in header in " CG_SCHEMA_DIR);
+    char *builtin = strdup("");
+    for (char *save = NULL, *f = strtok_r(list, "\n", &save); f; f = strtok_r(NULL, "\n", &save)) {
+        char *t = cg_fmt("%s#include \"%s\"\n", builtin, f);
+        free(builtin);
+        builtin = t;
+    }
+    char *both = cg_fmt("%s%s", builtin, headers);
+    compiles_as_one("gcc " CFLAGS, "builtin_first.c", both);
+    compiles_as_one("g++ " CXXFLAGS, "builtin_first.cpp", both);
+    free(both);
+    both = cg_fmt("%s%s", headers, builtin);
+    compiles_as_one("gcc " CFLAGS, "builtin_last.c", both);
+    free(both);
+    free(builtin);
+    free(list);
     free(headers);
 }
 
@@ -211,7 +238,11 @@ static void expect_lines(const char *what, const char *text, const char *lines) 
     free(copy);
 }
 
-#define TRACE_PROCESSOR TRACEC_SOURCE_DIR "/../shared/tools/trace_processor_shell"
+/* Perfetto's trace processor: $TRACEC_TRACE_PROCESSOR, or ../shared/tools/ beside the source tree. */
+static const char *trace_processor(void) {
+    const char *env = getenv("TRACEC_TRACE_PROCESSOR");
+    return env && env[0] ? env : TRACEC_SOURCE_DIR "/../shared/tools/trace_processor_shell";
+}
 
 /*
  * Loads the trace into Perfetto's trace processor: its args of every slice
@@ -219,19 +250,19 @@ static void expect_lines(const char *what, const char *text, const char *lines) 
  * error or a data loss.  Skips the test where the trace processor is absent.
  */
 static void trace_processor_args(const char *want) {
-    if (access(TRACE_PROCESSOR, X_OK) != 0)
-        cg_skip_test("Perfetto's trace processor is not at %s (a user's machine?)", TRACE_PROCESSOR);
+    if (access(trace_processor(), X_OK) != 0)
+        cg_skip_test("Perfetto's trace processor is not at %s (a user's machine?)", trace_processor());
     char *q = cg_fmt("%s/args.sql", cg_tmp);
     cg_write_text(q, "select s.name, a.key, a.int_value, a.string_value from slice s join args a using(arg_set_id) "
                      "order by s.name, a.key;\n");
     int st = -1;
-    char *out = cg_run(&st, "'" TRACE_PROCESSOR "' '%s/trace.pftrace' -q '%s' 2>/dev/null", cg_tmp, q);
+    char *out = cg_run(&st, "'%s' '%s/trace.pftrace' -q '%s' 2>/dev/null", trace_processor(), cg_tmp, q);
     cr_assert_eq(st, 0, "the trace processor failed on the trace (exit %d):\n%s", st, out);
     cr_expect_str_eq(out, want, "the trace processor's args differ (got, then wanted):\n%s\n%s", out, want);
     free(out);
     cg_write_text(q, "select name, idx, severity, source, value from stats where value > 0 "
                      "and severity in ('error', 'data_loss');\n");
-    out = cg_run(&st, "'" TRACE_PROCESSOR "' '%s/trace.pftrace' -q '%s' 2>/dev/null", cg_tmp, q);
+    out = cg_run(&st, "'%s' '%s/trace.pftrace' -q '%s' 2>/dev/null", trace_processor(), cg_tmp, q);
     cr_expect_str_eq(out, "\"name\",\"idx\",\"severity\",\"source\",\"value\"\n",
                      "the trace processor reports errors or data losses:\n%s", out);
     free(out);
@@ -359,6 +390,38 @@ Test(layouts, perfetto_tree_wrapper_alone) {
     free(d);
     free(a);
     free(b);
+}
+
+/*
+ * field_options.proto (package perfetto.protos, importing only
+ * descriptor.proto) and the Android-style wrapper that imports it, each
+ * generated alone (as a build that runs protoc per file does): the headers
+ * equal the whole tree's, so field_options.proto's descriptor writer takes
+ * TracePacket from the user's tree (found by its own path), never from
+ * libtracec's, and descriptor.proto's header is libtracec's.
+ */
+Test(layouts, perfetto_tree_field_options_alone) {
+    const layout *l = &k_perfetto_tree;
+    generate_into(l, l->protos, "out");
+    static const char *const files[] = {"protos/perfetto/trace/field_options",
+                                        "protos/third_party/android/android_track_event"};
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        char *proto = cg_fmt("%s.proto", files[i]);
+        generate_into(l, proto, "alone");
+        char *a = cg_fmt("%s/alone/%s.tracec.h", cg_tmp, files[i]);
+        char *b = cg_fmt("%s/out/%s.tracec.h", cg_tmp, files[i]);
+        char *d = cg_diff_files(a, b);
+        cr_expect_str_eq(d, "", "generated alone, %s's header differs from the whole tree's:\n%s", proto, d);
+        free(d);
+        free(a);
+        free(b);
+        free(proto);
+    }
+    char *h = read_out("protos/perfetto/trace/field_options.tracec.h");
+    cr_expect_not_null(strstr(h, "#include \"google/protobuf/descriptor.tracec.h\"\n"), "%s", h);
+    cr_expect_not_null(strstr(h, "#include \"protos/perfetto/trace/trace_packet.tracec.h\"\n"), "%s", h);
+    cr_expect_null(strstr(h, "#include \"perfetto/"), "field_options.proto's header includes libtracec's:\n%s", h);
+    free(h);
 }
 
 /* The trace processor knows Chrome's real ChromeTrackEvent: ours merges into it (1000 is Chrome's, 1999 is free). */

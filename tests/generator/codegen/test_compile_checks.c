@@ -10,6 +10,11 @@
  *               tracec_writer_widen_length (x86-64 only);
  *   types:      opening a TrackEvent as the wrong wrapper, or passing a wrapper
  *               where its base is expected, does not compile;
+ *               enum setters take int32_t, so under -fshort-enums 1000 and -1
+ *               are written as protoc writes them; a newer copy of
+ *               Perfetto's TrackEvent and libtracec's compile together in
+ *               either order with every setter and constant of both, and a
+ *               copy that changes a field's type does not compile;
  *   deprecated: deprecated fields, messages, enums and enum values warn where
  *               user code uses them (and -Werror fails), while including the
  *               header alone is clean.
@@ -251,3 +256,146 @@ Test(codegen_deprecated, gcc_wrapper_field) {
 Test(codegen_deprecated, clang_wrapper_field) {
     warns("clang", "dep_wrapper.c", "tracec_stress_pf_TeWrapper_set_flow_ids_old", DEP_WRAPPER);
 }
+
+/* ---- enum setters under -fshort-enums -------------------------------------- */
+
+/*
+ * An open enum whose constants fit in one byte, as a field, a map value and
+ * an unpacked repeated field: with -fshort-enums the C enum type is one byte
+ * wide, yet 1000 and -1 (values only the wire knows) reach it whole, because
+ * enum setters take int32_t.  The bytes equal protoc --encode's.
+ */
+static const char k_short_proto[] = "syntax = \"proto3\";\npackage se;\n"
+                                    "enum Small { SMALL_ZERO = 0; SMALL_ONE = 1; }\n"
+                                    "message M {\n"
+                                    "  Small e = 1;\n"
+                                    "  map<int32, Small> map_int32_enum = 2;\n"
+                                    "  repeated Small r = 3 [packed = false];\n"
+                                    "}\n";
+static const char k_short_text[] = "e: 1000\nmap_int32_enum { key: 1 value: 1000 }\n"
+                                   "map_int32_enum { key: 2 value: -1 }\nr: -1\nr: 1000\n";
+static const char k_short_main[] =
+    "#include <stdio.h>\n"
+    "#include \"se.tracec.h\"\n"
+    "int main(void) {\n"
+    "    unsigned char buf[256];\n"
+    "    tracec_writer w;\n"
+    "    se_M m;\n"
+    "    se_M_MapInt32EnumEntry e;\n"
+    "    if (sizeof(se_Small) != 1) return 3; /* -fshort-enums took effect */\n"
+    "    tracec_writer_init_array(&w, buf, sizeof buf);\n"
+    "    tracec_writer_begin_root(&w, &m.msg);\n"
+    "    se_M_set_e(&m, 1000);\n"
+    "    se_M_begin_map_int32_enum(&m, &e);\n"
+    "    se_M_MapInt32EnumEntry_set_key(&e, 1);\n"
+    "    se_M_MapInt32EnumEntry_set_value(&e, 1000);\n"
+    "    se_M_end_map_int32_enum(&m, &e);\n"
+    "    se_M_begin_map_int32_enum(&m, &e);\n"
+    "    se_M_MapInt32EnumEntry_set_key(&e, 2);\n"
+    "    se_M_MapInt32EnumEntry_set_value(&e, -1);\n"
+    "    se_M_end_map_int32_enum(&m, &e);\n"
+    "    se_M_set_r(&m, -1);\n"
+    "    se_M_set_r(&m, 1000);\n"
+    "    if (tracec_writer_end_root(&w, &m.msg) != TRACEC_STATUS_SUCCESS) return 2;\n"
+    "    for (size_t i = 0; i < tracec_writer_size(&w); i++) printf(\"%02x\", buf[i]);\n"
+    "    return 0;\n"
+    "}\n";
+
+/* Writes `text` as cg_tmp/`name`. */
+static void write_tmp(const char *name, const char *text) {
+    char *path = cg_fmt("%s/%s", cg_tmp, name);
+    cg_write_text(path, text);
+    free(path);
+}
+
+static void short_enums(const char *cc) {
+    if (!cg_have(cc)) cg_skip_test("%s is not installed", cc);
+    write_tmp("se.proto", k_short_proto);
+    write_tmp("main.c", k_short_main);
+    write_tmp("se.txt", k_short_text);
+    int st = -1;
+    char *out = cg_run(&st, "cd '%s' && " CG_PROTOC_WITH_PLUGIN " --tracec_out=. -I. se.proto 2>&1", cg_tmp);
+    cr_assert_eq(st, 0, "protoc-gen-tracec failed:\n%s", out);
+    free(out);
+    out = cg_run(&st,
+                 "cd '%s' && %s " STRICT " -fshort-enums -I. " INC " main.c se.tracec.c " TRACEC_SOURCE_DIR
+                 "/runtime/core/src/writer.c " TRACEC_SOURCE_DIR "/runtime/core/src/registry.c " TRACEC_SOURCE_DIR
+                 "/runtime/core/src/status.c -o main 2>&1",
+                 cg_tmp, cc);
+    cr_assert_eq(st, 0, "%s -fshort-enums does not build the program:\n%s", cc, out);
+    free(out);
+    char *ours = cg_run(&st, "'%s/main'", cg_tmp);
+    cr_assert_eq(st, 0, "the program failed (exit %d; 3: the enum is not one byte wide)", st);
+    char *theirs = cg_run(&st, "cd '%s' && " TRACEC_PROTOC " --encode=se.M -I. se.proto < se.txt | od -An -v -tx1 | tr -d ' \\n'",
+                          cg_tmp);
+    cr_assert_eq(st, 0, "protoc --encode failed");
+    cr_expect_str_eq(ours, theirs, "%s -fshort-enums: ours, then protoc's:\n%s\n%s", cc, ours, theirs);
+    free(ours);
+    free(theirs);
+}
+
+Test(codegen_types, gcc_short_enums_keep_every_value) { short_enums("gcc"); }
+Test(codegen_types, clang_short_enums_keep_every_value) { short_enums("clang"); }
+
+/* ---- a user's copy of Perfetto's schema next to libtracec's ------------------ */
+
+/*
+ * A newer copy of TrackEvent (a field and an enum value libtracec's lacks)
+ * and libtracec's own in one translation unit, in both include orders: one
+ * definition of each type, and every setter and constant of both.
+ */
+static const char k_newer_proto[] = "syntax = \"proto2\";\npackage perfetto.protos;\n"
+                                    "message TrackEvent {\n"
+                                    "  enum Type { TYPE_UNSPECIFIED = 0; TYPE_SLICE_BEGIN = 1; TYPE_SLICE_END = 2;\n"
+                                    "              TYPE_INSTANT = 3; TYPE_COUNTER = 4; TYPE_NEWER_FOR_TESTING = 99; }\n"
+                                    "  optional Type type = 9;\n"
+                                    "  optional uint64 track_uuid = 11;\n"
+                                    "  optional uint64 newer_field_for_testing = 200;\n"
+                                    "}\n";
+#define NEWER_BODY                                                                          \
+    "void f(perfetto_protos_TrackEvent *ev);\n"                                             \
+    "void f(perfetto_protos_TrackEvent *ev) {\n"                                            \
+    "    perfetto_protos_TrackEvent_set_type(ev, perfetto_protos_TrackEvent_TYPE_NEWER_FOR_TESTING);\n" \
+    "    perfetto_protos_TrackEvent_set_newer_field_for_testing(ev, 1);\n"                   \
+    "    perfetto_protos_TrackEvent_set_track_uuid(ev, 2);\n"                                \
+    "    perfetto_protos_TrackEvent_set_cstr_name(ev, \"libtracec's field\");\n"              \
+    "}\n"
+#define BUILTIN_TE "#include \"perfetto/trace/track_event/track_event.tracec.h\"\n"
+#define USER_TE "#include \"pf/track_event.tracec.h\"\n"
+
+/* Generates `proto` as cg_tmp/pf/track_event.proto into cg_tmp (its header: pf/track_event.tracec.h). */
+static void generate_user_copy(const char *proto) {
+    write_tmp("pf/track_event.proto", proto);
+    int st = -1;
+    char *out = cg_run(&st, "cd '%s' && " CG_PROTOC_WITH_PLUGIN " --tracec_out=. -I. pf/track_event.proto 2>&1", cg_tmp);
+    cr_assert_eq(st, 0, "protoc-gen-tracec failed:\n%s", out);
+    cr_expect_str_eq(out, "", "protoc-gen-tracec printed:\n%s", out);
+    free(out);
+}
+
+static void newer_copy(const char *cc) {
+    generate_user_copy(k_newer_proto);
+    int st = -1;
+    char *out = compile(cc, "-fsyntax-only -I.", "builtin_first.c", BUILTIN_TE USER_TE NEWER_BODY, &st);
+    cr_expect(st == 0 && out[0] == '\0', "%s, libtracec's header first (exit %d):\n%s", cc, st, out);
+    free(out);
+    out = compile(cc, "-fsyntax-only -I.", "user_first.c", USER_TE BUILTIN_TE NEWER_BODY, &st);
+    cr_expect(st == 0 && out[0] == '\0', "%s, the user's header first (exit %d):\n%s", cc, st, out);
+    free(out);
+}
+
+/* A copy whose field has one of libtracec's names with another type: a compile error, not a silent choice. */
+static void conflicting_copy(const char *cc) {
+    generate_user_copy("syntax = \"proto2\";\npackage perfetto.protos;\n"
+                       "message TrackEvent { optional string track_uuid = 11; }\n");
+    int st = -1;
+    char *out = compile(cc, "-fsyntax-only -I.", "conflict.c", BUILTIN_TE USER_TE "int dummy;\n", &st);
+    cr_expect_neq(st, 0, "%s: two setters perfetto_protos_TrackEvent_set_track_uuid compiled", cc);
+    cr_expect(strstr(out, "perfetto_protos_TrackEvent_set_track_uuid") != NULL, "%s:\n%s", cc, out);
+    free(out);
+}
+
+Test(codegen_types, gcc_newer_copy_of_perfetto_schema) { newer_copy("gcc"); }
+Test(codegen_types, clang_newer_copy_of_perfetto_schema) { newer_copy("clang"); }
+Test(codegen_types, gcc_conflicting_copy_does_not_compile) { conflicting_copy("gcc"); }
+Test(codegen_types, clang_conflicting_copy_does_not_compile) { conflicting_copy("clang"); }

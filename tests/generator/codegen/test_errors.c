@@ -633,11 +633,56 @@ Test(codegen_warnings, perfetto_schema_names_redefined) {
         "enum BuiltinClock { BUILTIN_CLOCK_UNKNOWN = 0; }\n");
     cr_expect_str_eq(err,
         "protoc-gen-tracec: warning: g.proto: enum perfetto.protos.BuiltinClock has the full name of an enum of "
-        "Perfetto's schema: the trace processor refuses a trace that describes it differently; use a package of "
-        "your own\n"
+        "Perfetto's schema but lacks its value BUILTIN_CLOCK_REALTIME = 1: the trace processor refuses a trace that "
+        "describes it differently; use a package of your own\n"
         "protoc-gen-tracec: warning: g.proto: message perfetto.protos.DebugAnnotation has the full name of a "
-        "message of Perfetto's schema: the trace processor refuses a trace that describes it differently (\"Field "
-        "... is re-introduced with different type\"); use a package of your own\n");
+        "message of Perfetto's schema but not its field 1 (uint64 name_iid): the trace processor refuses a trace "
+        "that describes it differently (\"Field ... is re-introduced with different type\"); use a package of your "
+        "own\n");
+    free(err);
+}
+
+/*
+ * A file outside Perfetto's schema (nothing here defines TracePacket) whose
+ * perfetto.protos messages and enums are Perfetto's own, as tracec's schema
+ * has them or a newer superset of them (more fields, more values, nested
+ * types of their own): no warning.  One field of another type at a number
+ * of Perfetto's is warned, by name.
+ */
+Test(codegen_warnings, perfetto_schema_copies_and_supersets) {
+    char *err = protoc_warnings("copy.proto",
+        "syntax = \"proto2\";\n"
+        "package perfetto.protos;\n"
+        "message SourceLocation {\n"
+        "  optional uint64 iid = 1;\n"
+        "  optional string file_name = 2;\n"
+        "  optional string function_name = 3;\n"
+        "  optional uint32 line_number = 4;\n"
+        "}\n"
+        "message LogMessageBody { optional uint64 iid = 1; optional string body = 2; optional string extra = 9; }\n"
+        "enum BuiltinClock {\n"
+        "  BUILTIN_CLOCK_UNKNOWN = 0; BUILTIN_CLOCK_REALTIME = 1; BUILTIN_CLOCK_REALTIME_COARSE = 2;\n"
+        "  BUILTIN_CLOCK_MONOTONIC = 3; BUILTIN_CLOCK_MONOTONIC_COARSE = 4; BUILTIN_CLOCK_MONOTONIC_RAW = 5;\n"
+        "  BUILTIN_CLOCK_BOOTTIME = 6; BUILTIN_CLOCK_TSC = 9; BUILTIN_CLOCK_PERF = 10;\n"
+        "  BUILTIN_CLOCK_TRACE_FILE = 11; BUILTIN_CLOCK_NEWER = 12; BUILTIN_CLOCK_MAX_ID = 63;\n"
+        "}\n");
+    cr_expect_str_eq(err, "", "a copy or a newer superset of Perfetto's definitions was warned:\n%s", err);
+    free(err);
+    err = protoc_warnings("other.proto",
+        "syntax = \"proto2\";\n"
+        "package perfetto.protos;\n"
+        "message SourceLocation {\n"
+        "  optional uint64 iid = 1;\n"
+        "  optional string file_name = 2;\n"
+        "  optional bytes function_name = 3;\n"
+        "  optional uint32 line_number = 4;\n"
+        "  optional string newer = 5;\n"
+        "}\n");
+    cr_expect_str_eq(err,
+        "protoc-gen-tracec: warning: other.proto: message perfetto.protos.SourceLocation has the full name of a "
+        "message of Perfetto's schema but not its field 3 (string function_name): the trace processor refuses a "
+        "trace that describes it differently (\"Field ... is re-introduced with different type\"); use a package "
+        "of your own\n");
     free(err);
 }
 

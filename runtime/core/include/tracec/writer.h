@@ -138,11 +138,23 @@ static inline void tracec_writer_fail(tracec_writer *w, tracec_status_t status) 
 /*
  * Points `w` at the caller's array [mem, mem + size).  No grow: when it is
  * full the writer fails with TRACEC_STATUS_BUFFER_FULL.  Only the first
- * TRACEC_MAX_RECORD_SIZE bytes are used.  For speed, keep `w` a local
- * variable of the function that writes the message.
+ * TRACEC_MAX_RECORD_SIZE bytes are used.  A NULL `mem` is an empty array
+ * (whatever `size` says): the first setter fails with BUFFER_FULL.  For
+ * speed, keep `w` a local variable of the function that writes the message.
  */
 static inline void tracec_writer_init_array(tracec_writer *w, void *mem, size_t size) {
+    /*
+     * The bounds checks compare against `end - n`, which must not wrap: an
+     * empty window at a real address (nothing is ever stored there) instead
+     * of NULL.  Not `w` itself: a window that could alias the writer would
+     * make the compiler reload ptr and end after every byte stored.
+     */
+    static uint8_t no_memory[1];
     if (size > TRACEC_MAX_RECORD_SIZE) size = TRACEC_MAX_RECORD_SIZE;
+    if (TRACEC_I_UNLIKELY(mem == NULL)) {
+        mem = no_memory;
+        size = 0;
+    }
     w->base = (uint8_t *)mem;
     w->ptr = w->base;
     w->end = w->base + size;

@@ -184,8 +184,8 @@ static inline void tracec_test_AllTypes_set_f_uint32(tracec_test_AllTypes *m, ui
 
 /* optional tracec_test.Color f_enum = 14 */
 enum { tracec_test_AllTypes_f_enum_field_number = 14 };
-static inline void tracec_test_AllTypes_set_f_enum(tracec_test_AllTypes *m, tracec_test_Color value) {
-    tracec_msg_put_int32(&m->msg, TRACEC_TAG(14, TRACEC_WIRE_VARINT), (int32_t)value);
+static inline void tracec_test_AllTypes_set_f_enum(tracec_test_AllTypes *m, int32_t value) {
+    tracec_msg_put_int32(&m->msg, TRACEC_TAG(14, TRACEC_WIRE_VARINT), value);
 }
 
 /* optional sfixed32 f_sfixed32 = 15 */
@@ -370,8 +370,8 @@ static inline void tracec_test_TestEvent_set_cstr_name(tracec_test_TestEvent *m,
 }
 
 /* optional perfetto.protos.TrackEvent.Type type = 9 */
-static inline void tracec_test_TestEvent_set_type(tracec_test_TestEvent *m, perfetto_protos_TrackEvent_Type value) {
-    tracec_msg_put_int32(&m->base.msg, TRACEC_TAG(9, TRACEC_WIRE_VARINT), (int32_t)value);
+static inline void tracec_test_TestEvent_set_type(tracec_test_TestEvent *m, int32_t value) {
+    tracec_msg_put_int32(&m->base.msg, TRACEC_TAG(9, TRACEC_WIRE_VARINT), value);
 }
 
 /* optional uint64 track_uuid = 11 */
