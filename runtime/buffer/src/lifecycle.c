@@ -17,19 +17,19 @@
 
 /* Requests a full delivery; returns the ticket to wait for.  Not under mu. */
 static uint64_t flush_request(tracec_i_buffer *b) {
-    pthread_mutex_lock(&b->mu);
+    tracec_i_lock(&b->mu);
     uint64_t ticket = ++b->flush_req;
-    pthread_mutex_unlock(&b->mu);
+    tracec_i_unlock(&b->mu);
     atomic_fetch_or_explicit(&b->pending, TRACEC_I_REQ_FLUSH, memory_order_acq_rel);
     tracec_i_kick(b);
     return ticket;
 }
 
 static void flush_wait(tracec_i_buffer *b, uint64_t ticket) {
-    pthread_mutex_lock(&b->mu);
+    tracec_i_lock(&b->mu);
     while (b->flush_done < ticket && !atomic_load_explicit(&tracec_i_finalized, memory_order_acquire))
         pthread_cond_wait(&b->cv, &b->mu);
-    pthread_mutex_unlock(&b->mu);
+    tracec_i_unlock(&b->mu);
 }
 
 tracec_status_t tracec_flush_buffer(tracec_buffer_id_t buffer_id) {
@@ -56,13 +56,13 @@ void tracec_i_buffer_stop(tracec_i_buffer *b) {
 }
 
 void tracec_i_buffer_start(tracec_i_buffer *b, tracec_buffer_disposition_t disposition) {
-    pthread_mutex_lock(&b->dmu);
-    pthread_mutex_lock(&b->mu);
+    tracec_i_lock(&b->dmu);
+    tracec_i_lock(&b->mu);
     while (b->delivering || b->stealing) pthread_cond_wait(&b->cv, &b->mu);
     if (atomic_load_explicit(&b->accepting, memory_order_acquire) ||
         atomic_load_explicit(&b->destroyed, memory_order_acquire)) {
-        pthread_mutex_unlock(&b->mu);
-        pthread_mutex_unlock(&b->dmu);
+        tracec_i_unlock(&b->mu);
+        tracec_i_unlock(&b->dmu);
         return;
     }
     tracec_i_steal_half(b, 0, true);
@@ -96,8 +96,8 @@ void tracec_i_buffer_start(tracec_i_buffer *b, tracec_buffer_disposition_t dispo
         atomic_store_explicit(&X->state, s & ~TRACEC_I_SEALED, memory_order_release);
     }
     atomic_store_explicit(&b->accepting, 1, memory_order_seq_cst);
-    pthread_mutex_unlock(&b->mu);
-    pthread_mutex_unlock(&b->dmu);
+    tracec_i_unlock(&b->mu);
+    tracec_i_unlock(&b->dmu);
 }
 
 static void fork_prepare(void);
@@ -192,7 +192,7 @@ tracec_status_t tracec_create_buffer_with_config(tracec_context_id_t context, co
     pthread_cond_init(&b->cv, NULL);
     atomic_init(&b->thread, tracec_i_default_thread());
 
-    pthread_mutex_lock(&tracec_i_global_mu);
+    tracec_i_lock(&tracec_i_global_mu);
     size_t slot = TRACEC_MAX_BUFFERS;
     for (size_t i = 0; i < TRACEC_MAX_BUFFERS; i++) {
         if (atomic_load_explicit(&tracec_i_buffers[i], memory_order_relaxed) == NULL) {
@@ -202,7 +202,7 @@ tracec_status_t tracec_create_buffer_with_config(tracec_context_id_t context, co
     }
     int started = tracec_i_context_started(context.handle);
     if (slot == TRACEC_MAX_BUFFERS || started < 0) {
-        pthread_mutex_unlock(&tracec_i_global_mu);
+        tracec_i_unlock(&tracec_i_global_mu);
         free(b->half[0].mem);
         free(b->half[1].mem);
         free(b->dmem);
@@ -220,7 +220,7 @@ tracec_status_t tracec_create_buffer_with_config(tracec_context_id_t context, co
         atomic_store_explicit(&b->accepting, 1, memory_order_relaxed);
     }
     atomic_store_explicit(&tracec_i_buffers[slot], b, memory_order_release);
-    pthread_mutex_unlock(&tracec_i_global_mu);
+    tracec_i_unlock(&tracec_i_global_mu);
     buffer_id->handle = b->handle;
     return TRACEC_STATUS_SUCCESS;
 }
@@ -247,21 +247,21 @@ tracec_status_t tracec_destroy_buffer(tracec_buffer_id_t buffer_id) {
     /* Deliver what is left while the buffer still looks alive to its thread. */
     atomic_store_explicit(&b->accepting, 0, memory_order_seq_cst);
     if (!atomic_load_explicit(&tracec_i_finalized, memory_order_acquire)) flush_wait(b, flush_request(b));
-    pthread_mutex_lock(&b->dmu);
-    pthread_mutex_lock(&b->mu);
+    tracec_i_lock(&b->dmu);
+    tracec_i_lock(&b->mu);
     while (b->delivering || b->stealing) pthread_cond_wait(&b->cv, &b->mu);
     tracec_i_steal_half(b, 0, false);
     tracec_i_steal_half(b, 1, false);
     for (int i = 0; i < 2; i++) atomic_fetch_or_explicit(&b->half[i].state, TRACEC_I_SEALED, memory_order_acq_rel);
     b->stealing++;
     tracec_i_wstate *list = b->writers;
-    pthread_mutex_unlock(&b->mu);
+    tracec_i_unlock(&b->mu);
     for (int i = 0; i < 2; i++) {
         if (b->half[i].mem == NULL) continue;
         tracec_i_wait_published(&b->half[i]);
         tracec_i_wait_writers(b, list, i, NULL);
     }
-    pthread_mutex_lock(&b->mu);
+    tracec_i_lock(&b->mu);
     b->stealing--;
     if (b->stealing == 0) tracec_i_reap(b);
     for (int i = 0; i < 2; i++) {
@@ -275,8 +275,8 @@ tracec_status_t tracec_destroy_buffer(tracec_buffer_id_t buffer_id) {
     b->snap = NULL;
     b->snap_cap = 0;
     pthread_cond_broadcast(&b->cv);
-    pthread_mutex_unlock(&b->mu);
-    pthread_mutex_unlock(&b->dmu);
+    tracec_i_unlock(&b->mu);
+    tracec_i_unlock(&b->dmu);
     return TRACEC_STATUS_SUCCESS;
 }
 
@@ -288,11 +288,11 @@ tracec_status_t tracec_assign_callback_thread(tracec_buffer_id_t buffer_id, trac
     tracec_i_thread *t = atomic_load_explicit(&tracec_i_threads[cb_thread_id.handle - 1], memory_order_acquire);
     if (t == NULL) return TRACEC_STATUS_THREAD_NOT_FOUND;
     if (tracec_i_current_thread == NULL && tracec_i_thread_has_open_packet()) return TRACEC_STATUS_WOULD_DEADLOCK;
-    pthread_mutex_lock(&b->mu);
+    tracec_i_lock(&b->mu);
     if (tracec_i_current_thread == NULL)
         while (b->delivering) pthread_cond_wait(&b->cv, &b->mu);
     atomic_store_explicit(&b->thread, t, memory_order_release);
-    pthread_mutex_unlock(&b->mu);
+    tracec_i_unlock(&b->mu);
     if (atomic_load_explicit(&b->pending, memory_order_acquire)) tracec_i_kick(b);
     return TRACEC_STATUS_SUCCESS;
 }
@@ -301,11 +301,11 @@ tracec_status_t tracec_query_buffer_stats(tracec_buffer_id_t buffer_id, tracec_b
     tracec_i_buffer *b = tracec_i_buffer_get(buffer_id.handle);
     if (b == NULL) return TRACEC_STATUS_BUFFER_NOT_FOUND;
     if (st == NULL) return TRACEC_STATUS_INVALID_ARGUMENT;
-    pthread_mutex_lock(&b->mu);
+    tracec_i_lock(&b->mu);
     uint64_t in_writers = 0;
     for (tracec_i_wstate *ws = b->writers; ws; ws = ws->next) in_writers += __atomic_load_n(&ws->packets, __ATOMIC_RELAXED);
     st->accepted = atomic_load(&b->accepted) + in_writers;
-    pthread_mutex_unlock(&b->mu);
+    tracec_i_unlock(&b->mu);
     st->dropped = atomic_load(&b->dropped);
     st->overwritten = atomic_load(&b->overwritten);
     st->delivered = atomic_load(&b->delivered);

@@ -10,11 +10,14 @@
  */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "perfetto/common/trace_stats.tracec.h"
+#include "perfetto/trace/trace_packet.tracec.h"
 #include "te_internal.h"
 #include "tracec/trace_file.h"
 
@@ -26,11 +29,21 @@ struct tracec_session {
     tracec_session_write_fn write;
     void *write_data;
     char process_name[64];
+    size_t buffer_size;
     int has_process_name;
     pid_t pid; /* the process that started the session: a fork child never writes the parent's output */
+    uint64_t lost_base; /* tracec_i_te_lost when the session started */
+    uint32_t flush_period_ms;
+    int flusher_running;
+    int flusher_stop; /* under flush_mu */
+    pthread_t flusher;
 };
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+/* The output (file or callback): deliveries on the callback thread and the statistics packets take turns. */
+static pthread_mutex_t out_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t flush_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t flush_cv;
 static tracec_session the_session;
 static uint64_t gen;
 static int exit_hooked;
@@ -56,6 +69,7 @@ static void on_records(tracec_context_id_t context, tracec_buffer_id_t buffer_id
     tracec_session *s = (tracec_session *)data;
     (void)context, (void)buffer_id, (void)drop_count;
     if (getpid() != s->pid) return; /* a fork child's records: the output belongs to the parent */
+    pthread_mutex_lock(&out_mu);
     for (size_t i = 0; i < num_headers; i++) {
         if (headers[i]->category != TRACEC_BUFFER_CATEGORY_TRACING) continue;
         if (s->file != NULL)
@@ -63,6 +77,101 @@ static void on_records(tracec_context_id_t context, tracec_buffer_id_t buffer_id
         else if (s->write != NULL)
             s->write(headers[i]->payload, headers[i]->size, s->write_data);
     }
+    pthread_mutex_unlock(&out_mu);
+}
+
+/*
+ * The session's TraceStats: one BufferStats whose trace_writer_packet_loss
+ * (severity data_loss in the trace processor) is every packet lost in the
+ * buffer (dropped, overwritten, refused) plus every event the track-event
+ * layer dropped; chunks_discarded / chunks_overwritten split the buffer's
+ * policy losses (counted in records).  Cumulative: the trace processor keeps
+ * the last one.  Then the file is written out (write(2)), so what was
+ * delivered survives the process.
+ */
+static void write_stats(tracec_session *s, const tracec_buffer_stats_t *bs, size_t buffer_size) {
+    uint8_t mem[256];
+    tracec_writer w;
+    perfetto_protos_TracePacket pkt;
+    perfetto_protos_TraceStats ts;
+    perfetto_protos_TraceStats_BufferStats b;
+    uint64_t te_lost = __atomic_load_n(&tracec_i_te_lost, __ATOMIC_RELAXED) - s->lost_base;
+    if (getpid() != s->pid) return;
+    tracec_writer_init_array(&w, mem, sizeof mem);
+    tracec_writer_begin_packet(&w, &pkt.msg);
+    perfetto_protos_TracePacket_set_timestamp(&pkt, tracec_i_te_now());
+    if (tracec_i_te_clock_id != 6u) perfetto_protos_TracePacket_set_timestamp_clock_id(&pkt, tracec_i_te_clock_id);
+    perfetto_protos_TracePacket_begin_trace_stats(&pkt, &ts);
+    perfetto_protos_TraceStats_begin_buffer_stats(&ts, &b);
+    perfetto_protos_TraceStats_BufferStats_set_buffer_size(&b, (uint64_t)buffer_size);
+    perfetto_protos_TraceStats_BufferStats_set_chunks_discarded(&b, bs->dropped);
+    perfetto_protos_TraceStats_BufferStats_set_chunks_overwritten(&b, bs->overwritten);
+    perfetto_protos_TraceStats_BufferStats_set_trace_writer_packet_loss(&b, bs->dropped + bs->overwritten + bs->refused + te_lost);
+    perfetto_protos_TraceStats_end_buffer_stats(&ts, &b);
+    perfetto_protos_TraceStats_set_tracing_sessions(&ts, 1);
+    perfetto_protos_TraceStats_set_total_buffers(&ts, 1);
+    perfetto_protos_TracePacket_end_trace_stats(&pkt, &ts);
+    if (tracec_writer_end_packet(&w, &pkt.msg) != TRACEC_STATUS_SUCCESS) return;
+    pthread_mutex_lock(&out_mu);
+    if (s->file != NULL) {
+        (void)tracec_trace_file_append_raw(s->file, mem, tracec_writer_size(&w));
+        (void)tracec_trace_file_flush(s->file);
+    } else if (s->write != NULL) {
+        s->write(mem, tracec_writer_size(&w), s->write_data);
+    }
+    pthread_mutex_unlock(&out_mu);
+}
+
+static void session_stats(tracec_session *s) {
+    tracec_buffer_stats_t bs;
+    if (tracec_query_buffer_stats(s->buf, &bs) == TRACEC_STATUS_SUCCESS) write_stats(s, &bs, s->buffer_size);
+}
+
+/* Flushes the session every flush_period_ms: what was written survives a crash, _exit or SIGKILL but the last period. */
+static void *flusher_main(void *p) {
+    tracec_session *s = (tracec_session *)p;
+    pthread_mutex_lock(&flush_mu);
+    for (;;) {
+        struct timespec until;
+        clock_gettime(CLOCK_MONOTONIC, &until);
+        until.tv_sec += (time_t)(s->flush_period_ms / 1000u);
+        until.tv_nsec += (long)(s->flush_period_ms % 1000u) * 1000000L;
+        if (until.tv_nsec >= 1000000000L) until.tv_sec++, until.tv_nsec -= 1000000000L;
+        while (!s->flusher_stop && pthread_cond_timedwait(&flush_cv, &flush_mu, &until) == 0) {
+        }
+        if (s->flusher_stop) break;
+        pthread_mutex_unlock(&flush_mu);
+        if (tracec_flush_buffer(s->buf) == TRACEC_STATUS_SUCCESS) session_stats(s);
+        pthread_mutex_lock(&flush_mu);
+    }
+    pthread_mutex_unlock(&flush_mu);
+    return NULL;
+}
+
+static void flusher_start(tracec_session *s) {
+    pthread_condattr_t ca;
+    sigset_t all, old;
+    if (s->flush_period_ms == 0 || s->flush_period_ms == TRACEC_SESSION_FLUSH_NEVER) return;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&flush_cv, &ca);
+    pthread_condattr_destroy(&ca);
+    s->flusher_stop = 0;
+    sigfillset(&all); /* the program's signals go to its own threads */
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    s->flusher_running = pthread_create(&s->flusher, NULL, flusher_main, s) == 0;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+static void flusher_stop(tracec_session *s) {
+    if (!s->flusher_running) return;
+    s->flusher_running = 0;
+    if (getpid() != s->pid) return; /* a fork child has no flusher */
+    pthread_mutex_lock(&flush_mu);
+    s->flusher_stop = 1;
+    pthread_cond_signal(&flush_cv);
+    pthread_mutex_unlock(&flush_mu);
+    pthread_join(s->flusher, NULL);
 }
 
 static void at_exit(void) {
@@ -72,7 +181,11 @@ static void at_exit(void) {
     if (active) (void)tracec_session_stop(&the_session);
 }
 
-static void fork_child(void) { __atomic_fetch_add(&tracec_i_te_epoch_hint, 1u, __ATOMIC_RELEASE); }
+static void fork_child(void) {
+    pthread_mutex_init(&out_mu, NULL);
+    pthread_mutex_init(&flush_mu, NULL);
+    __atomic_fetch_add(&tracec_i_te_epoch_hint, 1u, __ATOMIC_RELEASE);
+}
 
 static clockid_t clock_of(uint32_t id) {
     switch (id) {
@@ -85,12 +198,23 @@ static clockid_t clock_of(uint32_t id) {
 /* Undoes a start that failed half-way (mu held). */
 static void teardown(tracec_session *s) {
     __atomic_store_n(&tracec_i_te_gen, 0, __ATOMIC_RELEASE);
+    flusher_stop(s);
     if (s->ctx.handle != 0) (void)tracec_destroy_context(s->ctx);
     if (s->file != NULL) (void)tracec_trace_file_close(s->file);
     memset(s, 0, sizeof *s);
 }
 
+static tracec_status_t session_start(const tracec_session_config *config, tracec_session **out);
+
 tracec_status_t tracec_session_start(const tracec_session_config *config, tracec_session **out) {
+    int entered = tracec_i_te_session_enter();
+    tracec_status_t st = session_start(config, out);
+    tracec_i_te_session_leave(entered);
+    tracec_i_te_recheck_name(); /* the thread's name is read again at its first event */
+    return st;
+}
+
+static tracec_status_t session_start(const tracec_session_config *config, tracec_session **out) {
     tracec_session *s = &the_session;
     tracec_status_t st;
     if (config == NULL || out == NULL || (config->path == NULL && config->write == NULL))
@@ -104,6 +228,9 @@ tracec_status_t tracec_session_start(const tracec_session_config *config, tracec
     }
     memset(s, 0, sizeof *s);
     s->pid = getpid();
+    s->lost_base = __atomic_load_n(&tracec_i_te_lost, __ATOMIC_RELAXED);
+    s->flush_period_ms = config->flush_period_ms;
+    if (s->flush_period_ms == 0 && config->path != NULL) s->flush_period_ms = TRACEC_SESSION_FLUSH_PERIOD_DEFAULT_MS;
     if (config->path != NULL) {
         st = tracec_trace_file_open(config->path, &s->file);
         if (st != TRACEC_STATUS_SUCCESS) goto fail;
@@ -135,6 +262,7 @@ tracec_status_t tracec_session_start(const tracec_session_config *config, tracec
         if (bc.mode == TRACEC_BUFFERING_MODE_ONESHOT || bc.mode == TRACEC_BUFFERING_MODE_CIRCULAR)
             bc.policy = TRACEC_BUFFER_POLICY_NONE;
         bc.size = config->buffer_size ? config->buffer_size : (size_t)1 << 20;
+        s->buffer_size = bc.size;
         bc.watermark = bc.size / 2; /* STREAMING: deliver a half-full half without waiting for it to fill */
         bc.durable_size = config->durable_size;
         if (bc.durable_size == 0 && bc.mode != TRACEC_BUFFERING_MODE_STREAMING) {
@@ -162,6 +290,7 @@ tracec_status_t tracec_session_start(const tracec_session_config *config, tracec
         s->active = 0;
         goto fail;
     }
+    flusher_start(s);
     *out = s;
     pthread_mutex_unlock(&mu);
     return TRACEC_STATUS_SUCCESS;
@@ -172,14 +301,27 @@ fail:
 }
 
 tracec_status_t tracec_session_flush(tracec_session *s) {
+    tracec_status_t st;
+    int entered;
     if (s == NULL || !s->active) return TRACEC_STATUS_BAD_STATE;
-    return tracec_flush_buffer(s->buf);
+    entered = tracec_i_te_session_enter();
+    st = tracec_flush_buffer(s->buf);
+    if (st == TRACEC_STATUS_SUCCESS) session_stats(s);
+    tracec_i_te_session_leave(entered);
+    return st;
 }
 
 tracec_status_t tracec_session_pause(tracec_session *s) {
+    tracec_status_t st;
+    int entered;
     if (s == NULL || !s->active) return TRACEC_STATUS_BAD_STATE;
+    entered = tracec_i_te_session_enter();
     tracec_i_te_thread_abandon();
-    return tracec_stop_context(s->ctx);
+    __atomic_store_n(&tracec_i_te_run_end_ts, tracec_i_te_now(), __ATOMIC_RELAXED); /* open slices end here */
+    st = tracec_stop_context(s->ctx);
+    if (st == TRACEC_STATUS_SUCCESS) session_stats(s);
+    tracec_i_te_session_leave(entered);
+    return st;
 }
 
 tracec_status_t tracec_session_resume_with_options(tracec_session *s, const tracec_start_options_t *options) {
@@ -189,6 +331,7 @@ tracec_status_t tracec_session_resume_with_options(tracec_session *s, const trac
     if (s == NULL || !s->active) return TRACEC_STATUS_BAD_STATE;
     if (options != NULL) o = *options;
     if (o.disposition == TRACEC_BUFFER_DISPOSITION_NONE) o.disposition = TRACEC_BUFFER_DISPOSITION_RETAIN;
+    int entered = tracec_i_te_session_enter();
     pthread_mutex_lock(&mu);
     /* An epoch that cannot be read counts as changed: the session packets are written again. */
     bool same = tracec_buffer_epoch(s->buf, &before) == TRACEC_STATUS_SUCCESS;
@@ -199,6 +342,8 @@ tracec_status_t tracec_session_resume_with_options(tracec_session *s, const trac
     if (st == TRACEC_STATUS_SUCCESS)
         st = tracec_i_te_write_session_packets(!same, s->has_process_name ? s->process_name : NULL);
     pthread_mutex_unlock(&mu);
+    tracec_i_te_session_leave(entered);
+    tracec_i_te_recheck_name();
     return st;
 }
 
@@ -208,20 +353,32 @@ tracec_status_t tracec_session_resume(tracec_session *s, tracec_buffer_dispositi
     return tracec_session_resume_with_options(s, &o);
 }
 
-tracec_status_t tracec_session_stop(tracec_session *s) {
+static tracec_status_t session_stop(tracec_session *s) {
     tracec_status_t st, st2;
+    tracec_buffer_stats_t bs;
+    int have_stats;
     if (s == NULL) return TRACEC_STATUS_BAD_STATE;
     pthread_mutex_lock(&mu);
     if (!s->active) {
         pthread_mutex_unlock(&mu);
         return TRACEC_STATUS_BAD_STATE;
     }
+    flusher_stop(s);
     __atomic_store_n(&tracec_i_te_gen, 0, __ATOMIC_RELEASE);
     tracec_i_te_thread_abandon();
-    st = tracec_stop_context(s->ctx);
+    st = tracec_stop_context(s->ctx); /* delivers everything */
+    have_stats = tracec_query_buffer_stats(s->buf, &bs) == TRACEC_STATUS_SUCCESS;
     st2 = tracec_destroy_context(s->ctx); /* delivers what is left; no callback runs after it */
     if (st == TRACEC_STATUS_SUCCESS) st = st2;
     s->ctx.handle = 0;
+    if (getpid() != s->pid) {
+        /* A fork child: the file and the callback are the parent's.  The file's unwritten bytes are the
+           parent's too (it writes them itself): the child leaves it alone, open, as it found it. */
+        s->active = 0;
+        pthread_mutex_unlock(&mu);
+        return st;
+    }
+    if (have_stats) write_stats(s, &bs, s->buffer_size);
     if (s->file != NULL) {
         st2 = tracec_trace_file_close(s->file);
         if (st == TRACEC_STATUS_SUCCESS) st = st2;
@@ -229,6 +386,13 @@ tracec_status_t tracec_session_stop(tracec_session *s) {
     }
     s->active = 0;
     pthread_mutex_unlock(&mu);
+    return st;
+}
+
+tracec_status_t tracec_session_stop(tracec_session *s) {
+    int entered = tracec_i_te_session_enter();
+    tracec_status_t st = session_stop(s);
+    tracec_i_te_session_leave(entered);
     return st;
 }
 

@@ -270,10 +270,29 @@ typedef struct tracec_session_config {
     size_t num_categories;
     uint32_t clock_id;              /* a BuiltinClock: 6 BOOTTIME (default, 0 too), 3 MONOTONIC, 1 REALTIME */
     const char *process_name;       /* NULL = /proc/self/comm */
+    /*
+     * A flush every this many milliseconds, from a thread of the session:
+     * delivered packets and the statistics are written out (write(2)), so a
+     * crash, _exit() or SIGKILL loses at most the last period.  0: the
+     * default, TRACEC_SESSION_FLUSH_PERIOD_DEFAULT_MS for a file, none for a
+     * callback; TRACEC_SESSION_FLUSH_NEVER: none.
+     */
+    uint32_t flush_period_ms;
+    /*
+     * Non-zero: SIGINT and SIGTERM stop the session cleanly (docs/track-
+     * events.md, "Signals and abnormal ends"): when the program's own
+     * disposition would end the process, the session is stopped and the
+     * signal's action then runs; when the program has a handler, the session
+     * is flushed and the handler runs.
+     */
+    int stop_on_signals;
 } tracec_session_config;
 
+#define TRACEC_SESSION_FLUSH_PERIOD_DEFAULT_MS 1000u
+#define TRACEC_SESSION_FLUSH_NEVER UINT32_MAX
+
 #define TRACEC_SESSION_CONFIG_INIT \
-    {NULL, NULL, NULL, TRACEC_BUFFERING_MODE_STREAMING, TRACEC_BUFFER_POLICY_LOSSLESS, 0, 0, NULL, 0, 0, NULL}
+    {NULL, NULL, NULL, TRACEC_BUFFERING_MODE_STREAMING, TRACEC_BUFFER_POLICY_LOSSLESS, 0, 0, NULL, 0, 0, NULL, 0, 0}
 
 /*
  * Creates a context and a buffer, registers every category, starts, and
