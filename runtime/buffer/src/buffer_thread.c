@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE 1
 #include <sched.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -78,8 +79,12 @@ static void *thread_main(void *arg) {
 
 /* Starts t's OS thread if it is not running.  Under t->mu. */
 static void ensure_running(tracec_i_thread *t) {
+    sigset_t all, old;
     if (t->running || t->stop) return;
+    sigfillset(&all); /* the program's signal handlers never run on a callback thread */
+    pthread_sigmask(SIG_SETMASK, &all, &old);
     if (pthread_create(&t->tid, NULL, thread_main, t) == 0) t->running = 1;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
 static void fork_prepare(void);

@@ -9,6 +9,9 @@
  * reused, goes stale and the runtime refuses it).
  */
 #define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -34,16 +37,18 @@ struct tracec_session {
     pid_t pid; /* the process that started the session: a fork child never writes the parent's output */
     uint64_t lost_base; /* tracec_i_te_lost when the session started */
     uint32_t flush_period_ms;
+    int stop_on_signals;
     int flusher_running;
-    int flusher_stop; /* under flush_mu */
+    int ctl[2];  /* to the flusher: 'q' end, 'f' flush, 's' stop (a signal handler asks) */
+    int done[2]; /* from the flusher: the request is done */
     pthread_t flusher;
 };
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 /* The output (file or callback): deliveries on the callback thread and the statistics packets take turns. */
 static pthread_mutex_t out_mu = PTHREAD_MUTEX_INITIALIZER;
-static pthread_mutex_t flush_mu = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t flush_cv;
+static struct sigaction old_int, old_term; /* the program's, chained to */
+static int sig_installed;
 static tracec_session the_session;
 static uint64_t gen;
 static int exit_hooked;
@@ -127,51 +132,122 @@ static void session_stats(tracec_session *s) {
     if (tracec_query_buffer_stats(s->buf, &bs) == TRACEC_STATUS_SUCCESS) write_stats(s, &bs, s->buffer_size);
 }
 
-/* Flushes the session every flush_period_ms: what was written survives a crash, _exit or SIGKILL but the last period. */
+static tracec_status_t session_stop(tracec_session *s);
+
+/*
+ * The session's thread: a flush every flush_period_ms (what was written
+ * survives a crash, _exit or SIGKILL but the last period), and the
+ * requests of the SIGINT/SIGTERM handler.  Every signal is blocked in it.
+ */
 static void *flusher_main(void *p) {
     tracec_session *s = (tracec_session *)p;
-    pthread_mutex_lock(&flush_mu);
+    int period = s->flush_period_ms == 0 || s->flush_period_ms == TRACEC_SESSION_FLUSH_NEVER
+                     ? -1
+                     : (s->flush_period_ms > (uint32_t)INT32_MAX ? INT32_MAX : (int)s->flush_period_ms);
     for (;;) {
-        struct timespec until;
-        clock_gettime(CLOCK_MONOTONIC, &until);
-        until.tv_sec += (time_t)(s->flush_period_ms / 1000u);
-        until.tv_nsec += (long)(s->flush_period_ms % 1000u) * 1000000L;
-        if (until.tv_nsec >= 1000000000L) until.tv_sec++, until.tv_nsec -= 1000000000L;
-        while (!s->flusher_stop && pthread_cond_timedwait(&flush_cv, &flush_mu, &until) == 0) {
+        struct pollfd pf = {s->ctl[0], POLLIN, 0};
+        char c = 0;
+        int r = poll(&pf, 1, period);
+        if (r < 0 && errno == EINTR) continue;
+        if (r > 0 && read(s->ctl[0], &c, 1) != 1) continue;
+        if (c == 'q') break;
+        if (c == 's') { /* the signal ends the process: stop the session from here (it cannot join us) */
+            s->flusher_running = 0;
+            pthread_detach(pthread_self());
+            (void)session_stop(s);
+            (void)!write(s->done[1], &c, 1);
+            return NULL;
         }
-        if (s->flusher_stop) break;
-        pthread_mutex_unlock(&flush_mu);
         if (tracec_flush_buffer(s->buf) == TRACEC_STATUS_SUCCESS) session_stats(s);
-        pthread_mutex_lock(&flush_mu);
+        if (c == 'f') (void)!write(s->done[1], &c, 1);
     }
-    pthread_mutex_unlock(&flush_mu);
     return NULL;
 }
 
+/*
+ * SIGINT / SIGTERM with stop_on_signals: when the program's own disposition
+ * would end the process, the session is stopped (by its thread; at most 2 s
+ * of waiting) and the signal is raised again with that disposition; when
+ * the program has a handler, the session is flushed and the handler runs.
+ * Only async-signal-safe calls here: getpid, write, poll, read, sigaction,
+ * raise.
+ */
+static void on_stop_signal(int sig, siginfo_t *info, void *uctx) {
+    int e = errno;
+    struct sigaction *old = sig == SIGINT ? &old_int : &old_term;
+    tracec_session *s = &the_session;
+    int dies = !(old->sa_flags & SA_SIGINFO) && old->sa_handler == SIG_DFL;
+    if (__atomic_load_n(&s->active, __ATOMIC_ACQUIRE) && s->flusher_running && s->pid == getpid()) {
+        char c = dies ? 's' : 'f';
+        struct pollfd pf = {s->done[0], POLLIN, 0};
+        if (write(s->ctl[1], &c, 1) == 1 && poll(&pf, 1, 2000) == 1) (void)!read(s->done[0], &c, 1);
+    }
+    if (old->sa_flags & SA_SIGINFO) {
+        if (old->sa_sigaction != NULL) old->sa_sigaction(sig, info, uctx);
+    } else if (old->sa_handler == SIG_DFL) {
+        (void)sigaction(sig, old, NULL);
+        (void)raise(sig); /* blocked until this handler returns, then the default action */
+    } else if (old->sa_handler != SIG_IGN) {
+        old->sa_handler(sig);
+    }
+    errno = e;
+}
+
+static void signals_install(void) {
+    struct sigaction sa;
+    if (sig_installed) return;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_stop_signal;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(SIGINT, &sa, &old_int) != 0) return;
+    if (sigaction(SIGTERM, &sa, &old_term) != 0) {
+        (void)sigaction(SIGINT, &old_int, NULL);
+        return;
+    }
+    sig_installed = 1;
+}
+
+/* The program's handlers back, unless it installed others since. */
+static void signals_restore(void) {
+    struct sigaction cur;
+    if (!sig_installed) return;
+    if (sigaction(SIGINT, NULL, &cur) == 0 && (cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == on_stop_signal)
+        (void)sigaction(SIGINT, &old_int, NULL);
+    if (sigaction(SIGTERM, NULL, &cur) == 0 && (cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == on_stop_signal)
+        (void)sigaction(SIGTERM, &old_term, NULL);
+    sig_installed = 0;
+}
+
 static void flusher_start(tracec_session *s) {
-    pthread_condattr_t ca;
     sigset_t all, old;
-    if (s->flush_period_ms == 0 || s->flush_period_ms == TRACEC_SESSION_FLUSH_NEVER) return;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&flush_cv, &ca);
-    pthread_condattr_destroy(&ca);
-    s->flusher_stop = 0;
+    int periodic = s->flush_period_ms != 0 && s->flush_period_ms != TRACEC_SESSION_FLUSH_NEVER;
+    if (!periodic && !s->stop_on_signals) return;
+    if (pipe2(s->ctl, O_CLOEXEC) != 0) return;
+    if (pipe2(s->done, O_CLOEXEC) != 0) {
+        close(s->ctl[0]), close(s->ctl[1]);
+        return;
+    }
     sigfillset(&all); /* the program's signals go to its own threads */
     pthread_sigmask(SIG_SETMASK, &all, &old);
     s->flusher_running = pthread_create(&s->flusher, NULL, flusher_main, s) == 0;
     pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (!s->flusher_running) {
+        close(s->ctl[0]), close(s->ctl[1]), close(s->done[0]), close(s->done[1]);
+        return;
+    }
+    if (s->stop_on_signals) signals_install();
 }
 
 static void flusher_stop(tracec_session *s) {
+    char q = 'q';
     if (!s->flusher_running) return;
     s->flusher_running = 0;
     if (getpid() != s->pid) return; /* a fork child has no flusher */
-    pthread_mutex_lock(&flush_mu);
-    s->flusher_stop = 1;
-    pthread_cond_signal(&flush_cv);
-    pthread_mutex_unlock(&flush_mu);
+    signals_restore();
+    (void)!write(s->ctl[1], &q, 1);
     pthread_join(s->flusher, NULL);
+    close(s->ctl[0]), close(s->ctl[1]), close(s->done[0]), close(s->done[1]);
 }
 
 static void at_exit(void) {
@@ -183,7 +259,6 @@ static void at_exit(void) {
 
 static void fork_child(void) {
     pthread_mutex_init(&out_mu, NULL);
-    pthread_mutex_init(&flush_mu, NULL);
     __atomic_fetch_add(&tracec_i_te_epoch_hint, 1u, __ATOMIC_RELEASE);
 }
 
@@ -230,6 +305,7 @@ static tracec_status_t session_start(const tracec_session_config *config, tracec
     s->pid = getpid();
     s->lost_base = __atomic_load_n(&tracec_i_te_lost, __ATOMIC_RELAXED);
     s->flush_period_ms = config->flush_period_ms;
+    s->stop_on_signals = config->stop_on_signals;
     if (s->flush_period_ms == 0 && config->path != NULL) s->flush_period_ms = TRACEC_SESSION_FLUSH_PERIOD_DEFAULT_MS;
     if (config->path != NULL) {
         st = tracec_trace_file_open(config->path, &s->file);

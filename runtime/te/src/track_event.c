@@ -553,7 +553,13 @@ static void drop_event(te_thread *t, const tracec_te_arg *a, size_t n) {
         (void)nest_pop(t);
 }
 
-/* ENDs the thread owes the trace (lost, or of slices open at a run's stop), before its next event. */
+/*
+ * ENDs the thread owes the trace (lost, or of slices open when a run
+ * stopped), written after the thread's next written event: only once the
+ * buffer took a packet again (a full ONESHOT buffer is not asked again and
+ * again), with their own, earlier timestamp, so the reader, which sorts by
+ * time, closes the slices before that event.
+ */
 static void write_pending_ends(te_thread *t) {
     while (t->pending_ends != 0) {
         tracec_writer w;
@@ -618,7 +624,6 @@ static inline TRACEC_I_ALWAYS_INLINE void emit(te_thread *g, tracec_te_category 
     te_thread *t = thread_ready();
     (void)g;
     if (t == NULL) return;
-    if (TRACEC_I_UNLIKELY(t->pending_ends != 0)) write_pending_ends(t);
     if (TRACEC_I_UNLIKELY(n > MAX_ARGS)) {
         drop_event(t, a, n);
         return;
@@ -753,10 +758,11 @@ static inline TRACEC_I_ALWAYS_INLINE void emit(te_thread *g, tracec_te_category 
         if (type->kind == TRACEC_I_TE_SLICE_BEGIN) {
             nest_push(t, ok);
         } else if (type->kind == TRACEC_I_TE_SLICE_END && TRACEC_I_UNLIKELY(!ok)) {
-            t->pending_ends++; /* the slice is open in the trace: ended before the thread's next event */
+            t->pending_ends++; /* the slice is open in the trace: ended after the thread's next written event */
             t->pending_ts = ts;
         }
     }
+    if (TRACEC_I_UNLIKELY(t->pending_ends != 0) && ok) write_pending_ends(t);
 }
 
 void tracec_i_te_thread_abandon(void) {
@@ -793,7 +799,6 @@ int tracec_i_te_open(tracec_te_packet *p, tracec_te_category *cat, const char *n
         guard_leave(&te, GUARD_TYPED);
         return 0;
     }
-    if (TRACEC_I_UNLIKELY(t->pending_ends != 0)) write_pending_ends(t);
     p->i_name_iid = want(t, pend, &np, name, name, K_NAME);
     p->i_cat_iid = want(t, pend, &np, cat, cat->c.name, K_CAT);
     if (TRACEC_I_UNLIKELY(np != 0)) {
@@ -830,6 +835,7 @@ void tracec_i_te_close(tracec_te_packet *p) {
     te_thread *t = (te_thread *)p->i_thread;
     bool ok = end(t, &p->w, &p->pkt);
     if (p->i_type == (uint32_t)perfetto_protos_TrackEvent_TYPE_SLICE_BEGIN) nest_push(t, ok);
+    if (TRACEC_I_UNLIKELY(t->pending_ends != 0) && ok) write_pending_ends(t);
     t->in_event = 0;
     p->i_state = 2;
     guard_leave(t, GUARD_TYPED);
