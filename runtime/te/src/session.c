@@ -393,8 +393,10 @@ tracec_status_t tracec_session_pause(tracec_session *s) {
     if (s == NULL || !s->active) return TRACEC_STATUS_BAD_STATE;
     entered = tracec_i_te_session_enter();
     tracec_i_te_thread_abandon();
-    __atomic_store_n(&tracec_i_te_run_end_ts, tracec_i_te_now(), __ATOMIC_RELAXED); /* open slices end here */
     st = tracec_stop_context(s->ctx);
+    /* Slices open now end here: after the stop, so after every event the run took (their timestamps were
+       read before their packets began, and the stop waited for those). */
+    __atomic_store_n(&tracec_i_te_run_end_ts, tracec_i_te_now(), __ATOMIC_RELAXED);
     if (st == TRACEC_STATUS_SUCCESS) session_stats(s);
     tracec_i_te_session_leave(entered);
     return st;
@@ -411,6 +413,7 @@ tracec_status_t tracec_session_resume_with_options(tracec_session *s, const trac
     pthread_mutex_lock(&mu);
     /* An epoch that cannot be read counts as changed: the session packets are written again. */
     bool same = tracec_buffer_epoch(s->buf, &before) == TRACEC_STATUS_SUCCESS;
+    __atomic_fetch_add(&tracec_i_te_run, 1u, __ATOMIC_RELEASE); /* a new run: seen with the hint */
     __atomic_fetch_add(&tracec_i_te_epoch_hint, 1u, __ATOMIC_RELEASE); /* before and after: no thread keeps */
     st = tracec_start_context_with_options(s->ctx, &o);                /* an epoch read in between */
     same = tracec_buffer_epoch(s->buf, &after) == TRACEC_STATUS_SUCCESS && same && before == after;

@@ -45,6 +45,8 @@ size_t tracec_i_te_descriptor_bytes(void);
  * the trace's data-loss statistics.  Atomic.
  */
 extern uint64_t tracec_i_te_lost;
+/* Bumped before each resume starts a run (with the epoch hint, which a thread sees first). */
+extern uint64_t tracec_i_te_run;
 /* When the last run stopped, on the session's clock: slices open then are ended there. */
 extern uint64_t tracec_i_te_run_end_ts;
 

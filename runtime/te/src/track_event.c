@@ -82,6 +82,7 @@ typedef struct te_thread {
     uint64_t buf;   /* its buffer */
     uint64_t epoch; /* the buffer's epoch the dictionary is valid for */
     uint64_t hint;  /* tracec_i_te_epoch_hint when the epoch was last read */
+    uint64_t run;   /* tracec_i_te_run then */
     uint32_t seq;
     uint32_t need_header;
     uint32_t dropped; /* a packet was lost (STREAMING): the next one says so and clears the state */
@@ -113,6 +114,7 @@ typedef struct te_thread {
     uint64_t written;
     uint64_t phantoms;
     uint64_t pending_ts;
+    uint64_t last_ts; /* the thread's last event: a boundary ends slices no earlier (it may have raced the stop) */
     char name[16]; /* the thread name in the last TrackDescriptor of the sequence */
     entry table[TABLE_SIZE];
 } te_thread;
@@ -122,6 +124,7 @@ static uint32_t next_seq = 1;
 
 uint64_t tracec_i_te_gen;
 uint64_t tracec_i_te_lost;
+uint64_t tracec_i_te_run;
 uint64_t tracec_i_te_run_end_ts;
 uint64_t tracec_i_te_epoch_hint;
 uint64_t tracec_i_te_buf;
@@ -318,6 +321,7 @@ static void nest_boundary(te_thread *t, uint64_t end_ts, int write_ends) {
     if (n == 0 && t->pending_ends == 0) return;
     if (write_ends) {
         uint32_t w = 0;
+        if (end_ts < t->last_ts) end_ts = t->last_ts; /* an event that raced the stop landed in the new run */
         for (uint32_t i = 0; i < n; i++) w += i >= 64u || ((t->written >> i) & 1u);
         t->pending_ends += w;
         if (t->pending_ends != 0) t->pending_ts = end_ts;
@@ -374,8 +378,10 @@ static te_thread *thread_ready(void) {
             reset_sequence(t);
             t->epoch = epoch;
         }
-        if (t->hint != UINT64_MAX) /* a new run of the session (not its first): slices open at its stop are ended */
+        uint64_t run = __atomic_load_n(&tracec_i_te_run, __ATOMIC_ACQUIRE);
+        if (run != t->run && t->hint != UINT64_MAX) /* a new run (not the session's first): slices open at its stop end */
             nest_boundary(t, __atomic_load_n(&tracec_i_te_run_end_ts, __ATOMIC_RELAXED), !t->need_header);
+        t->run = run;
         if (!t->need_header) refresh_thread_name(t);
         t->hint = hint;
     }
@@ -688,6 +694,7 @@ static inline TRACEC_I_ALWAYS_INLINE void emit(te_thread *g, tracec_te_category 
         if (named) cat_iid = iid_of(t, cat, K_CAT);
     }
     if (!have_ts) ts = now_ns();
+    t->last_ts = ts;
 
     tracec_writer w;
     perfetto_protos_TracePacket pkt;
@@ -807,7 +814,7 @@ int tracec_i_te_open(tracec_te_packet *p, tracec_te_category *cat, const char *n
         p->i_cat_iid = iid_of(t, cat, K_CAT);
     }
     begin(t, &p->w, &p->pkt, TRACEC_BUFFER_TRACING_TRACK_EVENT);
-    put_packet_header(&p->pkt, now_ns());
+    put_packet_header(&p->pkt, t->last_ts = now_ns());
     p->i_thread = t;
     p->i_name = name;
     p->i_cat = cat;
