@@ -10,6 +10,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#if defined(__SANITIZE_ADDRESS__)
+#define WS_LSAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define WS_LSAN 1
+#endif
+#endif
+#ifdef WS_LSAN
+#include <sanitizer/lsan_interface.h>
+#endif
 #include <unistd.h>
 
 #include "buffer_internal.h"
@@ -52,6 +62,9 @@ static tracec_i_wstate *slab_state(void) {
     if (slab_left < sz) {
         void *m = mmap(NULL, (size_t)64 << 10, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         if (m == MAP_FAILED) return NULL;
+#ifdef WS_LSAN
+        __lsan_register_root_region(m, (size_t)64 << 10); /* the states point at heap blocks (scratch) */
+#endif
         slab = (uint8_t *)m;
         slab_left = (size_t)64 << 10;
     }
