@@ -94,7 +94,7 @@ typedef struct te_thread {
      * started by a signal handler that interrupted it: dropped and counted.
      * Bits: GUARD_EVENT, GUARD_TYPED, GUARD_SESSION.
      */
-    volatile uint32_t guard;
+    uint32_t guard; /* written between compiler barriers (__atomic_signal_fence) */
     uint32_t used;
     uint64_t next_iid;
     uint64_t misuse;
@@ -102,9 +102,9 @@ typedef struct te_thread {
     uint64_t uuid; /* the thread's track (0: not computed for this sequence) */
     /*
      * Slices on the thread's track as the program opened them (docs/track-
-     * events.md, "Nesting after losses"): `nlive` levels, bit i of `written`
-     * set when level i's BEGIN is in the trace (levels from 64 up count as
-     * written); `phantoms` levels below them whose slices the runtime ended
+     * events.md, "Nesting after losses"): `nlive` levels, a stack of bits in
+     * `written` (bit 0 the innermost) set when a level's BEGIN is in the
+     * trace (levels from 64 up are not tracked and count as written); `phantoms` levels below them whose slices the runtime ended
      * at a run or session boundary (the program's END for them is not
      * written); `pending_ends` ENDs of written slices that could not be
      * written yet, at `pending_ts`, written before the thread's next event.
@@ -320,9 +320,9 @@ static void nest_boundary(te_thread *t, uint64_t end_ts, int write_ends) {
     uint32_t n = t->nlive;
     if (n == 0 && t->pending_ends == 0) return;
     if (write_ends) {
-        uint32_t w = 0;
+        /* levels from 64 up count as written; `written` holds the others (bits above them are 0) */
+        uint32_t w = (n > 64u ? n - 64u : 0u) + (uint32_t)__builtin_popcountll(t->written);
         if (end_ts < t->last_ts) end_ts = t->last_ts; /* an event that raced the stop landed in the new run */
-        for (uint32_t i = 0; i < n; i++) w += i >= 64u || ((t->written >> i) & 1u);
         t->pending_ends += w;
         if (t->pending_ends != 0) t->pending_ts = end_ts;
     } else {
@@ -333,20 +333,24 @@ static void nest_boundary(te_thread *t, uint64_t end_ts, int write_ends) {
     t->written = 0;
 }
 
-static void nest_push(te_thread *t, bool written) {
-    if (t->nlive < 64u) t->written = (t->written & ~(1ull << t->nlive)) | ((uint64_t)written << t->nlive);
+/* `written` is a stack of bits, the innermost level in bit 0; levels from 64 up are not tracked (written). */
+static inline TRACEC_I_ALWAYS_INLINE void nest_push(te_thread *t, bool written) {
+    if (TRACEC_I_LIKELY(t->nlive < 64u)) t->written = (t->written << 1) | (uint64_t)written;
     t->nlive++;
 }
 
 /* An END of the thread's track: true when it must be written (its BEGIN is in the trace). */
-static bool nest_pop(te_thread *t) {
-    if (t->nlive == 0) {
+static inline TRACEC_I_ALWAYS_INLINE bool nest_pop(te_thread *t) {
+    bool w;
+    if (TRACEC_I_UNLIKELY(t->nlive == 0)) {
         if (t->phantoms == 0) return true; /* more ENDs than BEGINs: the program's own imbalance */
         t->phantoms--;
         return false;
     }
-    t->nlive--;
-    return t->nlive >= 64u || ((t->written >> t->nlive) & 1u);
+    if (TRACEC_I_UNLIKELY(--t->nlive >= 64u)) return true;
+    w = (t->written & 1u) != 0;
+    t->written >>= 1;
+    return w;
 }
 
 /*
