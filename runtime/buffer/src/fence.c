@@ -57,7 +57,6 @@ void tracec_i_heavy_barrier(void) {
 
 /* Times grow() gave its chunk back and waited for room (LOSSLESS); a test hook. */
 _Atomic uint64_t tracec_i_grow_waits;
-_Thread_local uint32_t tracec_i_tls_locks; /* see tracec_i_lock() */
 
 uint64_t tracec_i_buffer_grow_waits(void) { return atomic_load_explicit(&tracec_i_grow_waits, memory_order_relaxed); }
 
