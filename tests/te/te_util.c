@@ -64,8 +64,11 @@ int te_check(const char *trace, const char *flags, char **out) {
     return te_run(cmd, out);
 }
 
+/* ../shared/tools/trace_processor_shell, or $TRACEC_TRACE_PROCESSOR (a checkout elsewhere, a git worktree). */
 static const char *tp_path(void) {
     static char path[512];
+    const char *env = getenv("TRACEC_TRACE_PROCESSOR");
+    if (env != NULL && env[0] != '\0') return env;
     snprintf(path, sizeof path, "%s/../shared/tools/trace_processor_shell", TRACEC_SOURCE_DIR);
     return path;
 }
@@ -90,7 +93,8 @@ char *te_tp_bad_stats(const char *trace) {
     char *out;
     if (!te_tp(trace,
                "select name, idx, severity, source, value from stats "
-               "where value > 0 and (severity in ('error', 'data_loss') "
+               "where value > 0 and name != 'traced_buf_trace_writer_packet_loss' "
+               "and (severity in ('error', 'data_loss') "
                "or name like '%incremental_state_invalid%' or name like '%skipped%');",
                &out))
         return strdup("");
@@ -99,6 +103,18 @@ char *te_tp_bad_stats(const char *trace) {
     char *rest = strdup(nl ? nl + 1 : "");
     free(out);
     return rest;
+}
+
+long te_tp_packet_loss(const char *trace) {
+    char *out;
+    long v = -1;
+    if (!te_tp(trace, "select coalesce(sum(value), 0) from stats where name = 'traced_buf_trace_writer_packet_loss';",
+               &out))
+        return -2;
+    const char *nl = out ? strchr(out, '\n') : NULL;
+    if (nl != NULL && nl[1] != '\0') v = atol(nl + 1);
+    free(out);
+    return v;
 }
 
 char *te_summary(const char *summary, const char *key) {

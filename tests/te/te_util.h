@@ -29,8 +29,15 @@ int te_tp(const char *trace, const char *sql, char **out);
  * The rows of the `stats` table (value > 0) that are errors or data losses,
  * or whose name says events were skipped or a sequence's incremental state
  * was invalid (notices, but events the reader did not show); empty when none.
+ * The session's own loss count is not among them: te_tp_packet_loss.
  */
 char *te_tp_bad_stats(const char *trace);
+
+/*
+ * The session's own data-loss count (TraceStats' trace_writer_packet_loss,
+ * which te_tp_bad_stats leaves out): -2 when the trace processor is absent.
+ */
+long te_tp_packet_loss(const char *trace);
 
 /* The line `key<TAB>value` of a check_trace.py summary: the value (malloc'd), or NULL. */
 char *te_summary(const char *summary, const char *key);

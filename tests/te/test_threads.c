@@ -197,6 +197,9 @@ static void lossy_run(const char *file, tracec_buffering_mode_t mode, tracec_buf
     char *bad = te_tp_bad_stats(path);
     cr_assert_eq(strcmp(bad, ""), 0, "%s: stats the trace processor raised:\n%s", file, bad);
     free(bad);
+    long lost = te_tp_packet_loss(path); /* every loss is in the trace, at severity data_loss */
+    if (lost != -2)
+        cr_assert_eq(lost, (long)(bs.dropped + bs.overwritten + bs.refused), "%s: data_loss %ld", file, lost);
     diff = te_tp_shown_mismatch(path, sum);
     cr_assert(diff == NULL, "%s: %s", file, diff);
     free(sum);

@@ -74,10 +74,17 @@ static void expect_tp(const char *trace, const char *sql, const char *want) {
     free(out);
 }
 
-static void expect_clean_stats(const char *trace) {
+/* No error or data-loss stat but the session's own count of lost packets, which is `lost`. */
+static void expect_lossy_stats(const char *trace, long lost) {
     char *bad = te_tp_bad_stats(trace);
+    long got = te_tp_packet_loss(trace);
     cr_assert_str_eq(bad, "", "error / data_loss stats:\n%s", bad);
     free(bad);
+    if (got != -2) cr_assert_eq(got, lost, "traced_buf_trace_writer_packet_loss %ld, want %ld", got, lost);
+}
+
+static void expect_clean_stats(const char *trace) {
+    expect_lossy_stats(trace, 0);
 }
 
 static void write_basic_events(void) {
@@ -225,7 +232,7 @@ Test(track_event, circular_wraps_keep_every_iid_resolvable) {
     cr_assert_gt(bs.overwritten, 1000u, "the buffer wrapped (overwritten %llu)", (unsigned long long)bs.overwritten);
     cr_assert_eq(tracec_session_stop(s), TRACEC_STATUS_SUCCESS);
     check_names(path, "--allow-open", "w0|w1", NULL, NULL);
-    expect_clean_stats(path);
+    expect_lossy_stats(path, (long)(bs.dropped + bs.overwritten + bs.refused));
     expect_tp(path, "select count(*) > 10 as many, min(name = 'w0' or name = 'w1') as named from slice;",
               "\"many\",\"named\"\n1,1\n");
 }
@@ -239,7 +246,7 @@ Test(track_event, oneshot_keeps_the_first_events_and_drops_the_rest) {
     cr_assert_gt(bs.dropped, 100u);
     cr_assert_eq(tracec_session_stop(s), TRACEC_STATUS_SUCCESS);
     check_names(path, "--allow-open", "w0|w1", NULL, NULL);
-    expect_clean_stats(path);
+    expect_lossy_stats(path, (long)(bs.dropped + bs.overwritten + bs.refused));
     char *sum = check_ok(path, "--allow-open"), *d = te_tp_shown_mismatch(path, sum);
     cr_assert(d == NULL, "%s", d);
     free(sum);
@@ -270,7 +277,7 @@ Test(track_event, streaming_discard_marks_packets_after_a_drop) {
     char *d = te_summary(sum, "dropped_flags");
     cr_assert(d != NULL && atoi(d) > 0, "previous_packet_dropped after drops:\n%s", sum);
     free(d);
-    expect_clean_stats(path);
+    expect_lossy_stats(path, (long)(bs.dropped + bs.overwritten + bs.refused));
     d = te_tp_shown_mismatch(path, sum); /* every event after a drop is shown */
     cr_assert(d == NULL, "%s", d);
     free(sum);
@@ -422,7 +429,7 @@ Test(track_event, typed_block_left_with_break_neither_hangs_nor_corrupts, .timeo
     cr_assert_eq(tracec_te_thread_misuse(), before + 1u);
     cr_assert_eq(tracec_session_stop(s), TRACEC_STATUS_SUCCESS);
     check_names(path, NULL, "before", NULL, NULL);
-    expect_clean_stats(path);
+    expect_lossy_stats(path, 2); /* the abandoned packet (refused) and the dropped event */
 }
 
 Test(track_event, additional_categories_for_one_run) {
@@ -458,7 +465,7 @@ Test(track_event, nested_debug_annotations) {
               TRACEC_TE_ARG_INT("", 1)); /* closed for the caller */
     cr_assert_eq(tracec_session_stop(s), TRACEC_STATUS_SUCCESS);
     check_names(path, NULL, "left open|nested", NULL, NULL);
-    expect_clean_stats(path);
+    expect_lossy_stats(path, 1); /* the unbalanced event */
     expect_tp(path,
               "select s.name, a.key, a.int_value, a.string_value from slice s join args a using(arg_set_id) "
               "where a.key like 'debug.%' order by s.ts, a.key;",

@@ -162,6 +162,31 @@ typedef struct tracec_i_thread {
     tracec_record_header_t *ptrs[TRACEC_I_BATCH];
 } tracec_i_thread;
 
+/*
+ * The runtime's mutexes are taken through these: they count the locks the
+ * thread holds in tracec_i_tls_locks (tracec/abi/buffer_abi.h), so a track
+ * event from a signal handler never waits for a lock its own thread holds.
+ * A count, not a lock: a thread-local increment around a slow path.
+ */
+static inline void tracec_i_lock(pthread_mutex_t *m) {
+    tracec_i_tls_locks++;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    pthread_mutex_lock(m);
+}
+static inline bool tracec_i_trylock(pthread_mutex_t *m) {
+    tracec_i_tls_locks++;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    if (pthread_mutex_trylock(m) == 0) return true;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    tracec_i_tls_locks--;
+    return false;
+}
+static inline void tracec_i_unlock(pthread_mutex_t *m) {
+    pthread_mutex_unlock(m);
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    tracec_i_tls_locks--;
+}
+
 /* ---- handles.c: the bottom layer ------------------------------------------ */
 /* A live context as the layers below context.c see it (under tracec_i_global_mu). */
 typedef struct tracec_i_ctx_slot {

@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE 1
 #include <sched.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -58,28 +59,32 @@ static void *thread_main(void *arg) {
     tracec_i_current_thread = t;
     short_slice();
     uint64_t seen = 0;
-    pthread_mutex_lock(&t->mu);
+    tracec_i_lock(&t->mu);
     for (;;) {
         while (t->kick == seen && !t->stop) pthread_cond_wait(&t->cv, &t->mu);
         bool stop = t->stop != 0;
         seen = t->kick;
-        pthread_mutex_unlock(&t->mu);
+        tracec_i_unlock(&t->mu);
         for (size_t i = 0; i < TRACEC_MAX_BUFFERS; i++) {
             tracec_i_buffer *b = atomic_load_explicit(&tracec_i_buffers[i], memory_order_acquire);
             if (b == NULL || atomic_load_explicit(&b->thread, memory_order_acquire) != t) continue;
             if (atomic_load_explicit(&b->pending, memory_order_acquire) != 0) b->deliver(b);
         }
-        pthread_mutex_lock(&t->mu);
+        tracec_i_lock(&t->mu);
         if (stop && t->kick == seen) break;
     }
-    pthread_mutex_unlock(&t->mu);
+    tracec_i_unlock(&t->mu);
     return NULL;
 }
 
 /* Starts t's OS thread if it is not running.  Under t->mu. */
 static void ensure_running(tracec_i_thread *t) {
+    sigset_t all, old;
     if (t->running || t->stop) return;
+    sigfillset(&all); /* the program's signal handlers never run on a callback thread */
+    pthread_sigmask(SIG_SETMASK, &all, &old);
     if (pthread_create(&t->tid, NULL, thread_main, t) == 0) t->running = 1;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
 static void fork_prepare(void);
@@ -101,45 +106,45 @@ static tracec_i_thread *new_thread(size_t slot) {
 tracec_i_thread *tracec_i_default_thread(void) {
     tracec_i_thread *t = atomic_load_explicit(&tracec_i_threads[0], memory_order_acquire);
     if (t != NULL) return t;
-    pthread_mutex_lock(&tracec_i_global_mu);
+    tracec_i_lock(&tracec_i_global_mu);
     t = atomic_load_explicit(&tracec_i_threads[0], memory_order_acquire);
     if (t == NULL) t = new_thread(0);
-    pthread_mutex_unlock(&tracec_i_global_mu);
+    tracec_i_unlock(&tracec_i_global_mu);
     return t;
 }
 
 void tracec_i_kick(tracec_i_buffer *b) {
     tracec_i_thread *t = atomic_load_explicit(&b->thread, memory_order_acquire);
     if (t == NULL) return;
-    pthread_mutex_lock(&t->mu);
+    tracec_i_lock(&t->mu);
     ensure_running(t);
     t->kick++;
     pthread_cond_signal(&t->cv);
-    pthread_mutex_unlock(&t->mu);
+    tracec_i_unlock(&t->mu);
 }
 
 tracec_status_t tracec_create_callback_thread(tracec_callback_thread_t *cb_thread_id) {
     if (cb_thread_id == NULL) return TRACEC_STATUS_INVALID_ARGUMENT;
     if (atomic_load_explicit(&tracec_i_finalized, memory_order_acquire)) return TRACEC_STATUS_BAD_STATE;
     (void)tracec_i_default_thread();
-    pthread_mutex_lock(&tracec_i_global_mu);
+    tracec_i_lock(&tracec_i_global_mu);
     tracec_i_thread *t = NULL;
     for (size_t i = 1; i < TRACEC_MAX_CALLBACK_THREADS; i++) {
         if (atomic_load_explicit(&tracec_i_threads[i], memory_order_relaxed) == NULL) {
             t = new_thread(i);
             if (t == NULL) {
-                pthread_mutex_unlock(&tracec_i_global_mu);
+                tracec_i_unlock(&tracec_i_global_mu);
                 return TRACEC_STATUS_OUT_OF_MEMORY;
             }
             break;
         }
     }
-    pthread_mutex_unlock(&tracec_i_global_mu);
+    tracec_i_unlock(&tracec_i_global_mu);
     if (t == NULL) return TRACEC_STATUS_LIMIT_EXCEEDED;
-    pthread_mutex_lock(&t->mu);
+    tracec_i_lock(&t->mu);
     ensure_running(t);
     int ok = t->running;
-    pthread_mutex_unlock(&t->mu);
+    tracec_i_unlock(&t->mu);
     if (!ok) return TRACEC_STATUS_ERROR;
     cb_thread_id->handle = t->handle;
     return TRACEC_STATUS_SUCCESS;
@@ -149,15 +154,15 @@ void tracec_i_threads_stop_all(void) {
     for (size_t i = 0; i < TRACEC_MAX_CALLBACK_THREADS; i++) {
         tracec_i_thread *t = atomic_load_explicit(&tracec_i_threads[i], memory_order_acquire);
         if (t == NULL || t == tracec_i_current_thread) continue;
-        pthread_mutex_lock(&t->mu);
+        tracec_i_lock(&t->mu);
         t->stop = 1;
         int running = t->running;
         pthread_cond_signal(&t->cv);
-        pthread_mutex_unlock(&t->mu);
+        tracec_i_unlock(&t->mu);
         if (running) pthread_join(t->tid, NULL);
-        pthread_mutex_lock(&t->mu);
+        tracec_i_lock(&t->mu);
         t->running = 0;
-        pthread_mutex_unlock(&t->mu);
+        tracec_i_unlock(&t->mu);
     }
 }
 

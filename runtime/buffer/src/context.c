@@ -116,7 +116,7 @@ tracec_status_t tracec_register_category(tracec_context_id_t context_id, tracec_
     if (category == NULL || category->name == NULL || category->name[0] == '\0')
         return TRACEC_STATUS_INVALID_ARGUMENT;
     if (strnlen(category->name, NAME_CAP) > TRACEC_MAX_CATEGORY_NAME_LENGTH) return TRACEC_STATUS_LIMIT_EXCEEDED;
-    pthread_mutex_lock(&tracec_i_global_mu);
+    tracec_i_lock(&tracec_i_global_mu);
     ctx *c = find(context_id.handle);
     tracec_status_t st = TRACEC_STATUS_SUCCESS;
     if (c == NULL) {
@@ -129,17 +129,17 @@ tracec_status_t tracec_register_category(tracec_context_id_t context_id, tracec_
         c->registered = category;
         __atomic_store_n(&category->enabled, enabled_in(c, category->name) ? 1u : 0u, __ATOMIC_RELAXED);
     }
-    pthread_mutex_unlock(&tracec_i_global_mu);
+    tracec_i_unlock(&tracec_i_global_mu);
     return st;
 }
 
 tracec_status_t tracec_context_category_enabled(tracec_context_id_t context_id, const char *category,
                                                 bool *enabled) {
     if (category == NULL || enabled == NULL) return TRACEC_STATUS_INVALID_ARGUMENT;
-    pthread_mutex_lock(&tracec_i_global_mu);
+    tracec_i_lock(&tracec_i_global_mu);
     ctx *c = find(context_id.handle);
     if (c != NULL) *enabled = enabled_in(c, category);
-    pthread_mutex_unlock(&tracec_i_global_mu);
+    tracec_i_unlock(&tracec_i_global_mu);
     return c == NULL ? TRACEC_STATUS_CONTEXT_NOT_FOUND : TRACEC_STATUS_SUCCESS;
 }
 
@@ -149,7 +149,7 @@ tracec_status_t tracec_create_context(tracec_context_id_t *context_id) {
     if (context_id == NULL) return TRACEC_STATUS_INVALID_ARGUMENT;
     tracec_i_runtime_init(TRACEC_I_LAYER_CONTEXTS, &hooks);
     if (atomic_load_explicit(&tracec_i_finalized, memory_order_acquire)) return TRACEC_STATUS_BAD_STATE;
-    pthread_mutex_lock(&tracec_i_global_mu);
+    tracec_i_lock(&tracec_i_global_mu);
     for (size_t i = 0; i < TRACEC_MAX_CONTEXTS; i++) {
         ctx *c = &ctx_table[i];
         if (LIVE(c).handle != 0) continue;
@@ -159,10 +159,10 @@ tracec_status_t tracec_create_context(tracec_context_id_t *context_id) {
         LIVE(c).started = 0;
         LIVE(c).handle = ((uint64_t)gen << 8) | (uint64_t)(i + 1);
         context_id->handle = LIVE(c).handle;
-        pthread_mutex_unlock(&tracec_i_global_mu);
+        tracec_i_unlock(&tracec_i_global_mu);
         return TRACEC_STATUS_SUCCESS;
     }
-    pthread_mutex_unlock(&tracec_i_global_mu);
+    tracec_i_unlock(&tracec_i_global_mu);
     return TRACEC_STATUS_LIMIT_EXCEEDED;
 }
 
@@ -173,7 +173,7 @@ tracec_status_t tracec_initialize_context(tracec_context_id_t context_id, const 
         return TRACEC_STATUS_LIMIT_EXCEEDED;
     tracec_status_t st = check_names(config->categories, config->num_categories, TRACEC_MAX_NUM_CATEGORIES);
     if (st != TRACEC_STATUS_SUCCESS) return st;
-    pthread_mutex_lock(&tracec_i_global_mu);
+    tracec_i_lock(&tracec_i_global_mu);
     ctx *c = find(context_id.handle);
     if (c == NULL) {
         st = TRACEC_STATUS_CONTEXT_NOT_FOUND;
@@ -184,7 +184,7 @@ tracec_status_t tracec_initialize_context(tracec_context_id_t context_id, const 
         for (size_t i = 0; i < c->ncats; i++) strcpy(c->cats[i], config->categories[i]);
         refresh_categories(c);
     }
-    pthread_mutex_unlock(&tracec_i_global_mu);
+    tracec_i_unlock(&tracec_i_global_mu);
     return st;
 }
 
@@ -194,10 +194,10 @@ tracec_status_t tracec_initialize_context(tracec_context_id_t context_id, const 
 static bool life_lock(void) {
     if (tracec_i_thread_has_open_packet()) return false;
     if (tracec_i_current_thread == NULL) {
-        pthread_mutex_lock(&life_mu);
+        tracec_i_lock(&life_mu);
         return true;
     }
-    return pthread_mutex_trylock(&life_mu) == 0;
+    return tracec_i_trylock(&life_mu);
 }
 
 tracec_status_t tracec_start_context_with_options(tracec_context_id_t context_id,
@@ -212,16 +212,16 @@ tracec_status_t tracec_start_context_with_options(tracec_context_id_t context_id
     if (st != TRACEC_STATUS_SUCCESS) return st;
     if (atomic_load_explicit(&tracec_i_finalized, memory_order_acquire)) return TRACEC_STATUS_BAD_STATE;
     if (!life_lock()) return TRACEC_STATUS_WOULD_DEADLOCK;
-    pthread_mutex_lock(&tracec_i_global_mu);
+    tracec_i_lock(&tracec_i_global_mu);
     ctx *c = find(context_id.handle);
     if (c == NULL || LIVE(c).started) {
-        pthread_mutex_unlock(&tracec_i_global_mu);
-        pthread_mutex_unlock(&life_mu);
+        tracec_i_unlock(&tracec_i_global_mu);
+        tracec_i_unlock(&life_mu);
         return c == NULL ? TRACEC_STATUS_CONTEXT_NOT_FOUND : TRACEC_STATUS_SUCCESS;
     }
     if (c->ncats + options->num_additional_categories > TRACEC_MAX_NUM_CATEGORIES) {
-        pthread_mutex_unlock(&tracec_i_global_mu);
-        pthread_mutex_unlock(&life_mu);
+        tracec_i_unlock(&tracec_i_global_mu);
+        tracec_i_unlock(&life_mu);
         return TRACEC_STATUS_LIMIT_EXCEEDED;
     }
     c->initialized = 1;
@@ -231,9 +231,9 @@ tracec_status_t tracec_start_context_with_options(tracec_context_id_t context_id
     refresh_categories(c);
     static uint64_t list[TRACEC_MAX_BUFFERS]; /* under life_mu */
     size_t n = buffers_of(LIVE(c).handle, list);
-    pthread_mutex_unlock(&tracec_i_global_mu);
+    tracec_i_unlock(&tracec_i_global_mu);
     start_or_stop(list, n, (int)disp);
-    pthread_mutex_unlock(&life_mu);
+    tracec_i_unlock(&life_mu);
     return TRACEC_STATUS_SUCCESS;
 }
 
@@ -244,17 +244,17 @@ tracec_status_t tracec_start_context(tracec_context_id_t context_id) {
 /* Stops c's buffers.  Under life_mu. */
 static tracec_status_t stop_locked(uint64_t handle) {
     static uint64_t list[TRACEC_MAX_BUFFERS]; /* under life_mu */
-    pthread_mutex_lock(&tracec_i_global_mu);
+    tracec_i_lock(&tracec_i_global_mu);
     ctx *c = find(handle);
     if (c == NULL || !LIVE(c).started) {
-        pthread_mutex_unlock(&tracec_i_global_mu);
+        tracec_i_unlock(&tracec_i_global_mu);
         return c == NULL ? TRACEC_STATUS_CONTEXT_NOT_FOUND : TRACEC_STATUS_SUCCESS;
     }
     LIVE(c).started = 0;
     c->nextra = 0;
     refresh_categories(c);
     size_t n = buffers_of(handle, list);
-    pthread_mutex_unlock(&tracec_i_global_mu);
+    tracec_i_unlock(&tracec_i_global_mu);
     start_or_stop(list, n, -1);
     return TRACEC_STATUS_SUCCESS;
 }
@@ -262,7 +262,7 @@ static tracec_status_t stop_locked(uint64_t handle) {
 tracec_status_t tracec_stop_context(tracec_context_id_t context_id) {
     if (!life_lock()) return TRACEC_STATUS_WOULD_DEADLOCK;
     tracec_status_t st = stop_locked(context_id.handle);
-    pthread_mutex_unlock(&life_mu);
+    tracec_i_unlock(&life_mu);
     return st;
 }
 
@@ -270,7 +270,7 @@ tracec_status_t tracec_terminate_context(tracec_context_id_t context_id) {
     if (!life_lock()) return TRACEC_STATUS_WOULD_DEADLOCK;
     tracec_status_t st = stop_locked(context_id.handle);
     if (st == TRACEC_STATUS_SUCCESS) {
-        pthread_mutex_lock(&tracec_i_global_mu);
+        tracec_i_lock(&tracec_i_global_mu);
         ctx *c = find(context_id.handle);
         if (c != NULL) {
             c->initialized = 0;
@@ -278,9 +278,9 @@ tracec_status_t tracec_terminate_context(tracec_context_id_t context_id) {
             c->name[0] = '\0';
             refresh_categories(c);
         }
-        pthread_mutex_unlock(&tracec_i_global_mu);
+        tracec_i_unlock(&tracec_i_global_mu);
     }
-    pthread_mutex_unlock(&life_mu);
+    tracec_i_unlock(&life_mu);
     return st;
 }
 
@@ -289,41 +289,41 @@ tracec_status_t tracec_destroy_context(tracec_context_id_t context_id) {
     tracec_status_t st = tracec_terminate_context(context_id);
     if (st != TRACEC_STATUS_SUCCESS) return st;
     static uint64_t list[TRACEC_MAX_BUFFERS];
-    pthread_mutex_lock(&life_mu);
-    pthread_mutex_lock(&tracec_i_global_mu);
+    tracec_i_lock(&life_mu);
+    tracec_i_lock(&tracec_i_global_mu);
     size_t n = buffers_of(context_id.handle, list);
-    pthread_mutex_unlock(&tracec_i_global_mu);
+    tracec_i_unlock(&tracec_i_global_mu);
     for (size_t i = 0; i < n; i++) (void)tracec_destroy_buffer((tracec_buffer_id_t){list[i]});
     tracec_i_services_forget_context(context_id.handle);
-    pthread_mutex_lock(&tracec_i_global_mu);
+    tracec_i_lock(&tracec_i_global_mu);
     ctx *c = find(context_id.handle);
     if (c != NULL) {
         for (tracec_category_t *k = c->registered; k; k = k->i_next) k->i_context = 0;
         c->registered = NULL;
         LIVE(c).handle = 0;
     }
-    pthread_mutex_unlock(&tracec_i_global_mu);
-    pthread_mutex_unlock(&life_mu);
+    tracec_i_unlock(&tracec_i_global_mu);
+    tracec_i_unlock(&life_mu);
     return TRACEC_STATUS_SUCCESS;
 }
 
 tracec_status_t tracec_context_is_active(tracec_context_id_t context_id, int *active) {
     if (active == NULL) return TRACEC_STATUS_INVALID_ARGUMENT;
-    pthread_mutex_lock(&tracec_i_global_mu);
+    tracec_i_lock(&tracec_i_global_mu);
     ctx *c = find(context_id.handle);
     if (c != NULL) *active = LIVE(c).started;
-    pthread_mutex_unlock(&tracec_i_global_mu);
+    tracec_i_unlock(&tracec_i_global_mu);
     return c == NULL ? TRACEC_STATUS_CONTEXT_NOT_FOUND : TRACEC_STATUS_SUCCESS;
 }
 
 tracec_status_t tracec_finalize(void) {
     if (tracec_i_current_thread != NULL || tracec_i_thread_has_open_packet()) return TRACEC_STATUS_WOULD_DEADLOCK;
     if (atomic_exchange_explicit(&finalizing, 1, memory_order_acq_rel)) return TRACEC_STATUS_SUCCESS;
-    pthread_mutex_lock(&life_mu);
+    tracec_i_lock(&life_mu);
     for (size_t i = 0; i < TRACEC_MAX_CONTEXTS; i++) {
-        pthread_mutex_lock(&tracec_i_global_mu);
+        tracec_i_lock(&tracec_i_global_mu);
         uint64_t h = tracec_i_contexts[i].handle;
-        pthread_mutex_unlock(&tracec_i_global_mu);
+        tracec_i_unlock(&tracec_i_global_mu);
         if (h != 0) (void)stop_locked(h);
     }
     /* Buffers of stopped contexts may still hold flush requests: deliver them. */
@@ -338,10 +338,10 @@ tracec_status_t tracec_finalize(void) {
     for (size_t i = 0; i < TRACEC_MAX_BUFFERS; i++) {
         tracec_i_buffer *b = atomic_load_explicit(&tracec_i_buffers[i], memory_order_acquire);
         if (b == NULL) continue;
-        pthread_mutex_lock(&b->mu);
+        tracec_i_lock(&b->mu);
         pthread_cond_broadcast(&b->cv);
-        pthread_mutex_unlock(&b->mu);
+        tracec_i_unlock(&b->mu);
     }
-    pthread_mutex_unlock(&life_mu);
+    tracec_i_unlock(&life_mu);
     return TRACEC_STATUS_SUCCESS;
 }

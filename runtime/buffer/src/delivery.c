@@ -92,17 +92,17 @@ static void deliver_streaming_half(dctx *d, int f) {
     tracec_i_half *F = &b->half[f];
     b->stealing++;
     tracec_i_wstate *list = b->writers;
-    pthread_mutex_unlock(&b->mu);
+    tracec_i_unlock(&b->mu);
     uint64_t s = tracec_i_wait_published(F);
     tracec_i_wait_writers(b, list, f, NULL);
-    pthread_mutex_lock(&b->mu);
+    tracec_i_lock(&b->mu);
     b->stealing--; /* the callbacks may release writers */
     if (b->stealing == 0) tracec_i_reap(b);
     pthread_cond_broadcast(&b->cv);
-    pthread_mutex_unlock(&b->mu);
+    tracec_i_unlock(&b->mu);
     deliver_blocks(d, F->mem, TRACEC_I_BLOCKS(s));
     dflush(d);
-    pthread_mutex_lock(&b->mu);
+    tracec_i_lock(&b->mu);
     F->phase = TRACEC_I_FREE;
     tracec_i_reset_half(F, false);
     pthread_cond_broadcast(&b->cv);
@@ -183,7 +183,7 @@ static void deliver_snapshot(dctx *d) {
     tracec_i_wstate *list = b->writers;
     uint32_t xfrom = X->cur_blk, yfrom = Y->cur_blk;
     size_t xoff = X->cur_off, yoff = Y->cur_off;
-    pthread_mutex_unlock(&b->mu);
+    tracec_i_unlock(&b->mu);
 
     tracec_i_wait_published(X);
     tracec_i_wait_writers(b, list, x, NULL);
@@ -210,7 +210,7 @@ static void deliver_snapshot(dctx *d) {
         copied = true;
     }
 
-    pthread_mutex_lock(&b->mu);
+    tracec_i_lock(&b->mu);
     X->cur_blk = xto;
     X->cur_off = xend;
     if (circ) {
@@ -226,14 +226,14 @@ static void deliver_snapshot(dctx *d) {
     b->stealing--; /* the callbacks below may release writers */
     if (b->stealing == 0) tracec_i_reap(b);
     pthread_cond_broadcast(&b->cv);
-    pthread_mutex_unlock(&b->mu);
+    tracec_i_unlock(&b->mu);
 
     deliver_durable(d, dfrom, dto);
     if (circ) deliver_blocks(d, yp, yto - yfrom);
     deliver_blocks(d, xp, xto - xfrom);
     dflush(d);
 
-    pthread_mutex_lock(&b->mu);
+    tracec_i_lock(&b->mu);
     if (!copied) {
         X->pinned--;
         if (circ) Y->pinned--;
@@ -244,9 +244,9 @@ static void deliver_snapshot(dctx *d) {
 void tracec_i_deliver_pass(tracec_i_buffer *b) {
     tracec_i_thread *t = tracec_i_current_thread;
     if (t == NULL) return;
-    pthread_mutex_lock(&b->mu);
+    tracec_i_lock(&b->mu);
     if (b->delivering || b->half[0].mem == NULL) {
-        pthread_mutex_unlock(&b->mu);
+        tracec_i_unlock(&b->mu);
         return;
     }
     b->delivering = 1;
@@ -262,6 +262,6 @@ void tracec_i_deliver_pass(tracec_i_buffer *b) {
     b->delivering = 0;
     pthread_cond_broadcast(&b->cv);
     bool again = atomic_load_explicit(&b->pending, memory_order_acquire) != 0;
-    pthread_mutex_unlock(&b->mu);
+    tracec_i_unlock(&b->mu);
     if (again) tracec_i_kick(b);
 }

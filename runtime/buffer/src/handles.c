@@ -104,3 +104,6 @@ void tracec_i_runtime_init(int layer, const tracec_i_hooks *h) {
     if (hook(layer) == NULL) atomic_store_explicit(&hooks[layer], h, memory_order_release);
     pthread_once(&init_once, init);
 }
+
+/* The locks of this runtime the calling thread holds (tracec_i_lock() in buffer_internal.h). */
+_Thread_local uint32_t tracec_i_tls_locks;

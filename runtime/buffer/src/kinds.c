@@ -82,16 +82,16 @@ tracec_status_t tracec_register_buffer_tracing_kind(const char *name, const char
     if (num_operations > TRACEC_MAX_TRACING_OPERATIONS) return TRACEC_STATUS_LIMIT_EXCEEDED;
     for (size_t i = 0; i < num_operations; i++)
         if (!name_ok(operation_names[i], &st)) return st;
-    pthread_mutex_lock(&kinds_mu);
+    tracec_i_lock(&kinds_mu);
     uint32_t n = atomic_load_explicit(&nkinds, memory_order_relaxed);
     for (uint32_t k = 1; k < n; k++) {
         if (strcmp(kind_table[k].name, name) == 0) {
-            pthread_mutex_unlock(&kinds_mu);
+            tracec_i_unlock(&kinds_mu);
             return TRACEC_STATUS_INVALID_ARGUMENT;
         }
     }
     if (n >= TRACEC_MAX_BUFFER_TRACING_KINDS) {
-        pthread_mutex_unlock(&kinds_mu);
+        tracec_i_unlock(&kinds_mu);
         return TRACEC_STATUS_LIMIT_EXCEEDED;
     }
     kind_entry *e = &kind_table[n];
@@ -103,13 +103,13 @@ tracec_status_t tracec_register_buffer_tracing_kind(const char *name, const char
         free((void *)e->name);
         for (size_t i = 0; i < num_operations; i++) free((void *)e->ops[i]);
         memset(e, 0, sizeof *e);
-        pthread_mutex_unlock(&kinds_mu);
+        tracec_i_unlock(&kinds_mu);
         return TRACEC_STATUS_OUT_OF_MEMORY;
     }
     e->nops = num_operations;
     e->flags = flags;
     atomic_store_explicit(&nkinds, n + 1u, memory_order_release);
-    pthread_mutex_unlock(&kinds_mu);
+    tracec_i_unlock(&kinds_mu);
     *kind = n;
     return TRACEC_STATUS_SUCCESS;
 }

@@ -17,19 +17,19 @@
 
 /* Requests a full delivery; returns the ticket to wait for.  Not under mu. */
 static uint64_t flush_request(tracec_i_buffer *b) {
-    pthread_mutex_lock(&b->mu);
+    tracec_i_lock(&b->mu);
     uint64_t ticket = ++b->flush_req;
-    pthread_mutex_unlock(&b->mu);
+    tracec_i_unlock(&b->mu);
     atomic_fetch_or_explicit(&b->pending, TRACEC_I_REQ_FLUSH, memory_order_acq_rel);
     tracec_i_kick(b);
     return ticket;
 }
 
 static void flush_wait(tracec_i_buffer *b, uint64_t ticket) {
-    pthread_mutex_lock(&b->mu);
+    tracec_i_lock(&b->mu);
     while (b->flush_done < ticket && !atomic_load_explicit(&tracec_i_finalized, memory_order_acquire))
         pthread_cond_wait(&b->cv, &b->mu);
-    pthread_mutex_unlock(&b->mu);
+    tracec_i_unlock(&b->mu);
 }
 
 tracec_status_t tracec_flush_buffer(tracec_buffer_id_t buffer_id) {
@@ -65,13 +65,13 @@ void tracec_i_buffer_stop(tracec_i_buffer *b) {
 }
 
 void tracec_i_buffer_start(tracec_i_buffer *b, tracec_buffer_disposition_t disposition) {
-    pthread_mutex_lock(&b->dmu);
-    pthread_mutex_lock(&b->mu);
+    tracec_i_lock(&b->dmu);
+    tracec_i_lock(&b->mu);
     while (b->delivering || b->stealing) pthread_cond_wait(&b->cv, &b->mu);
     if (atomic_load_explicit(&b->accepting, memory_order_acquire) ||
         atomic_load_explicit(&b->destroyed, memory_order_acquire)) {
-        pthread_mutex_unlock(&b->mu);
-        pthread_mutex_unlock(&b->dmu);
+        tracec_i_unlock(&b->mu);
+        tracec_i_unlock(&b->dmu);
         return;
     }
     tracec_i_steal_half(b, 0, true);
@@ -105,8 +105,8 @@ void tracec_i_buffer_start(tracec_i_buffer *b, tracec_buffer_disposition_t dispo
         atomic_store_explicit(&X->state, s & ~TRACEC_I_SEALED, memory_order_release);
     }
     atomic_store_explicit(&b->accepting, 1, memory_order_seq_cst);
-    pthread_mutex_unlock(&b->mu);
-    pthread_mutex_unlock(&b->dmu);
+    tracec_i_unlock(&b->mu);
+    tracec_i_unlock(&b->dmu);
 }
 
 static void fork_prepare(void);
@@ -271,7 +271,7 @@ tracec_status_t tracec_create_buffer_with_config(tracec_context_id_t context, co
     tracec_i_thread *thread = tracec_i_default_thread(); /* takes tracec_i_global_mu itself */
 
     /* A destroyed struct no call holds, else the first empty slot. */
-    pthread_mutex_lock(&tracec_i_global_mu);
+    tracec_i_lock(&tracec_i_global_mu);
     size_t slot = TRACEC_MAX_BUFFERS, empty = TRACEC_MAX_BUFFERS;
     for (size_t i = 0; i < TRACEC_MAX_BUFFERS && slot == TRACEC_MAX_BUFFERS; i++) {
         tracec_i_buffer *old = atomic_load_explicit(&tracec_i_buffers[i], memory_order_relaxed);
@@ -290,22 +290,22 @@ tracec_status_t tracec_create_buffer_with_config(tracec_context_id_t context, co
         b = atomic_load_explicit(&tracec_i_buffers[slot], memory_order_relaxed);
     }
     if (b == NULL) {
-        pthread_mutex_unlock(&tracec_i_global_mu);
+        tracec_i_unlock(&tracec_i_global_mu);
         free_memory(&t);
         if (started < 0) return TRACEC_STATUS_CONTEXT_NOT_FOUND;
         return slot == TRACEC_MAX_BUFFERS && empty == TRACEC_MAX_BUFFERS ? TRACEC_STATUS_LIMIT_EXCEEDED
                                                                           : TRACEC_STATUS_OUT_OF_MEMORY;
     }
     uint64_t handle = (++b->slot_gen << TRACEC_I_SLOT_BITS) | (uint64_t)(slot + 1);
-    pthread_mutex_lock(&b->dmu);
-    pthread_mutex_lock(&b->mu);
+    tracec_i_lock(&b->dmu);
+    tracec_i_lock(&b->mu);
     adopt(b, &t, thread, started > 0);
     atomic_store_explicit(&b->handle, handle, memory_order_relaxed);
     atomic_store_explicit(&b->live, handle, memory_order_seq_cst);
-    pthread_mutex_unlock(&b->mu);
-    pthread_mutex_unlock(&b->dmu);
+    tracec_i_unlock(&b->mu);
+    tracec_i_unlock(&b->dmu);
     atomic_store_explicit(&tracec_i_buffers[slot], b, memory_order_release);
-    pthread_mutex_unlock(&tracec_i_global_mu);
+    tracec_i_unlock(&tracec_i_global_mu);
     buffer_id->handle = handle;
     return TRACEC_STATUS_SUCCESS;
 }
@@ -337,21 +337,21 @@ static tracec_status_t destroy(tracec_i_buffer *b, uint64_t handle) {
     /* Deliver what is left while the buffer still looks alive to its thread. */
     atomic_store_explicit(&b->accepting, 0, memory_order_seq_cst);
     if (!atomic_load_explicit(&tracec_i_finalized, memory_order_acquire)) flush_wait(b, flush_request(b));
-    pthread_mutex_lock(&b->dmu);
-    pthread_mutex_lock(&b->mu);
+    tracec_i_lock(&b->dmu);
+    tracec_i_lock(&b->mu);
     while (b->delivering || b->stealing) pthread_cond_wait(&b->cv, &b->mu);
     tracec_i_steal_half(b, 0, false);
     tracec_i_steal_half(b, 1, false);
     for (int i = 0; i < 2; i++) atomic_fetch_or_explicit(&b->half[i].state, TRACEC_I_SEALED, memory_order_acq_rel);
     b->stealing++;
     tracec_i_wstate *list = b->writers;
-    pthread_mutex_unlock(&b->mu);
+    tracec_i_unlock(&b->mu);
     for (int i = 0; i < 2; i++) {
         if (b->half[i].mem == NULL) continue;
         tracec_i_wait_published(&b->half[i]);
         tracec_i_wait_writers(b, list, i, NULL);
     }
-    pthread_mutex_lock(&b->mu);
+    tracec_i_lock(&b->mu);
     b->stealing--;
     if (b->stealing == 0) tracec_i_reap(b);
     for (int i = 0; i < 2; i++) {
@@ -365,8 +365,8 @@ static tracec_status_t destroy(tracec_i_buffer *b, uint64_t handle) {
     b->snap = NULL;
     b->snap_cap = 0;
     pthread_cond_broadcast(&b->cv);
-    pthread_mutex_unlock(&b->mu);
-    pthread_mutex_unlock(&b->dmu);
+    tracec_i_unlock(&b->mu);
+    tracec_i_unlock(&b->dmu);
     return TRACEC_STATUS_SUCCESS;
 }
 
@@ -385,11 +385,11 @@ static tracec_status_t assign(tracec_i_buffer *b, tracec_callback_thread_t cb_th
     tracec_i_thread *t = atomic_load_explicit(&tracec_i_threads[cb_thread_id.handle - 1], memory_order_acquire);
     if (t == NULL) return TRACEC_STATUS_THREAD_NOT_FOUND;
     if (tracec_i_current_thread == NULL && tracec_i_thread_has_open_packet()) return TRACEC_STATUS_WOULD_DEADLOCK;
-    pthread_mutex_lock(&b->mu);
+    tracec_i_lock(&b->mu);
     if (tracec_i_current_thread == NULL)
         while (b->delivering) pthread_cond_wait(&b->cv, &b->mu);
     atomic_store_explicit(&b->thread, t, memory_order_release);
-    pthread_mutex_unlock(&b->mu);
+    tracec_i_unlock(&b->mu);
     if (atomic_load_explicit(&b->pending, memory_order_acquire)) tracec_i_kick(b);
     return TRACEC_STATUS_SUCCESS;
 }
@@ -409,11 +409,11 @@ tracec_status_t tracec_query_buffer_stats(tracec_buffer_id_t buffer_id, tracec_b
         tracec_i_buffer_put(b);
         return TRACEC_STATUS_INVALID_ARGUMENT;
     }
-    pthread_mutex_lock(&b->mu);
+    tracec_i_lock(&b->mu);
     uint64_t in_writers = 0;
     for (tracec_i_wstate *ws = b->writers; ws; ws = ws->next) in_writers += __atomic_load_n(&ws->packets, __ATOMIC_RELAXED);
     st->accepted = atomic_load(&b->accepted) + in_writers;
-    pthread_mutex_unlock(&b->mu);
+    tracec_i_unlock(&b->mu);
     st->dropped = atomic_load(&b->dropped);
     st->overwritten = atomic_load(&b->overwritten);
     st->delivered = atomic_load(&b->delivered);

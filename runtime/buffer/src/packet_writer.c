@@ -96,13 +96,13 @@ static tracec_status_t state_attach(tracec_buffer_writer *bw, tracec_i_buffer *b
     ws->handle = b->handle;
     ws->streaming = b->mode == TRACEC_BUFFERING_MODE_STREAMING;
     ws->asym = (uint8_t)b->asym;
-    pthread_mutex_lock(&b->mu);
+    tracec_i_lock(&b->mu);
     ws->b = b;
     ws->next = b->writers;
     b->writers = ws;
     /* The state uses b until it is detached: b is not reused meanwhile (the caller holds it). */
     atomic_fetch_add_explicit(&b->users, 1, memory_order_relaxed);
-    pthread_mutex_unlock(&b->mu);
+    tracec_i_unlock(&b->mu);
     bw->i_ws = ws;
     bw->i_gen = ws->gen;
     return TRACEC_STATUS_SUCCESS;
@@ -135,9 +135,9 @@ void tracec_buffer_writer_release(tracec_buffer_writer *bw) {
     if (bw == NULL) return;
     tracec_i_wstate *ws = own_state(bw);
     if (ws != NULL) {
-        pthread_mutex_lock(&tracec_i_pool_mu);
+        tracec_i_lock(&tracec_i_pool_mu);
         ws->owner = NULL;
-        pthread_mutex_unlock(&tracec_i_pool_mu);
+        tracec_i_unlock(&tracec_i_pool_mu);
         if (tracec_i_state_detach(ws)) tracec_i_state_free(ws);
     }
     bw->i_ws = &tracec_i_no_writer;
@@ -201,9 +201,9 @@ void tracec_i_buffer_begin(tracec_buffer_writer *bw, uint32_t category, uint32_t
     ws->category = category;
     ws->kind = kind;
     if (tracec_i_is_durable(b, category, kind)) {
-        pthread_mutex_lock(&b->dmu);
+        tracec_i_lock(&b->dmu);
         if (!atomic_load_explicit(&b->accepting, memory_order_acquire)) {
-            pthread_mutex_unlock(&b->dmu);
+            tracec_i_unlock(&b->dmu);
             writer_fail_window(bw, TRACEC_STATUS_CLOSED);
             return;
         }
@@ -228,7 +228,7 @@ void tracec_i_buffer_begin(tracec_buffer_writer *bw, uint32_t category, uint32_t
             writer_fail_window(bw, fst);
             return;
         }
-        pthread_mutex_lock(&b->mu);
+        tracec_i_lock(&b->mu);
         tracec_status_t st = (tracec_status_t)acquire_chunk(b, ws, ws->reserve, false, NULL, 0);
         /* The abandoned window must never be the new packet's (a reused half can put the
            new chunk where the old one was): then one more chunk, further on (again if a
@@ -237,7 +237,7 @@ void tracec_i_buffer_begin(tracec_buffer_writer *bw, uint32_t category, uint32_t
             __atomic_store_n(&ws->busy, 0u, __ATOMIC_RELEASE); /* nothing open in that chunk while this may wait */
             st = (tracec_status_t)acquire_chunk(b, ws, ws->reserve, false, NULL, 0);
         }
-        pthread_mutex_unlock(&b->mu);
+        tracec_i_unlock(&b->mu);
         if (st != TRACEC_STATUS_SUCCESS) {
             writer_fail_window(bw, st);
             return;
@@ -280,7 +280,7 @@ static int grow_parked(tracec_i_buffer *b, tracec_i_wstate *ws, tracec_writer *w
     w->base = ws->scratch;
     w->ptr = w->end = ws->scratch + partial;
     atomic_fetch_add_explicit(&tracec_i_grow_waits, 1, memory_order_relaxed);
-    pthread_mutex_lock(&b->mu);
+    tracec_i_lock(&b->mu);
     ws->blk = NULL;
     ws->body = NULL;
     ws->body_size = 0;
@@ -288,7 +288,7 @@ static int grow_parked(tracec_i_buffer *b, tracec_i_wstate *ws, tracec_writer *w
     __atomic_store_n(&ws->half, -1, __ATOMIC_RELEASE);
     __atomic_store_n(&ws->busy, 0u, __ATOMIC_RELEASE); /* after the copy: the half may be reset from here on */
     int r = acquire_chunk(b, ws, total, false, ws->scratch, partial);
-    pthread_mutex_unlock(&b->mu);
+    tracec_i_unlock(&b->mu);
     return r;
 }
 
@@ -328,9 +328,9 @@ static bool buffer_grow(tracec_writer *w, size_t need) {
     if (total > b->size) return grow_failed(w, ws, TRACEC_STATUS_RECORD_TOO_LARGE);
     tracec_status_t fst;
     if (tracec_i_full_drop(b, (uint32_t)total, &fst)) return grow_failed(w, ws, fst);
-    pthread_mutex_lock(&b->mu);
+    tracec_i_lock(&b->mu);
     int r = acquire_chunk(b, ws, (uint32_t)total, true, w->base, partial);
-    pthread_mutex_unlock(&b->mu);
+    tracec_i_unlock(&b->mu);
     if (r == TRACEC_I_PARK) r = grow_parked(b, ws, w, (uint32_t)total, partial);
     if (r != TRACEC_STATUS_SUCCESS) return grow_failed(w, ws, (tracec_status_t)r);
     w->base = ws->body;
@@ -365,7 +365,7 @@ tracec_status_t tracec_i_buffer_commit(tracec_buffer_writer *bw, int unended, ui
     int kind_of_packet = (int)ws->in_packet;
     ws->in_packet = 0;
     if (st != TRACEC_STATUS_SUCCESS) {
-        if (kind_of_packet == 2) pthread_mutex_unlock(&b->dmu);
+        if (kind_of_packet == 2) tracec_i_unlock(&b->dmu);
         else __atomic_store_n(&ws->busy, 0u, __ATOMIC_RELEASE);
         /* A packet grow() lost was counted there (grow_failed()); any other is the
            writer's error (NESTING_MISMATCH, MESSAGE_TOO_LARGE): refused. */
@@ -383,7 +383,7 @@ tracec_status_t tracec_i_buffer_commit(tracec_buffer_writer *bw, int unended, ui
     uint8_t *next = w->base + TRACEC_I_BLK_HDR + rec->body;
     if (kind_of_packet == 2) {
         atomic_store_explicit(&b->doff, (size_t)(next - b->dmem), memory_order_release);
-        pthread_mutex_unlock(&b->dmu);
+        tracec_i_unlock(&b->dmu);
         atomic_fetch_add_explicit(&b->accepted, 1, memory_order_relaxed);
     } else {
         ws->used = (uint32_t)(next - ws->body);

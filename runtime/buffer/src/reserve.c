@@ -178,11 +178,11 @@ static void do_wrap(tracec_i_buffer *b, int x, const tracec_i_wstate *self) {
     tracec_i_wstate *list = b->writers;
     uint32_t from = Y->cur_blk;
     size_t off = Y->cur_off;
-    pthread_mutex_unlock(&b->mu);
+    tracec_i_unlock(&b->mu);
     uint64_t s = tracec_i_wait_published(Y);
     tracec_i_wait_writers(b, list, y, self);
     uint64_t lost = count_records(Y, from, TRACEC_I_BLOCKS(s), off);
-    pthread_mutex_lock(&b->mu);
+    tracec_i_lock(&b->mu);
     atomic_fetch_add_explicit(&b->overwritten, lost, memory_order_relaxed);
     swap_halves(b, x);
     b->stealing--;
@@ -291,14 +291,14 @@ static tracec_status_t durable_emit(tracec_i_buffer *b, uint32_t category, uint3
                                     size_t size) {
     size_t body = TRACEC_I_BLK_BODY(size);
     if (body + TRACEC_I_BLK_HDR > b->durable_cap) return TRACEC_STATUS_RECORD_TOO_LARGE;
-    pthread_mutex_lock(&b->dmu);
+    tracec_i_lock(&b->dmu);
     if (!atomic_load_explicit(&b->accepting, memory_order_acquire)) {
-        pthread_mutex_unlock(&b->dmu);
+        tracec_i_unlock(&b->dmu);
         return TRACEC_STATUS_CLOSED;
     }
     size_t off = atomic_load_explicit(&b->doff, memory_order_relaxed);
     if (off + TRACEC_I_BLK_HDR + body > b->durable_cap) {
-        pthread_mutex_unlock(&b->dmu);
+        tracec_i_unlock(&b->dmu);
         return tracec_i_drop(b, TRACEC_STATUS_BUFFER_FULL);
     }
     tracec_i_blk *blk = (tracec_i_blk *)(void *)(b->dmem + off);
@@ -308,7 +308,7 @@ static tracec_status_t durable_emit(tracec_i_buffer *b, uint32_t category, uint3
     blk->kind = kind;
     memcpy(blk + 1, payload, size);
     atomic_store_explicit(&b->doff, off + TRACEC_I_BLK_HDR + body, memory_order_release);
-    pthread_mutex_unlock(&b->dmu);
+    tracec_i_unlock(&b->dmu);
     atomic_fetch_add_explicit(&b->accepted, 1, memory_order_relaxed);
     return TRACEC_STATUS_SUCCESS;
 }
@@ -339,9 +339,9 @@ static tracec_status_t emit(tracec_i_buffer *b, uint32_t category, uint32_t kind
         }
         tracec_status_t fst;
         if (!sealed && tracec_i_full_drop(b, body, &fst)) return fst;
-        pthread_mutex_lock(&b->mu);
+        tracec_i_lock(&b->mu);
         int r = tracec_i_make_room(b, h, body, NULL, false);
-        pthread_mutex_unlock(&b->mu);
+        tracec_i_unlock(&b->mu);
         if (r != TRACEC_I_RETRY) return (tracec_status_t)r;
     }
 }

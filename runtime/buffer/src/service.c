@@ -48,7 +48,7 @@ tracec_status_t tracec_configure_buffer_tracing_service(tracec_context_id_t cont
     bool other_context = b->ctx_handle != context_id.handle;
     tracec_i_buffer_put(b);
     if (other_context) return TRACEC_STATUS_INVALID_ARGUMENT;
-    pthread_mutex_lock(&routes_mu);
+    tracec_i_lock(&routes_mu);
     route *r = route_of(context_id.handle, kind);
     tracec_status_t st = TRACEC_STATUS_SUCCESS;
     if (r->ctx == context_id.handle) {
@@ -58,7 +58,7 @@ tracec_status_t tracec_configure_buffer_tracing_service(tracec_context_id_t cont
         r->buffer = buffer_id.handle;
         r->ops = mask;
     }
-    pthread_mutex_unlock(&routes_mu);
+    tracec_i_unlock(&routes_mu);
     return st;
 }
 
@@ -70,7 +70,7 @@ tracec_status_t tracec_query_buffer_tracing_service(tracec_context_id_t context_
     size_t nops;
     if (!tracec_i_kind_ops(kind, &nops)) return TRACEC_STATUS_KIND_NOT_FOUND;
     if (operation >= 0 && (size_t)operation >= nops && nops > 0) return TRACEC_STATUS_OPERATION_NOT_FOUND;
-    pthread_mutex_lock(&routes_mu);
+    tracec_i_lock(&routes_mu);
     route *r = route_of(context_id.handle, kind);
     tracec_status_t st = TRACEC_STATUS_SUCCESS;
     if (r == NULL || r->ctx != context_id.handle) {
@@ -80,7 +80,7 @@ tracec_status_t tracec_query_buffer_tracing_service(tracec_context_id_t context_
     } else {
         buffer_id->handle = r->buffer;
     }
-    pthread_mutex_unlock(&routes_mu);
+    tracec_i_unlock(&routes_mu);
     if (st == TRACEC_STATUS_SUCCESS && !tracec_i_context_exists(context_id.handle))
         st = TRACEC_STATUS_CONTEXT_NOT_FOUND;
     return st;
@@ -95,10 +95,10 @@ tracec_status_t tracec_service_emit(tracec_context_id_t context_id, tracec_buffe
 }
 
 void tracec_i_services_forget_context(uint64_t ctx_handle) {
-    pthread_mutex_lock(&routes_mu);
+    tracec_i_lock(&routes_mu);
     uint64_t slot = ctx_handle & 0xffu;
     if (slot >= 1 && slot <= TRACEC_MAX_CONTEXTS)
         for (size_t k = 0; k < TRACEC_MAX_BUFFER_TRACING_KINDS; k++)
             if (routes[slot - 1][k].ctx == ctx_handle) routes[slot - 1][k].ctx = 0;
-    pthread_mutex_unlock(&routes_mu);
+    tracec_i_unlock(&routes_mu);
 }

@@ -9,6 +9,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#if defined(__SANITIZE_ADDRESS__)
+#define WS_LSAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define WS_LSAN 1
+#endif
+#endif
+#ifdef WS_LSAN
+#include <sanitizer/lsan_interface.h>
+#endif
 #include <unistd.h>
 
 #include "buffer_internal.h"
@@ -39,44 +50,71 @@ tracec_i_wstate tracec_i_no_writer = {.reserve = UINT32_MAX, .half = -1, .gen = 
 static void thread_exit(void *self);
 static void key_create(void) { (void)pthread_key_create(&thread_key, thread_exit); }
 
+/*
+ * A new state from a slab of mmap'd memory (under tracec_i_pool_mu): never
+ * malloc, so a thread whose first event of a session comes from a signal
+ * handler that interrupted malloc does not deadlock in it.
+ */
+static tracec_i_wstate *slab_state(void) {
+    static uint8_t *slab;
+    static size_t slab_left;
+    size_t sz = (sizeof(tracec_i_wstate) + 63u) & ~(size_t)63u;
+    if (slab_left < sz) {
+        void *m = mmap(NULL, (size_t)64 << 10, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (m == MAP_FAILED) return NULL;
+#ifdef WS_LSAN
+        __lsan_register_root_region(m, (size_t)64 << 10); /* the states point at heap blocks (scratch) */
+#endif
+        slab = (uint8_t *)m;
+        slab_left = (size_t)64 << 10;
+    }
+    tracec_i_wstate *ws = (tracec_i_wstate *)(void *)slab; /* zeroed by mmap */
+    slab += sz;
+    slab_left -= sz;
+    return ws;
+}
+
 tracec_i_wstate *tracec_i_state_alloc(void) {
-    pthread_mutex_lock(&tracec_i_pool_mu);
+    tracec_i_lock(&tracec_i_pool_mu);
     tracec_i_wstate *ws = pool_free;
     if (ws != NULL) {
         pool_free = ws->next;
-    } else if ((ws = (tracec_i_wstate *)calloc(1, sizeof *ws)) != NULL) {
+    } else if ((ws = slab_state()) != NULL) {
         ws->gen = 2; /* never 0: a writer that has none holds generation 0 */
         ws->pool_next = pool_all;
         pool_all = ws;
     }
     if (ws != NULL) ws->next = NULL;
-    pthread_mutex_unlock(&tracec_i_pool_mu);
+    tracec_i_unlock(&tracec_i_pool_mu);
     return ws;
 }
 
 /* Back to the pool (the state is no longer in any buffer's list). */
 void tracec_i_state_free(tracec_i_wstate *ws) {
-    free(ws->scratch);
-    pthread_mutex_lock(&tracec_i_pool_mu);
+    tracec_i_lock(&tracec_i_pool_mu);
     uint64_t gen = ws->gen + 1u;
     tracec_i_wstate *all = ws->pool_next;
+    uint8_t *scratch = ws->scratch; /* kept for the state's next writer: free() is not for a signal handler */
+    uint32_t scratch_cap = ws->scratch_cap;
     memset(ws, 0, sizeof *ws);
+    ws->scratch = scratch;
+    ws->scratch_cap = scratch_cap;
     ws->gen = gen;
     ws->pool_next = all;
     ws->reserve = UINT32_MAX;
     ws->half = -1;
     ws->next = pool_free;
     pool_free = ws;
-    pthread_mutex_unlock(&tracec_i_pool_mu);
+    tracec_i_unlock(&tracec_i_pool_mu);
 }
 
 /* Binds `ws` to the calling thread (first begin). */
 void tracec_i_state_bind(tracec_i_wstate *ws) {
     pthread_once(&key_once, key_create);
     (void)pthread_setspecific(thread_key, &self_tag);
-    pthread_mutex_lock(&tracec_i_pool_mu);
+    tracec_i_lock(&tracec_i_pool_mu);
     ws->owner = &self_tag;
-    pthread_mutex_unlock(&tracec_i_pool_mu);
+    tracec_i_unlock(&tracec_i_pool_mu);
 }
 
 /*
@@ -86,10 +124,10 @@ void tracec_i_state_bind(tracec_i_wstate *ws) {
  */
 static bool thread_has_open_packet(const tracec_i_wstate *except) {
     bool open = false;
-    pthread_mutex_lock(&tracec_i_pool_mu);
+    tracec_i_lock(&tracec_i_pool_mu);
     for (tracec_i_wstate *ws = pool_all; ws && !open; ws = ws->pool_next)
         open = ws != except && ws->owner == &self_tag && ws->in_packet != 0;
-    pthread_mutex_unlock(&tracec_i_pool_mu);
+    tracec_i_unlock(&tracec_i_pool_mu);
     return open;
 }
 
@@ -104,11 +142,11 @@ bool tracec_i_thread_has_open_packet(void) { return thread_has_open_packet(NULL)
  */
 bool tracec_i_thread_open_packet_blocks(const tracec_i_buffer *b, int h, const tracec_i_wstate *except) {
     bool open = false;
-    pthread_mutex_lock(&tracec_i_pool_mu);
+    tracec_i_lock(&tracec_i_pool_mu);
     for (tracec_i_wstate *ws = pool_all; ws && !open; ws = ws->pool_next)
         open = ws != except && ws->owner == &self_tag && ws->in_packet != 0 &&
                (ws->b != b || ws->in_packet == 2 || h < 0 || __atomic_load_n(&ws->half, __ATOMIC_RELAXED) == h);
-    pthread_mutex_unlock(&tracec_i_pool_mu);
+    tracec_i_unlock(&tracec_i_pool_mu);
     return open;
 }
 
@@ -119,17 +157,17 @@ bool tracec_i_thread_open_packet_blocks(const tracec_i_buffer *b, int h, const t
  * waiting for another of the thread's packets.
  */
 static void release_thread_states(const void *self) {
-    pthread_mutex_lock(&tracec_i_pool_mu);
+    tracec_i_lock(&tracec_i_pool_mu);
     for (tracec_i_wstate *ws = pool_all; ws; ws = ws->pool_next)
         if (ws->owner == self && ws->b != NULL && ws->in_packet != 0) tracec_i_abandon_packet(ws);
-    pthread_mutex_unlock(&tracec_i_pool_mu);
+    tracec_i_unlock(&tracec_i_pool_mu);
     for (;;) {
         tracec_i_wstate *mine = NULL;
-        pthread_mutex_lock(&tracec_i_pool_mu);
+        tracec_i_lock(&tracec_i_pool_mu);
         for (tracec_i_wstate *ws = pool_all; ws && !mine; ws = ws->pool_next)
             if (ws->owner == self) mine = ws;
         if (mine != NULL) mine->owner = NULL;
-        pthread_mutex_unlock(&tracec_i_pool_mu);
+        tracec_i_unlock(&tracec_i_pool_mu);
         if (mine == NULL) return;
         if (tracec_i_state_detach(mine)) tracec_i_state_free(mine);
     }
@@ -146,7 +184,7 @@ void tracec_i_abandon_packet(tracec_i_wstate *ws) {
     tracec_i_buffer *b = ws->b;
     if (!ws->lost) tracec_i_refuse(b);
     ws->lost = 0;
-    if (ws->in_packet == 2) pthread_mutex_unlock(&b->dmu);
+    if (ws->in_packet == 2) tracec_i_unlock(&b->dmu);
     else __atomic_store_n(&ws->busy, 0u, __ATOMIC_RELEASE);
     ws->in_packet = 0;
 }
@@ -161,7 +199,7 @@ bool tracec_i_state_detach(tracec_i_wstate *ws) {
     if (b == NULL) return true;
     if (ws->in_packet != 0) tracec_i_abandon_packet(ws);
     __atomic_store_n(&ws->busy, 0u, __ATOMIC_RELEASE);
-    pthread_mutex_lock(&b->mu);
+    tracec_i_lock(&b->mu);
     /* A delivery or wrap walks the list without mu (stealing > 0): the state stays
        linked, inert, and tracec_i_reap() frees it.  Never wait here: the stealer may be
        waiting for another packet this thread has open. */
@@ -185,7 +223,7 @@ bool tracec_i_state_detach(tracec_i_wstate *ws) {
     ws->used = 0;
     __atomic_store_n(&ws->half, -1, __ATOMIC_RELEASE);
     ws->b = NULL;
-    pthread_mutex_unlock(&b->mu);
+    tracec_i_unlock(&b->mu);
     if (now) tracec_i_buffer_put(b); /* a zombie's reference goes when it is reaped */
     return now;
 }

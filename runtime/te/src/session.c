@@ -10,12 +10,18 @@
  * slot: handles carry the slot's generation).
  */
 #define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "perfetto/common/trace_stats.tracec.h"
+#include "perfetto/trace/trace_packet.tracec.h"
 #include "te_internal.h"
 #include "tracec/trace_file.h"
 
@@ -27,11 +33,23 @@ struct tracec_session {
     tracec_session_write_fn write;
     void *write_data;
     char process_name[64];
+    size_t buffer_size;
     int has_process_name;
     pid_t pid; /* the process that started the session: a fork child never writes the parent's output */
+    uint64_t lost_base; /* tracec_i_te_lost when the session started */
+    uint32_t flush_period_ms;
+    int stop_on_signals;
+    int flusher_running;
+    int ctl[2];  /* to the flusher: 'q' end, 'f' flush, 's' stop (a signal handler asks) */
+    int done[2]; /* from the flusher: the request is done */
+    pthread_t flusher;
 };
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+/* The output (file or callback): deliveries on the callback thread and the statistics packets take turns. */
+static pthread_mutex_t out_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct sigaction old_int, old_term; /* the program's, chained to */
+static int sig_installed;
 static tracec_session the_session;
 static uint64_t gen;
 static int exit_hooked;
@@ -57,6 +75,7 @@ static void on_records(tracec_context_id_t context, tracec_buffer_id_t buffer_id
     tracec_session *s = (tracec_session *)data;
     (void)context, (void)buffer_id, (void)drop_count;
     if (getpid() != s->pid) return; /* a fork child's records: the output belongs to the parent */
+    pthread_mutex_lock(&out_mu);
     for (size_t i = 0; i < num_headers; i++) {
         if (headers[i]->category != TRACEC_BUFFER_CATEGORY_TRACING) continue;
         if (s->file != NULL)
@@ -64,6 +83,172 @@ static void on_records(tracec_context_id_t context, tracec_buffer_id_t buffer_id
         else if (s->write != NULL)
             s->write(headers[i]->payload, headers[i]->size, s->write_data);
     }
+    pthread_mutex_unlock(&out_mu);
+}
+
+/*
+ * The session's TraceStats: one BufferStats whose trace_writer_packet_loss
+ * (severity data_loss in the trace processor) is every packet lost in the
+ * buffer (dropped, overwritten, refused) plus every event the track-event
+ * layer dropped; chunks_discarded / chunks_overwritten split the buffer's
+ * policy losses (counted in records).  Cumulative: the trace processor keeps
+ * the last one.  Then the file is written out (write(2)), so what was
+ * delivered survives the process.
+ */
+static void write_stats(tracec_session *s, const tracec_buffer_stats_t *bs, size_t buffer_size) {
+    uint8_t mem[256];
+    tracec_writer w;
+    perfetto_protos_TracePacket pkt;
+    perfetto_protos_TraceStats ts;
+    perfetto_protos_TraceStats_BufferStats b;
+    uint64_t te_lost = __atomic_load_n(&tracec_i_te_lost, __ATOMIC_RELAXED) - s->lost_base;
+    if (getpid() != s->pid) return;
+    tracec_writer_init_array(&w, mem, sizeof mem);
+    tracec_writer_begin_packet(&w, &pkt.msg);
+    perfetto_protos_TracePacket_set_timestamp(&pkt, tracec_i_te_now());
+    if (tracec_i_te_clock_id != 6u) perfetto_protos_TracePacket_set_timestamp_clock_id(&pkt, tracec_i_te_clock_id);
+    perfetto_protos_TracePacket_begin_trace_stats(&pkt, &ts);
+    perfetto_protos_TraceStats_begin_buffer_stats(&ts, &b);
+    perfetto_protos_TraceStats_BufferStats_set_buffer_size(&b, (uint64_t)buffer_size);
+    perfetto_protos_TraceStats_BufferStats_set_chunks_discarded(&b, bs->dropped);
+    perfetto_protos_TraceStats_BufferStats_set_chunks_overwritten(&b, bs->overwritten);
+    perfetto_protos_TraceStats_BufferStats_set_trace_writer_packet_loss(&b, bs->dropped + bs->overwritten + bs->refused + te_lost);
+    perfetto_protos_TraceStats_end_buffer_stats(&ts, &b);
+    perfetto_protos_TraceStats_set_tracing_sessions(&ts, 1);
+    perfetto_protos_TraceStats_set_total_buffers(&ts, 1);
+    perfetto_protos_TracePacket_end_trace_stats(&pkt, &ts);
+    if (tracec_writer_end_packet(&w, &pkt.msg) != TRACEC_STATUS_SUCCESS) return;
+    pthread_mutex_lock(&out_mu);
+    if (s->file != NULL) {
+        (void)tracec_trace_file_append_raw(s->file, mem, tracec_writer_size(&w));
+        (void)tracec_trace_file_flush(s->file);
+    } else if (s->write != NULL) {
+        s->write(mem, tracec_writer_size(&w), s->write_data);
+    }
+    pthread_mutex_unlock(&out_mu);
+}
+
+static void session_stats(tracec_session *s) {
+    tracec_buffer_stats_t bs;
+    if (tracec_query_buffer_stats(s->buf, &bs) == TRACEC_STATUS_SUCCESS) write_stats(s, &bs, s->buffer_size);
+}
+
+static tracec_status_t session_stop(tracec_session *s);
+
+/*
+ * The session's thread: a flush every flush_period_ms (what was written
+ * survives a crash, _exit or SIGKILL but the last period), and the
+ * requests of the SIGINT/SIGTERM handler.  Every signal is blocked in it.
+ */
+static void *flusher_main(void *p) {
+    tracec_session *s = (tracec_session *)p;
+    int period = s->flush_period_ms == 0 || s->flush_period_ms == TRACEC_SESSION_FLUSH_NEVER
+                     ? -1
+                     : (s->flush_period_ms > (uint32_t)INT32_MAX ? INT32_MAX : (int)s->flush_period_ms);
+    for (;;) {
+        struct pollfd pf = {s->ctl[0], POLLIN, 0};
+        char c = 0;
+        int r = poll(&pf, 1, period);
+        if (r < 0 && errno == EINTR) continue;
+        if (r > 0 && read(s->ctl[0], &c, 1) != 1) continue;
+        if (c == 'q') break;
+        if (c == 's') { /* the signal ends the process: stop the session from here (it cannot join us) */
+            s->flusher_running = 0;
+            pthread_detach(pthread_self());
+            (void)session_stop(s);
+            (void)!write(s->done[1], &c, 1);
+            return NULL;
+        }
+        if (tracec_flush_buffer(s->buf) == TRACEC_STATUS_SUCCESS) session_stats(s);
+        if (c == 'f') (void)!write(s->done[1], &c, 1);
+    }
+    return NULL;
+}
+
+/*
+ * SIGINT / SIGTERM with stop_on_signals: when the program's own disposition
+ * would end the process, the session is stopped (by its thread; at most 2 s
+ * of waiting) and the signal is raised again with that disposition; when
+ * the program has a handler, the session is flushed and the handler runs.
+ * Only async-signal-safe calls here: getpid, write, poll, read, sigaction,
+ * raise.
+ */
+static void on_stop_signal(int sig, siginfo_t *info, void *uctx) {
+    int e = errno;
+    struct sigaction *old = sig == SIGINT ? &old_int : &old_term;
+    tracec_session *s = &the_session;
+    int dies = !(old->sa_flags & SA_SIGINFO) && old->sa_handler == SIG_DFL;
+    if (__atomic_load_n(&s->active, __ATOMIC_ACQUIRE) && s->flusher_running && s->pid == getpid()) {
+        char c = dies ? 's' : 'f';
+        struct pollfd pf = {s->done[0], POLLIN, 0};
+        if (write(s->ctl[1], &c, 1) == 1 && poll(&pf, 1, 2000) == 1) (void)!read(s->done[0], &c, 1);
+    }
+    if (old->sa_flags & SA_SIGINFO) {
+        if (old->sa_sigaction != NULL) old->sa_sigaction(sig, info, uctx);
+    } else if (old->sa_handler == SIG_DFL) {
+        (void)sigaction(sig, old, NULL);
+        (void)raise(sig); /* blocked until this handler returns, then the default action */
+    } else if (old->sa_handler != SIG_IGN) {
+        old->sa_handler(sig);
+    }
+    errno = e;
+}
+
+static void signals_install(void) {
+    struct sigaction sa;
+    if (sig_installed) return;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_stop_signal;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(SIGINT, &sa, &old_int) != 0) return;
+    if (sigaction(SIGTERM, &sa, &old_term) != 0) {
+        (void)sigaction(SIGINT, &old_int, NULL);
+        return;
+    }
+    sig_installed = 1;
+}
+
+/* The program's handlers back, unless it installed others since. */
+static void signals_restore(void) {
+    struct sigaction cur;
+    if (!sig_installed) return;
+    if (sigaction(SIGINT, NULL, &cur) == 0 && (cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == on_stop_signal)
+        (void)sigaction(SIGINT, &old_int, NULL);
+    if (sigaction(SIGTERM, NULL, &cur) == 0 && (cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == on_stop_signal)
+        (void)sigaction(SIGTERM, &old_term, NULL);
+    sig_installed = 0;
+}
+
+static void flusher_start(tracec_session *s) {
+    sigset_t all, old;
+    int periodic = s->flush_period_ms != 0 && s->flush_period_ms != TRACEC_SESSION_FLUSH_NEVER;
+    if (!periodic && !s->stop_on_signals) return;
+    if (pipe2(s->ctl, O_CLOEXEC) != 0) return;
+    if (pipe2(s->done, O_CLOEXEC) != 0) {
+        close(s->ctl[0]), close(s->ctl[1]);
+        return;
+    }
+    sigfillset(&all); /* the program's signals go to its own threads */
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    s->flusher_running = pthread_create(&s->flusher, NULL, flusher_main, s) == 0;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (!s->flusher_running) {
+        close(s->ctl[0]), close(s->ctl[1]), close(s->done[0]), close(s->done[1]);
+        return;
+    }
+    if (s->stop_on_signals) signals_install();
+}
+
+static void flusher_stop(tracec_session *s) {
+    char q = 'q';
+    if (!s->flusher_running) return;
+    s->flusher_running = 0;
+    if (getpid() != s->pid) return; /* a fork child has no flusher */
+    signals_restore();
+    (void)!write(s->ctl[1], &q, 1);
+    pthread_join(s->flusher, NULL);
+    close(s->ctl[0]), close(s->ctl[1]), close(s->done[0]), close(s->done[1]);
 }
 
 static void at_exit(void) {
@@ -73,7 +258,10 @@ static void at_exit(void) {
     if (active) (void)tracec_session_stop(&the_session);
 }
 
-static void fork_child(void) { __atomic_fetch_add(&tracec_i_te_epoch_hint, 1u, __ATOMIC_RELEASE); }
+static void fork_child(void) {
+    pthread_mutex_init(&out_mu, NULL);
+    __atomic_fetch_add(&tracec_i_te_epoch_hint, 1u, __ATOMIC_RELEASE);
+}
 
 static clockid_t clock_of(uint32_t id) {
     switch (id) {
@@ -86,12 +274,23 @@ static clockid_t clock_of(uint32_t id) {
 /* Undoes a start that failed half-way (mu held). */
 static void teardown(tracec_session *s) {
     __atomic_store_n(&tracec_i_te_gen, 0, __ATOMIC_RELEASE);
+    flusher_stop(s);
     if (s->ctx.handle != 0) (void)tracec_destroy_context(s->ctx);
     if (s->file != NULL) (void)tracec_trace_file_close(s->file);
     memset(s, 0, sizeof *s);
 }
 
+static tracec_status_t session_start(const tracec_session_config *config, tracec_session **out);
+
 tracec_status_t tracec_session_start(const tracec_session_config *config, tracec_session **out) {
+    int entered = tracec_i_te_session_enter();
+    tracec_status_t st = session_start(config, out);
+    tracec_i_te_session_leave(entered);
+    tracec_i_te_recheck_name(); /* the thread's name is read again at its first event */
+    return st;
+}
+
+static tracec_status_t session_start(const tracec_session_config *config, tracec_session **out) {
     tracec_session *s = &the_session;
     tracec_status_t st;
     if (config == NULL || out == NULL || (config->path == NULL && config->write == NULL))
@@ -105,6 +304,10 @@ tracec_status_t tracec_session_start(const tracec_session_config *config, tracec
     }
     memset(s, 0, sizeof *s);
     s->pid = getpid();
+    s->lost_base = __atomic_load_n(&tracec_i_te_lost, __ATOMIC_RELAXED);
+    s->flush_period_ms = config->flush_period_ms;
+    s->stop_on_signals = config->stop_on_signals;
+    if (s->flush_period_ms == 0 && config->path != NULL) s->flush_period_ms = TRACEC_SESSION_FLUSH_PERIOD_DEFAULT_MS;
     if (config->path != NULL) {
         st = tracec_trace_file_open(config->path, &s->file);
         if (st != TRACEC_STATUS_SUCCESS) goto fail;
@@ -136,6 +339,7 @@ tracec_status_t tracec_session_start(const tracec_session_config *config, tracec
         if (bc.mode == TRACEC_BUFFERING_MODE_ONESHOT || bc.mode == TRACEC_BUFFERING_MODE_CIRCULAR)
             bc.policy = TRACEC_BUFFER_POLICY_NONE;
         bc.size = config->buffer_size ? config->buffer_size : (size_t)1 << 20;
+        s->buffer_size = bc.size;
         bc.watermark = bc.size / 2; /* STREAMING: deliver a half-full half without waiting for it to fill */
         bc.durable_size = config->durable_size;
         if (bc.durable_size == 0 && bc.mode != TRACEC_BUFFERING_MODE_STREAMING) {
@@ -163,6 +367,7 @@ tracec_status_t tracec_session_start(const tracec_session_config *config, tracec
         s->active = 0;
         goto fail;
     }
+    flusher_start(s);
     *out = s;
     pthread_mutex_unlock(&mu);
     return TRACEC_STATUS_SUCCESS;
@@ -173,14 +378,29 @@ fail:
 }
 
 tracec_status_t tracec_session_flush(tracec_session *s) {
+    tracec_status_t st;
+    int entered;
     if (s == NULL || !s->active) return TRACEC_STATUS_BAD_STATE;
-    return tracec_flush_buffer(s->buf);
+    entered = tracec_i_te_session_enter();
+    st = tracec_flush_buffer(s->buf);
+    if (st == TRACEC_STATUS_SUCCESS) session_stats(s);
+    tracec_i_te_session_leave(entered);
+    return st;
 }
 
 tracec_status_t tracec_session_pause(tracec_session *s) {
+    tracec_status_t st;
+    int entered;
     if (s == NULL || !s->active) return TRACEC_STATUS_BAD_STATE;
+    entered = tracec_i_te_session_enter();
     tracec_i_te_thread_abandon();
-    return tracec_stop_context(s->ctx);
+    st = tracec_stop_context(s->ctx);
+    /* Slices open now end here: after the stop, so after every event the run took (their timestamps were
+       read before their packets began, and the stop waited for those). */
+    __atomic_store_n(&tracec_i_te_run_end_ts, tracec_i_te_now(), __ATOMIC_RELAXED);
+    if (st == TRACEC_STATUS_SUCCESS) session_stats(s);
+    tracec_i_te_session_leave(entered);
+    return st;
 }
 
 tracec_status_t tracec_session_resume_with_options(tracec_session *s, const tracec_start_options_t *options) {
@@ -190,9 +410,11 @@ tracec_status_t tracec_session_resume_with_options(tracec_session *s, const trac
     if (s == NULL || !s->active) return TRACEC_STATUS_BAD_STATE;
     if (options != NULL) o = *options;
     if (o.disposition == TRACEC_BUFFER_DISPOSITION_NONE) o.disposition = TRACEC_BUFFER_DISPOSITION_RETAIN;
+    int entered = tracec_i_te_session_enter();
     pthread_mutex_lock(&mu);
     /* An epoch that cannot be read counts as changed: the session packets are written again. */
     bool same = tracec_buffer_epoch(s->buf, &before) == TRACEC_STATUS_SUCCESS;
+    __atomic_fetch_add(&tracec_i_te_run, 1u, __ATOMIC_RELEASE); /* a new run: seen with the hint */
     __atomic_fetch_add(&tracec_i_te_epoch_hint, 1u, __ATOMIC_RELEASE); /* before and after: no thread keeps */
     st = tracec_start_context_with_options(s->ctx, &o);                /* an epoch read in between */
     same = tracec_buffer_epoch(s->buf, &after) == TRACEC_STATUS_SUCCESS && same && before == after;
@@ -200,6 +422,8 @@ tracec_status_t tracec_session_resume_with_options(tracec_session *s, const trac
     if (st == TRACEC_STATUS_SUCCESS)
         st = tracec_i_te_write_session_packets(!same, s->has_process_name ? s->process_name : NULL);
     pthread_mutex_unlock(&mu);
+    tracec_i_te_session_leave(entered);
+    tracec_i_te_recheck_name();
     return st;
 }
 
@@ -209,20 +433,32 @@ tracec_status_t tracec_session_resume(tracec_session *s, tracec_buffer_dispositi
     return tracec_session_resume_with_options(s, &o);
 }
 
-tracec_status_t tracec_session_stop(tracec_session *s) {
+static tracec_status_t session_stop(tracec_session *s) {
     tracec_status_t st, st2;
+    tracec_buffer_stats_t bs;
+    int have_stats;
     if (s == NULL) return TRACEC_STATUS_BAD_STATE;
     pthread_mutex_lock(&mu);
     if (!s->active) {
         pthread_mutex_unlock(&mu);
         return TRACEC_STATUS_BAD_STATE;
     }
+    flusher_stop(s);
     __atomic_store_n(&tracec_i_te_gen, 0, __ATOMIC_RELEASE);
     tracec_i_te_thread_abandon();
-    st = tracec_stop_context(s->ctx);
+    st = tracec_stop_context(s->ctx); /* delivers everything */
+    have_stats = tracec_query_buffer_stats(s->buf, &bs) == TRACEC_STATUS_SUCCESS;
     st2 = tracec_destroy_context(s->ctx); /* delivers what is left; no callback runs after it */
     if (st == TRACEC_STATUS_SUCCESS) st = st2;
     s->ctx.handle = 0;
+    if (getpid() != s->pid) {
+        /* A fork child: the file and the callback are the parent's.  The file's unwritten bytes are the
+           parent's too (it writes them itself): the child leaves it alone, open, as it found it. */
+        s->active = 0;
+        pthread_mutex_unlock(&mu);
+        return st;
+    }
+    if (have_stats) write_stats(s, &bs, s->buffer_size);
     if (s->file != NULL) {
         st2 = tracec_trace_file_close(s->file);
         if (st == TRACEC_STATUS_SUCCESS) st = st2;
@@ -230,6 +466,13 @@ tracec_status_t tracec_session_stop(tracec_session *s) {
     }
     s->active = 0;
     pthread_mutex_unlock(&mu);
+    return st;
+}
+
+tracec_status_t tracec_session_stop(tracec_session *s) {
+    int entered = tracec_i_te_session_enter();
+    tracec_status_t st = session_stop(s);
+    tracec_i_te_session_leave(entered);
     return st;
 }
 

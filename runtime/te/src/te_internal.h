@@ -40,6 +40,31 @@ tracec_status_t tracec_i_te_write_session_packets(int durable, const char *proce
 size_t tracec_i_te_descriptor_bytes(void);
 
 /*
+ * Events the layer dropped in this process (re-entered from a signal
+ * handler, misuse, the run stopped under them); the session adds them to
+ * the trace's data-loss statistics.  Atomic.
+ */
+extern uint64_t tracec_i_te_lost;
+/* Bumped before each resume starts a run (with the epoch hint, which a thread sees first). */
+extern uint64_t tracec_i_te_run;
+/* When the last run stopped, on the session's clock: slices open then are ended there. */
+extern uint64_t tracec_i_te_run_end_ts;
+
+/*
+ * Session calls hold the calling thread's guard, so a signal handler's
+ * event that interrupts them is dropped instead of re-entering.  Returns
+ * whether it set it (not inside a typed block); leave with that value.
+ */
+int tracec_i_te_session_enter(void);
+void tracec_i_te_session_leave(int entered);
+
+/* The calling thread looks at its name again at its next event. */
+void tracec_i_te_recheck_name(void);
+
+/* The session's clock now. */
+uint64_t tracec_i_te_now(void);
+
+/*
  * A typed event the calling thread left open (a block left with break or
  * return) is given up: its packet is refused and counted, so the stop or
  * pause that follows does not wait for it.

@@ -58,6 +58,7 @@
 #include "tracec/abi/hints.h" /* last: the branch hints */
 
 enum { SEQ_CLEARED = 1, SEQ_NEEDS = 2 };
+enum { GUARD_EVENT = 1, GUARD_TYPED = 2, GUARD_SESSION = 4 };
 enum { K_NAME = 1, K_CAT, K_DBG, K_CTRACK };
 enum { TABLE_SIZE = 512, TABLE_MAX = 384, MAX_PENDING = 32, MAX_TRACKS = 256, MAX_ARGS = 32, MAX_DEPTH = 8 };
 
@@ -81,15 +82,40 @@ typedef struct te_thread {
     uint64_t buf;   /* its buffer */
     uint64_t epoch; /* the buffer's epoch the dictionary is valid for */
     uint64_t hint;  /* tracec_i_te_epoch_hint when the epoch was last read */
+    uint64_t run;   /* tracec_i_te_run then */
     uint32_t seq;
     uint32_t need_header;
     uint32_t dropped; /* a packet was lost (STREAMING): the next one says so and clears the state */
-    uint32_t in_event;
+    uint32_t in_event; /* a typed event is open (its block runs) */
+    /*
+     * The re-entrancy guard: set while the thread runs the track-event layer
+     * (an event, a typed block, a session call).  An event that finds it set,
+     * or finds the thread inside the buffer runtime (tracec_i_tls_locks), was
+     * started by a signal handler that interrupted it: dropped and counted.
+     * Bits: GUARD_EVENT, GUARD_TYPED, GUARD_SESSION.
+     */
+    uint32_t guard; /* written between compiler barriers (__atomic_signal_fence) */
     uint32_t used;
     uint64_t next_iid;
     uint64_t misuse;
     int32_t tid;
     uint64_t uuid; /* the thread's track (0: not computed for this sequence) */
+    /*
+     * Slices on the thread's track as the program opened them (docs/track-
+     * events.md, "Nesting after losses"): `nlive` levels, a stack of bits in
+     * `written` (bit 0 the innermost) set when a level's BEGIN is in the
+     * trace (levels from 64 up are not tracked and count as written); `phantoms` levels below them whose slices the runtime ended
+     * at a run or session boundary (the program's END for them is not
+     * written); `pending_ends` ENDs of written slices that could not be
+     * written yet, at `pending_ts`, written before the thread's next event.
+     */
+    uint32_t nlive;
+    uint32_t pending_ends;
+    uint64_t written;
+    uint64_t phantoms;
+    uint64_t pending_ts;
+    uint64_t last_ts; /* the thread's last event: a boundary ends slices no earlier (it may have raced the stop) */
+    char name[16]; /* the thread name in the last TrackDescriptor of the sequence */
     entry table[TABLE_SIZE];
 } te_thread;
 
@@ -97,6 +123,9 @@ static _Thread_local te_thread te;
 static uint32_t next_seq = 1;
 
 uint64_t tracec_i_te_gen;
+uint64_t tracec_i_te_lost;
+uint64_t tracec_i_te_run;
+uint64_t tracec_i_te_run_end_ts;
 uint64_t tracec_i_te_epoch_hint;
 uint64_t tracec_i_te_buf;
 int tracec_i_te_in_order;
@@ -143,6 +172,8 @@ static uint64_t now_ns(void) {
 
 uint64_t tracec_te_thread_misuse(void) { return te.misuse; }
 
+uint64_t tracec_i_te_now(void) { return now_ns(); }
+
 /* ---- the dictionary ------------------------------------------------------------ */
 
 static uint32_t slot_of(const void *key, uint32_t kind) {
@@ -181,6 +212,8 @@ static void forget_names(te_thread *t) {
     for (uint32_t i = 0; i < nk; i++) insert(t, keep[i].key, keep[i].kind, keep[i].val);
 }
 
+static void nest_boundary(te_thread *t, uint64_t end_ts, int write_ends);
+
 static void reset_sequence(te_thread *t) {
     memset(t->table, 0, sizeof t->table);
     t->used = 0;
@@ -190,6 +223,7 @@ static void reset_sequence(te_thread *t) {
     t->dropped = 0;
     t->tid = 0; /* a fork child changes the epoch: pid and tid are new */
     t->uuid = 0;
+    nest_boundary(t, 0, 0); /* the new sequence's track has no open slice */
 }
 
 /* ---- packets ------------------------------------------------------------------ */
@@ -232,6 +266,8 @@ static inline TRACEC_I_ALWAYS_INLINE bool end(te_thread *t, tracec_writer *w, pe
         t->dropped = 0;
         return true;
     }
+    if (st == TRACEC_STATUS_CLOSED) /* the run stopped under the event: the buffer does not count it */
+        __atomic_fetch_add(&tracec_i_te_lost, 1u, __ATOMIC_RELAXED);
     if ((st == TRACEC_STATUS_BUFFER_FULL || st == TRACEC_STATUS_WOULD_DEADLOCK || st == TRACEC_STATUS_OUT_OF_MEMORY) &&
         __atomic_load_n(&tracec_i_te_in_order, __ATOMIC_RELAXED) && !t->dropped) {
         t->dropped = 1; /* until a packet lands nothing enters the dictionary: forgetting once is enough */
@@ -245,12 +281,14 @@ static bool write_thread_header(te_thread *t) {
     perfetto_protos_TracePacket pkt;
     perfetto_protos_TrackDescriptor td;
     perfetto_protos_ThreadDescriptor th;
-    char name[32] = "";
-    (void)pthread_getname_np(pthread_self(), name, sizeof name);
+    char name[sizeof t->name] = "";
+    (void)pthread_getname_np(pthread_self(), name, sizeof name); /* prctl(PR_GET_NAME): async-signal-safe */
     begin(t, &w, &pkt, TRACEC_BUFFER_TRACING_TRACK_DESCRIPTOR);
-    perfetto_protos_TracePacket_set_sequence_flags(&pkt, SEQ_CLEARED);
-    perfetto_protos_TracePacket_set_first_packet_on_sequence(&pkt, true);
-    put_defaults(t, &pkt);
+    if (t->need_header) {
+        perfetto_protos_TracePacket_set_sequence_flags(&pkt, SEQ_CLEARED);
+        perfetto_protos_TracePacket_set_first_packet_on_sequence(&pkt, true);
+        put_defaults(t, &pkt);
+    }
     perfetto_protos_TracePacket_begin_track_descriptor(&pkt, &td);
     perfetto_protos_TrackDescriptor_set_uuid(&td, thread_uuid(t));
     perfetto_protos_TrackDescriptor_set_parent_uuid(&td, tracec_te_process_track_uuid());
@@ -260,7 +298,59 @@ static bool write_thread_header(te_thread *t) {
     if (name[0]) perfetto_protos_ThreadDescriptor_set_cstr_thread_name(&th, name);
     perfetto_protos_TrackDescriptor_end_thread(&td, &th);
     perfetto_protos_TracePacket_end_track_descriptor(&pkt, &td);
-    return end(t, &w, &pkt);
+    if (!end(t, &w, &pkt)) return false;
+    memcpy(t->name, name, sizeof name);
+    return true;
+}
+
+/* At a thread's first event of a run: a new TrackDescriptor when its name changed since the last one. */
+static void refresh_thread_name(te_thread *t) {
+    char name[sizeof t->name] = "";
+    (void)pthread_getname_np(pthread_self(), name, sizeof name);
+    if (memcmp(name, t->name, sizeof name) != 0) (void)write_thread_header(t);
+}
+
+/*
+ * A run or session boundary: the slices open on the thread's track were
+ * ended when the run stopped (`end_ts`; their ENDs are written before the
+ * thread's next event when `write_ends`), and the program's own ENDs for
+ * them are swallowed (phantom levels).
+ */
+static void nest_boundary(te_thread *t, uint64_t end_ts, int write_ends) {
+    uint32_t n = t->nlive;
+    if (n == 0 && t->pending_ends == 0) return;
+    if (write_ends) {
+        /* levels from 64 up count as written; `written` holds the others (bits above them are 0) */
+        uint32_t w = (n > 64u ? n - 64u : 0u) + (uint32_t)__builtin_popcountll(t->written);
+        if (end_ts < t->last_ts) end_ts = t->last_ts; /* an event that raced the stop landed in the new run */
+        t->pending_ends += w;
+        if (t->pending_ends != 0) t->pending_ts = end_ts;
+    } else {
+        t->pending_ends = 0;
+    }
+    t->phantoms += n;
+    t->nlive = 0;
+    t->written = 0;
+}
+
+/* `written` is a stack of bits, the innermost level in bit 0; levels from 64 up are not tracked (written). */
+static inline TRACEC_I_ALWAYS_INLINE void nest_push(te_thread *t, bool written) {
+    if (TRACEC_I_LIKELY(t->nlive < 64u)) t->written = (t->written << 1) | (uint64_t)written;
+    t->nlive++;
+}
+
+/* An END of the thread's track: true when it must be written (its BEGIN is in the trace). */
+static inline TRACEC_I_ALWAYS_INLINE bool nest_pop(te_thread *t) {
+    bool w;
+    if (TRACEC_I_UNLIKELY(t->nlive == 0)) {
+        if (t->phantoms == 0) return true; /* more ENDs than BEGINs: the program's own imbalance */
+        t->phantoms--;
+        return false;
+    }
+    if (TRACEC_I_UNLIKELY(--t->nlive >= 64u)) return true;
+    w = (t->written & 1u) != 0;
+    t->written >>= 1;
+    return w;
 }
 
 /*
@@ -277,6 +367,7 @@ static te_thread *thread_ready(void) {
         uint64_t buf = __atomic_load_n(&tracec_i_te_buf, __ATOMIC_ACQUIRE);
         if (t->gen != 0) tracec_buffer_writer_release(&t->bw);
         t->gen = 0;
+        nest_boundary(t, 0, 0); /* the old session's slices stay in its trace */
         if (tracec_buffer_writer_init(&t->bw, (tracec_buffer_id_t){buf}, 0) != TRACEC_STATUS_SUCCESS) return NULL;
         t->gen = gen;
         t->buf = buf;
@@ -291,6 +382,11 @@ static te_thread *thread_ready(void) {
             reset_sequence(t);
             t->epoch = epoch;
         }
+        uint64_t run = __atomic_load_n(&tracec_i_te_run, __ATOMIC_ACQUIRE);
+        if (run != t->run && t->hint != UINT64_MAX) /* a new run (not the session's first): slices open at its stop end */
+            nest_boundary(t, __atomic_load_n(&tracec_i_te_run_end_ts, __ATOMIC_RELAXED), !t->need_header);
+        t->run = run;
+        if (!t->need_header) refresh_thread_name(t);
         t->hint = hint;
     }
     if (TRACEC_I_UNLIKELY(t->need_header)) {
@@ -298,6 +394,12 @@ static te_thread *thread_ready(void) {
         t->need_header = 0;
     }
     return t;
+}
+
+/* Looks at the thread's name again at its next event (after the session's own packets). */
+void tracec_i_te_recheck_name(void) {
+    te_thread *t = &te;
+    if (t->gen != 0) t->hint = UINT64_MAX - 1u;
 }
 
 /*
@@ -444,7 +546,84 @@ static inline TRACEC_I_ALWAYS_INLINE void close_annotation(perfetto_protos_Track
 
 /* ---- events ------------------------------------------------------------------- */
 
+/* An event the layer drops (misuse): counted; its slice level is kept so the ENDs still match. */
+static void drop_event(te_thread *t, const tracec_te_arg *a, size_t n) {
+    int track = 0;
+    uint32_t kind = 0;
+    t->misuse++;
+    __atomic_fetch_add(&tracec_i_te_lost, 1u, __ATOMIC_RELAXED);
+    for (size_t i = 0; i < n && i < 64u; i++) {
+        if (a[i].kind == TRACEC_I_TE_TRACK) track = 1;
+        if ((a[i].kind == TRACEC_I_TE_SLICE_BEGIN || a[i].kind == TRACEC_I_TE_SLICE_END) && kind == 0) kind = a[i].kind;
+    }
+    if (track || kind == 0) return;
+    if (kind == TRACEC_I_TE_SLICE_BEGIN)
+        nest_push(t, false);
+    else
+        (void)nest_pop(t);
+}
+
+/*
+ * ENDs the thread owes the trace (lost, or of slices open when a run
+ * stopped), written after the thread's next written event: only once the
+ * buffer took a packet again (a full ONESHOT buffer is not asked again and
+ * again), with their own, earlier timestamp, so the reader, which sorts by
+ * time, closes the slices before that event.
+ */
+static void write_pending_ends(te_thread *t) {
+    while (t->pending_ends != 0) {
+        tracec_writer w;
+        perfetto_protos_TracePacket pkt;
+        perfetto_protos_TrackEvent ev;
+        begin(t, &w, &pkt, TRACEC_BUFFER_TRACING_TRACK_EVENT);
+        put_packet_header(&pkt, t->pending_ts);
+        perfetto_protos_TracePacket_begin_track_event(&pkt, &ev);
+        perfetto_protos_TrackEvent_set_type(&ev, perfetto_protos_TrackEvent_TYPE_SLICE_END);
+        perfetto_protos_TracePacket_end_track_event(&pkt, &ev);
+        if (!end(t, &w, &pkt)) return;
+        t->pending_ends--;
+    }
+}
+
+/*
+ * The guard of every entry point: false (the event is dropped and counted)
+ * when the thread is already inside the layer or the buffer runtime, which
+ * only a signal handler can make happen (or an event inside a typed block:
+ * misuse).  A typed block left with break/return in an earlier session
+ * does not hold the guard any more.
+ */
+static inline TRACEC_I_ALWAYS_INLINE bool guard_enter(te_thread *g, uint32_t bit) {
+    if (TRACEC_I_UNLIKELY(g->guard | tracec_i_tls_locks)) {
+        if (g->guard == GUARD_TYPED && tracec_i_tls_locks == 0 &&
+            g->gen != __atomic_load_n(&tracec_i_te_gen, __ATOMIC_ACQUIRE)) {
+            g->guard = 0;
+            g->in_event = 0;
+        } else {
+            if (g->guard & GUARD_TYPED) g->misuse++;
+            __atomic_fetch_add(&tracec_i_te_lost, 1u, __ATOMIC_RELAXED);
+            return false;
+        }
+    }
+    g->guard = bit;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    return true;
+}
+
+static inline TRACEC_I_ALWAYS_INLINE void guard_leave(te_thread *g, uint32_t bit) {
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    g->guard &= ~bit;
+}
+
+static inline TRACEC_I_ALWAYS_INLINE void emit(te_thread *t, tracec_te_category *cat, const tracec_te_arg *a, size_t n);
+
 void tracec_i_te_emit(tracec_te_category *cat, const tracec_te_arg *a, size_t n) {
+    te_thread *g = &te;
+    if (!guard_enter(g, GUARD_EVENT)) return;
+    emit(g, cat, a, n);
+    guard_leave(g, GUARD_EVENT);
+}
+
+static inline TRACEC_I_ALWAYS_INLINE void emit(te_thread *g, tracec_te_category *cat, const tracec_te_arg *a, size_t n) {
     pending p[MAX_PENDING];
     uint64_t iid[MAX_ARGS]; /* per part: its name's iid, 0 when written inline */
     size_t np = 0;
@@ -453,9 +632,10 @@ void tracec_i_te_emit(tracec_te_category *cat, const tracec_te_arg *a, size_t n)
     uint64_t ts = 0, track = 0, cat_iid = 0;
     int have_ts = 0, have_track = 0, named, depth = 0;
     te_thread *t = thread_ready();
+    (void)g;
     if (t == NULL) return;
-    if (TRACEC_I_UNLIKELY(t->in_event || n > MAX_ARGS)) {
-        t->misuse++;
+    if (TRACEC_I_UNLIKELY(n > MAX_ARGS)) {
+        drop_event(t, a, n);
         return;
     }
     for (size_t i = 0; i < n; i++) {
@@ -467,7 +647,7 @@ void tracec_i_te_emit(tracec_te_category *cat, const tracec_te_arg *a, size_t n)
         case TRACEC_I_TE_COUNTER_INT:
         case TRACEC_I_TE_COUNTER_DOUBLE:
             if (type != NULL) {
-                t->misuse++; /* two types in one event */
+                drop_event(t, a, n); /* two types in one event */
                 return;
             }
             type = &a[i];
@@ -479,7 +659,7 @@ void tracec_i_te_emit(tracec_te_category *cat, const tracec_te_arg *a, size_t n)
         case TRACEC_I_TE_TERMINATING_FLOW: break;
         case TRACEC_I_TE_ARG_END:
             if (depth-- == 0) {
-                t->misuse++; /* an END without its DICT or ARRAY */
+                drop_event(t, a, n); /* an END without its DICT or ARRAY */
                 return;
             }
             break;
@@ -487,7 +667,7 @@ void tracec_i_te_emit(tracec_te_category *cat, const tracec_te_arg *a, size_t n)
             if (depth == 0) iid[i] = want(t, p, &np, a[i].name, a[i].name, K_DBG);
             if (a[i].kind == TRACEC_I_TE_ARG_DICT || a[i].kind == TRACEC_I_TE_ARG_ARRAY) {
                 if (++depth > MAX_DEPTH) {
-                    t->misuse++;
+                    drop_event(t, a, n);
                     return;
                 }
             }
@@ -495,9 +675,11 @@ void tracec_i_te_emit(tracec_te_category *cat, const tracec_te_arg *a, size_t n)
         }
     }
     if (type == NULL) {
-        t->misuse++;
+        drop_event(t, a, n);
         return;
     }
+    if (type->kind == TRACEC_I_TE_SLICE_END && !have_track && !nest_pop(t))
+        return; /* its BEGIN is not in the trace, or the runtime ended the slice at a boundary */
     named = type->kind == TRACEC_I_TE_SLICE_BEGIN || type->kind == TRACEC_I_TE_INSTANT;
     if (named) cat_iid = want(t, p, &np, cat, cat->c.name, K_CAT);
     if (!have_track) {
@@ -516,6 +698,7 @@ void tracec_i_te_emit(tracec_te_category *cat, const tracec_te_arg *a, size_t n)
         if (named) cat_iid = iid_of(t, cat, K_CAT);
     }
     if (!have_ts) ts = now_ns();
+    t->last_ts = ts;
 
     tracec_writer w;
     perfetto_protos_TracePacket pkt;
@@ -581,7 +764,16 @@ void tracec_i_te_emit(tracec_te_category *cat, const tracec_te_arg *a, size_t n)
         close_annotation(&ev, &ns);
     }
     perfetto_protos_TracePacket_end_track_event(&pkt, &ev);
-    (void)end(t, &w, &pkt);
+    bool ok = end(t, &w, &pkt);
+    if (!have_track) {
+        if (type->kind == TRACEC_I_TE_SLICE_BEGIN) {
+            nest_push(t, ok);
+        } else if (type->kind == TRACEC_I_TE_SLICE_END && TRACEC_I_UNLIKELY(!ok)) {
+            t->pending_ends++; /* the slice is open in the trace: ended after the thread's next written event */
+            t->pending_ts = ts;
+        }
+    }
+    if (TRACEC_I_UNLIKELY(t->pending_ends != 0) && ok) write_pending_ends(t);
 }
 
 void tracec_i_te_thread_abandon(void) {
@@ -589,7 +781,20 @@ void tracec_i_te_thread_abandon(void) {
     if (!t->in_event) return;
     tracec_buffer_writer_release(&t->bw); /* the open packet is refused and counted */
     t->in_event = 0;
+    t->guard &= ~(uint32_t)GUARD_TYPED;
     t->gen = 0;
+}
+
+int tracec_i_te_session_enter(void) {
+    te_thread *g = &te;
+    if (g->guard != 0) return 0; /* inside a typed block (or a handler that interrupted the layer) */
+    g->guard = GUARD_SESSION;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    return 1;
+}
+
+void tracec_i_te_session_leave(int entered) {
+    if (entered) guard_leave(&te, GUARD_SESSION);
 }
 
 /* ---- the typed form ------------------------------------------------------------- */
@@ -599,10 +804,10 @@ int tracec_i_te_open(tracec_te_packet *p, tracec_te_category *cat, const char *n
     size_t np = 0;
     te_thread *t;
     p->i_state = 2; /* the loop runs at most once whatever happens */
+    if (!guard_enter(&te, GUARD_TYPED)) return 0;
     t = thread_ready();
-    if (t == NULL) return 0;
-    if (t->in_event) {
-        t->misuse++;
+    if (t == NULL) {
+        guard_leave(&te, GUARD_TYPED);
         return 0;
     }
     p->i_name_iid = want(t, pend, &np, name, name, K_NAME);
@@ -613,7 +818,7 @@ int tracec_i_te_open(tracec_te_packet *p, tracec_te_category *cat, const char *n
         p->i_cat_iid = iid_of(t, cat, K_CAT);
     }
     begin(t, &p->w, &p->pkt, TRACEC_BUFFER_TRACING_TRACK_EVENT);
-    put_packet_header(&p->pkt, now_ns());
+    put_packet_header(&p->pkt, t->last_ts = now_ns());
     p->i_thread = t;
     p->i_name = name;
     p->i_cat = cat;
@@ -639,9 +844,12 @@ void tracec_i_te_fill(tracec_te_packet *p, perfetto_protos_TrackEvent *ev) {
 
 void tracec_i_te_close(tracec_te_packet *p) {
     te_thread *t = (te_thread *)p->i_thread;
-    (void)end(t, &p->w, &p->pkt);
+    bool ok = end(t, &p->w, &p->pkt);
+    if (p->i_type == (uint32_t)perfetto_protos_TrackEvent_TYPE_SLICE_BEGIN) nest_push(t, ok);
+    if (TRACEC_I_UNLIKELY(t->pending_ends != 0) && ok) write_pending_ends(t);
     t->in_event = 0;
     p->i_state = 2;
+    guard_leave(t, GUARD_TYPED);
 }
 
 /* ---- tracks and the session's packets ----------------------------------------- */
@@ -671,8 +879,11 @@ tracec_status_t tracec_te_define_track(uint64_t uuid, const char *name, int coun
         ntracks++;
     }
     pthread_mutex_unlock(&tracks_mu);
-    if (st == TRACEC_STATUS_SUCCESS && (t = thread_ready()) != NULL && !t->in_event)
-        (void)write_track_descriptor(t, uuid, name, counter);
+    if (st == TRACEC_STATUS_SUCCESS && tracec_i_tls_locks == 0) {
+        int entered = tracec_i_te_session_enter();
+        if (entered && (t = thread_ready()) != NULL) (void)write_track_descriptor(t, uuid, name, counter);
+        tracec_i_te_session_leave(entered);
+    }
     return st;
 }
 

@@ -30,6 +30,15 @@
  * Each thread writes its own packet sequence: its own buffer writer,
  * trusted_packet_sequence_id and interning dictionary, created on its first
  * event of a session and released by the runtime at thread exit.
+ *
+ * Events are async-signal-safe: one from a signal handler that interrupted
+ * its thread inside this layer or the buffer runtime is dropped and counted
+ * (never a crash or a deadlock); otherwise it is written.  The session calls
+ * are not async-signal-safe.  Every loss is in the trace: the session's
+ * TraceStats (trace processor stat traced_buf_trace_writer_packet_loss,
+ * severity data_loss).  Slices nest as the program meant for the events
+ * kept: an END whose BEGIN was lost is not written, a lost END is written
+ * later, slices open when a run stops end there.  docs/track-events.md.
  */
 #ifndef TRACEC_TRACK_EVENT_H
 #define TRACEC_TRACK_EVENT_H
@@ -271,10 +280,29 @@ typedef struct tracec_session_config {
     size_t num_categories;
     uint32_t clock_id;              /* a BuiltinClock: 6 BOOTTIME (default, 0 too), 3 MONOTONIC, 1 REALTIME */
     const char *process_name;       /* NULL = /proc/self/comm */
+    /*
+     * A flush every this many milliseconds, from a thread of the session:
+     * delivered packets and the statistics are written out (write(2)), so a
+     * crash, _exit() or SIGKILL loses at most the last period.  0: the
+     * default, TRACEC_SESSION_FLUSH_PERIOD_DEFAULT_MS for a file, none for a
+     * callback; TRACEC_SESSION_FLUSH_NEVER: none.
+     */
+    uint32_t flush_period_ms;
+    /*
+     * Non-zero: SIGINT and SIGTERM stop the session cleanly (docs/track-
+     * events.md, "Signals and abnormal ends"): when the program's own
+     * disposition would end the process, the session is stopped and the
+     * signal's action then runs; when the program has a handler, the session
+     * is flushed and the handler runs.
+     */
+    int stop_on_signals;
 } tracec_session_config;
 
+#define TRACEC_SESSION_FLUSH_PERIOD_DEFAULT_MS 1000u
+#define TRACEC_SESSION_FLUSH_NEVER UINT32_MAX
+
 #define TRACEC_SESSION_CONFIG_INIT \
-    {NULL, NULL, NULL, TRACEC_BUFFERING_MODE_STREAMING, TRACEC_BUFFER_POLICY_LOSSLESS, 0, 0, NULL, 0, 0, NULL}
+    {NULL, NULL, NULL, TRACEC_BUFFERING_MODE_STREAMING, TRACEC_BUFFER_POLICY_LOSSLESS, 0, 0, NULL, 0, 0, NULL, 0, 0}
 
 /*
  * Creates a context and a buffer, registers every category, starts, and
@@ -288,10 +316,14 @@ typedef struct tracec_session_config {
  */
 tracec_status_t tracec_session_start(const tracec_session_config *config, tracec_session **out) TRACEC_I_WARN_UNUSED;
 
-/* Delivers everything written so far (to the file or the callback). */
+/* Delivers everything written so far (to the file or the callback), then the TraceStats; a file is written out. */
 tracec_status_t tracec_session_flush(tracec_session *s);
 
-/* Stops the run (events are dropped until resumed) and delivers everything. */
+/*
+ * Stops the run (events are dropped until resumed) and delivers everything,
+ * then the TraceStats.  Slices open on a thread now end here (written
+ * before the thread's first event of the next run).
+ */
 tracec_status_t tracec_session_pause(tracec_session *s);
 
 /*
@@ -305,8 +337,10 @@ tracec_status_t tracec_session_resume(tracec_session *s, tracec_buffer_dispositi
 tracec_status_t tracec_session_resume_with_options(tracec_session *s, const tracec_start_options_t *options);
 
 /*
- * Stops, delivers everything, closes the file and ends the session (also
- * done at process exit).  NULL or an ended session: BAD_STATE.
+ * Stops, delivers everything, writes the TraceStats, closes the file and
+ * ends the session (also done at process exit).  NULL or an ended session:
+ * BAD_STATE.  In a fork child: ends the child's copy, leaving the parent's
+ * file and callback untouched.
  */
 tracec_status_t tracec_session_stop(tracec_session *s);
 

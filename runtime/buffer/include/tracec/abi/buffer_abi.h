@@ -78,6 +78,17 @@ typedef struct tracec_i_wstate {
     struct tracec_i_wstate *pool_next; /* the runtime's list of all writer states */
 } tracec_i_wstate;
 
+/*
+ * How many of the buffer runtime's locks the calling thread holds (or waits
+ * for).  The track-event layer reads it before it writes: an event that
+ * would run while the thread is inside the runtime (a signal handler that
+ * interrupted it) is dropped and counted instead of taking a lock its own
+ * thread holds.  C only (no inline function of a public header uses it).
+ */
+#ifndef __cplusplus
+extern _Thread_local uint32_t tracec_i_tls_locks;
+#endif
+
 /* The header of the chunk the writer holds. */
 static inline TRACEC_I_ALWAYS_INLINE tracec_i_blk *tracec_i_chunk_header(const tracec_i_wstate *ws) {
     return (tracec_i_blk *)(void *)(ws->body - TRACEC_I_BLK_HDR);

@@ -1,0 +1,371 @@
+/*
+ * test_losses.c - what a trace says when something is lost, judged by
+ * Perfetto's trace processor: TraceStats rows at severity data_loss in
+ * every mode (and at zero when nothing is lost), slices that nest as the
+ * program meant after refused events, pauses, category changes and drops,
+ * thread names read at the first event of each run, a fork child that
+ * leaves the parent's file alone, and a file that survives _exit, SIGKILL
+ * and SIGTERM up to the last periodic flush.
+ */
+#define _GNU_SOURCE /* pthread_setname_np */
+#include <criterion/criterion.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "te_util.h"
+#include "tracec/track_event.h"
+
+#define LOSS_CATEGORIES(C) C(m, "main") C(x, "extra")
+TRACEC_TE_DECLARE_CATEGORIES(LOSS_CATEGORIES)
+TRACEC_TE_DEFINE_CATEGORIES(LOSS_CATEGORIES)
+
+static tracec_session *start(const char *path, tracec_buffering_mode_t mode, tracec_buffer_policy_t policy,
+                             size_t size) {
+    tracec_session_config cfg = TRACEC_SESSION_CONFIG_INIT;
+    tracec_session *s = NULL;
+    cfg.path = path;
+    cfg.mode = mode;
+    cfg.policy = policy;
+    cfg.buffer_size = size;
+    tracec_status_t st = tracec_session_start(&cfg, &s);
+    cr_assert_eq(st, TRACEC_STATUS_SUCCESS, "start: %s", tracec_status_str(st));
+    return s;
+}
+
+/* The first value of the trace processor's answer; -2 when it is absent. */
+static long tp_long(const char *trace, const char *sql) {
+    char *out;
+    long v = -1;
+    if (!te_tp(trace, sql, &out)) return -2;
+    const char *nl = out ? strchr(out, '\n') : NULL;
+    if (nl != NULL && nl[1] != '\0') v = atol(nl + 1);
+    free(out);
+    return v;
+}
+
+static void expect_tp(const char *trace, const char *sql, const char *want) {
+    char *out;
+    if (!te_tp(trace, sql, &out)) return;
+    cr_assert(out != NULL && strcmp(out, want) == 0, "trace processor, %s\n--- got\n%s--- want\n%s", sql,
+              out ? out : "", want);
+    free(out);
+}
+
+static long stat_value(const char *trace, const char *name) {
+    char sql[256];
+    snprintf(sql, sizeof sql, "select coalesce(sum(value), 0) from stats where name = '%s';", name);
+    return tp_long(trace, sql);
+}
+
+/* No error row; the data_loss rows are exactly the writer packet loss (when `loss` > 0) and worth `loss`. */
+static void expect_loss(const char *trace, long loss) {
+    char want[256];
+    if (loss > 0)
+        snprintf(want, sizeof want, "\"name\",\"severity\",\"value\"\n"
+                                    "\"traced_buf_trace_writer_packet_loss\",\"data_loss\",%ld\n", loss);
+    else
+        snprintf(want, sizeof want, "\"name\",\"severity\",\"value\"\n");
+    expect_tp(trace, "select name, severity, value from stats where value > 0 and severity in ('error', 'data_loss');",
+              want);
+}
+
+static uint64_t buffer_losses(tracec_session *s, tracec_buffer_stats_t *bs) {
+    cr_assert_eq(tracec_query_buffer_stats(tracec_session_buffer(s), bs), TRACEC_STATUS_SUCCESS);
+    return bs->dropped + bs->overwritten + bs->refused;
+}
+
+/* ---- statistics ------------------------------------------------------------ */
+
+Test(te_losses, nothing_lost_writes_stats_at_zero) {
+    const char *path = te_path("zero.pftrace");
+    tracec_session *s = start(path, TRACEC_BUFFERING_MODE_STREAMING, TRACEC_BUFFER_POLICY_LOSSLESS, 0);
+    for (int i = 0; i < 100; i++) {
+        TRACEC_SLICE_BEGIN(m, "s");
+        TRACEC_SLICE_END(m);
+    }
+    cr_assert_eq(tracec_session_flush(s), TRACEC_STATUS_SUCCESS);
+    cr_assert_eq(tracec_session_stop(s), TRACEC_STATUS_SUCCESS);
+    expect_loss(path, 0);
+    long size = stat_value(path, "traced_buf_buffer_size");
+    if (size != -2) cr_assert_eq(size, 1L << 20, "the session's TraceStats is in the trace: %ld", size);
+}
+
+/* Flat slices into a small buffer of `mode`: every loss is in the data_loss row, the kept slices are flat. */
+static void flat_losses(const char *name, tracec_buffering_mode_t mode, tracec_buffer_policy_t policy,
+                        const char *split_stat, int which) {
+    const char *path = te_path(name);
+    tracec_buffer_stats_t bs;
+    tracec_session *s = start(path, mode, policy, 16u << 10);
+    for (int i = 0; i < 20000; i++) {
+        TRACEC_TE(m, TRACEC_TE_SLICE_BEGIN("iter"), TRACEC_TE_ARG_INT("i", i));
+        TRACEC_INSTANT(m, "tick");
+        TRACEC_SLICE_END(m);
+    }
+    cr_assert_eq(tracec_session_flush(s), TRACEC_STATUS_SUCCESS);
+    uint64_t lost = buffer_losses(s, &bs);
+    cr_assert_eq(tracec_session_stop(s), TRACEC_STATUS_SUCCESS);
+    cr_assert_gt(lost, 0u, "a 16 KiB buffer loses some of 60,000 events");
+    expect_loss(path, (long)lost);
+    long split = stat_value(path, split_stat);
+    if (split != -2) cr_assert_eq(split, (long)(which ? bs.overwritten : bs.dropped), "%s", split_stat);
+    /* what was kept nests as written: flat, and at most the slice whose END was lost is unfinished */
+    cr_assert_leq(tp_long(path, "select coalesce(max(depth), 0) from slice where name = 'iter';"), 0);
+    cr_assert_leq(tp_long(path, "select count(*) from slice where dur < 0;"), 1);
+}
+
+Test(te_losses, oneshot_discards_are_data_loss) {
+    flat_losses("oneshot.pftrace", TRACEC_BUFFERING_MODE_ONESHOT, TRACEC_BUFFER_POLICY_NONE,
+                "traced_buf_chunks_discarded", 0);
+}
+
+Test(te_losses, circular_overwrites_are_data_loss) {
+    flat_losses("circular.pftrace", TRACEC_BUFFERING_MODE_CIRCULAR, TRACEC_BUFFER_POLICY_NONE,
+                "traced_buf_chunks_overwritten", 1);
+}
+
+/* STREAMING DISCARD loses only when the producer outpaces the callback: losses, if any, are all counted. */
+Test(te_losses, streaming_discard_drops_are_data_loss) {
+    const char *path = te_path("discard.pftrace");
+    tracec_buffer_stats_t bs;
+    tracec_session *s = start(path, TRACEC_BUFFERING_MODE_STREAMING, TRACEC_BUFFER_POLICY_DISCARD, 4u << 10);
+    for (int i = 0; i < 50000; i++) {
+        TRACEC_TE(m, TRACEC_TE_SLICE_BEGIN("iter"), TRACEC_TE_ARG_INT("i", i));
+        TRACEC_SLICE_END(m);
+    }
+    cr_assert_eq(tracec_session_flush(s), TRACEC_STATUS_SUCCESS);
+    TRACEC_INSTANT(m, "last"); /* written after the flush: a slice whose END was lost is ended by now */
+    cr_assert_eq(tracec_session_flush(s), TRACEC_STATUS_SUCCESS);
+    uint64_t lost = buffer_losses(s, &bs);
+    cr_assert_eq(tracec_session_stop(s), TRACEC_STATUS_SUCCESS);
+    expect_loss(path, (long)lost);
+    cr_assert_leq(tp_long(path, "select coalesce(max(depth), 0) from slice where name = 'iter';"), 0);
+    cr_assert_eq(tp_long(path, "select count(*) from slice where dur < 0;"), 0);
+}
+
+/* ---- nesting after losses --------------------------------------------------- */
+
+Test(te_losses, refused_oversize_begin_takes_its_end_along) {
+    const char *path = te_path("oversize.pftrace");
+    tracec_buffer_stats_t bs;
+    size_t big = 96u << 10;
+    char *str = malloc(big);
+    cr_assert_not_null(str);
+    memset(str, 'x', big - 1);
+    str[big - 1] = '\0';
+    tracec_session *s = start(path, TRACEC_BUFFERING_MODE_STREAMING, TRACEC_BUFFER_POLICY_LOSSLESS, 64u << 10);
+    TRACEC_SLICE_BEGIN(m, "outer");
+    TRACEC_TE(m, TRACEC_TE_SLICE_BEGIN("big"), TRACEC_TE_ARG_STRING("s", str)); /* larger than a half: refused */
+    TRACEC_SLICE_BEGIN(m, "inner");
+    TRACEC_SLICE_END(m);
+    TRACEC_SLICE_END(m); /* big's */
+    TRACEC_SLICE_BEGIN(m, "after");
+    TRACEC_SLICE_END(m);
+    TRACEC_SLICE_END(m); /* outer's */
+    cr_assert_eq(tracec_session_flush(s), TRACEC_STATUS_SUCCESS);
+    uint64_t lost = buffer_losses(s, &bs);
+    cr_assert_eq(tracec_session_stop(s), TRACEC_STATUS_SUCCESS);
+    free(str);
+    cr_assert_eq(bs.refused, 1u);
+    expect_loss(path, (long)lost);
+    expect_tp(path, "select name, depth, dur >= 0 as ended from slice order by ts;",
+              "\"name\",\"depth\",\"ended\"\n\"outer\",0,1\n\"inner\",1,1\n\"after\",1,1\n");
+}
+
+Test(te_losses, slices_open_at_a_pause_end_there) {
+    const char *path = te_path("pause.pftrace");
+    tracec_session *s = start(path, TRACEC_BUFFERING_MODE_STREAMING, TRACEC_BUFFER_POLICY_LOSSLESS, 0);
+    TRACEC_SLICE_BEGIN(m, "A");
+    cr_assert_eq(tracec_session_pause(s), TRACEC_STATUS_SUCCESS);
+    TRACEC_SLICE_END(m); /* paused: not seen */
+    cr_assert_eq(tracec_session_resume(s, TRACEC_BUFFER_DISPOSITION_RETAIN), TRACEC_STATUS_SUCCESS);
+    TRACEC_SLICE_BEGIN(m, "B");
+    TRACEC_SLICE_END(m);
+    TRACEC_SLICE_BEGIN(m, "C");
+    cr_assert_eq(tracec_session_pause(s), TRACEC_STATUS_SUCCESS);
+    cr_assert_eq(tracec_session_resume(s, TRACEC_BUFFER_DISPOSITION_RETAIN), TRACEC_STATUS_SUCCESS);
+    TRACEC_SLICE_END(m); /* C's, after the resume: C was ended at the pause, this END is not written */
+    TRACEC_SLICE_BEGIN(m, "D");
+    TRACEC_SLICE_END(m);
+    cr_assert_eq(tracec_session_stop(s), TRACEC_STATUS_SUCCESS);
+    expect_tp(path, "select name, depth, dur >= 0 as ended from slice order by ts;",
+              "\"name\",\"depth\",\"ended\"\n\"A\",0,1\n\"B\",0,1\n\"C\",0,1\n\"D\",0,1\n");
+    expect_loss(path, 0);
+}
+
+/*
+ * Four threads nest two levels (L0 in "main", L1 in "extra") in a small
+ * DISCARD buffer while the lead pauses, resumes with and without "extra"
+ * and flushes: whatever was lost, no kept slice nests deeper than the
+ * program's two levels, L0 never nests, and nothing is left unfinished.
+ */
+enum { NEST_THREADS = 4 };
+static volatile int nest_stop;
+static pthread_barrier_t nest_settle;
+
+static void *nester(void *p) {
+    (void)p;
+    for (long i = 0; !__atomic_load_n(&nest_stop, __ATOMIC_RELAXED); i++) {
+        TRACEC_TE(m, TRACEC_TE_SLICE_BEGIN("L0"), TRACEC_TE_ARG_INT("i", i));
+        TRACEC_SLICE_BEGIN(x, "L1");
+        TRACEC_INSTANT(m, "tick");
+        TRACEC_SLICE_END(x);
+        TRACEC_SLICE_END(m);
+    }
+    pthread_barrier_wait(&nest_settle); /* every writer is done */
+    pthread_barrier_wait(&nest_settle); /* the buffer is delivered and the last run started */
+    TRACEC_INSTANT(m, "last");
+    return NULL;
+}
+
+Test(te_losses, nesting_survives_pauses_category_changes_and_drops) {
+    static const char *const base[] = {"main"};
+    static const char *const extra[] = {"extra"};
+    const char *path = te_path("nest.pftrace");
+    tracec_session_config cfg = TRACEC_SESSION_CONFIG_INIT;
+    tracec_session *s;
+    pthread_t th[NEST_THREADS];
+    cfg.path = path;
+    cfg.policy = TRACEC_BUFFER_POLICY_DISCARD;
+    cfg.buffer_size = 16u << 10;
+    cfg.categories = base;
+    cfg.num_categories = 1;
+    cr_assert_eq(tracec_session_start(&cfg, &s), TRACEC_STATUS_SUCCESS);
+    pthread_barrier_init(&nest_settle, NULL, NEST_THREADS + 1);
+    for (int i = 0; i < NEST_THREADS; i++) cr_assert_eq(pthread_create(&th[i], NULL, nester, NULL), 0);
+    for (int round = 0; round < 60; round++) {
+        tracec_start_options_t o = TRACEC_START_OPTIONS_INIT;
+        struct timespec ms = {0, 2000000L};
+        nanosleep(&ms, NULL);
+        if (round % 3 == 2) {
+            cr_assert_eq(tracec_session_flush(s), TRACEC_STATUS_SUCCESS);
+            continue;
+        }
+        cr_assert_eq(tracec_session_pause(s), TRACEC_STATUS_SUCCESS);
+        if (round % 2 == 0) {
+            o.additional_categories = extra;
+            o.num_additional_categories = 1;
+        }
+        cr_assert_eq(tracec_session_resume_with_options(s, &o), TRACEC_STATUS_SUCCESS);
+    }
+    __atomic_store_n(&nest_stop, 1, __ATOMIC_RELAXED);
+    pthread_barrier_wait(&nest_settle);
+    cr_assert_eq(tracec_session_flush(s), TRACEC_STATUS_SUCCESS);
+    pthread_barrier_wait(&nest_settle);
+    for (int i = 0; i < NEST_THREADS; i++) pthread_join(th[i], NULL);
+    cr_assert_eq(tracec_session_stop(s), TRACEC_STATUS_SUCCESS);
+    pthread_barrier_destroy(&nest_settle);
+    if (tp_long(path, "select count(*) from slice;") == -2) return;
+    cr_assert_gt(tp_long(path, "select count(*) from slice where name = 'L1';"), 0);
+    cr_assert_eq(tp_long(path, "select count(*) from slice where name = 'L0' and depth > 0;"), 0);
+    cr_assert_eq(tp_long(path, "select count(*) from slice where name = 'L1' and depth > 1;"), 0);
+    cr_assert_eq(tp_long(path, "select count(*) from slice where name = 'tick' and depth > 2;"), 0);
+    cr_assert_eq(tp_long(path, "select count(*) from slice where dur < 0;"), 0);
+    cr_assert_eq(tp_long(path, "select count(*) from stats where value > 0 and severity = 'error';"), 0);
+}
+
+/* ---- thread names ------------------------------------------------------------ */
+
+Test(te_losses, thread_names_are_read_at_the_first_event_of_each_run) {
+    const char *path = te_path("names.pftrace");
+    char want[128];
+    pthread_setname_np(pthread_self(), "before start");
+    tracec_session *s = start(path, TRACEC_BUFFERING_MODE_STREAMING, TRACEC_BUFFER_POLICY_LOSSLESS, 0);
+    pthread_setname_np(pthread_self(), "first event");
+    TRACEC_INSTANT(m, "one");
+    cr_assert_eq(tracec_session_flush(s), TRACEC_STATUS_SUCCESS);
+    expect_tp(path, "select name from thread where tid = (select max(tid) from thread where is_main_thread);",
+              "\"name\"\n\"first event\"\n");
+    cr_assert_eq(tracec_session_pause(s), TRACEC_STATUS_SUCCESS);
+    pthread_setname_np(pthread_self(), "second run");
+    cr_assert_eq(tracec_session_resume(s, TRACEC_BUFFER_DISPOSITION_RETAIN), TRACEC_STATUS_SUCCESS);
+    TRACEC_INSTANT(m, "two");
+    cr_assert_eq(tracec_session_stop(s), TRACEC_STATUS_SUCCESS);
+    snprintf(want, sizeof want, "\"name\"\n\"second run\"\n");
+    expect_tp(path, "select name from thread where tid = (select max(tid) from thread where is_main_thread);", want);
+}
+
+/* ---- fork ---------------------------------------------------------------------- */
+
+Test(te_losses, fork_child_stop_leaves_the_parents_file_alone) {
+    const char *path = te_path("fork.pftrace");
+    tracec_session *s = start(path, TRACEC_BUFFERING_MODE_STREAMING, TRACEC_BUFFER_POLICY_LOSSLESS, 16u << 10);
+    for (int i = 0; i < 3000; i++) TRACEC_INSTANT(m, "parent"); /* deliveries leave bytes in the file's staging */
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0) {
+        for (int i = 0; i < 10; i++) TRACEC_INSTANT(m, "child");
+        int ok = tracec_session_stop(s) == TRACEC_STATUS_SUCCESS;
+        _exit(ok ? 0 : 1);
+    }
+    int st;
+    cr_assert_eq(waitpid(pid, &st, 0), pid);
+    cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    for (int i = 0; i < 1000; i++) TRACEC_INSTANT(m, "parent");
+    cr_assert_eq(tracec_session_stop(s), TRACEC_STATUS_SUCCESS);
+    expect_tp(path, "select name, count(*) as n from slice group by name order by name;",
+              "\"name\",\"n\"\n\"parent\",4000\n");
+    expect_loss(path, 0);
+}
+
+/* ---- abnormal ends ------------------------------------------------------------- */
+
+/* Runs te_flush_helper; returns its wait status. */
+static int helper(const char *trace, const char *how, const char *period) {
+    char cmd[1024], *out;
+    snprintf(cmd, sizeof cmd, "%s %s %s %s; echo \"rc=$?\"", TE_FLUSH_HELPER, trace, how, period ? period : "");
+    cr_assert_eq(te_run(cmd, &out), 0);
+    const char *rc = out ? strstr(out, "rc=") : NULL;
+    int v = rc ? atoi(rc + 3) : -1;
+    free(out);
+    return v;
+}
+
+static long count_named(const char *trace, const char *name) {
+    char sql[256];
+    snprintf(sql, sizeof sql, "select count(*) from slice where name = '%s';", name);
+    return tp_long(trace, sql);
+}
+
+Test(te_losses, the_file_survives_exit_up_to_the_last_flush) {
+    const char *path = te_path("exit_.pftrace");
+    cr_assert_eq(helper(path, "exit_", "100"), 0);
+    long early = count_named(path, "early");
+    if (early != -2) cr_assert_eq(early, 1000, "slices flushed before _exit: %ld", early);
+}
+
+Test(te_losses, the_file_survives_sigkill_up_to_the_last_flush) {
+    const char *path = te_path("kill.pftrace");
+    cr_assert_eq(helper(path, "kill", "100"), 128 + 9);
+    long early = count_named(path, "early");
+    if (early != -2) cr_assert_eq(early, 1000, "slices flushed before SIGKILL: %ld", early);
+}
+
+Test(te_losses, the_default_period_flushes_a_file_session) {
+    const char *path = te_path("default.pftrace");
+    cr_assert_eq(helper(path, "exit_", NULL), 0); /* the helper waits 1.3 s, then _exit */
+    long early = count_named(path, "early");
+    if (early != -2) cr_assert_eq(early, 1000, "slices flushed by the default period before _exit: %ld", early);
+}
+
+Test(te_losses, sigterm_stops_the_session_cleanly) {
+    const char *path = te_path("sigterm.pftrace");
+    cr_assert_eq(helper(path, "sigterm", "never"), 128 + 15, "the default action still ends the program");
+    long early = count_named(path, "early"), late = count_named(path, "late");
+    if (early == -2) return;
+    cr_assert_eq(early, 1000);
+    cr_assert_eq(late, 1000, "the stop delivered everything: %ld", late);
+    expect_loss(path, 0);
+}
+
+Test(te_losses, sigint_with_the_programs_handler_flushes_and_chains) {
+    const char *path = te_path("sigint.pftrace");
+    cr_assert_eq(helper(path, "sigint_handler", "never"), 3, "the program's handler ran, the program went on");
+    long late = count_named(path, "late"), after = count_named(path, "after handler");
+    if (late == -2) return;
+    cr_assert_eq(late, 1000);
+    cr_assert_eq(after, 10);
+}
