@@ -27,7 +27,9 @@ stage_start=$SECONDS
 stage_name=""
 timings=()
 step() {
-  [ -n "$stage_name" ] && timings+=("$(printf '%5ds  %s' $((SECONDS - stage_start)) "$stage_name")")
+  if [ -n "$stage_name" ]; then
+    timings+=("$(printf '%5ds  %s' $((SECONDS - stage_start)) "$stage_name")")
+  fi
   stage_name=$*
   stage_start=$SECONDS
   printf '\n==== %s ====\n' "$*"
