@@ -171,6 +171,25 @@ Test(install, track_event_example_runs_against_the_install) {
     free(out);
 }
 
+/* The installed `tracec --proto` imports perfetto/... from the installed schema folder, with only
+ * the user's own folder on -I (examples/my_events.proto imports track_event.proto). */
+Test(install, proto_imports_come_from_the_installed_schema) {
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd,
+             "set -e; P=%s; export LD_LIBRARY_PATH=$P/lib; W=$(mktemp -d); cd $W; mkdir proto;"
+             "cp %s/examples/my_events.proto proto/;"
+             "echo 'packet { track_event { [my_app.MyEvent.custom_counter]: 7 } }' > hand.textproto;"
+             "$P/bin/tracec encode -I proto --proto my_events.proto hand.textproto out.pftrace;"
+             "$P/bin/tracec decode -I proto --proto my_events.proto out.pftrace;"
+             "cd /; rm -rf $W",
+             g_prefix, TRACEC_SOURCE_DIR);
+    int st = -1;
+    char *out = oracle_run(cmd, &st);
+    cr_expect_eq(st, 0, "tracec --proto from the install failed:\n%s", out);
+    cr_expect(strstr(out, "[my_app.MyEvent.custom_counter]: 7") != NULL, "decoded:\n%s", out);
+    free(out);
+}
+
 #if TRACEC_SHARED_LIBS
 /* Each shared library exports exactly the names of its version script, every one public API. */
 Test(install, shared_libraries_export_their_version_script_only) {
