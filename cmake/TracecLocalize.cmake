@@ -1,4 +1,8 @@
-# Static archives that export only the public API.
+# Libraries that export only the public API.
+#
+# A shared library (BUILD_SHARED_LIBS) gets the linker version script MAP
+# (liburing's style: every exported name listed, all else local), its
+# version and its SONAME (TRACEC_SOVERSION); nothing below applies to it.
 #
 # Hidden visibility does nothing for a static archive: every cross-file
 # internal (tracec_i_*, the scanner's tracec_tp_*) would be a global symbol in
@@ -17,7 +21,8 @@
 #     OBJECTS_core $<TARGET_OBJECTS:tracec_core_obj> ...
 #     PLAIN $<TARGET_OBJECTS:tracec_protos_obj>
 #     HEADERS runtime/core/include ...
-#     KEEP tracec_i_something_another_library_uses)
+#     KEEP tracec_i_something_another_library_uses
+#     MAP ${CMAKE_CURRENT_SOURCE_DIR}/libtracec.map)
 #
 # Run as a script (cmake -P) it does the rewriting; see the bottom.
 
@@ -30,7 +35,7 @@ if(NOT CMAKE_SCRIPT_MODE_FILE)
     foreach(a IN LISTS ARGN)
       if(a STREQUAL "GROUPS")
         set(in_groups ON)
-      elseif(a MATCHES "^(TARGET|PLAIN|KEEP|HEADERS|OBJECTS_.*)$")
+      elseif(a MATCHES "^(TARGET|MAP|PLAIN|KEEP|HEADERS|OBJECTS_.*)$")
         set(in_groups OFF)
       elseif(in_groups)
         list(APPEND E_GROUPS ${a})
@@ -40,7 +45,21 @@ if(NOT CMAKE_SCRIPT_MODE_FILE)
     foreach(g IN LISTS E_GROUPS)
       list(APPEND group_kw OBJECTS_${g})
     endforeach()
-    cmake_parse_arguments(E "" "TARGET" "GROUPS;PLAIN;KEEP;HEADERS;${group_kw}" ${ARGN})
+    cmake_parse_arguments(E "" "TARGET;MAP" "GROUPS;PLAIN;KEEP;HEADERS;${group_kw}" ${ARGN})
+    get_target_property(type ${E_TARGET} TYPE)
+    if(type STREQUAL "SHARED_LIBRARY")
+      if(NOT E_MAP)
+        message(FATAL_ERROR "tracec_export_public(${E_TARGET}): a shared library needs MAP")
+      endif()
+      set_target_properties(${E_TARGET} PROPERTIES VERSION ${PROJECT_VERSION} SOVERSION ${TRACEC_SOVERSION}
+        LINK_DEPENDS ${E_MAP})
+      target_link_options(${E_TARGET} PRIVATE "LINKER:--version-script=${E_MAP}")
+      # Every name resolved when the library is linked (sanitizer runtimes are the program's).
+      if(NOT TRACEC_SANITIZE)
+        target_link_options(${E_TARGET} PRIVATE "LINKER:--no-undefined")
+      endif()
+      return()
+    endif()
     set(defs)
     foreach(g IN LISTS E_GROUPS)
       list(APPEND defs "-DTRACEC_GROUP_${g}=$<JOIN:${E_OBJECTS_${g}},|>")

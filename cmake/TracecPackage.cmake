@@ -24,6 +24,12 @@ add_library(tracec::pb ALIAS tracec_pb)
 add_executable(tracec::protoc-gen-tracec ALIAS protoc-gen-tracec)
 add_executable(tracec::cli ALIAS tracec_cli)
 
+# Shared libraries: the installed programs find them from their own folder.
+if(BUILD_SHARED_LIBS)
+  file(RELATIVE_PATH _tracec_bin_to_lib ${CMAKE_INSTALL_FULL_BINDIR} ${CMAKE_INSTALL_FULL_LIBDIR})
+  set_target_properties(tracec_cli protoc-gen-tracec PROPERTIES INSTALL_RPATH "$ORIGIN/${_tracec_bin_to_lib}")
+endif()
+
 install(EXPORT tracec-targets NAMESPACE tracec:: DESTINATION ${TRACEC_INSTALL_CMAKEDIR})
 configure_package_config_file(${CMAKE_CURRENT_LIST_DIR}/tracecConfig.cmake.in
   ${PROJECT_BINARY_DIR}/tracecConfig.cmake

@@ -117,6 +117,9 @@ static int next_field(dec *d, tracec_i_msg *mi, const uint8_t **pp, const uint8_
         return -1;
     }
     r->v = wf.value;
+    /* Every field of the record is set: a payload only for LEN and group fields. */
+    r->data = NULL;
+    r->len = 0;
     if (wf.type == TRACEC_WIRE_LEN || wf.type == TRACEC_WIRE_SGROUP) {
         r->data = wf.data;
         r->len = wf.size;

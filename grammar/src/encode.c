@@ -118,8 +118,10 @@ bool tracec_i_tp_error(tracec_i_tp_ctx *P, const char *at, const char *fmt, ...)
     shown[t] = '\0';
     caret[c++] = '^';
     caret[c] = '\0';
-    snprintf(P->err->msg, sizeof P->err->msg, "%s:%zu:%zu: %s\n %s\n %s", P->file_name, line, col,
-             msg, shown, caret);
+    int n = snprintf(P->err->msg, sizeof P->err->msg, "%s:%zu:%zu: %s\n %s\n %s", P->file_name, line, col,
+                     msg, shown, caret);
+    /* A message cut to the buffer (a very long file name) says so. */
+    if (n >= (int)sizeof P->err->msg) memcpy(P->err->msg + sizeof P->err->msg - 4, "...", 4);
     return false;
 }
 

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "decode_util.h"
 
@@ -222,6 +223,31 @@ Test(cli, descriptor_sets_and_protos) {
     tt_buf_free(&err);
     tt_buf_free(&bin);
     tt_buf_free(&set);
+}
+
+/* --proto finds the schema's imports (perfetto/...) in tracec's schema folder, as protoc finds
+   google/protobuf/ in its own: -I names only the user's folder, or none (then `.`). */
+Test(cli, proto_imports_come_from_the_schema_folder) {
+    const char *proto = "syntax = \"proto2\";\n"
+                        "import \"perfetto/trace/track_event/track_event.proto\";\n"
+                        "package my_app;\n"
+                        "extend perfetto.protos.TrackEvent { optional string my_note = 9990; }\n";
+    char path[1024];
+    snprintf(path, sizeof path, "%s/proto", dir);
+    cr_assert_eq(mkdir(path, 0755), 0);
+    put("proto/my_events.proto", proto, strlen(proto));
+    put("my_events.proto", proto, strlen(proto));
+    const char *text = "packet { track_event { [my_app.my_note]: \"hi\" } }";
+    put("hand.textproto", text, strlen(text));
+    tt_buf out = {0}, err = {0};
+    cr_assert_eq(run("encode -I proto --proto my_events.proto hand.textproto out.pftrace", NULL, 0, &out, &err), 0,
+                 "%s", err.data);
+    tt_buf_free(&out);
+    tt_buf_free(&err);
+    cr_assert_eq(run("decode --proto my_events.proto out.pftrace", NULL, 0, &out, &err), 0, "%s", err.data);
+    cr_assert(strstr(out.data, "[my_app.my_note]: \"hi\""), "%s", out.data);
+    tt_buf_free(&out);
+    tt_buf_free(&err);
 }
 
 Test(cli, user_schema_replaces_the_builtin_one) {

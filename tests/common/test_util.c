@@ -106,3 +106,8 @@ int tt_capture(const char *cmd, tt_buf *out) {
     if (!ok || st == -1) return -1;
     return WIFEXITED(st) ? WEXITSTATUS(st) : WIFSIGNALED(st) ? 128 + WTERMSIG(st) : -1;
 }
+
+const char *tt_trace_processor(void) {
+    static const char path[] = TRACEC_TRACE_PROCESSOR;
+    return path[0] != '\0' && access(path, X_OK) == 0 ? path : NULL;
+}

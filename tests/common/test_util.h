@@ -42,4 +42,25 @@ int tt_run(const char *dir, const char *cmd, const void *in, size_t in_len, tt_b
  */
 int tt_capture(const char *cmd, tt_buf *out);
 
+/*
+ * Perfetto's trace processor, the oracle of the checks that load a trace
+ * into it: the CMake cache variable TRACEC_TRACE_PROCESSOR (default
+ * ../shared/tools/trace_processor_shell beside the source tree, where it
+ * exists), or NULL when that is not an executable file.
+ */
+const char *tt_trace_processor(void);
+
+/*
+ * Skips the calling Criterion test for want of the trace processor.  Such a
+ * skip makes the whole ctest a skip (exit code TT_SKIP_EXIT_CODE, the ctest's
+ * SKIP_RETURN_CODE; tests/common/skip_hook.c) when nothing failed, so a run
+ * without the oracle never reports its checks as passed; scripts/test.sh
+ * fails on it under CI=true.
+ */
+#define TT_NO_TRACE_PROCESSOR "no trace processor"
+#define TT_SKIP_EXIT_CODE 77
+#define tt_skip_without_trace_processor()                                                                  \
+    cr_skip_test(TT_NO_TRACE_PROCESSOR " (CMake cache variable TRACEC_TRACE_PROCESSOR: '%s'): "         \
+                 "the checks against Perfetto's trace processor did not run", TRACEC_TRACE_PROCESSOR)
+
 #endif

@@ -228,7 +228,7 @@ Test(writer, unended_child_is_reported_at_end_of_root) {
 }
 
 Test(writer, oversized_bytes_field_is_message_too_large) {
-    uint8_t buf[64];
+    uint8_t buf[64] = {0};
     tracec_writer w;
     tracec_msg root;
     tracec_writer_init_array(&w, buf, sizeof buf);

@@ -92,6 +92,24 @@ Test(limits, default_depth_100) {
     tracec_bytes_free(&out);
 }
 
+/* An error message longer than tracec_error's buffer (a very long file name) ends in "...". */
+Test(limits, cut_error_message_says_so) {
+    char name[1500];
+    memset(name, 'f', sizeof name - 1);
+    name[sizeof name - 1] = '\0';
+    tracec_text_options opts = TRACEC_TEXT_OPTIONS_INIT;
+    opts.file_name = name;
+    tracec_bytes out = TRACEC_BYTES_INIT;
+    tracec_error err;
+    const char *text = "no_such_field: 1";
+    cr_assert_eq(tracec_text_encode(tp_test_pool(), "tp.All", text, strlen(text), &opts, &out, &err),
+                 TRACEC_STATUS_CORRUPT_DATA);
+    size_t n = strlen(err.msg);
+    cr_assert_eq(n, sizeof err.msg - 1);
+    cr_assert_str_eq(err.msg + n - 3, "...", "%s", err.msg + n - 40);
+    tracec_bytes_free(&out);
+}
+
 Test(limits, configurable_depth) {
     tracec_bytes out = TRACEC_BYTES_INIT;
     tracec_error err;

@@ -13,6 +13,12 @@ if grep -q "Criterion\|criterion" "$W/configure.log"; then echo "the subproject 
 cmake --build "$W/b" -j2 --target example >"$W/build.log" 2>&1 || { cat "$W/build.log"; exit 1; }
 "$W/b/example" "$W/out.pftrace" >/dev/null
 if [ -e "$W/b/tracec/tools/tracec/tracec" ]; then echo "built more than the example needs"; exit 1; fi
+# Warnings are not errors in a subproject (TRACEC_WERROR defaults to OFF).
+if grep -rq --include=flags.make --include=build.make -e "-Werror" "$W/b/tracec"; then
+  echo "the subproject compiles with -Werror:"; grep -r --include=flags.make --include=build.make -e "-Werror" "$W/b/tracec"
+  exit 1
+fi
+echo "subproject: no -Werror"
 "$W/b/tracec/protoc-gen-tracec/protoc-gen-tracec" --version
 echo "subproject example wrote $(stat -c %s "$W/out.pftrace") bytes"
 

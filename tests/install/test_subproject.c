@@ -21,6 +21,7 @@ Test(subproject, add_subdirectory_builds_the_cmake_example) {
     cr_expect_eq(st, 0, "example_subproject.sh failed:\n%s", out);
     cr_expect(strstr(out, "protoc-gen-tracec " TRACEC_VERSION_STRING "\n") != NULL, "printed:\n%s", out);
     cr_expect(strstr(out, "subproject example wrote ") != NULL, "printed:\n%s", out);
+    cr_expect(strstr(out, "subproject: no -Werror") != NULL, "printed:\n%s", out);
     cr_expect(strstr(out, "FetchContent example wrote ") != NULL, "printed:\n%s", out);
     free(out);
 }

@@ -25,10 +25,9 @@
  * protoc --decode, with `tracec decode` (the trace alone) and with
  * python3-protobuf (read_trace.py: Perfetto's schema plus the descriptor sets
  * the trace carries, not the user's files).  Where Perfetto's trace processor
- * is at hand ($TRACEC_TRACE_PROCESSOR, or ../shared/tools/trace_processor_shell
- * beside the source tree), the *_in_trace_processor
- * tests check that it shows every extension field as an arg, with no error or
- * data-loss stat; elsewhere they skip.
+ * is at hand (CMake cache variable TRACEC_TRACE_PROCESSOR), the
+ * *_in_trace_processor tests check that it shows every extension field as an
+ * arg, with no error or data-loss stat; elsewhere they skip (a ctest skip).
  */
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
@@ -38,6 +37,7 @@
 #include <unistd.h>
 
 #include "generator_util.h"
+#include "test_util.h"
 
 TestSuite(layouts, .init = cg_tmp_setup, .fini = cg_tmp_teardown, .timeout = 120);
 
@@ -45,7 +45,7 @@ TestSuite(layouts, .init = cg_tmp_setup, .fini = cg_tmp_teardown, .timeout = 120
 #define CFLAGS "-std=c11 -pedantic -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes"
 #define CXXFLAGS "-std=c++17 -pedantic -Wall -Wextra -Werror"
 /* The user's generated tree first, then the runtime and libtracec's built-in headers. */
-#define INC "-I'%s/out' -I" TRACEC_SOURCE_DIR "/runtime/core/include -I" CG_SCHEMA_DIR
+#define INC "-I'%s/out' -I" TRACEC_SOURCE_DIR "/runtime/core/include -I" TRACEC_CONFIG_DIR " -I" CG_SCHEMA_DIR
 #define RUNTIME_SRCS                                                                                          \
     TRACEC_SOURCE_DIR "/runtime/core/src/trace_file.c " TRACEC_SOURCE_DIR "/runtime/core/src/writer.c " TRACEC_SOURCE_DIR \
                       "/runtime/core/src/registry.c " TRACEC_SOURCE_DIR "/runtime/core/src/status.c"
@@ -238,11 +238,7 @@ static void expect_lines(const char *what, const char *text, const char *lines) 
     free(copy);
 }
 
-/* Perfetto's trace processor: $TRACEC_TRACE_PROCESSOR, or ../shared/tools/ beside the source tree. */
-static const char *trace_processor(void) {
-    const char *env = getenv("TRACEC_TRACE_PROCESSOR");
-    return env && env[0] ? env : TRACEC_SOURCE_DIR "/../shared/tools/trace_processor_shell";
-}
+#define TRACE_PROCESSOR tt_trace_processor()
 
 /*
  * Loads the trace into Perfetto's trace processor: its args of every slice
@@ -250,19 +246,21 @@ static const char *trace_processor(void) {
  * error or a data loss.  Skips the test where the trace processor is absent.
  */
 static void trace_processor_args(const char *want) {
-    if (access(trace_processor(), X_OK) != 0)
-        cg_skip_test("Perfetto's trace processor is not at %s (a user's machine?)", trace_processor());
+    if (TRACE_PROCESSOR == NULL) {
+        cg_tmp_teardown();
+        tt_skip_without_trace_processor();
+    }
     char *q = cg_fmt("%s/args.sql", cg_tmp);
     cg_write_text(q, "select s.name, a.key, a.int_value, a.string_value from slice s join args a using(arg_set_id) "
                      "order by s.name, a.key;\n");
     int st = -1;
-    char *out = cg_run(&st, "'%s' '%s/trace.pftrace' -q '%s' 2>/dev/null", trace_processor(), cg_tmp, q);
+    char *out = cg_run(&st, "'%s' '%s/trace.pftrace' -q '%s' 2>/dev/null", TRACE_PROCESSOR, cg_tmp, q);
     cr_assert_eq(st, 0, "the trace processor failed on the trace (exit %d):\n%s", st, out);
     cr_expect_str_eq(out, want, "the trace processor's args differ (got, then wanted):\n%s\n%s", out, want);
     free(out);
     cg_write_text(q, "select name, idx, severity, source, value from stats where value > 0 "
                      "and severity in ('error', 'data_loss');\n");
-    out = cg_run(&st, "'%s' '%s/trace.pftrace' -q '%s' 2>/dev/null", trace_processor(), cg_tmp, q);
+    out = cg_run(&st, "'%s' '%s/trace.pftrace' -q '%s' 2>/dev/null", TRACE_PROCESSOR, cg_tmp, q);
     cr_expect_str_eq(out, "\"name\",\"idx\",\"severity\",\"source\",\"value\"\n",
                      "the trace processor reports errors or data losses:\n%s", out);
     free(out);

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "generator_util.h"
+#include "test_util.h"
 
 TestSuite(layouts_te, .init = cg_tmp_setup, .fini = cg_tmp_teardown, .timeout = 180);
 
@@ -30,12 +31,13 @@ TestSuite(layouts_te, .init = cg_tmp_setup, .fini = cg_tmp_teardown, .timeout = 
 #define CFLAGS "-std=c11 -pedantic -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes"
 /* The user's generated tree first, then libtracec's public and built-in headers. */
 #define INC                                                                                                      \
-    "-I'%s/out' -I" TRACEC_SOURCE_DIR "/runtime/core/include -I" TRACEC_SOURCE_DIR                                \
+    "-I'%s/out' -I" TRACEC_SOURCE_DIR "/runtime/core/include -I" TRACEC_CONFIG_DIR " -I" TRACEC_SOURCE_DIR             \
     "/runtime/buffer/include -I" TRACEC_SOURCE_DIR "/runtime/te/include -I" CG_SCHEMA_DIR
 
+/* Perfetto's trace processor: the build's TRACEC_TRACE_PROCESSOR, or "" where it has none. */
 static const char *trace_processor(void) {
-    const char *env = getenv("TRACEC_TRACE_PROCESSOR");
-    return env && env[0] ? env : TRACEC_SOURCE_DIR "/../shared/tools/trace_processor_shell";
+    const char *tp = tt_trace_processor();
+    return tp ? tp : "";
 }
 
 /* protoc with the plugin over `protos` in LAYOUTS/`dir` into cg_tmp/out. */
@@ -152,8 +154,8 @@ Test(layouts_te, one_file) {
 
 /* Without the trace processor nothing here can be judged: exit 77, a ctest skip (SKIP_RETURN_CODE). */
 int main(int argc, char *argv[]) {
-    if (access(trace_processor(), X_OK) != 0) {
-        fprintf(stderr, "layouts_track_event: skipped: Perfetto's trace processor is not at %s\n", trace_processor());
+    if (tt_trace_processor() == NULL) {
+        fprintf(stderr, "layouts_track_event: skipped: the build found no Perfetto trace processor (TRACEC_TRACE_PROCESSOR)\n");
         return 77;
     }
     struct criterion_test_set *tests = criterion_initialize();

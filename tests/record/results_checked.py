@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The record API's results that must be checked carry warn_unused_result.
 
-Usage: results_checked.py CC SOURCE_DIR
+Usage: results_checked.py CC SOURCE_DIR CONFIG_DIR (the folder of the generated tracec/config.h)
 
 Compiles one call of each function below with its result ignored and
 expects the compiler's unused-result warning naming it, then the same calls
@@ -47,8 +47,9 @@ void calls(tracec_provider *p, tracec_recorder *r) {
 """
 
 
-def compile_(cc, src_dir, body, werror):
+def compile_(cc, src_dir, config_dir, body, werror):
     includes = [os.path.join(src_dir, "runtime", m, "include") for m in ("core", "buffer", "record")]
+    includes.append(config_dir)  # the generated tracec/config.h
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "calls.c")
         with open(path, "w") as f:
@@ -62,9 +63,9 @@ def compile_(cc, src_dir, body, werror):
 
 
 def main():
-    cc, src_dir = sys.argv[1], sys.argv[2]
+    cc, src_dir, config_dir = sys.argv[1], sys.argv[2], sys.argv[3]
     problems = []
-    rc, err = compile_(cc, src_dir, "".join("    %s;\n" % c for c in CALLS.values()), False)
+    rc, err = compile_(cc, src_dir, config_dir, "".join("    %s;\n" % c for c in CALLS.values()), False)
     if rc != 0:
         problems.append("the calls do not compile:\n" + err)
     # the warned lines (clang does not name the function): call i is on line first + i
@@ -79,7 +80,7 @@ def main():
             problems.append("%s: ignoring its result gives no unused-result warning" % name)
     used = "".join("    if (%s) {}\n" % c if "stats" not in n else "    (void)%s.produced;\n" % c
                    for n, c in CALLS.items())
-    rc, err2 = compile_(cc, src_dir, used, True)
+    rc, err2 = compile_(cc, src_dir, config_dir, used, True)
     if rc != 0:
         problems.append("the calls with their results used do not compile with -Werror:\n" + err2)
     for p in problems:

@@ -26,7 +26,7 @@
 
 #define TRACEC TRACEC_BINARY_DIR "/tools/tracec/tracec"
 #define PROV TRACEC_BINARY_DIR "/tests/record/record_provider"
-#define TP TRACEC_SOURCE_DIR "/../shared/tools/trace_processor_shell"
+#define TP tt_trace_processor()
 
 static char g_dir[64];
 
@@ -110,7 +110,10 @@ static void wait_listening(const char *sock) {
     cr_assert_fail("no recorder listening on %s", sock);
 }
 
-static bool have_tp(void) { return access(TP, X_OK) == 0; }
+/* Skips the test (a ctest skip) where the trace processor is absent. */
+static void need_tp(void) {
+    if (TP == NULL) tt_skip_without_trace_processor();
+}
 
 /* Runs a query file through the trace processor; returns its CSV. */
 static char *tp_query(const char *trace, const char *sql) {
@@ -155,10 +158,7 @@ Test(record, two_providers_one_trace) {
     snprintf(cmd, sizeof cmd, "%s decode %s > /dev/null", TRACEC, trace);
     cr_assert_eq(run(cmd, &out), 0, "tracec decode: %s", out);
     free(out);
-    if (!have_tp()) {
-        cr_skip("trace processor not found at %s: the Perfetto checks are skipped", TP);
-        return;
-    }
+    need_tp();
     char *stats = tp_query(trace, "select name, idx, severity, value from stats where value > 0 and "
                                   "(severity = 'error' or name like 'traced_buf_chunks_discarded');\n");
     cr_expect_null(strstr(stats, "\"error\""), "error stats:\n%s", stats);
@@ -528,7 +528,7 @@ static summary mode_case(const char *mode, bool expect_drops) {
     cr_expect_eq(seq_packets(view, s.seq), s.delivered);
     if (expect_drops) cr_expect(s.dropped > 0, "%s: a 16k buffer cannot hold 6000 packets", mode);
     free(view);
-    if (!have_tp()) return s;
+    need_tp();
     /* the trace processor shows the drops in its stats table, and no error */
     char *stats = tp_query(trace, "select name, severity, value from stats where name = 'traced_buf_chunks_discarded' "
                                   "or (severity = 'error' and value > 0);\n");
@@ -652,7 +652,7 @@ static summary ext_case(const char *file, const char *args, int n, int threads) 
     cr_expect_eq(s.delivered + s.dropped, s.produced, "%ld + %ld != %ld", s.delivered, s.dropped, s.produced);
     cr_expect_eq(seq_packets(view, s.seq), s.delivered);
     free(view);
-    if (!have_tp()) return s;
+    need_tp();
     char *stats = tp_query(trace, "select name, idx, value from stats where severity = 'error' and value > 0;\n");
     cr_expect_eq(strcmp(stats, "\"name\",\"idx\",\"value\"\n"), 0, "error stats:\n%s", stats);
     free(stats);
@@ -690,7 +690,7 @@ Test(record, circular_wrap_keeps_the_descriptors) {
 Test(record, hand_written_events_land_on_the_thread_track) {
     summary s = ext_case("hand.pftrace", "--buffer-size 1m", 200, 2);
     cr_expect_eq(s.dropped, 0);
-    if (!have_tp()) return;
+    need_tp();
     char trace[128];
     snprintf(trace, sizeof trace, "%s/hand.pftrace", g_dir);
     char *per = tp_query(trace, "select th.name, count(s.id) from slice s join thread_track tt on s.track_id = tt.id "

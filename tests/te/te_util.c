@@ -2,6 +2,8 @@
  * te_util.c - see te_util.h.
  */
 #define _GNU_SOURCE
+#include <criterion/criterion.h>
+
 #include "te_util.h"
 #include "test_util.h"
 
@@ -64,28 +66,16 @@ int te_check(const char *trace, const char *flags, char **out) {
     return te_run(cmd, out);
 }
 
-/* ../shared/tools/trace_processor_shell, or $TRACEC_TRACE_PROCESSOR (a checkout elsewhere, a git worktree). */
-static const char *tp_path(void) {
-    static char path[512];
-    const char *env = getenv("TRACEC_TRACE_PROCESSOR");
-    if (env != NULL && env[0] != '\0') return env;
-    snprintf(path, sizeof path, "%s/../shared/tools/trace_processor_shell", TRACEC_SOURCE_DIR);
-    return path;
-}
-
 int te_tp(const char *trace, const char *sql, char **out) {
     char cmd[2048], qpath[512];
     *out = NULL;
-    if (access(tp_path(), X_OK) != 0) {
-        fprintf(stderr, "SKIP (trace processor checks): %s not found\n", tp_path());
-        return 0;
-    }
+    if (tt_trace_processor() == NULL) tt_skip_without_trace_processor();
     snprintf(qpath, sizeof qpath, "%s.sql", trace);
     FILE *q = fopen(qpath, "w");
     if (q == NULL) return 0;
     fputs(sql, q);
     fclose(q);
-    snprintf(cmd, sizeof cmd, "%s %s -q %s 2>/dev/null", tp_path(), trace, qpath);
+    snprintf(cmd, sizeof cmd, "%s %s -q %s 2>/dev/null", tt_trace_processor(), trace, qpath);
     return te_run(cmd, out) == 0 ? 1 : (fprintf(stderr, "trace processor failed: %s\n", *out ? *out : ""), 1);
 }
 

@@ -21,7 +21,8 @@ int te_check(const char *trace, const char *flags, char **out);
 
 /*
  * The trace processor's CSV answer to `sql` on `trace` in *out (malloc'd).
- * Returns 0 (and prints why) when ../shared/tools/trace_processor_shell is absent.
+ * Returns 1; skips the test (tt_skip_without_trace_processor) when the trace
+ * processor is absent.
  */
 int te_tp(const char *trace, const char *sql, char **out);
 

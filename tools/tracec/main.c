@@ -5,10 +5,13 @@
  * 3 invalid input (the error is on stderr).  `-` names standard input or
  * output; standard input is called `<stdin>` in messages.
  */
+#define _DEFAULT_SOURCE 1
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "tracec/args.h"
 #include "tracec/decode.h"
@@ -64,7 +67,8 @@ static const char *const usage_schema =
     "                    a FileDescriptorSet (protoc --include_imports --descriptor_set_out),\n"
     "                    or a trace: the sets of its ExtensionDescriptor packets;\n"
     "                    may be given many times; its names win over the built-in ones\n"
-    "  -I DIR            import directory for --proto (many allowed)\n"
+    "  -I DIR            import directory for --proto (many allowed; default .); tracec's\n"
+    "                    schema folder (share/tracec/protos) is searched last\n"
     "  --proto FILE      a .proto file, compiled with protoc (many allowed)\n"
     "  --max-depth N     message nesting limit (default 100; at most 1000, encode 100000)\n"
     "  --no-builtin      do not load the built-in schema\n"
@@ -305,6 +309,31 @@ static bool add_descriptor_source(tracec_pool *pool, const char *path) {
     return false;
 }
 
+/*
+ * The schema folder that --proto imports come from last, as protoc's own
+ * include folder: the installed one (TRACEC_CLI_SCHEMA_REL from the folder
+ * of this program), or, for the program in its build tree, the source
+ * tree's protos/.  NULL when neither is there.
+ */
+static const char *schema_dir(void) {
+    static char dir[PATH_MAX + 64];
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0) return NULL;
+    exe[n] = '\0';
+    char *slash = strrchr(exe, '/');
+    if (slash == NULL) return NULL;
+    *slash = '\0';
+    char probe[PATH_MAX + 128];
+    if (strcmp(exe, TRACEC_CLI_BUILD_DIR) == 0) {
+        snprintf(dir, sizeof dir, "%s", TRACEC_CLI_SOURCE_SCHEMA_DIR);
+    } else {
+        snprintf(dir, sizeof dir, "%s/%s", exe, TRACEC_CLI_SCHEMA_REL);
+    }
+    snprintf(probe, sizeof probe, "%s/perfetto/trace/trace.proto", dir);
+    return access(probe, R_OK) == 0 ? dir : NULL;
+}
+
 static tracec_pool *build_pool(const cli *c) {
     tracec_pool *pool = tracec_pool_new();
     if (!pool) {
@@ -319,8 +348,21 @@ static tracec_pool *build_pool(const cli *c) {
         }
     }
     if (c->n_protos) {
-        if (tracec_pool_add_proto_files(pool, c->incs, c->n_incs, c->protos, c->n_protos, &err) !=
-            TRACEC_STATUS_SUCCESS) {
+        /* The user's folders (protoc's default `.` when none), then the schema folder. */
+        const char **incs = malloc((c->n_incs + 2) * sizeof *incs);
+        if (incs == NULL) {
+            fprintf(stderr, "tracec: out of memory\n");
+            tracec_pool_free(pool);
+            return NULL;
+        }
+        size_t n_incs = 0;
+        for (size_t i = 0; i < c->n_incs; i++) incs[n_incs++] = c->incs[i];
+        if (n_incs == 0) incs[n_incs++] = ".";
+        const char *schema = schema_dir();
+        if (schema != NULL) incs[n_incs++] = schema;
+        tracec_status_t s = tracec_pool_add_proto_files(pool, incs, n_incs, c->protos, c->n_protos, &err);
+        free(incs);
+        if (s != TRACEC_STATUS_SUCCESS) {
             fprintf(stderr, "tracec: %s\n", err.msg);
             tracec_pool_free(pool);
             return NULL;

@@ -24,11 +24,22 @@ void mini_fail(const char *file, int line, const char *expr, const char *fmt, ..
     _exit(1);
 }
 
+void mini_skip(const char *fmt, ...) {
+    fprintf(stderr, "[SKIP] ");
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\n");
+    fflush(stderr);
+    _exit(77);
+}
+
 int main(int argc, char **argv) {
     const char *filter = NULL;
     for (int i = 1; i < argc; i++)
         if (strncmp(argv[i], "--filter=", 9) == 0) filter = argv[i] + 9;
-    int pass = 0, fail = 0, crash = 0, run = 0;
+    int pass = 0, fail = 0, crash = 0, run = 0, skip = 0;
     for (int i = 0; i < ntests; i++) {
         if (filter && !strstr(tests[i].name, filter)) continue;
         run++;
@@ -43,6 +54,8 @@ int main(int argc, char **argv) {
         waitpid(pid, &st, 0);
         if (WIFEXITED(st) && WEXITSTATUS(st) == 0) {
             pass++;
+        } else if (WIFEXITED(st) && WEXITSTATUS(st) == 77) {
+            skip++;
         } else if (WIFEXITED(st)) {
             fail++;
             fprintf(stderr, "[FAIL] %s::%s (exit %d)\n", tests[i].suite, tests[i].name, WEXITSTATUS(st));
@@ -52,7 +65,7 @@ int main(int argc, char **argv) {
                     WIFSIGNALED(st) ? WTERMSIG(st) : -1);
         }
     }
-    fprintf(stderr, "[====] Synthesis: Tested: %d | Passing: %d | Failing: %d | Crashing: %d \n", run, pass, fail,
-            crash);
-    return fail + crash ? 1 : 0;
+    fprintf(stderr, "[====] Synthesis: Tested: %d | Skipped: %d | Passing: %d | Failing: %d | Crashing: %d \n", run,
+            skip, pass, fail, crash);
+    return fail + crash ? 1 : skip ? 77 : 0;
 }

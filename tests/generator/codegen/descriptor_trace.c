@@ -105,7 +105,10 @@ static int dump_registry(const char *path, const char *names_path) {
         if (fwrite(d->set, 1, d->set_size, out) != d->set_size) return 1;
         fprintf(names, "%s\n", d->file_name);
     }
-    return (fclose(out) == 0) & (fclose(names) == 0) ? 0 : 1;
+    /* Both files are closed, whatever the first close returns. */
+    int out_rc = fclose(out);
+    int names_rc = fclose(names);
+    return out_rc == 0 && names_rc == 0 ? 0 : 1;
 }
 
 int main(int argc, char **argv) {

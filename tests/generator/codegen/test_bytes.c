@@ -288,7 +288,7 @@ Test(codegen_bytes_m32, all_cases, .timeout = 120) {
 #define SCHEMA CG_SCHEMA_DIR
     out = cg_run(&st,
                  "gcc -m32 -std=c11 -pedantic -Wall -Wextra -Werror -O2 -I" GEN " -I" SCHEMA
-                 " -I" TRACEC_SOURCE_DIR "/runtime/core/include " CASE_DIR "/byte_writer.c " GEN "/stress/*.tracec.c " GEN
+                 " -I" TRACEC_SOURCE_DIR "/runtime/core/include -I" TRACEC_CONFIG_DIR " " CASE_DIR "/byte_writer.c " GEN "/stress/*.tracec.c " GEN
                  "/stress/dir/*.tracec.c " SCHEMA "/perfetto/trace/*.tracec.c " SCHEMA
                  "/perfetto/trace/*/*.tracec.c " SCHEMA "/perfetto/common/*.tracec.c " SCHEMA
                  "/google/protobuf/descriptor.tracec.c " TRACEC_SOURCE_DIR

@@ -35,7 +35,7 @@ TestSuite(codegen_types, .init = cg_tmp_setup, .fini = cg_tmp_teardown);
 TestSuite(codegen_deprecated, .init = cg_tmp_setup, .fini = cg_tmp_teardown);
 
 #define STRICT "-std=c11 -pedantic -Wall -Wextra -Werror"
-#define INC "-I" CG_GEN_DIR " -I" CG_SCHEMA_DIR " -I" TRACEC_SOURCE_DIR "/runtime/core/include"
+#define INC "-I" CG_GEN_DIR " -I" CG_SCHEMA_DIR " -I" TRACEC_SOURCE_DIR "/runtime/core/include -I" TRACEC_CONFIG_DIR
 
 /* Writes `src` to cg_tmp/NAME and compiles it with `cc` and `flags`; returns the diagnostics. */
 static char *compile(const char *cc, const char *flags, const char *name, const char *src, int *st) {

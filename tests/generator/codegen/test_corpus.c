@@ -28,7 +28,7 @@ TestSuite(codegen_corpus, .init = cg_tmp_setup, .fini = cg_tmp_teardown, .timeou
 
 #define CFLAGS "-std=c11 -pedantic -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -O2"
 #define CXXFLAGS "-std=c++17 -pedantic -Wall -Wextra -Werror"
-#define INC "-I'%s/out' -I" TRACEC_SOURCE_DIR "/runtime/core/include"
+#define INC "-I'%s/out' -I" TRACEC_SOURCE_DIR "/runtime/core/include -I" TRACEC_CONFIG_DIR
 
 /* Appends "`rel`\n" to *list. */
 static void add(char **list, const char *rel) {

@@ -135,7 +135,7 @@ static void compiles(const generated *g, const char *snippet) {
         if (*c == '\n') *c = ' ';
     int st = -1;
     char *out = cg_run(&st,
-                       "cd '%s' && gcc " CFLAGS " -I. -I" TRACEC_SOURCE_DIR "/runtime/core/include -I" CG_SCHEMA_DIR
+                       "cd '%s' && gcc " CFLAGS " -I. -I" TRACEC_SOURCE_DIR "/runtime/core/include -I" TRACEC_CONFIG_DIR " -I" CG_SCHEMA_DIR
                        " -c use.c %s 2>&1",
                        g->out, list);
     cr_expect_eq(st, 0, "gcc " CFLAGS " failed:\n%s\n---- use.c ----\n%s", out, snippet);

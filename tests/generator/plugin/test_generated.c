@@ -14,7 +14,7 @@
 #define GEN_INCLUDES                                                                     \
     " -I" TRACEC_BINARY_DIR "/tests/generator/plugin/gen -I" TRACEC_BINARY_DIR "/examples/gen"     \
     " -I" TRACEC_BINARY_DIR "/test_extensions/gen -I" TRACEC_BINARY_DIR "/gen/schema"    \
-    " -I" TRACEC_SOURCE_DIR "/runtime/core/include "
+    " -I" TRACEC_SOURCE_DIR "/runtime/core/include -I" TRACEC_CONFIG_DIR " "
 
 static void compile(const char *compiler, const char *flags, const char *files) {
     char cmd[4096];

@@ -33,7 +33,8 @@
  * longer body is moved forward by the 1 to 3 bytes its length needs, out of
  * line (tracec_writer_widen_length); the peak space a message needs is never
  * more than with a fixed 4-byte length.  Built with
- * TRACEC_FIXED_NESTED_LENGTHS defined (CMake option of the same name), every
+ * TRACEC_FIXED_NESTED_LENGTHS defined (CMake option of the same name, which
+ * tracec/config.h carries to every user of the build), every
  * nested message instead reserves a 4-byte "redundant" varint length
  * (0x80|b0, 0x80|b1, 0x80|b2, b3), back-filled in place and never moved.
  * The largest message body is 2^28 - 1 bytes either way.
@@ -54,6 +55,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "tracec/config.h"
 #include "tracec/status.h"
 #include "tracec/version.h"
 #include "tracec/wire.h"

@@ -21,6 +21,9 @@ typedef struct mini_test {
 
 void mini_register(const char *suite, const char *name, void (*fn)(void));
 __attribute__((noreturn)) void mini_fail(const char *file, int line, const char *expr, const char *fmt, ...);
+/* Ends the test as skipped (exit 77); the runner then exits 77 if nothing failed. */
+__attribute__((noreturn)) void mini_skip(const char *fmt, ...);
+#define cr_skip_test(...) mini_skip("" __VA_ARGS__)
 
 #define Test(suite, name, ...)                                                            \
     static void suite##_##name(void);                                                     \
