@@ -954,6 +954,8 @@ static void write_summary(tracec_recorder *r) {
         perfetto_protos_TraceStats_BufferStats_set_bytes_written(&bs, pv->bytes);
         perfetto_protos_TraceStats_BufferStats_set_abi_violations(&bs, pv->info.corrupt);
         perfetto_protos_TraceStats_BufferStats_set_chunks_discarded(&bs, pv->info.dropped);
+        /* the trace processor shows this one at severity data_loss (traced_buf_trace_writer_packet_loss) */
+        perfetto_protos_TraceStats_BufferStats_set_trace_writer_packet_loss(&bs, pv->info.dropped);
         perfetto_protos_TraceStats_end_buffer_stats(&ts, &bs);
     }
     perfetto_protos_TraceStats_set_producers_connected(&ts, connected);
