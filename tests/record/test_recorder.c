@@ -400,10 +400,11 @@ Test(record, other_users_cannot_connect) {
     snprintf(dir, sizeof dir, "%s/priv", g_dir);
     const char *as_nobody = "setpriv --reuid=65534 --regid=65534 --clear-groups /usr/bin/python3 -c";
     snprintf(cmd, sizeof cmd,
-             "%s record --attach --socket %s/r.sock -o %s/peer.pftrace --duration 1500ms & sleep 0.4; "
+             "%s record --attach --socket %s/r.sock -o %s/peer.pftrace --duration 3000ms & "
+             "for i in $(seq 200); do [ -S %s/r.sock ] && break; sleep 0.05; done; "
              "%s \"$PEER_PY\" %s/r.sock private; "
              "chmod 755 %s %s && chmod 666 %s/r.sock && %s \"$PEER_PY\" %s/r.sock loosened; wait",
-             TRACEC, dir, g_dir, as_nobody, dir, g_dir, dir, dir, as_nobody, dir);
+             TRACEC, dir, g_dir, dir, as_nobody, dir, g_dir, dir, dir, as_nobody, dir);
     cr_assert_eq(setenv("PEER_PY", k_peer_py, 1), 0);
     int rc = run(cmd, &out);
     cr_assert_eq(rc, 0, "%s", out);
