@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -62,4 +63,52 @@ Test(te_sessions, start_and_stop_100000_times, .timeout = 120) {
         cr_assert_gt(k.bytes, 0, "session %d wrote its trace", i);
         prev = h;
     }
+}
+
+#ifndef RACE_CYCLES
+#define RACE_CYCLES 3000
+#endif
+
+static void *writer(void *p) {
+    volatile int *stop = (volatile int *)p;
+    for (uint64_t i = 0; !__atomic_load_n(stop, __ATOMIC_RELAXED); i++) {
+        TRACEC_SLICE_BEGIN(cyc, "w");
+        TRACEC_TE(cyc, TRACEC_TE_INSTANT("i"), TRACEC_TE_ARG_INT("n", (int64_t)i));
+        TRACEC_COUNTER(cyc, "c", (int64_t)i);
+        TRACEC_SLICE_END(cyc);
+    }
+    return NULL;
+}
+
+/* One thread writes track events while this one starts, flushes, pauses, resumes and stops sessions, each
+   with another clock: under TSan, no race between a session's start and the writer's packets. */
+Test(te_sessions, sessions_start_and_stop_under_a_writing_thread, .timeout = 120) {
+    static const uint32_t clocks[] = {6, 3, 1, 0};
+    int stop = 0;
+    pthread_t th;
+    cr_assert_eq(pthread_create(&th, NULL, writer, &stop), 0);
+    for (int i = 0; i < RACE_CYCLES; i++) {
+        sink k = {0, 0};
+        tracec_session *s;
+        tracec_session_config cfg = TRACEC_SESSION_CONFIG_INIT;
+        cfg.write = to_sink;
+        cfg.write_data = &k;
+        cfg.buffer_size = 4096;
+        cfg.clock_id = clocks[i % 4];
+        cfg.mode = i % 3 == 0 ? TRACEC_BUFFERING_MODE_STREAMING
+                 : i % 3 == 1 ? TRACEC_BUFFERING_MODE_ONESHOT
+                              : TRACEC_BUFFERING_MODE_CIRCULAR;
+        tracec_status_t st = tracec_session_start(&cfg, &s);
+        cr_assert_eq(st, TRACEC_STATUS_SUCCESS, "start %d: %s", i, tracec_status_str(st));
+        if (i % 5 == 1) (void)tracec_session_flush(s);
+        if (i % 5 == 2) {
+            cr_assert_eq(tracec_session_pause(s), TRACEC_STATUS_SUCCESS);
+            cr_assert_eq(tracec_session_resume(s, TRACEC_BUFFER_DISPOSITION_RETAIN), TRACEC_STATUS_SUCCESS);
+        }
+        st = tracec_session_stop(s);
+        cr_assert_eq(st, TRACEC_STATUS_SUCCESS, "stop %d: %s", i, tracec_status_str(st));
+        cr_assert_gt(k.bytes, 0, "session %d wrote its trace", i);
+    }
+    __atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
+    pthread_join(th, NULL);
 }

@@ -102,11 +102,12 @@ static void write_stats(tracec_session *s, const tracec_buffer_stats_t *bs, size
     perfetto_protos_TraceStats ts;
     perfetto_protos_TraceStats_BufferStats b;
     uint64_t te_lost = __atomic_load_n(&tracec_i_te_lost, __ATOMIC_RELAXED) - s->lost_base;
+    uint32_t clock_id = __atomic_load_n(&tracec_i_te_clock_id, __ATOMIC_RELAXED);
     if (getpid() != s->pid) return;
     tracec_writer_init_array(&w, mem, sizeof mem);
     tracec_writer_begin_packet(&w, &pkt.msg);
     perfetto_protos_TracePacket_set_timestamp(&pkt, tracec_i_te_now());
-    if (tracec_i_te_clock_id != 6u) perfetto_protos_TracePacket_set_timestamp_clock_id(&pkt, tracec_i_te_clock_id);
+    if (clock_id != 6u) perfetto_protos_TracePacket_set_timestamp_clock_id(&pkt, clock_id);
     perfetto_protos_TracePacket_begin_trace_stats(&pkt, &ts);
     perfetto_protos_TraceStats_begin_buffer_stats(&ts, &b);
     perfetto_protos_TraceStats_BufferStats_set_buffer_size(&b, (uint64_t)buffer_size);
@@ -353,8 +354,11 @@ static tracec_status_t session_start(const tracec_session_config *config, tracec
     }
     for (tracec_te_category *c = all_cats; c != NULL; c = c->i_next)
         if ((st = tracec_register_category(s->ctx, &c->c)) != TRACEC_STATUS_SUCCESS) goto fail;
-    tracec_i_te_clock_id = config->clock_id ? config->clock_id : 6u;
-    tracec_i_te_clk = (int)clock_of(tracec_i_te_clock_id);
+    {
+        uint32_t id = config->clock_id ? config->clock_id : 6u; /* relaxed: the generation's release publishes it */
+        __atomic_store_n(&tracec_i_te_clock_id, id, __ATOMIC_RELAXED);
+        __atomic_store_n(&tracec_i_te_clk, (int)clock_of(id), __ATOMIC_RELAXED);
+    }
     __atomic_store_n(&tracec_i_te_in_order,
                      config->mode != TRACEC_BUFFERING_MODE_ONESHOT && config->mode != TRACEC_BUFFERING_MODE_CIRCULAR,
                      __ATOMIC_RELAXED);
