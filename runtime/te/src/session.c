@@ -7,7 +7,10 @@
  * One session at a time: it is a static object, so producers that race
  * with a stop never touch freed memory (the buffer's handle goes stale and
  * the runtime refuses it, also once a later session's buffer has taken its
- * slot: handles carry the slot's generation).
+ * slot: handles carry the slot's generation).  The program holds a handle,
+ * not its address: a `tracec_session *` whose value is the session's
+ * number (times 16), so the handle of an ended session never names a later
+ * one and every call refuses it.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -27,6 +30,7 @@
 
 struct tracec_session {
     int active;
+    uintptr_t token; /* the handle the program holds (0: none) */
     tracec_context_id_t ctx;
     tracec_buffer_id_t buf;
     tracec_trace_file *file;
@@ -52,6 +56,8 @@ static struct sigaction old_int, old_term; /* the program's, chained to */
 static int sig_installed;
 static tracec_session the_session;
 static uint64_t gen;
+/* The active session's handle; 0 when none.  Atomic: session calls check it without the lock. */
+static uintptr_t cur_token;
 static int exit_hooked;
 static tracec_te_category *all_cats; /* every registered category, through i_next */
 
@@ -102,11 +108,12 @@ static void write_stats(tracec_session *s, const tracec_buffer_stats_t *bs, size
     perfetto_protos_TraceStats ts;
     perfetto_protos_TraceStats_BufferStats b;
     uint64_t te_lost = __atomic_load_n(&tracec_i_te_lost, __ATOMIC_RELAXED) - s->lost_base;
+    uint32_t clock_id = __atomic_load_n(&tracec_i_te_clock_id, __ATOMIC_RELAXED);
     if (getpid() != s->pid) return;
     tracec_writer_init_array(&w, mem, sizeof mem);
     tracec_writer_begin_packet(&w, &pkt.msg);
     perfetto_protos_TracePacket_set_timestamp(&pkt, tracec_i_te_now());
-    if (tracec_i_te_clock_id != 6u) perfetto_protos_TracePacket_set_timestamp_clock_id(&pkt, tracec_i_te_clock_id);
+    if (clock_id != 6u) perfetto_protos_TracePacket_set_timestamp_clock_id(&pkt, clock_id);
     perfetto_protos_TracePacket_begin_trace_stats(&pkt, &ts);
     perfetto_protos_TraceStats_begin_buffer_stats(&ts, &b);
     perfetto_protos_TraceStats_BufferStats_set_buffer_size(&b, (uint64_t)buffer_size);
@@ -133,7 +140,14 @@ static void session_stats(tracec_session *s) {
     if (tracec_query_buffer_stats(s->buf, &bs) == TRACEC_STATUS_SUCCESS) write_stats(s, &bs, s->buffer_size);
 }
 
-static tracec_status_t session_stop(tracec_session *s);
+static tracec_status_t session_stop(uintptr_t token);
+
+/* The session `h` names: the active one when `h` is its handle; NULL for NULL or the handle of an ended session. */
+static tracec_session *resolve(const tracec_session *h) {
+    uintptr_t tok = (uintptr_t)h;
+    if (tok == 0 || tok != __atomic_load_n(&cur_token, __ATOMIC_ACQUIRE)) return NULL;
+    return &the_session;
+}
 
 /*
  * The session's thread: a flush every flush_period_ms (what was written
@@ -155,7 +169,7 @@ static void *flusher_main(void *p) {
         if (c == 's') { /* the signal ends the process: stop the session from here (it cannot join us) */
             s->flusher_running = 0;
             pthread_detach(pthread_self());
-            (void)session_stop(s);
+            (void)session_stop(s->token);
             (void)!write(s->done[1], &c, 1);
             return NULL;
         }
@@ -253,9 +267,9 @@ static void flusher_stop(tracec_session *s) {
 
 static void at_exit(void) {
     pthread_mutex_lock(&mu);
-    int active = the_session.active && the_session.pid == getpid();
+    uintptr_t token = the_session.active && the_session.pid == getpid() ? the_session.token : 0;
     pthread_mutex_unlock(&mu);
-    if (active) (void)tracec_session_stop(&the_session);
+    if (token != 0) (void)tracec_session_stop((tracec_session *)token);
 }
 
 static void fork_child(void) {
@@ -353,8 +367,11 @@ static tracec_status_t session_start(const tracec_session_config *config, tracec
     }
     for (tracec_te_category *c = all_cats; c != NULL; c = c->i_next)
         if ((st = tracec_register_category(s->ctx, &c->c)) != TRACEC_STATUS_SUCCESS) goto fail;
-    tracec_i_te_clock_id = config->clock_id ? config->clock_id : 6u;
-    tracec_i_te_clk = (int)clock_of(tracec_i_te_clock_id);
+    {
+        uint32_t id = config->clock_id ? config->clock_id : 6u; /* relaxed: the generation's release publishes it */
+        __atomic_store_n(&tracec_i_te_clock_id, id, __ATOMIC_RELAXED);
+        __atomic_store_n(&tracec_i_te_clk, (int)clock_of(id), __ATOMIC_RELAXED);
+    }
     __atomic_store_n(&tracec_i_te_in_order,
                      config->mode != TRACEC_BUFFERING_MODE_ONESHOT && config->mode != TRACEC_BUFFERING_MODE_CIRCULAR,
                      __ATOMIC_RELAXED);
@@ -367,8 +384,11 @@ static tracec_status_t session_start(const tracec_session_config *config, tracec
         s->active = 0;
         goto fail;
     }
+    /* the session's number, times 16 (a pointer's alignment); on a 32-bit system the numbers wrap after 2^28 */
+    s->token = (uintptr_t)(gen << 4) != 0 ? (uintptr_t)(gen << 4) : (uintptr_t)16u;
+    __atomic_store_n(&cur_token, s->token, __ATOMIC_RELEASE);
     flusher_start(s);
-    *out = s;
+    *out = (tracec_session *)s->token;
     pthread_mutex_unlock(&mu);
     return TRACEC_STATUS_SUCCESS;
 fail:
@@ -377,7 +397,8 @@ fail:
     return st;
 }
 
-tracec_status_t tracec_session_flush(tracec_session *s) {
+tracec_status_t tracec_session_flush(tracec_session *h) {
+    tracec_session *s = resolve(h);
     tracec_status_t st;
     int entered;
     if (s == NULL || !s->active) return TRACEC_STATUS_BAD_STATE;
@@ -388,7 +409,8 @@ tracec_status_t tracec_session_flush(tracec_session *s) {
     return st;
 }
 
-tracec_status_t tracec_session_pause(tracec_session *s) {
+tracec_status_t tracec_session_pause(tracec_session *h) {
+    tracec_session *s = resolve(h);
     tracec_status_t st;
     int entered;
     if (s == NULL || !s->active) return TRACEC_STATUS_BAD_STATE;
@@ -403,7 +425,8 @@ tracec_status_t tracec_session_pause(tracec_session *s) {
     return st;
 }
 
-tracec_status_t tracec_session_resume_with_options(tracec_session *s, const tracec_start_options_t *options) {
+tracec_status_t tracec_session_resume_with_options(tracec_session *h, const tracec_start_options_t *options) {
+    tracec_session *s = resolve(h);
     tracec_start_options_t o = TRACEC_START_OPTIONS_INIT;
     uint64_t before = 0, after = 0;
     tracec_status_t st;
@@ -433,16 +456,19 @@ tracec_status_t tracec_session_resume(tracec_session *s, tracec_buffer_dispositi
     return tracec_session_resume_with_options(s, &o);
 }
 
-static tracec_status_t session_stop(tracec_session *s) {
+/* Stops the session whose handle is `token` (BAD_STATE when that is not the active one). */
+static tracec_status_t session_stop(uintptr_t token) {
+    tracec_session *s = &the_session;
     tracec_status_t st, st2;
     tracec_buffer_stats_t bs;
     int have_stats;
-    if (s == NULL) return TRACEC_STATUS_BAD_STATE;
+    if (token == 0) return TRACEC_STATUS_BAD_STATE;
     pthread_mutex_lock(&mu);
-    if (!s->active) {
+    if (!s->active || s->token != token) {
         pthread_mutex_unlock(&mu);
         return TRACEC_STATUS_BAD_STATE;
     }
+    __atomic_store_n(&cur_token, 0, __ATOMIC_RELEASE); /* every call with the handle is refused from now on */
     flusher_stop(s);
     __atomic_store_n(&tracec_i_te_gen, 0, __ATOMIC_RELEASE);
     tracec_i_te_thread_abandon();
@@ -469,14 +495,15 @@ static tracec_status_t session_stop(tracec_session *s) {
     return st;
 }
 
-tracec_status_t tracec_session_stop(tracec_session *s) {
+tracec_status_t tracec_session_stop(tracec_session *h) {
     int entered = tracec_i_te_session_enter();
-    tracec_status_t st = session_stop(s);
+    tracec_status_t st = session_stop((uintptr_t)h);
     tracec_i_te_session_leave(entered);
     return st;
 }
 
-tracec_buffer_id_t tracec_session_buffer(const tracec_session *s) {
+tracec_buffer_id_t tracec_session_buffer(const tracec_session *h) {
     tracec_buffer_id_t none = {0};
+    const tracec_session *s = resolve(h);
     return s != NULL && s->active ? s->buf : none;
 }

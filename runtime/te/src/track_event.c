@@ -83,6 +83,8 @@ typedef struct te_thread {
     uint64_t epoch; /* the buffer's epoch the dictionary is valid for */
     uint64_t hint;  /* tracec_i_te_epoch_hint when the epoch was last read */
     uint64_t run;   /* tracec_i_te_run then */
+    uint32_t clock_id; /* the session's timestamp clock, read when the thread bound to it */
+    int clk;           /* its clockid_t */
     uint32_t seq;
     uint32_t need_header;
     uint32_t dropped; /* a packet was lost (STREAMING): the next one says so and clears the state */
@@ -164,15 +166,18 @@ static uint64_t counter_uuid(const char *name) {
     return mix64(h ^ tracec_te_process_track_uuid()) | 1u;
 }
 
-static uint64_t now_ns(void) {
+static uint64_t clock_ns(int clk) {
     struct timespec ts;
-    clock_gettime((clockid_t)tracec_i_te_clk, &ts);
+    clock_gettime((clockid_t)clk, &ts);
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* The bound session's clock now (the thread's snapshot: a later session's start does not race with it). */
+static inline TRACEC_I_ALWAYS_INLINE uint64_t now_ns(const te_thread *t) { return clock_ns(t->clk); }
+
 uint64_t tracec_te_thread_misuse(void) { return te.misuse; }
 
-uint64_t tracec_i_te_now(void) { return now_ns(); }
+uint64_t tracec_i_te_now(void) { return clock_ns(__atomic_load_n(&tracec_i_te_clk, __ATOMIC_RELAXED)); }
 
 /* ---- the dictionary ------------------------------------------------------------ */
 
@@ -372,6 +377,10 @@ static te_thread *thread_ready(void) {
         t->gen = gen;
         t->buf = buf;
         t->in_event = 0; /* a typed block left with break/return in an earlier session */
+        /* published before the generation (release): this session's clock, or a later one's (whose start made
+           this binding stale: its packets are refused) */
+        t->clock_id = __atomic_load_n(&tracec_i_te_clock_id, __ATOMIC_RELAXED);
+        t->clk = __atomic_load_n(&tracec_i_te_clk, __ATOMIC_RELAXED);
         t->epoch = UINT64_MAX;
         t->hint = UINT64_MAX; /* look at the epoch now */
     }
@@ -491,9 +500,10 @@ static uint64_t counter_track(te_thread *t, const char *name) {
     return uuid;
 }
 
-static inline TRACEC_I_ALWAYS_INLINE void put_packet_header(perfetto_protos_TracePacket *pkt, uint64_t ts) {
+static inline TRACEC_I_ALWAYS_INLINE void put_packet_header(const te_thread *t, perfetto_protos_TracePacket *pkt,
+                                                             uint64_t ts) {
     perfetto_protos_TracePacket_set_timestamp(pkt, ts);
-    if (tracec_i_te_clock_id != 6u) perfetto_protos_TracePacket_set_timestamp_clock_id(pkt, tracec_i_te_clock_id);
+    if (t->clock_id != 6u) perfetto_protos_TracePacket_set_timestamp_clock_id(pkt, t->clock_id);
     perfetto_protos_TracePacket_set_sequence_flags(pkt, SEQ_NEEDS);
 }
 
@@ -576,7 +586,7 @@ static void write_pending_ends(te_thread *t) {
         perfetto_protos_TracePacket pkt;
         perfetto_protos_TrackEvent ev;
         begin(t, &w, &pkt, TRACEC_BUFFER_TRACING_TRACK_EVENT);
-        put_packet_header(&pkt, t->pending_ts);
+        put_packet_header(t, &pkt, t->pending_ts);
         perfetto_protos_TracePacket_begin_track_event(&pkt, &ev);
         perfetto_protos_TrackEvent_set_type(&ev, perfetto_protos_TrackEvent_TYPE_SLICE_END);
         perfetto_protos_TracePacket_end_track_event(&pkt, &ev);
@@ -697,14 +707,14 @@ static inline TRACEC_I_ALWAYS_INLINE void emit(te_thread *g, tracec_te_category 
                 iid[i] = iid_of(t, a[i].name, &a[i] == type ? (uint32_t)K_NAME : (uint32_t)K_DBG);
         if (named) cat_iid = iid_of(t, cat, K_CAT);
     }
-    if (!have_ts) ts = now_ns();
+    if (!have_ts) ts = now_ns(t);
     t->last_ts = ts;
 
     tracec_writer w;
     perfetto_protos_TracePacket pkt;
     perfetto_protos_TrackEvent ev;
     begin(t, &w, &pkt, TRACEC_BUFFER_TRACING_TRACK_EVENT);
-    put_packet_header(&pkt, ts);
+    put_packet_header(t, &pkt, ts);
     perfetto_protos_TracePacket_begin_track_event(&pkt, &ev);
     switch (type->kind) {
     case TRACEC_I_TE_SLICE_BEGIN: perfetto_protos_TrackEvent_set_type(&ev, perfetto_protos_TrackEvent_TYPE_SLICE_BEGIN); break;
@@ -818,7 +828,7 @@ int tracec_i_te_open(tracec_te_packet *p, tracec_te_category *cat, const char *n
         p->i_cat_iid = iid_of(t, cat, K_CAT);
     }
     begin(t, &p->w, &p->pkt, TRACEC_BUFFER_TRACING_TRACK_EVENT);
-    put_packet_header(&p->pkt, t->last_ts = now_ns());
+    put_packet_header(t, &p->pkt, t->last_ts = now_ns(t));
     p->i_thread = t;
     p->i_name = name;
     p->i_cat = cat;
@@ -943,7 +953,7 @@ static tracec_status_t write_clock_snapshot(te_thread *t) {
         perfetto_protos_ClockSnapshot_Clock_set_timestamp(&c, (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec);
         perfetto_protos_ClockSnapshot_end_clocks(&cs, &c);
     }
-    perfetto_protos_ClockSnapshot_set_primary_trace_clock(&cs, (perfetto_protos_BuiltinClock)tracec_i_te_clock_id);
+    perfetto_protos_ClockSnapshot_set_primary_trace_clock(&cs, (perfetto_protos_BuiltinClock)t->clock_id);
     perfetto_protos_TracePacket_end_clock_snapshot(&pkt, &cs);
     return end(t, &w, &pkt) ? TRACEC_STATUS_SUCCESS : TRACEC_STATUS_BUFFER_FULL;
 }

@@ -261,6 +261,13 @@ uint64_t tracec_te_thread_misuse(void);
 
 /* ---- sessions ------------------------------------------------------------------ */
 
+/*
+ * A session's handle, opaque: not the address of an object the program may
+ * look into.  Each tracec_session_start gives a new one, valid until that
+ * session's stop: after it, every call with it (stop, flush, pause, resume,
+ * tracec_session_buffer) refuses it with BAD_STATE (tracec_session_buffer:
+ * handle 0), also once a later session has started.
+ */
 typedef struct tracec_session tracec_session;
 
 /* Receives the trace bytes (whole Trace.packet records) when no path is given; on the callback thread.
@@ -316,7 +323,11 @@ typedef struct tracec_session_config {
  */
 tracec_status_t tracec_session_start(const tracec_session_config *config, tracec_session **out) TRACEC_I_WARN_UNUSED;
 
-/* Delivers everything written so far (to the file or the callback), then the TraceStats; a file is written out. */
+/*
+ * Delivers everything written so far (to the file or the callback), then the
+ * TraceStats; a file is written out.  BAD_STATE: NULL or an ended session's
+ * handle (as for pause and resume).
+ */
 tracec_status_t tracec_session_flush(tracec_session *s);
 
 /*
@@ -338,13 +349,13 @@ tracec_status_t tracec_session_resume_with_options(tracec_session *s, const trac
 
 /*
  * Stops, delivers everything, writes the TraceStats, closes the file and
- * ends the session (also done at process exit).  NULL or an ended session:
- * BAD_STATE.  In a fork child: ends the child's copy, leaving the parent's
+ * ends the session (also done at process exit).  NULL or an ended session's
+ * handle (also after a later start): BAD_STATE.  In a fork child: ends the child's copy, leaving the parent's
  * file and callback untouched.
  */
 tracec_status_t tracec_session_stop(tracec_session *s);
 
-/* The session's buffer (for tracec_query_buffer_stats). */
+/* The session's buffer (for tracec_query_buffer_stats); handle 0 for NULL or an ended session's handle. */
 tracec_buffer_id_t tracec_session_buffer(const tracec_session *s);
 
 #ifdef __cplusplus
