@@ -63,7 +63,7 @@ static void build_and_run(const char *dir) {
     free(out);
     out = cg_run(&st,
                  "gcc " CFLAGS " -pthread " INC " " LAYOUTS "/%s/te_trace.c $(find '%s/out' -name '*.tracec.c') "
-                 "'" TRACEC_LIB "' -o '%s/te_trace' 2>&1",
+                 "'" TRACEC_LIB "' " TRACEC_LINK_FLAGS " -o '%s/te_trace' 2>&1",
                  cg_tmp, dir, cg_tmp, cg_tmp);
     cr_assert(st == 0 && out[0] == '\0', "%s/te_trace.c, tracec/track_event.h first (exit %d):\n%s", dir, st, out);
     free(out);

@@ -156,6 +156,7 @@ typedef struct tracec_i_thread {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     int running; /* the OS thread exists */
+    _Atomic int up; /* the OS thread has started running thread_main */
     int stop;
     uint64_t kick;
     tracec_record_header_t hdrs[TRACEC_I_BATCH];

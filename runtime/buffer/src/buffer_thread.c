@@ -57,6 +57,7 @@ static void short_slice(void) {
 static void *thread_main(void *arg) {
     tracec_i_thread *t = (tracec_i_thread *)arg;
     tracec_i_current_thread = t;
+    atomic_store_explicit(&t->up, 1, memory_order_release);
     short_slice();
     uint64_t seen = 0;
     tracec_i_lock(&t->mu);
@@ -83,8 +84,13 @@ static void ensure_running(tracec_i_thread *t) {
     if (t->running || t->stop) return;
     sigfillset(&all); /* the program's signal handlers never run on a callback thread */
     pthread_sigmask(SIG_SETMASK, &all, &old);
+    atomic_store_explicit(&t->up, 0, memory_order_relaxed);
     if (pthread_create(&t->tid, NULL, thread_main, t) == 0) t->running = 1;
     pthread_sigmask(SIG_SETMASK, &old, NULL);
+    /* Returns once the thread runs (it sets `up` before it takes t->mu): a fork right after this
+       never copies a thread caught halfway through its start-up, which under a sanitizer holds
+       the allocator's locks the child would need. */
+    while (t->running && !atomic_load_explicit(&t->up, memory_order_acquire)) sched_yield();
 }
 
 static void fork_prepare(void);

@@ -515,7 +515,7 @@ static void write_run_header(tracec_provider *p) {
 static void refuse(tracec_provider *p, const char *path, const char *why) {
     __atomic_add_fetch(&p->refused, 1u, __ATOMIC_RELAXED);
     char text[sizeof p->last_refusal];
-    snprintf(text, sizeof text, "%s: %s", path, why);
+    if (snprintf(text, sizeof text, "%s: %s", path, why) < 0) return; /* a long path is cut: fine for a message */
     if (strcmp(text, p->last_refusal) == 0) return; /* said already (it retries every 50 ms) */
     snprintf(p->last_refusal, sizeof p->last_refusal, "%s", text);
     fprintf(stderr, "tracec provider %s: refused the recorder at %s\n", p->name, text);

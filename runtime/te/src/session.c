@@ -159,6 +159,7 @@ static void *flusher_main(void *p) {
     int period = s->flush_period_ms == 0 || s->flush_period_ms == TRACEC_SESSION_FLUSH_NEVER
                      ? -1
                      : (s->flush_period_ms > (uint32_t)INT32_MAX ? INT32_MAX : (int)s->flush_period_ms);
+    (void)!write(s->done[1], "u", 1); /* up: flusher_start waits for this */
     for (;;) {
         struct pollfd pf = {s->ctl[0], POLLIN, 0};
         char c = 0;
@@ -250,6 +251,11 @@ static void flusher_start(tracec_session *s) {
     if (!s->flusher_running) {
         close(s->ctl[0]), close(s->ctl[1]), close(s->done[0]), close(s->done[1]);
         return;
+    }
+    /* The start returns once the thread runs: a fork right after it never copies a thread caught
+       halfway through its start-up (under a sanitizer that start-up holds the allocator's locks). */
+    char up;
+    while (read(s->done[0], &up, 1) < 0 && errno == EINTR) {
     }
     if (s->stop_on_signals) signals_install();
 }
