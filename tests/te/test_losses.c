@@ -221,8 +221,8 @@ static void *nester(void *p) {
     return NULL;
 }
 
-/* Disabled: an open defect (docs/track-events.md, "Nesting after losses"): on a loaded machine about 1 run in
-   10 shows an L0 slice at depth 1 after a pause.  Run it alone with --filter and .disabled removed. */
+/* Disabled: an open defect (docs/track-events.md, "Nesting after losses"): on a loaded machine one run in several
+   showed an L0 slice at depth 1 after a pause.  Run it alone with --filter and .disabled removed. */
 Test(te_losses, nesting_survives_pauses_category_changes_and_drops, .disabled = true) {
     static const char *const base[] = {"main"};
     static const char *const extra[] = {"extra"};
