@@ -66,6 +66,7 @@ fi
 
 step "build and test (AddressSanitizer + UndefinedBehaviorSanitizer)"
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
+export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$root/tests/lsan.supp:print_suppressions=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 if configure_build "$root/build-asan" -DTRACEC_SANITIZE=address,undefined; then
   run_ctest "asan" --test-dir "$root/build-asan" -LE package -j"$jobs" --output-on-failure
