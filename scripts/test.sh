@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # Sets up, builds and runs every test of tracec, every build with
 # TRACEC_WERROR=ON (warnings are errors here, not for users):
-#   1. the whole suite (Criterion under ctest) in a normal build (GCC,
-#      RelWithDebInfo, static libraries), with the package tests (label
-#      package: a second tracec build with TRACEC_FIXED_NESTED_LENGTHS=ON);
-#   2. the whole suite again under AddressSanitizer + UndefinedBehaviorSanitizer;
-#   3. the whole suite in a clang Release build of shared libraries
-#      (BUILD_SHARED_LIBS=ON: the install tests run against a shared install);
-#   4. the buffer tests (ctest label "tsan") under ThreadSanitizer;
-#   5. each libFuzzer target for a bounded time (clang only).
+#   1. the whole suite (Criterion under ctest) in a GCC Release build of
+#      static libraries, with the package tests (label package: a second
+#      tracec build with TRACEC_FIXED_NESTED_LENGTHS=ON);
+#   2. the whole suite again in a clang Release build of shared libraries
+#      (BUILD_SHARED_LIBS=ON: the install tests run against a shared install)
+#      under AddressSanitizer + UndefinedBehaviorSanitizer;
+#   3. the threaded tests (ctest label "tsan") under ThreadSanitizer;
+#   4. each libFuzzer target for a bounded time (clang only), JOBS at a time.
+# So both of the builds packagers make (GCC and clang, Release, static and
+# shared) pass every test, one of them under the sanitizers.
 # A test that needs Perfetto's trace processor (CMake cache variable
 # TRACEC_TRACE_PROCESSOR) is a ctest skip without it; with CI=true a skipped
 # test fails the run.
@@ -35,10 +37,10 @@ step() {
   printf '\n==== %s ====\n' "$*"
 }
 
-configure_build() { # dir, extra cmake args...
-  local dir=$1; shift
+configure_build() { # dir, build type, extra cmake args...
+  local dir=$1 type=$2; shift 2
   mkdir -p "$dir"
-  cmake -S "$root" -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTRACEC_WERROR=ON "$@" >"$dir/configure.log" 2>&1 \
+  cmake -S "$root" -B "$dir" -DCMAKE_BUILD_TYPE="$type" -DTRACEC_WERROR=ON "$@" >"$dir/configure.log" 2>&1 \
     || { cat "$dir/configure.log"; return 1; }
   cmake --build "$dir" -j"$jobs" >"$dir/build.log" 2>&1 || { tail -n 60 "$dir/build.log"; return 1; }
 }
@@ -57,35 +59,34 @@ run_ctest() {
   rm -f "$log"
 }
 
-step "build and test (normal)"
-if configure_build "$root/build-test"; then
-  run_ctest "normal" --test-dir "$root/build-test" -j"$jobs" --output-on-failure
+step "build and test (GCC, Release, static libraries)"
+if CC=gcc CXX=g++ configure_build "$root/build-test" Release; then
+  run_ctest "gcc" --test-dir "$root/build-test" -j"$jobs" --output-on-failure
 else
-  failed+=("normal build")
+  failed+=("gcc build")
 fi
 
-step "build and test (AddressSanitizer + UndefinedBehaviorSanitizer)"
+# Release code with line tables, so that a sanitizer's report names lines.
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
 export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$root/tests/lsan.supp:print_suppressions=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
-if configure_build "$root/build-asan" -DTRACEC_SANITIZE=address,undefined; then
+if command -v clang >/dev/null; then
+  step "build and test (clang, Release, shared libraries, AddressSanitizer + UndefinedBehaviorSanitizer)"
+  san_cc=clang san_cxx=clang++ san_libs=ON san_g=-gline-tables-only
+else
+  step "build and test (GCC, Release, AddressSanitizer + UndefinedBehaviorSanitizer)"
+  san_cc=gcc san_cxx=g++ san_libs=OFF san_g=-g1
+fi
+if CC=$san_cc CXX=$san_cxx configure_build "$root/build-asan" Release -DBUILD_SHARED_LIBS=$san_libs \
+     -DTRACEC_SANITIZE=address,undefined -DCMAKE_C_FLAGS=$san_g -DCMAKE_CXX_FLAGS=$san_g; then
   run_ctest "asan" --test-dir "$root/build-asan" -LE package -j"$jobs" --output-on-failure
 else
   failed+=("asan build")
 fi
 
-if command -v clang >/dev/null; then
-  step "build and test (clang, Release, shared libraries)"
-  if CC=clang CXX=clang++ configure_build "$root/build-clang" -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=ON; then
-    run_ctest "clang" --test-dir "$root/build-clang" -LE package -j"$jobs" --output-on-failure
-  else
-    failed+=("clang build")
-  fi
-fi
-
 step "buffer tests (ThreadSanitizer)"
 export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}
-if configure_build "$root/build-tsan" -DTRACEC_SANITIZE=thread; then
+if configure_build "$root/build-tsan" RelWithDebInfo -DTRACEC_SANITIZE=thread; then
   run_ctest "tsan" --test-dir "$root/build-tsan" -L tsan -LE fork -j"$jobs" --output-on-failure --no-tests=ignore
 else
   failed+=("tsan build")
@@ -93,23 +94,33 @@ fi
 
 if [ "$fuzz_seconds" != 0 ] && command -v clang >/dev/null; then
   step "fuzz targets (${fuzz_seconds}s each)"
-  if CC=clang CXX=clang++ configure_build "$root/build-fuzz" -DTRACEC_BUILD_FUZZ=ON -DTRACEC_BUILD_TESTS=OFF \
+  if CC=clang CXX=clang++ configure_build "$root/build-fuzz" RelWithDebInfo -DTRACEC_BUILD_FUZZ=ON -DTRACEC_BUILD_TESTS=OFF \
        -DTRACEC_SANITIZE=address,undefined; then
-    found=0
+    # fuzz_one NAME BINARY: runs one target; its log is printed when it is done.
+    fuzz_one() {
+      local name=$1 fuzzer=$2 corpus="$root/fuzz/${1#fuzz_}/corpus" work
+      work=$(mktemp -d)
+      if "$fuzzer" -max_total_time="$fuzz_seconds" -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
+           -print_final_stats=1 "$work" "$corpus" >"$work.log" 2>&1; then
+        echo "-- $name (seed corpus: $corpus)"
+        grep -E 'stat::number_of_executed_units|Done' "$work.log" | tail -n 2 || true
+        rm -rf "$work" "$work.log"
+      else
+        echo "-- $name (seed corpus: $corpus): FAILED"
+        tail -n 40 "$work.log"; rm -rf "$work" "$work.log"; return 1
+      fi
+    }
+    found=0 pids=() names=()
     while IFS= read -r fuzzer; do
       found=1
-      name=$(basename "$fuzzer")
-      corpus="$root/fuzz/${name#fuzz_}/corpus"
-      work=$(mktemp -d)
-      echo "-- $name (seed corpus: $corpus)"
-      if ! "$fuzzer" -max_total_time="$fuzz_seconds" -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
-           -print_final_stats=1 "$work" "$corpus" >"$work.log" 2>&1; then
-        tail -n 40 "$work.log"; failed+=("$name")
-      else
-        grep -E 'stat::number_of_executed_units|Done' "$work.log" | tail -n 2 || true
+      fuzz_one "$(basename "$fuzzer")" "$fuzzer" &
+      pids+=($!) names+=("$(basename "$fuzzer")")
+      if [ ${#pids[@]} -ge "$jobs" ]; then
+        wait "${pids[0]}" || failed+=("${names[0]}")
+        pids=("${pids[@]:1}") names=("${names[@]:1}")
       fi
-      rm -rf "$work" "$work.log"
     done < <(find "$root/build-fuzz/fuzz" -maxdepth 2 -type f -name 'fuzz_*' -perm -u+x 2>/dev/null | sort)
+    for i in "${!pids[@]}"; do wait "${pids[$i]}" || failed+=("${names[$i]}"); done
     [ "$found" = 1 ] || echo "(no fuzz targets built)"
   else
     failed+=("fuzz build")

@@ -645,7 +645,7 @@ static bool print_slow(dec *d, tracec_i_msg *mi, const uint8_t *buf, const uint8
     size_t *order = sc->order, nk = 0;
     for (size_t i = 0; i < n; i++)
         if (sc->recs[i].f) order[nk++] = i;
-    sort_order(sc->recs, order, order + n, nk);
+    if (nk > 1) sort_order(sc->recs, order, order + n, nk);
 
     /* Oneofs: the member seen last wins; a winning message merges the
      * occurrences after the last occurrence of any other member. */

@@ -545,6 +545,7 @@ Test(cli, same_name_different_definition_is_reported) {
 static void deep_trace(tt_buf *b, int depth) {
     static const unsigned wrap[] = {4, 11, 1}; /* debug_annotations, track_event, packet */
     b->data = NULL;
+    b->cap = 0;
     b->size = 0;
     for (int i = 0; i < depth + 3; i++) {
         unsigned number = i < depth ? 11 : wrap[i - depth]; /* DebugAnnotation.dict_entries */
@@ -561,6 +562,7 @@ static void deep_trace(tt_buf *b, int depth) {
         if (b->size) memcpy(nb + h, b->data, b->size);
         free(b->data);
         b->data = nb;
+        b->cap = 0;
         b->size += h;
     }
 }

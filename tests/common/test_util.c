@@ -14,11 +14,18 @@ void tt_buf_free(tt_buf *b) {
     free(b->data);
     b->data = NULL;
     b->size = 0;
+    b->cap = 0;
 }
 
 bool tt_buf_append(tt_buf *b, const void *data, size_t n) {
-    char *nd = realloc(b->data, b->size + n + 1);
-    if (!nd) return false;
+    char *nd = b->data;
+    if (b->size + n + 1 > b->cap) { /* doubling: reading a large file stays linear */
+        size_t cap = b->cap > 64 ? b->cap : 64;
+        while (cap < b->size + n + 1) cap *= 2;
+        nd = realloc(b->data, cap);
+        if (!nd) return false;
+        b->cap = cap;
+    }
     if (n) memcpy(nd + b->size, data, n);
     b->data = nd;
     b->size += n;

@@ -12,6 +12,7 @@
 typedef struct tt_buf {
     char *data; /* NUL-terminated, malloc'd */
     size_t size;
+    size_t cap; /* bytes allocated at data (0: unknown, the next append reallocates) */
 } tt_buf;
 
 void tt_buf_free(tt_buf *b);

@@ -112,6 +112,7 @@ bool tt_append_extension_packet(tt_buf *trace, const void *set, size_t n, bool g
     memcpy(nd + trace->size, hdr, h);
     memcpy(nd + trace->size + h, payload, pn);
     trace->data = nd;
+    trace->cap = 0;
     trace->size += h + pn;
     nd[trace->size] = 0;
     if (payload != set) free(payload);

@@ -47,6 +47,7 @@ static tracec_status_t decode(tracec_pool *pool, const void *data, size_t n, con
     tracec_bytes out = TRACEC_BYTES_INIT;
     tracec_status_t s = tracec_decode_text_bytes(pool, data, n, &o, &out, err);
     text->data = malloc(out.size + 1);
+    text->cap = 0;
     cr_assert(text->data);
     if (out.size) memcpy(text->data, out.data, out.size);
     text->data[out.size] = 0;
@@ -273,6 +274,7 @@ static void nested_annotations(tt_buf *out, int depth) {
         n += h;
     }
     out->data = (char *)buf;
+    out->cap = 0;
     out->size = n;
 }
 
@@ -382,6 +384,7 @@ static void wrap_len(tt_buf *b, unsigned number) {
     nb[b->size + h] = 0;
     free(b->data);
     b->data = nb;
+    b->cap = 0;
     b->size += h;
 }
 

@@ -49,6 +49,7 @@ static tracec_status_t decode_opt(tracec_pool *pool, const void *data, size_t n,
     tracec_bytes out = TRACEC_BYTES_INIT;
     tracec_status_t s = tracec_decode_text_bytes(pool, data, n, &o, &out, err);
     text->data = malloc(out.size + 1);
+    text->cap = 0;
     cr_assert(text->data);
     if (out.size) memcpy(text->data, out.data, out.size);
     text->data[out.size] = 0;

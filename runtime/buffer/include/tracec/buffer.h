@@ -353,7 +353,8 @@ static inline tracec_status_t tracec_buffer_end_packet(tracec_buffer_writer *bw,
     if (packet->w != w) return TRACEC_STATUS_BAD_STATE;
     ws = bw->i_ws;
     /* The packet open in the writer's chunk, ended through its own window. */
-    if (TRACEC_I_LIKELY(ws->in_packet == 1 && w->base == ws->body + ws->used)) {
+    /* Compared as integers: a writer of a failed begin has no chunk (body NULL). */
+    if (TRACEC_I_LIKELY(ws->in_packet == 1 && (uintptr_t)w->base == (uintptr_t)ws->body + ws->used)) {
         st = tracec_writer_end_packet(w, packet);
         if (TRACEC_I_LIKELY(st == TRACEC_STATUS_SUCCESS)) {
             /* The record header, back-filled. */

@@ -421,17 +421,19 @@ static inline TRACEC_I_ALWAYS_INLINE void tracec_msg_end_nested(tracec_msg *pare
         tracec_writer_fail(w, TRACEC_STATUS_NESTING_MISMATCH);
         return;
     }
-    uint8_t *size = w->base + child->size_off;
-    size_t len = (size_t)(w->ptr - size) - TRACEC_NESTED_SIZE_BYTES;
+    /* In integers: a misused writer may have no window (base NULL); its
+     * length then comes out huge and the writer fails below. */
+    uintptr_t size_at = (uintptr_t)w->base + child->size_off;
+    size_t len = (size_t)((uintptr_t)w->ptr - size_at) - TRACEC_NESTED_SIZE_BYTES;
 #ifdef TRACEC_FIXED_NESTED_LENGTHS
     if (TRACEC_I_UNLIKELY(len > TRACEC_MAX_NESTED_SIZE)) {
         tracec_writer_fail(w, TRACEC_STATUS_MESSAGE_TOO_LARGE);
         return;
     }
-    tracec_put_size4(size, (uint32_t)len);
+    tracec_put_size4((uint8_t *)size_at, (uint32_t)len);
 #else
     if (TRACEC_I_LIKELY(len < 0x80u)) {
-        *size = (uint8_t)len;
+        *(uint8_t *)size_at = (uint8_t)len;
     } else {
         /* On a copy, as tracec_i_reserve_slow, so w stays in registers. */
         tracec_writer tmp = *w;
