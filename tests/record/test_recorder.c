@@ -578,6 +578,29 @@ Test(record, usage_errors) {
     free(out);
 }
 
+Test(record, program_that_never_registers_is_a_warning_and_status_4) {
+    char trace[128], *out;
+    snprintf(trace, sizeof trace, "/tmp/tracec_rec_noprov_%d.pftrace", (int)getpid());
+    char *cmd;
+    cr_assert(asprintf(&cmd, TRACEC " record -o %s -- true", trace) > 0);
+    cr_expect_eq(run(cmd, &out), 4, "%s", out);
+    cr_expect_not_null(strstr(out, "no provider registered: is true linked with libtracec and does it write events?"),
+                       "%s", out);
+    free(out);
+    free(cmd);
+    /* The trace is written all the same, and readable. */
+    cr_assert(asprintf(&cmd, TRACEC " decode %s > /dev/null", trace) > 0);
+    cr_expect_eq(run(cmd, NULL), 0);
+    free(cmd);
+    /* The program's own failure takes precedence over the warning's status. */
+    cr_assert(asprintf(&cmd, TRACEC " record -o %s -- sh -c 'exit 7'", trace) > 0);
+    cr_expect_eq(run(cmd, &out), 7, "%s", out);
+    cr_expect_not_null(strstr(out, "no provider registered"), "%s", out);
+    free(out);
+    free(cmd);
+    unlink(trace);
+}
+
 Test(record, two_runs_in_one_trace) {
     char sock[128], trace[128], out[128];
     snprintf(sock, sizeof sock, "%s/r.sock", g_dir);

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -47,6 +48,9 @@ static const char usage[] =
     "  --duration D           --attach: how long to record (e.g. 500ms, 10s; default: until SIGINT)\n"
     "  --socket PATH          the socket (default /tmp/tracec-UID/recorder.sock; with a\n"
     "                         PROGRAM, a private directory of its own)\n";
+
+/* The trace was written, but no program registered: it has no events. */
+#define TRACEC_RECORD_EXIT_NO_PROVIDER 4
 
 static int bad_usage(const char *fmt, const char *arg) {
     fprintf(stderr, "tracec record: ");
@@ -250,11 +254,23 @@ int tracec_cmd_record(int argc, char **argv) {
     }
     tracec_recorder_stop(r);
     report(r);
+    size_t providers = tracec_recorder_provider_count(r);
+    char sock_used[sizeof(((struct sockaddr_un *)0)->sun_path)];
+    snprintf(sock_used, sizeof sock_used, "%s", tracec_recorder_socket_path(r));
     st = tracec_recorder_close(r);
     if (dir[0]) rmdir(dir);
     if (st != TRACEC_STATUS_SUCCESS) {
         fprintf(stderr, "tracec record: writing %s failed: %s\n", cfg.output_path, tracec_status_str(st));
         return 1;
+    }
+    if (providers == 0) {
+        if (attach)
+            fprintf(stderr, "tracec record: no provider registered: no program connected to %s while recording "
+                            "(%s has no events)\n", sock_used, cfg.output_path);
+        else
+            fprintf(stderr, "tracec record: no provider registered: is %s linked with libtracec and does it write "
+                            "events? (%s has no events)\n", argv[prog], cfg.output_path);
+        if (rc == 0) rc = TRACEC_RECORD_EXIT_NO_PROVIDER;
     }
     return rc;
 }
