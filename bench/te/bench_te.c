@@ -607,6 +607,17 @@ int main(int argc, char **argv) {
     if ((e = getenv("TRACEC_BENCH_REPS")) && atoi(e) > 0) reps = atoi(e) < kMaxReps ? atoi(e) : kMaxReps;
     if ((e = getenv("TRACEC_BENCH_VERIFY_OPS")) && atoll(e) >= 1000) verify_ops = (uint64_t)atoll(e) & ~1ull;
     ops &= ~1ull;
+    /* callgrind counts a row by its loop's symbol: two rows folded into one function (identical code folding)
+     * would count both rows' events under one symbol. */
+    for (int i = 0; i < kImpls; i++)
+        for (int j = i + 1; j < kImpls; j++)
+            if (g_impls[i].loop == g_impls[j].loop || strcmp(g_impls[i].symbol, g_impls[j].symbol) == 0) {
+                fprintf(stderr, "bench_te: rows %s/%s/%d and %s/%s/%d share a loop (%s): their instruction counts "
+                                "would add up\n",
+                        g_impls[i].bench, g_impls[i].name, g_impls[i].threads, g_impls[j].bench, g_impls[j].name,
+                        g_impls[j].threads, g_impls[i].symbol);
+                return 1;
+            }
 
     /* 1. Timed rounds: every row in turn, in every round. */
     setup(0);
