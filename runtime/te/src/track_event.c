@@ -733,6 +733,7 @@ void tracec_i_te_emit_dyn(tracec_te_category *cat, const tracec_te_arg *a, size_
             }
             c[i].name = key;
         }
+        break; /* one type per event (a second one makes emit drop it): c holds n + 1 parts at most */
     }
     te_dyn_names.handover = c;
     tracec_i_te_emit(cat, c, m); /* takes the guard over */

@@ -22,10 +22,13 @@
  *     tracec_session_stop(s);                        // or at exit
  *
  * A disabled category costs one relaxed load and a branch; the arguments of
- * a disabled event are not evaluated.  Event and annotation names must be
- * string literals: they are interned by address per thread (a literal
- * lives as long as the program).  TRACEC_TE_DYNAMIC_NAME takes any string
- * and writes it inline.
+ * a disabled event are not evaluated.  In the literal forms, event names,
+ * annotation keys and counter names must be string literals: they are
+ * interned by address per thread (a literal lives as long as the program);
+ * anything else is a compile error that names the _DYN form to use.  The
+ * _DYN forms (TRACEC_INSTANT_DYN, TRACEC_TE_INSTANT_DYN, TRACEC_EVENT_AS_DYN,
+ * ...) take any string and intern it by content.  An event without exactly
+ * one type does not compile either.  The macros work in C11 and C++17.
  *
  * Each thread writes its own packet sequence: its own buffer writer,
  * trusted_packet_sequence_id and interning dictionary, created on its first
@@ -138,56 +141,79 @@ typedef struct tracec_te_arg {
  * at compile time: exactly one type per event, literal names where a literal
  * is required, at most 32 parts.  is_type: TRACEC_I_TE_T1 a type,
  * TRACEC_I_TE_TD a type whose name is known at run time, TRACEC_I_TE_T0 not
- * a type.  name_rule: TRACEC_I_TE_RULE_0 no check, _N
- * an event name, _K an annotation key, _C a counter name (string literals:
- * interned by address); member: TRACEC_I_TE_M_z (none), _i, _u, _d, _s.
+ * a type.  name_rule: TRACEC_I_TE_RULE_0 no check, _N an event name, _K an
+ * annotation key, _C a counter name (string literals: interned by address).
+ * member: TRACEC_I_TE_M_z (no value), _i, _u, _d, _s (the union member).
  */
 #define TRACEC_I_TE_PART(kind, is_type, rule, name, member, value) (kind, is_type, rule, name, member, value)
 
 /* Event types (exactly one per TRACEC_TE). */
-#define TRACEC_TE_SLICE_BEGIN(name) TRACEC_I_TE_PART(TRACEC_I_TE_SLICE_BEGIN, TRACEC_I_TE_T1, TRACEC_I_TE_RULE_N, name, TRACEC_I_TE_M_z, 0)
-#define TRACEC_TE_SLICE_END() TRACEC_I_TE_PART(TRACEC_I_TE_SLICE_END, TRACEC_I_TE_T1, TRACEC_I_TE_RULE_0, NULL, TRACEC_I_TE_M_z, 0)
-#define TRACEC_TE_INSTANT(name) TRACEC_I_TE_PART(TRACEC_I_TE_INSTANT, TRACEC_I_TE_T1, TRACEC_I_TE_RULE_N, name, TRACEC_I_TE_M_z, 0)
+#define TRACEC_TE_SLICE_BEGIN(name) \
+    TRACEC_I_TE_PART(TRACEC_I_TE_SLICE_BEGIN, TRACEC_I_TE_T1, TRACEC_I_TE_RULE_N, name, TRACEC_I_TE_M_z, 0)
+#define TRACEC_TE_SLICE_END() \
+    TRACEC_I_TE_PART(TRACEC_I_TE_SLICE_END, TRACEC_I_TE_T1, TRACEC_I_TE_RULE_0, NULL, TRACEC_I_TE_M_z, 0)
+#define TRACEC_TE_INSTANT(name) \
+    TRACEC_I_TE_PART(TRACEC_I_TE_INSTANT, TRACEC_I_TE_T1, TRACEC_I_TE_RULE_N, name, TRACEC_I_TE_M_z, 0)
 /*
  * A name known only at run time (any NUL-terminated string, read during the
  * call): interned by content on the thread's sequence (docs/track-events.md,
  * "Dynamic names"), or written inline.
  */
-#define TRACEC_TE_SLICE_BEGIN_DYN(str) TRACEC_I_TE_PART(TRACEC_I_TE_SLICE_BEGIN, TRACEC_I_TE_TD, TRACEC_I_TE_RULE_0, (str), TRACEC_I_TE_M_u, 1)
-#define TRACEC_TE_INSTANT_DYN(str) TRACEC_I_TE_PART(TRACEC_I_TE_INSTANT, TRACEC_I_TE_TD, TRACEC_I_TE_RULE_0, (str), TRACEC_I_TE_M_u, 1)
+#define TRACEC_TE_SLICE_BEGIN_DYN(str) \
+    TRACEC_I_TE_PART(TRACEC_I_TE_SLICE_BEGIN, TRACEC_I_TE_TD, TRACEC_I_TE_RULE_0, (str), TRACEC_I_TE_M_u, 1)
+#define TRACEC_TE_INSTANT_DYN(str) \
+    TRACEC_I_TE_PART(TRACEC_I_TE_INSTANT, TRACEC_I_TE_TD, TRACEC_I_TE_RULE_0, (str), TRACEC_I_TE_M_u, 1)
 /* A counter on the process's counter track called `name` (or on TRACEC_TE_TRACK's track). */
-#define TRACEC_TE_COUNTER_INT(name, value) TRACEC_I_TE_PART(TRACEC_I_TE_COUNTER_INT, TRACEC_I_TE_T1, TRACEC_I_TE_RULE_C, name, TRACEC_I_TE_M_i, value)
-#define TRACEC_TE_COUNTER_DOUBLE(name, value) TRACEC_I_TE_PART(TRACEC_I_TE_COUNTER_DOUBLE, TRACEC_I_TE_T1, TRACEC_I_TE_RULE_C, name, TRACEC_I_TE_M_d, value)
+#define TRACEC_TE_COUNTER_INT(name, value) \
+    TRACEC_I_TE_PART(TRACEC_I_TE_COUNTER_INT, TRACEC_I_TE_T1, TRACEC_I_TE_RULE_C, name, TRACEC_I_TE_M_i, value)
+#define TRACEC_TE_COUNTER_DOUBLE(name, value) \
+    TRACEC_I_TE_PART(TRACEC_I_TE_COUNTER_DOUBLE, TRACEC_I_TE_T1, TRACEC_I_TE_RULE_C, name, TRACEC_I_TE_M_d, value)
 
 /*
  * Debug annotations (shown as debug.<key> args); keys are string literals.
  * A NULL STRING or JSON value leaves its annotation out (the rest of the
  * event is written).
  */
-#define TRACEC_TE_ARG_INT(key, value) TRACEC_I_TE_PART(TRACEC_I_TE_ARG_INT, TRACEC_I_TE_T0, TRACEC_I_TE_RULE_K, key, TRACEC_I_TE_M_i, value)
-#define TRACEC_TE_ARG_UINT(key, value) TRACEC_I_TE_PART(TRACEC_I_TE_ARG_UINT, TRACEC_I_TE_T0, TRACEC_I_TE_RULE_K, key, TRACEC_I_TE_M_u, value)
-#define TRACEC_TE_ARG_DOUBLE(key, value) TRACEC_I_TE_PART(TRACEC_I_TE_ARG_DOUBLE, TRACEC_I_TE_T0, TRACEC_I_TE_RULE_K, key, TRACEC_I_TE_M_d, value)
-#define TRACEC_TE_ARG_BOOL(key, value) TRACEC_I_TE_PART(TRACEC_I_TE_ARG_BOOL, TRACEC_I_TE_T0, TRACEC_I_TE_RULE_K, key, TRACEC_I_TE_M_u, (value) ? 1u : 0u)
-#define TRACEC_TE_ARG_STRING(key, value) TRACEC_I_TE_PART(TRACEC_I_TE_ARG_STRING, TRACEC_I_TE_T0, TRACEC_I_TE_RULE_K, key, TRACEC_I_TE_M_s, value)
-#define TRACEC_TE_ARG_POINTER(key, value) TRACEC_I_TE_PART(TRACEC_I_TE_ARG_POINTER, TRACEC_I_TE_T0, TRACEC_I_TE_RULE_K, key, TRACEC_I_TE_M_u, (uintptr_t)(value))
-#define TRACEC_TE_ARG_JSON(key, value) TRACEC_I_TE_PART(TRACEC_I_TE_ARG_JSON, TRACEC_I_TE_T0, TRACEC_I_TE_RULE_K, key, TRACEC_I_TE_M_s, value)
+#define TRACEC_TE_ARG_INT(key, value) \
+    TRACEC_I_TE_PART(TRACEC_I_TE_ARG_INT, TRACEC_I_TE_T0, TRACEC_I_TE_RULE_K, key, TRACEC_I_TE_M_i, value)
+#define TRACEC_TE_ARG_UINT(key, value) \
+    TRACEC_I_TE_PART(TRACEC_I_TE_ARG_UINT, TRACEC_I_TE_T0, TRACEC_I_TE_RULE_K, key, TRACEC_I_TE_M_u, value)
+#define TRACEC_TE_ARG_DOUBLE(key, value) \
+    TRACEC_I_TE_PART(TRACEC_I_TE_ARG_DOUBLE, TRACEC_I_TE_T0, TRACEC_I_TE_RULE_K, key, TRACEC_I_TE_M_d, value)
+#define TRACEC_TE_ARG_BOOL(key, value) \
+    TRACEC_I_TE_PART(TRACEC_I_TE_ARG_BOOL, TRACEC_I_TE_T0, TRACEC_I_TE_RULE_K, key, TRACEC_I_TE_M_u, (value) ? 1u : 0u)
+#define TRACEC_TE_ARG_STRING(key, value) \
+    TRACEC_I_TE_PART(TRACEC_I_TE_ARG_STRING, TRACEC_I_TE_T0, TRACEC_I_TE_RULE_K, key, TRACEC_I_TE_M_s, value)
+#define TRACEC_TE_ARG_POINTER(key, value)                                                                  \
+    TRACEC_I_TE_PART(TRACEC_I_TE_ARG_POINTER, TRACEC_I_TE_T0, TRACEC_I_TE_RULE_K, key, TRACEC_I_TE_M_u, \
+                     (uintptr_t)(value))
+#define TRACEC_TE_ARG_JSON(key, value) \
+    TRACEC_I_TE_PART(TRACEC_I_TE_ARG_JSON, TRACEC_I_TE_T0, TRACEC_I_TE_RULE_K, key, TRACEC_I_TE_M_s, value)
 /*
  * Nested values: a dict or an array holds the parts up to its
  * TRACEC_TE_ARG_END() (at most 8 levels).  Entries of a dict are named by
  * their keys (debug.<key>.<entry>); the keys of array elements are ignored
  * (debug.<key>[i]), write "".
  */
-#define TRACEC_TE_ARG_DICT(key) TRACEC_I_TE_PART(TRACEC_I_TE_ARG_DICT, TRACEC_I_TE_T0, TRACEC_I_TE_RULE_K, key, TRACEC_I_TE_M_z, 0)
-#define TRACEC_TE_ARG_ARRAY(key) TRACEC_I_TE_PART(TRACEC_I_TE_ARG_ARRAY, TRACEC_I_TE_T0, TRACEC_I_TE_RULE_K, key, TRACEC_I_TE_M_z, 0)
-#define TRACEC_TE_ARG_END() TRACEC_I_TE_PART(TRACEC_I_TE_ARG_END, TRACEC_I_TE_T0, TRACEC_I_TE_RULE_0, NULL, TRACEC_I_TE_M_z, 0)
+#define TRACEC_TE_ARG_DICT(key) \
+    TRACEC_I_TE_PART(TRACEC_I_TE_ARG_DICT, TRACEC_I_TE_T0, TRACEC_I_TE_RULE_K, key, TRACEC_I_TE_M_z, 0)
+#define TRACEC_TE_ARG_ARRAY(key) \
+    TRACEC_I_TE_PART(TRACEC_I_TE_ARG_ARRAY, TRACEC_I_TE_T0, TRACEC_I_TE_RULE_K, key, TRACEC_I_TE_M_z, 0)
+#define TRACEC_TE_ARG_END() \
+    TRACEC_I_TE_PART(TRACEC_I_TE_ARG_END, TRACEC_I_TE_T0, TRACEC_I_TE_RULE_0, NULL, TRACEC_I_TE_M_z, 0)
 
 /* Flows (ids shared by the events they connect), track, timestamp. */
-#define TRACEC_TE_FLOW(id) TRACEC_I_TE_PART(TRACEC_I_TE_FLOW, TRACEC_I_TE_T0, TRACEC_I_TE_RULE_0, NULL, TRACEC_I_TE_M_u, id)
-#define TRACEC_TE_TERMINATING_FLOW(id) TRACEC_I_TE_PART(TRACEC_I_TE_TERMINATING_FLOW, TRACEC_I_TE_T0, TRACEC_I_TE_RULE_0, NULL, TRACEC_I_TE_M_u, id)
-#define TRACEC_TE_TRACK(uuid) TRACEC_I_TE_PART(TRACEC_I_TE_TRACK, TRACEC_I_TE_T0, TRACEC_I_TE_RULE_0, NULL, TRACEC_I_TE_M_u, uuid)
-#define TRACEC_TE_TIMESTAMP(ns) TRACEC_I_TE_PART(TRACEC_I_TE_TIMESTAMP, TRACEC_I_TE_T0, TRACEC_I_TE_RULE_0, NULL, TRACEC_I_TE_M_u, ns)
+#define TRACEC_TE_FLOW(id) \
+    TRACEC_I_TE_PART(TRACEC_I_TE_FLOW, TRACEC_I_TE_T0, TRACEC_I_TE_RULE_0, NULL, TRACEC_I_TE_M_u, id)
+#define TRACEC_TE_TERMINATING_FLOW(id) \
+    TRACEC_I_TE_PART(TRACEC_I_TE_TERMINATING_FLOW, TRACEC_I_TE_T0, TRACEC_I_TE_RULE_0, NULL, TRACEC_I_TE_M_u, id)
+#define TRACEC_TE_TRACK(uuid) \
+    TRACEC_I_TE_PART(TRACEC_I_TE_TRACK, TRACEC_I_TE_T0, TRACEC_I_TE_RULE_0, NULL, TRACEC_I_TE_M_u, uuid)
+#define TRACEC_TE_TIMESTAMP(ns) \
+    TRACEC_I_TE_PART(TRACEC_I_TE_TIMESTAMP, TRACEC_I_TE_T0, TRACEC_I_TE_RULE_0, NULL, TRACEC_I_TE_M_u, ns)
 /* Replaces the literal name of the event's type with `str`, written inline (the _DYN types intern it). */
-#define TRACEC_TE_DYNAMIC_NAME(str) TRACEC_I_TE_PART(TRACEC_I_TE_DYNAMIC_NAME, TRACEC_I_TE_T0, TRACEC_I_TE_RULE_0, NULL, TRACEC_I_TE_M_s, str)
+#define TRACEC_TE_DYNAMIC_NAME(str) \
+    TRACEC_I_TE_PART(TRACEC_I_TE_DYNAMIC_NAME, TRACEC_I_TE_T0, TRACEC_I_TE_RULE_0, NULL, TRACEC_I_TE_M_s, str)
 
 /* Out of line: writes the event (the category was found enabled); _dyn: its type is a _DYN one. */
 void tracec_i_te_emit(tracec_te_category *cat, const tracec_te_arg *args, size_t n);
