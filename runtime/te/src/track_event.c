@@ -237,10 +237,12 @@ static TRACEC_I_NOINLINE void dyn_clear(void) {
 /* The thread's copy of `s` (the name's key, NUL-terminated), added now if new; NULL when there is no room. */
 static const char *dyn_key(const char *s) {
     te_dyn *d = &te_dyn_names;
-    size_t len = strlen(s);
-    uint32_t h = 2166136261u; /* FNV-1a */
-    if (len > DYN_MAX_LEN) return NULL;
-    for (size_t i = 0; i < len; i++) h = (h ^ (unsigned char)s[i]) * 16777619u;
+    size_t len = 0;
+    uint32_t h = 2166136261u; /* FNV-1a, and the length, in one pass */
+    for (; s[len] != '\0'; len++) {
+        if (len == DYN_MAX_LEN) return NULL;
+        h = (h ^ (unsigned char)s[len]) * 16777619u;
+    }
     for (uint32_t i = h & (DYN_SLOTS - 1u);; i = (i + 1u) & (DYN_SLOTS - 1u)) {
         dyn_entry *e = &d->slot[i];
         if (!e->used) {
