@@ -240,8 +240,8 @@ void tracec_i_te_emit_dyn(tracec_te_category *cat, const tracec_te_arg *args, si
 #define TRACEC_I_TE_MSG_MANY "tracec: a track event has at most 32 parts (its type included)"
 
 #ifdef __cplusplus
-} /* extern "C" */
 #define TRACEC_I_TE_STATIC_ASSERT(cond, msg) static_assert(cond, msg)
+extern "C++" { /* templates, also when the header is included inside an extern "C" block */
 /* Whether `s` is a string literal: an array of const char whose address is a constant. */
 template <typename T> struct tracec_i_te_is_literal_t {
     static const bool value = false;
@@ -255,8 +255,8 @@ template <bool Literal> inline int tracec_i_te_check_name(void) {
     static_assert(Literal, TRACEC_I_TE_MSG_N);
     return 1;
 }
+}
 #define TRACEC_I_TE_CHECK_NAME_EXPR(s) tracec_i_te_check_name<TRACEC_I_TE_IS_LITERAL(s)>()
-extern "C" {
 #else
 #define TRACEC_I_TE_STATIC_ASSERT(cond, msg) _Static_assert(cond, msg)
 #define TRACEC_I_TE_IS_LITERAL(s) \
