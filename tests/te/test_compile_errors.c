@@ -5,7 +5,8 @@
  * forms, the typed form included), more than 32 parts.  Each snippet is
  * compiled (-fsyntax-only) with the project's C compiler (-std=c11) and
  * C++ compiler (-std=c++17), both -pedantic -Wall -Wextra -Werror; a
- * correct snippet compiles cleanly with both.
+ * correct snippet compiles cleanly with both, and with clang and clang++
+ * where they are installed.
  */
 #define _GNU_SOURCE /* strdup */
 #include <criterion/criterion.h>
@@ -24,9 +25,11 @@ static const char k_prelude[] =
     "int f(const char *name, long v);\n"
     "int f(const char *name, long v) {\n";
 
-/* Compiles `body` as C and as C++; returns, per language, the exit status and the diagnostics (malloc'd). */
-static void compile_both(const char *body, int st[2], char *out[2]) {
-    static const char *const cc[2] = {TE_CC " -std=c11 -x c", TE_CXX " -std=c++17 -x c++"};
+static const char *const k_project_cc[2] = {TE_CC " -std=c11 -x c", TE_CXX " -std=c++17 -x c++"};
+
+/* Compiles `body` as C and as C++ (with cc[0], cc[1]); returns, per language, the exit status and the
+ * diagnostics (malloc'd). */
+static void compile_with(const char *const cc[2], const char *body, int st[2], char *out[2]) {
     char *dir = tt_tmpdir();
     char path[512], cmd[4096];
     cr_assert(dir != NULL);
@@ -45,6 +48,10 @@ static void compile_both(const char *body, int st[2], char *out[2]) {
     tt_tmpdir_remove(dir);
 }
 
+static void compile_both(const char *body, int st[2], char *out[2]) {
+    compile_with(k_project_cc, body, st, out);
+}
+
 /* `body` fails to compile in both languages, and each compiler's diagnostics hold `message`. */
 static void expect_error(const char *body, const char *message) {
     int st[2];
@@ -58,15 +65,36 @@ static void expect_error(const char *body, const char *message) {
     }
 }
 
+static const char k_good[] =
+    "    TRACEC_TE(a, TRACEC_TE_INSTANT(\"x\"), TRACEC_TE_ARG_INT(\"k\", v));\n"
+    "    TRACEC_INSTANT_DYN(a, name);\n"
+    "    TRACEC_EVENT_AS(a, my_app_MyEvent, ev, \"t\") { my_app_MyEvent_set_custom_counter(&ev, v); }\n"
+    "    TRACEC_EVENT_AS_DYN(a, my_app_MyEvent, ev, name) { my_app_MyEvent_set_custom_counter(&ev, v); }\n"
+    "    TRACEC_SLICE_END_AS(a, my_app_MyEvent, ev) { my_app_MyEvent_set_custom_counter(&ev, v); }\n";
+
+/* The other compiler family (clang when the project builds with gcc) accepts the same, where it is installed. */
+Test(te_compile_errors, a_correct_event_compiles_with_clang_too) {
+    static const char *const clang[2] = {"clang -std=c11 -x c", "clang++ -std=c++17 -x c++"};
+    tt_buf b = {0};
+    int st[2];
+    char *out[2];
+    int have = tt_capture("command -v clang >/dev/null && command -v clang++ >/dev/null", &b) == 0;
+    tt_buf_free(&b);
+    if (!have) {
+        cr_log_info("clang / clang++ not installed: checked with the project's compilers only");
+        return;
+    }
+    compile_with(clang, k_good, st, out);
+    for (int l = 0; l < 2; l++) {
+        cr_expect_eq(st[l], 0, "%s:\n%s", l ? "clang++" : "clang", out[l]);
+        free(out[l]);
+    }
+}
+
 Test(te_compile_errors, a_correct_event_compiles_cleanly) {
     int st[2];
     char *out[2];
-    compile_both("    TRACEC_TE(a, TRACEC_TE_INSTANT(\"x\"), TRACEC_TE_ARG_INT(\"k\", v));\n"
-                 "    TRACEC_INSTANT_DYN(a, name);\n"
-                 "    TRACEC_EVENT_AS(a, my_app_MyEvent, ev, \"t\") { my_app_MyEvent_set_custom_counter(&ev, v); }\n"
-                 "    TRACEC_EVENT_AS_DYN(a, my_app_MyEvent, ev, name) { my_app_MyEvent_set_custom_counter(&ev, v); }\n"
-                 "    TRACEC_SLICE_END_AS(a, my_app_MyEvent, ev) { my_app_MyEvent_set_custom_counter(&ev, v); }\n",
-                 st, out);
+    compile_both(k_good, st, out);
     for (int l = 0; l < 2; l++) {
         cr_expect_eq(st[l], 0, "%s:\n%s", l ? "C++" : "C", out[l]);
         free(out[l]);
