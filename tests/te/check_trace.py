@@ -26,8 +26,10 @@ Invariants:
   * per track, slice ends never outnumber begins (and, unless
     --allow-open, every slice is closed).
 Summary keys: sequences, packets, events:<TYPE>, names (sorted, |-joined),
-categories, dropped_flags, clocks (timestamp_clock_id of the events, 0 for
-none), ext:<field> (typed extension fields seen).
+categories, dropped_flags, interned_event_names (EventName entries of the
+InternedData), inline_names (events with an inline name), clocks
+(timestamp_clock_id of the events, 0 for none), ext:<field> (typed
+extension fields seen).
 """
 import sys
 
@@ -57,6 +59,8 @@ def main():
     events = {}
     names, cats = set(), set()
     dropped = 0
+    interned_names = 0  # EventName entries in InternedData
+    inline_names = 0  # events whose name is written inline
     ext = {}
     clocks = set()
     invalid = set()  # sequences whose incremental state the reader holds invalid
@@ -87,6 +91,7 @@ def main():
             d = p.interned_data
             for e in d.event_names:
                 st["names"][e.iid] = e.name
+                interned_names += 1
             for e in d.event_categories:
                 st["cats"][e.iid] = e.name
             for e in d.debug_annotation_names:
@@ -110,6 +115,7 @@ def main():
             names.add(resolve("names", te.name_iid, "name"))
         elif te.HasField("name"):
             names.add(te.name)
+            inline_names += 1
         for c in te.category_iids:
             uses_iid = True
             cats.add(resolve("cats", c, "category"))
@@ -154,6 +160,8 @@ def main():
     print("names\t%s" % "|".join(sorted(names)))
     print("categories\t%s" % "|".join(sorted(cats)))
     print("dropped_flags\t%d" % dropped)
+    print("interned_event_names\t%d" % interned_names)
+    print("inline_names\t%d" % inline_names)
     print("clocks\t%s" % "|".join(str(c) for c in sorted(clocks)))
     for k in sorted(ext):
         print("ext:%s\t%s" % (k, ext[k]))

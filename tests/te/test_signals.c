@@ -1,6 +1,7 @@
 /*
  * test_signals.c - track events from a signal handler, in every buffering
- * mode and every form (TRACEC_TE, TRACEC_INSTANT, a slice, the typed form):
+ * mode and every form (TRACEC_TE, TRACEC_INSTANT, a slice, the typed form,
+ * a dynamic name, also in the interrupted thread):
  * a 5 kHz SIGALRM interrupts a thread that writes events, flushes and
  * pauses; each handler event is written or dropped and counted, never a
  * crash or a deadlock.  The count is checked against the trace processor:
@@ -27,7 +28,8 @@ TRACEC_TE_DECLARE_CATEGORIES(SIG_CATEGORIES)
 TRACEC_TE_DEFINE_CATEGORIES(SIG_CATEGORIES)
 
 static volatile sig_atomic_t calls;    /* handler runs */
-static volatile sig_atomic_t calls_on; /* handler runs with the category enabled: 5 events each (3 instants, a slice) */
+static volatile sig_atomic_t calls_on; /* handler runs with the category enabled: 6 events each (4 instants, a slice) */
+static char sig_dyn[16] = "sig dyn";   /* a name known at run time */
 
 static void on_alarm(int sig) {
     int e = errno;
@@ -37,6 +39,7 @@ static void on_alarm(int sig) {
     TRACEC_INSTANT(h, "sig instant");
     TRACEC_TE(h, TRACEC_TE_INSTANT("sig te"), TRACEC_TE_ARG_INT("n", (int)calls), TRACEC_TE_FLOW(7));
     TRACEC_EVENT_AS(h, my_app_MyEvent, ev, "sig typed") { my_app_MyEvent_set_custom_counter(&ev, 1); }
+    TRACEC_INSTANT_DYN(h, sig_dyn);
     TRACEC_SLICE_BEGIN(h, "sig slice");
     TRACEC_SLICE_END(h);
     errno = e;
@@ -77,7 +80,10 @@ static const char *run(const char *name, tracec_buffering_mode_t mode, tracec_bu
     cr_assert_eq(timer_settime(timer, 0, &it, NULL), 0);
     double t0 = seconds();
     for (long i = 0; seconds() - t0 < secs; i++) {
+        char main_dyn[16];
+        snprintf(main_dyn, sizeof main_dyn, "main dyn %ld", i % 4);
         TRACEC_SLICE_BEGIN(m, "main");
+        TRACEC_INSTANT_DYN(m, main_dyn); /* a handler interrupting the dynamic path never swaps names */
         TRACEC_TE(m, TRACEC_TE_INSTANT("tick"), TRACEC_TE_ARG_INT("i", i), TRACEC_TE_ARG_STRING("s", "text"));
         TRACEC_COUNTER(m, "i", i);
         TRACEC_SLICE_END(m);
@@ -103,30 +109,33 @@ static const char *run(const char *name, tracec_buffering_mode_t mode, tracec_bu
  */
 static void check(const char *path, int exact) {
     char *out;
-    long instants, slices, lost, errors, deep, sig_deep;
+    long instants, slices, lost, errors, deep, sig_deep, misnamed;
     if (!te_tp(path,
                "select (select count(*) from slice where name like 'sig%' and name != 'sig slice'),"
                " (select count(*) from slice where name = 'sig slice'),"
                " (select coalesce(sum(value), 0) from stats where name = 'traced_buf_trace_writer_packet_loss'),"
                " (select count(*) from stats where value > 0 and severity = 'error'),"
                " (select coalesce(max(depth), 0) from slice where name = 'main'),"
-               " (select coalesce(max(depth), 0) from slice where name like 'sig%');",
+               " (select coalesce(max(depth), 0) from slice where name like 'sig%'),"
+               " (select count(*) from slice where name not in ('main', 'tick', 'main dyn 0', 'main dyn 1',"
+               "  'main dyn 2', 'main dyn 3', 'sig instant', 'sig te', 'sig typed', 'sig dyn', 'sig slice'));",
                &out))
         return;
     const char *nl = out ? strchr(out, '\n') : NULL;
-    cr_assert(nl != NULL && sscanf(nl + 1, "%ld,%ld,%ld,%ld,%ld,%ld", &instants, &slices, &lost, &errors, &deep,
-                                   &sig_deep) == 6,
+    cr_assert(nl != NULL && sscanf(nl + 1, "%ld,%ld,%ld,%ld,%ld,%ld,%ld", &instants, &slices, &lost, &errors, &deep,
+                                   &sig_deep, &misnamed) == 7,
               "trace processor: %s", out ? out : "");
     free(out);
     cr_assert_eq(errors, 0, "error stats in %s", path);
+    cr_assert_eq(misnamed, 0, "%ld slices with a name no event had", misnamed);
     cr_assert_leq(deep, 0, "main slices nest in nothing: max depth %ld", deep);
     cr_assert_leq(sig_deep, 1, "handler events nest at most in main's slice: %ld", sig_deep);
     if (exact)
-        cr_assert_eq(instants + 2 * slices + lost, 5L * calls_on,
+        cr_assert_eq(instants + 2 * slices + lost, 6L * calls_on,
                      "%d handler calls with the category on; the trace shows %ld instants, %ld slices, %ld lost",
                      (int)calls_on, instants, slices, lost);
     else
-        cr_assert_geq(instants + 2 * slices + lost, 5L * calls_on / 2,
+        cr_assert_geq(instants + 2 * slices + lost, 6L * calls_on / 2,
                       "%d handler calls with the category on; the trace shows %ld instants, %ld slices, %ld lost",
                       (int)calls_on, instants, slices, lost);
 }

@@ -211,6 +211,108 @@ Test(track_event, typed_extension_event) {
               "\"typed slice\",\"cat_b\",\"custom_counter\",7,\"[NULL]\"\n");
 }
 
+/*
+ * A typed END carries the fields known only at the end; the trace processor
+ * merges them into the slice's args, beside the BEGIN's.  An END whose BEGIN
+ * is not in the trace is not written and its block does not run.
+ */
+Test(track_event, typed_slice_end_carries_fields_into_the_slice) {
+    const char *path = te_path("typed_end.pftrace");
+    tracec_session *s = start(path, TRACEC_BUFFERING_MODE_STREAMING, 0);
+    int ran = 0;
+    TRACEC_TE(a, TRACEC_TE_SLICE_BEGIN("request"), TRACEC_TE_ARG_STRING("url", "/index"));
+    TRACEC_SLICE_BEGIN_AS(a, my_app_MyEvent, ev, "parse") { my_app_MyEvent_set_cstr_custom_string(&ev, "json"); }
+    TRACEC_SLICE_END_AS(a, my_app_MyEvent, ev) {
+        my_app_MyEvent_set_custom_counter(&ev, 512); /* a size known at the end */
+        ran++;
+    }
+    TRACEC_SLICE_END_AS(a, my_app_MyEvent, ev) {
+        my_app_MyEvent_set_mood(&ev, my_app_MOOD_CALM); /* a status */
+        my_app_MyEvent_set_custom_counter(&ev, 404);
+        ran++;
+    }
+    uint64_t before = tracec_te_thread_misuse();
+    TRACEC_TE(a, TRACEC_TE_SLICE_BEGIN("lost"), TRACEC_TE_ARG_END()); /* misuse: dropped, so is its END */
+    cr_assert_eq(tracec_te_thread_misuse(), before + 1u);
+    TRACEC_INSTANT(a, "holder");
+    TRACEC_SLICE_END_AS(a, my_app_MyEvent, ev) { ran += 100; }
+    TRACEC_SLICE_END_AS(off, my_app_MyEvent, ev) { ran += 100; }
+    cr_assert_eq(ran, 2);
+    cr_assert_eq(tracec_session_stop(s), TRACEC_STATUS_SUCCESS);
+    char *sum = check_ok(path, NULL);
+    expect_summary(sum, "events:TYPE_SLICE_END", "2");
+    free(sum);
+    expect_lossy_stats(path, 1);
+    expect_tp(path, "select name, depth, dur > 0 as ended from slice order by ts;",
+              "\"name\",\"depth\",\"ended\"\n\"request\",0,1\n\"parse\",1,1\n\"holder\",0,0\n");
+    expect_tp(path,
+              "select s.name, a.key, a.int_value, a.string_value from slice s join args a using(arg_set_id) "
+              "where s.name in ('request', 'parse') and a.key not like 'event.%' and a.key not like 'legacy%' "
+              "order by s.name, a.key;",
+              "\"name\",\"key\",\"int_value\",\"string_value\"\n"
+              "\"parse\",\"custom_counter\",512,\"[NULL]\"\n"
+              "\"parse\",\"custom_string\",\"[NULL]\",\"json\"\n"
+              "\"request\",\"custom_counter\",404,\"[NULL]\"\n"
+              "\"request\",\"debug.url\",\"[NULL]\",\"/index\"\n"
+              "\"request\",\"mood\",\"[NULL]\",\"MOOD_CALM\"\n");
+}
+
+/*
+ * Names known at run time: one buffer holding four names in turn, through
+ * every _DYN form.  Each distinct name is interned once per sequence (by
+ * content, not by the buffer's address), repeated ones cost an iid; a name
+ * longer than 256 bytes is written inline; a NULL name drops the event
+ * (misuse, counted).
+ */
+Test(track_event, dynamic_names_are_interned_by_content) {
+    const char *path = te_path("dynamic.pftrace");
+    tracec_session *s = start(path, TRACEC_BUFFERING_MODE_STREAMING, 0);
+    char buf[32], long_name[300];
+    const char *null_name = NULL;
+    for (int i = 0; i < 100; i++) {
+        snprintf(buf, sizeof buf, "req %d", i % 4);
+        TRACEC_INSTANT_DYN(a, buf);
+    }
+    snprintf(buf, sizeof buf, "req %d", 1);
+    TRACEC_TE(a, TRACEC_TE_SLICE_BEGIN_DYN(buf), TRACEC_TE_ARG_INT("i", 1));
+    snprintf(buf, sizeof buf, "req %d", 2);
+    TRACEC_EVENT_AS_DYN(a, my_app_MyEvent, ev, buf) { my_app_MyEvent_set_custom_counter(&ev, 2); }
+    TRACEC_SLICE_END(a);
+    snprintf(buf, sizeof buf, "typed %d", 5);
+    TRACEC_SLICE_BEGIN_AS_DYN(b, my_app_MyEvent, ev, buf) { my_app_MyEvent_set_custom_counter(&ev, 5); }
+    TRACEC_SLICE_END_AS(b, my_app_MyEvent, ev) { my_app_MyEvent_set_mood(&ev, my_app_MOOD_BUSY); }
+    memset(long_name, 'x', sizeof long_name - 1);
+    long_name[sizeof long_name - 1] = '\0';
+    TRACEC_INSTANT_DYN(a, long_name);
+    TRACEC_INSTANT_DYN(a, long_name);
+    uint64_t before = tracec_te_thread_misuse();
+    TRACEC_INSTANT_DYN(a, null_name);
+    TRACEC_SLICE_BEGIN_AS_DYN(a, my_app_MyEvent, ev, null_name) { my_app_MyEvent_set_custom_counter(&ev, 9); }
+    TRACEC_SLICE_END(a); /* its BEGIN was dropped: not written */
+    cr_assert_eq(tracec_te_thread_misuse(), before + 2u);
+    cr_assert_eq(tracec_session_stop(s), TRACEC_STATUS_SUCCESS);
+
+    char *sum = check_ok(path, NULL);
+    char want[400];
+    snprintf(want, sizeof want, "req 0|req 1|req 2|req 3|typed 5|%s", long_name);
+    expect_summary(sum, "names", want);
+    /* req 0..3 and typed 5 once each; the long name twice inline (over an empty name, interned once) */
+    expect_summary(sum, "interned_event_names", "6");
+    expect_summary(sum, "inline_names", "2");
+    free(sum);
+    expect_lossy_stats(path, 2);
+    char rows[600];
+    snprintf(rows, sizeof rows,
+             "\"name\",\"n\",\"depth\"\n"
+             "\"req 0\",25,0\n\"req 1\",26,0\n\"req 2\",26,1\n\"req 3\",25,0\n\"typed 5\",1,0\n\"%s\",2,0\n",
+             long_name);
+    expect_tp(path, "select name, count(*) as n, max(depth) as depth from slice group by name order by name;", rows);
+    expect_tp(path,
+              "select s.name, a.int_value from slice s join args a using(arg_set_id) "
+              "where a.key = 'custom_counter' order by s.ts;",
+              "\"name\",\"int_value\"\n\"req 2\",2\n\"typed 5\",5\n");
+}
+
 /* Four call sites, so four names to intern and keep alive across wraps. */
 static void write_many(int n) {
     for (int i = 0; i < n; i++) {

@@ -58,7 +58,7 @@
 #include "tracec/abi/hints.h" /* last: the branch hints */
 
 enum { SEQ_CLEARED = 1, SEQ_NEEDS = 2 };
-enum { GUARD_EVENT = 1, GUARD_TYPED = 2, GUARD_SESSION = 4 };
+enum { GUARD_EVENT = 1, GUARD_TYPED = 2, GUARD_SESSION = 4, GUARD_DYN = 8 };
 enum { K_NAME = 1, K_CAT, K_DBG, K_CTRACK };
 enum { TABLE_SIZE = 512, TABLE_MAX = 384, MAX_PENDING = 32, MAX_TRACKS = 256, MAX_ARGS = 32, MAX_DEPTH = 8 };
 
@@ -122,6 +122,30 @@ typedef struct te_thread {
 } te_thread;
 
 static _Thread_local te_thread te;
+
+/*
+ * Names known at run time (the _DYN forms), by content: each distinct name
+ * is copied once per sequence, and the copy's address is the name's key in
+ * the dictionary, as a literal's is.  At most DYN_MAX names of at most
+ * DYN_MAX_LEN bytes in DYN_BYTES; others are written inline.  Cleared with
+ * the dictionary's names (a new sequence, a loss).
+ */
+enum { DYN_SLOTS = 256, DYN_MAX = 128, DYN_MAX_LEN = 256, DYN_BYTES = 8192 };
+
+typedef struct dyn_entry {
+    uint32_t hash;
+    uint16_t off, len;
+    uint32_t used;
+} dyn_entry;
+
+typedef struct te_dyn {
+    const void *handover; /* the parts tracec_i_te_emit_dyn hands to tracec_i_te_emit */
+    uint32_t n, bytes;    /* entries, bytes of text used */
+    dyn_entry slot[DYN_SLOTS];
+    char text[DYN_BYTES];
+} te_dyn;
+
+static _Thread_local te_dyn te_dyn_names;
 static uint32_t next_seq = 1;
 
 uint64_t tracec_i_te_gen;
@@ -201,6 +225,38 @@ static void insert(te_thread *t, const void *key, uint32_t kind, uint64_t val) {
     t->used++;
 }
 
+/* ---- names known at run time ------------------------------------------------ */
+
+static TRACEC_I_NOINLINE void dyn_clear(void) {
+    te_dyn *d = &te_dyn_names;
+    if (d->n != 0) memset(d->slot, 0, sizeof d->slot);
+    d->n = 0;
+    d->bytes = 0;
+}
+
+/* The thread's copy of `s` (the name's key, NUL-terminated), added now if new; NULL when there is no room. */
+static const char *dyn_key(const char *s) {
+    te_dyn *d = &te_dyn_names;
+    size_t len = 0;
+    uint32_t h = 2166136261u; /* FNV-1a, and the length, in one pass */
+    for (; s[len] != '\0'; len++) {
+        if (len == DYN_MAX_LEN) return NULL;
+        h = (h ^ (unsigned char)s[len]) * 16777619u;
+    }
+    for (uint32_t i = h & (DYN_SLOTS - 1u);; i = (i + 1u) & (DYN_SLOTS - 1u)) {
+        dyn_entry *e = &d->slot[i];
+        if (!e->used) {
+            if (d->n >= DYN_MAX || d->bytes + len + 1u > DYN_BYTES) return NULL;
+            memcpy(d->text + d->bytes, s, len + 1u);
+            *e = (dyn_entry){h, (uint16_t)d->bytes, (uint16_t)len, 1u};
+            d->bytes += (uint32_t)len + 1u;
+            d->n++;
+            return d->text + e->off;
+        }
+        if (e->hash == h && e->len == len && memcmp(d->text + e->off, s, len) == 0) return d->text + e->off;
+    }
+}
+
 /*
  * After a lost packet: the names go (the next packet sets CLEARED), the
  * counter tracks stay (their descriptors were delivered, and tracks are
@@ -214,6 +270,7 @@ static void forget_names(te_thread *t) {
     memset(t->table, 0, sizeof t->table);
     t->used = 0;
     t->next_iid = 1;
+    dyn_clear();
     for (uint32_t i = 0; i < nk; i++) insert(t, keep[i].key, keep[i].kind, keep[i].val);
 }
 
@@ -221,6 +278,7 @@ static void nest_boundary(te_thread *t, uint64_t end_ts, int write_ends);
 
 static void reset_sequence(te_thread *t) {
     memset(t->table, 0, sizeof t->table);
+    dyn_clear();
     t->used = 0;
     t->next_iid = 1;
     t->seq = __atomic_fetch_add(&next_seq, 1u, __ATOMIC_RELAXED);
@@ -602,9 +660,11 @@ static void write_pending_ends(te_thread *t) {
  * misuse).  A typed block left with break/return in an earlier session
  * does not hold the guard any more.
  */
-static inline TRACEC_I_ALWAYS_INLINE bool guard_enter(te_thread *g, uint32_t bit) {
+static inline TRACEC_I_ALWAYS_INLINE bool guard_enter_with(te_thread *g, uint32_t bit, const void *handover) {
     if (TRACEC_I_UNLIKELY(g->guard | tracec_i_tls_locks)) {
-        if (g->guard == GUARD_TYPED && tracec_i_tls_locks == 0 &&
+        if (g->guard == GUARD_DYN && handover != NULL && handover == te_dyn_names.handover) {
+            /* tracec_i_te_emit_dyn hands its event over (a handler's event has other parts): still guarded */
+        } else if (g->guard == GUARD_TYPED && tracec_i_tls_locks == 0 &&
             g->gen != __atomic_load_n(&tracec_i_te_gen, __ATOMIC_ACQUIRE)) {
             g->guard = 0;
             g->in_event = 0;
@@ -619,6 +679,10 @@ static inline TRACEC_I_ALWAYS_INLINE bool guard_enter(te_thread *g, uint32_t bit
     return true;
 }
 
+static inline TRACEC_I_ALWAYS_INLINE bool guard_enter(te_thread *g, uint32_t bit) {
+    return guard_enter_with(g, bit, NULL);
+}
+
 static inline TRACEC_I_ALWAYS_INLINE void guard_leave(te_thread *g, uint32_t bit) {
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
     g->guard &= ~bit;
@@ -628,9 +692,54 @@ static inline TRACEC_I_ALWAYS_INLINE void emit(te_thread *t, tracec_te_category 
 
 void tracec_i_te_emit(tracec_te_category *cat, const tracec_te_arg *a, size_t n) {
     te_thread *g = &te;
-    if (!guard_enter(g, GUARD_EVENT)) return;
+    if (!guard_enter_with(g, GUARD_EVENT, a)) return;
     emit(g, cat, a, n);
     guard_leave(g, GUARD_EVENT);
+}
+
+/*
+ * An event whose type is a _DYN one (v.u 1): its name is replaced by the
+ * thread's copy of it (the dictionary then interns it like a literal), or,
+ * with no room, written inline (TRACEC_I_TE_DYNAMIC_NAME).  The guard stays
+ * set from here into tracec_i_te_emit, so no handler's event can clear the
+ * copies in between.
+ */
+void tracec_i_te_emit_dyn(tracec_te_category *cat, const tracec_te_arg *a, size_t n) {
+    static const char no_name[] = "";
+    tracec_te_arg c[MAX_ARGS + 1];
+    te_thread *g = &te;
+    size_t m = n;
+    if (n > MAX_ARGS) { /* dropped by emit */
+        tracec_i_te_emit(cat, a, n);
+        return;
+    }
+    if (!guard_enter(g, GUARD_DYN)) return;
+    if (thread_ready() == NULL) { /* no session: nothing is written */
+        guard_leave(g, GUARD_DYN);
+        return;
+    }
+    memcpy(c, a, n * sizeof *a);
+    for (size_t i = 0; i < n; i++) {
+        if ((c[i].kind != TRACEC_I_TE_SLICE_BEGIN && c[i].kind != TRACEC_I_TE_INSTANT) || c[i].v.u == 0) continue;
+        c[i].v.u = 0;
+        if (c[i].name == NULL) { /* a NULL name: a second type makes emit drop the event (misuse, counted) */
+            c[i].name = no_name;
+            c[m++] = c[i];
+        } else {
+            const char *key = dyn_key(c[i].name);
+            if (key == NULL) { /* no room: the name is written inline */
+                c[m].kind = TRACEC_I_TE_DYNAMIC_NAME;
+                c[m].name = NULL;
+                c[m++].v.s = c[i].name;
+                key = no_name;
+            }
+            c[i].name = key;
+        }
+        break; /* one type per event (a second one makes emit drop it): c holds n + 1 parts at most */
+    }
+    te_dyn_names.handover = c;
+    tracec_i_te_emit(cat, c, m); /* takes the guard over */
+    te_dyn_names.handover = NULL;
 }
 
 static inline TRACEC_I_ALWAYS_INLINE void emit(te_thread *g, tracec_te_category *cat, const tracec_te_arg *a, size_t n) {
@@ -809,23 +918,47 @@ void tracec_i_te_session_leave(int entered) {
 
 /* ---- the typed form ------------------------------------------------------------- */
 
-int tracec_i_te_open(tracec_te_packet *p, tracec_te_category *cat, const char *name, uint32_t type) {
+enum { OPEN_LITERAL, OPEN_DYN, OPEN_END };
+
+static inline TRACEC_I_ALWAYS_INLINE int open_event(tracec_te_packet *p, tracec_te_category *cat, const char *name,
+                                                    uint32_t type, int variant) {
     pending pend[2];
     size_t np = 0;
     te_thread *t;
+    const char *key;
     p->i_state = 2; /* the loop runs at most once whatever happens */
     if (!guard_enter(&te, GUARD_TYPED)) return 0;
     t = thread_ready();
-    if (t == NULL) {
+    if (variant == OPEN_DYN && t != NULL && name == NULL) { /* a NULL name: dropped as misuse */
+        t->misuse++;
+        __atomic_fetch_add(&tracec_i_te_lost, 1u, __ATOMIC_RELAXED);
+        if (type == (uint32_t)perfetto_protos_TrackEvent_TYPE_SLICE_BEGIN) nest_push(t, false);
+        t = NULL;
+    }
+    if (t == NULL || (variant == OPEN_END && !nest_pop(t))) { /* an END whose BEGIN is not in the trace: as emit */
         guard_leave(&te, GUARD_TYPED);
         return 0;
     }
-    p->i_name_iid = want(t, pend, &np, name, name, K_NAME);
-    p->i_cat_iid = want(t, pend, &np, cat, cat->c.name, K_CAT);
-    if (TRACEC_I_UNLIKELY(np != 0)) {
-        intern_pending(t, pend, np);
-        p->i_name_iid = iid_of(t, name, K_NAME);
-        p->i_cat_iid = iid_of(t, cat, K_CAT);
+    if (variant == OPEN_LITERAL) {
+        p->i_name_iid = want(t, pend, &np, name, name, K_NAME);
+        p->i_cat_iid = want(t, pend, &np, cat, cat->c.name, K_CAT);
+        if (TRACEC_I_UNLIKELY(np != 0)) {
+            intern_pending(t, pend, np);
+            p->i_name_iid = iid_of(t, name, K_NAME);
+            p->i_cat_iid = iid_of(t, cat, K_CAT);
+        }
+    } else if (variant == OPEN_DYN) { /* the thread's copy is the name's key; no room: written inline */
+        key = dyn_key(name);
+        p->i_name_iid = key != NULL ? want(t, pend, &np, key, key, K_NAME) : 0;
+        p->i_cat_iid = want(t, pend, &np, cat, cat->c.name, K_CAT);
+        if (TRACEC_I_UNLIKELY(np != 0)) {
+            intern_pending(t, pend, np);
+            p->i_name_iid = key != NULL ? iid_of(t, key, K_NAME) : 0;
+            p->i_cat_iid = iid_of(t, cat, K_CAT);
+        }
+    } else { /* an END has neither name nor category */
+        p->i_name_iid = 0;
+        p->i_cat_iid = 0;
     }
     begin(t, &p->w, &p->pkt, TRACEC_BUFFER_TRACING_TRACK_EVENT);
     put_packet_header(t, &p->pkt, t->last_ts = now_ns(t));
@@ -836,6 +969,19 @@ int tracec_i_te_open(tracec_te_packet *p, tracec_te_category *cat, const char *n
     p->i_state = 1;
     t->in_event = 1;
     return 1;
+}
+
+int tracec_i_te_open(tracec_te_packet *p, tracec_te_category *cat, const char *name, uint32_t type) {
+    return open_event(p, cat, name, type, OPEN_LITERAL);
+}
+
+int tracec_i_te_open_dyn(tracec_te_packet *p, tracec_te_category *cat, const char *name, uint32_t type) {
+    return open_event(p, cat, name, type, OPEN_DYN);
+}
+
+int tracec_i_te_open_end(tracec_te_packet *p, tracec_te_category *cat, const char *name, uint32_t type) {
+    (void)name;
+    return open_event(p, cat, NULL, type, OPEN_END);
 }
 
 void tracec_i_te_fill(tracec_te_packet *p, perfetto_protos_TrackEvent *ev) {
@@ -850,6 +996,24 @@ void tracec_i_te_fill(tracec_te_packet *p, perfetto_protos_TrackEvent *ev) {
         perfetto_protos_TrackEvent_set_name_iid(ev, p->i_name_iid);
     else
         perfetto_protos_TrackEvent_set_cstr_name(ev, p->i_name);
+}
+
+/* An END: its type only (on the thread's track; no name, no category). */
+void tracec_i_te_fill_end(tracec_te_packet *p, perfetto_protos_TrackEvent *ev) {
+    perfetto_protos_TrackEvent_set_type(ev, (perfetto_protos_TrackEvent_Type)p->i_type);
+}
+
+void tracec_i_te_close_end(tracec_te_packet *p) {
+    te_thread *t = (te_thread *)p->i_thread;
+    bool ok = end(t, &p->w, &p->pkt);
+    if (!ok) { /* as emit: the slice is open in the trace, ended after the thread's next written event */
+        t->pending_ends++;
+        t->pending_ts = t->last_ts;
+    }
+    if (TRACEC_I_UNLIKELY(t->pending_ends != 0) && ok) write_pending_ends(t);
+    t->in_event = 0;
+    p->i_state = 2;
+    guard_leave(t, GUARD_TYPED);
 }
 
 void tracec_i_te_close(tracec_te_packet *p) {

@@ -22,10 +22,13 @@
  *     tracec_session_stop(s);                        // or at exit
  *
  * A disabled category costs one relaxed load and a branch; the arguments of
- * a disabled event are not evaluated.  Event and annotation names must be
- * string literals: they are interned by address per thread (a literal
- * lives as long as the program).  TRACEC_TE_DYNAMIC_NAME takes any string
- * and writes it inline.
+ * a disabled event are not evaluated.  In the literal forms, event names,
+ * annotation keys and counter names must be string literals: they are
+ * interned by address per thread (a literal lives as long as the program);
+ * anything else is a compile error that names the _DYN form to use.  The
+ * _DYN forms (TRACEC_INSTANT_DYN, TRACEC_TE_INSTANT_DYN, TRACEC_EVENT_AS_DYN,
+ * ...) take any string and intern it by content.  An event without exactly
+ * one type does not compile either.  The macros work in C11 and C++17.
  *
  * Each thread writes its own packet sequence: its own buffer writer,
  * trusted_packet_sequence_id and interning dictionary, created on its first
@@ -116,7 +119,11 @@ enum {
     TRACEC_I_TE_ARG_END
 };
 
-/* One part of an event (its type, a debug annotation, a flow, ...); built by the macros below. */
+/*
+ * One part of an event (its type, a debug annotation, a flow, ...), as the
+ * runtime reads it.  A SLICE_BEGIN or INSTANT whose v.u is 1 has a name
+ * known at run time (interned by content).
+ */
 typedef struct tracec_te_arg {
     uint32_t kind;
     const char *name;
@@ -128,64 +135,268 @@ typedef struct tracec_te_arg {
     } v;
 } tracec_te_arg;
 
-/* Event types (exactly one per TRACEC_TE); names are string literals. */
-#define TRACEC_TE_SLICE_BEGIN(name) {TRACEC_I_TE_SLICE_BEGIN, "" name "", {0}}
-#define TRACEC_TE_SLICE_END() {TRACEC_I_TE_SLICE_END, NULL, {0}}
-#define TRACEC_TE_INSTANT(name) {TRACEC_I_TE_INSTANT, "" name "", {0}}
+/*
+ * Each part macro below expands to a description (kind, is_type, name_rule,
+ * name, member, value) that TRACEC_TE turns into a tracec_te_arg and checks
+ * at compile time: exactly one type per event, literal names where a literal
+ * is required, at most 32 parts.  is_type: TRACEC_I_TE_T1 a type,
+ * TRACEC_I_TE_TD a type whose name is known at run time, TRACEC_I_TE_T0 not
+ * a type.  name_rule: TRACEC_I_TE_RULE_0 no check, _N an event name, _K an
+ * annotation key, _C a counter name (string literals: interned by address).
+ * member: TRACEC_I_TE_M_z (no value), _i, _u, _d, _s (the union member).
+ */
+#define TRACEC_I_TE_PART(kind, is_type, rule, name, member, value) (kind, is_type, rule, name, member, value)
+
+/* Event types (exactly one per TRACEC_TE). */
+#define TRACEC_TE_SLICE_BEGIN(name) \
+    TRACEC_I_TE_PART(TRACEC_I_TE_SLICE_BEGIN, TRACEC_I_TE_T1, TRACEC_I_TE_RULE_N, name, TRACEC_I_TE_M_z, 0)
+#define TRACEC_TE_SLICE_END() \
+    TRACEC_I_TE_PART(TRACEC_I_TE_SLICE_END, TRACEC_I_TE_T1, TRACEC_I_TE_RULE_0, NULL, TRACEC_I_TE_M_z, 0)
+#define TRACEC_TE_INSTANT(name) \
+    TRACEC_I_TE_PART(TRACEC_I_TE_INSTANT, TRACEC_I_TE_T1, TRACEC_I_TE_RULE_N, name, TRACEC_I_TE_M_z, 0)
+/*
+ * A name known only at run time (any NUL-terminated string, read during the
+ * call): interned by content on the thread's sequence (docs/track-events.md,
+ * "Dynamic names"), or written inline.
+ */
+#define TRACEC_TE_SLICE_BEGIN_DYN(str) \
+    TRACEC_I_TE_PART(TRACEC_I_TE_SLICE_BEGIN, TRACEC_I_TE_TD, TRACEC_I_TE_RULE_0, (str), TRACEC_I_TE_M_u, 1)
+#define TRACEC_TE_INSTANT_DYN(str) \
+    TRACEC_I_TE_PART(TRACEC_I_TE_INSTANT, TRACEC_I_TE_TD, TRACEC_I_TE_RULE_0, (str), TRACEC_I_TE_M_u, 1)
 /* A counter on the process's counter track called `name` (or on TRACEC_TE_TRACK's track). */
-#define TRACEC_TE_COUNTER_INT(name, value) {TRACEC_I_TE_COUNTER_INT, "" name "", {.i = (int64_t)(value)}}
-#define TRACEC_TE_COUNTER_DOUBLE(name, value) {TRACEC_I_TE_COUNTER_DOUBLE, "" name "", {.d = (double)(value)}}
+#define TRACEC_TE_COUNTER_INT(name, value) \
+    TRACEC_I_TE_PART(TRACEC_I_TE_COUNTER_INT, TRACEC_I_TE_T1, TRACEC_I_TE_RULE_C, name, TRACEC_I_TE_M_i, value)
+#define TRACEC_TE_COUNTER_DOUBLE(name, value) \
+    TRACEC_I_TE_PART(TRACEC_I_TE_COUNTER_DOUBLE, TRACEC_I_TE_T1, TRACEC_I_TE_RULE_C, name, TRACEC_I_TE_M_d, value)
 
 /*
  * Debug annotations (shown as debug.<key> args); keys are string literals.
  * A NULL STRING or JSON value leaves its annotation out (the rest of the
  * event is written).
  */
-#define TRACEC_TE_ARG_INT(key, value) {TRACEC_I_TE_ARG_INT, "" key "", {.i = (int64_t)(value)}}
-#define TRACEC_TE_ARG_UINT(key, value) {TRACEC_I_TE_ARG_UINT, "" key "", {.u = (uint64_t)(value)}}
-#define TRACEC_TE_ARG_DOUBLE(key, value) {TRACEC_I_TE_ARG_DOUBLE, "" key "", {.d = (double)(value)}}
-#define TRACEC_TE_ARG_BOOL(key, value) {TRACEC_I_TE_ARG_BOOL, "" key "", {.u = (value) ? 1u : 0u}}
-#define TRACEC_TE_ARG_STRING(key, value) {TRACEC_I_TE_ARG_STRING, "" key "", {.s = (value)}}
-#define TRACEC_TE_ARG_POINTER(key, value) {TRACEC_I_TE_ARG_POINTER, "" key "", {.u = (uint64_t)(uintptr_t)(value)}}
-#define TRACEC_TE_ARG_JSON(key, value) {TRACEC_I_TE_ARG_JSON, "" key "", {.s = (value)}}
+#define TRACEC_TE_ARG_INT(key, value) \
+    TRACEC_I_TE_PART(TRACEC_I_TE_ARG_INT, TRACEC_I_TE_T0, TRACEC_I_TE_RULE_K, key, TRACEC_I_TE_M_i, value)
+#define TRACEC_TE_ARG_UINT(key, value) \
+    TRACEC_I_TE_PART(TRACEC_I_TE_ARG_UINT, TRACEC_I_TE_T0, TRACEC_I_TE_RULE_K, key, TRACEC_I_TE_M_u, value)
+#define TRACEC_TE_ARG_DOUBLE(key, value) \
+    TRACEC_I_TE_PART(TRACEC_I_TE_ARG_DOUBLE, TRACEC_I_TE_T0, TRACEC_I_TE_RULE_K, key, TRACEC_I_TE_M_d, value)
+#define TRACEC_TE_ARG_BOOL(key, value) \
+    TRACEC_I_TE_PART(TRACEC_I_TE_ARG_BOOL, TRACEC_I_TE_T0, TRACEC_I_TE_RULE_K, key, TRACEC_I_TE_M_u, (value) ? 1u : 0u)
+#define TRACEC_TE_ARG_STRING(key, value) \
+    TRACEC_I_TE_PART(TRACEC_I_TE_ARG_STRING, TRACEC_I_TE_T0, TRACEC_I_TE_RULE_K, key, TRACEC_I_TE_M_s, value)
+#define TRACEC_TE_ARG_POINTER(key, value)                                                                  \
+    TRACEC_I_TE_PART(TRACEC_I_TE_ARG_POINTER, TRACEC_I_TE_T0, TRACEC_I_TE_RULE_K, key, TRACEC_I_TE_M_u, \
+                     (uintptr_t)(value))
+#define TRACEC_TE_ARG_JSON(key, value) \
+    TRACEC_I_TE_PART(TRACEC_I_TE_ARG_JSON, TRACEC_I_TE_T0, TRACEC_I_TE_RULE_K, key, TRACEC_I_TE_M_s, value)
 /*
  * Nested values: a dict or an array holds the parts up to its
  * TRACEC_TE_ARG_END() (at most 8 levels).  Entries of a dict are named by
  * their keys (debug.<key>.<entry>); the keys of array elements are ignored
  * (debug.<key>[i]), write "".
  */
-#define TRACEC_TE_ARG_DICT(key) {TRACEC_I_TE_ARG_DICT, "" key "", {0}}
-#define TRACEC_TE_ARG_ARRAY(key) {TRACEC_I_TE_ARG_ARRAY, "" key "", {0}}
-#define TRACEC_TE_ARG_END() {TRACEC_I_TE_ARG_END, NULL, {0}}
+#define TRACEC_TE_ARG_DICT(key) \
+    TRACEC_I_TE_PART(TRACEC_I_TE_ARG_DICT, TRACEC_I_TE_T0, TRACEC_I_TE_RULE_K, key, TRACEC_I_TE_M_z, 0)
+#define TRACEC_TE_ARG_ARRAY(key) \
+    TRACEC_I_TE_PART(TRACEC_I_TE_ARG_ARRAY, TRACEC_I_TE_T0, TRACEC_I_TE_RULE_K, key, TRACEC_I_TE_M_z, 0)
+#define TRACEC_TE_ARG_END() \
+    TRACEC_I_TE_PART(TRACEC_I_TE_ARG_END, TRACEC_I_TE_T0, TRACEC_I_TE_RULE_0, NULL, TRACEC_I_TE_M_z, 0)
 
-/* Flows (ids shared by the events they connect), track, timestamp, a non-literal name. */
-#define TRACEC_TE_FLOW(id) {TRACEC_I_TE_FLOW, NULL, {.u = (uint64_t)(id)}}
-#define TRACEC_TE_TERMINATING_FLOW(id) {TRACEC_I_TE_TERMINATING_FLOW, NULL, {.u = (uint64_t)(id)}}
-#define TRACEC_TE_TRACK(uuid) {TRACEC_I_TE_TRACK, NULL, {.u = (uint64_t)(uuid)}}
-#define TRACEC_TE_TIMESTAMP(ns) {TRACEC_I_TE_TIMESTAMP, NULL, {.u = (uint64_t)(ns)}}
-#define TRACEC_TE_DYNAMIC_NAME(str) {TRACEC_I_TE_DYNAMIC_NAME, NULL, {.s = (str)}}
+/* Flows (ids shared by the events they connect), track, timestamp. */
+#define TRACEC_TE_FLOW(id) \
+    TRACEC_I_TE_PART(TRACEC_I_TE_FLOW, TRACEC_I_TE_T0, TRACEC_I_TE_RULE_0, NULL, TRACEC_I_TE_M_u, id)
+#define TRACEC_TE_TERMINATING_FLOW(id) \
+    TRACEC_I_TE_PART(TRACEC_I_TE_TERMINATING_FLOW, TRACEC_I_TE_T0, TRACEC_I_TE_RULE_0, NULL, TRACEC_I_TE_M_u, id)
+#define TRACEC_TE_TRACK(uuid) \
+    TRACEC_I_TE_PART(TRACEC_I_TE_TRACK, TRACEC_I_TE_T0, TRACEC_I_TE_RULE_0, NULL, TRACEC_I_TE_M_u, uuid)
+#define TRACEC_TE_TIMESTAMP(ns) \
+    TRACEC_I_TE_PART(TRACEC_I_TE_TIMESTAMP, TRACEC_I_TE_T0, TRACEC_I_TE_RULE_0, NULL, TRACEC_I_TE_M_u, ns)
+/* Replaces the literal name of the event's type with `str`, written inline (the _DYN types intern it). */
+#define TRACEC_TE_DYNAMIC_NAME(str) \
+    TRACEC_I_TE_PART(TRACEC_I_TE_DYNAMIC_NAME, TRACEC_I_TE_T0, TRACEC_I_TE_RULE_0, NULL, TRACEC_I_TE_M_s, str)
 
-/* Out of line: writes the event (the category was found enabled). */
+/* Out of line: writes the event (the category was found enabled); _dyn: its type is a _DYN one. */
 void tracec_i_te_emit(tracec_te_category *cat, const tracec_te_arg *args, size_t n);
+void tracec_i_te_emit_dyn(tracec_te_category *cat, const tracec_te_arg *args, size_t n);
+
+/* ---- compile-time checks and the description -> tracec_te_arg mapping (internal) ---- */
+
+#define TRACEC_I_TE_CAT_(a, b) a##b
+#define TRACEC_I_TE_CAT(a, b) TRACEC_I_TE_CAT_(a, b)
+
+#define TRACEC_I_TE_MSG_TYPE                                                                                 \
+    "tracec: a track event needs exactly one type among its parts: TRACEC_TE_INSTANT, TRACEC_TE_SLICE_BEGIN, " \
+    "TRACEC_TE_SLICE_END, TRACEC_TE_COUNTER_INT, TRACEC_TE_COUNTER_DOUBLE (or TRACEC_TE_INSTANT_DYN, "         \
+    "TRACEC_TE_SLICE_BEGIN_DYN)"
+#define TRACEC_I_TE_MSG_N                                                                                    \
+    "tracec: this event name is not a string literal (literal names are interned by address); for a name "   \
+    "known at run time use the _DYN form: TRACEC_INSTANT_DYN, TRACEC_SLICE_BEGIN_DYN, TRACEC_TE_INSTANT_DYN, " \
+    "TRACEC_TE_SLICE_BEGIN_DYN, TRACEC_EVENT_AS_DYN, TRACEC_SLICE_BEGIN_AS_DYN"
+#define TRACEC_I_TE_MSG_K                                                                                    \
+    "tracec: a debug annotation key must be a string literal (keys are interned by address); a value "       \
+    "known at run time goes in the value: TRACEC_TE_ARG_STRING(\"key\", str)"
+#define TRACEC_I_TE_MSG_C \
+    "tracec: a counter name must be a string literal (it names the counter track, interned by address)"
+#define TRACEC_I_TE_MSG_MANY "tracec: a track event has at most 32 parts (its type included)"
+
+#ifdef __cplusplus
+#define TRACEC_I_TE_STATIC_ASSERT(cond, msg) static_assert(cond, msg)
+extern "C++" { /* templates, also when the header is included inside an extern "C" block */
+/* Whether `s` is a string literal: an array of const char whose address is a constant. */
+template <typename T> struct tracec_i_te_is_literal_t {
+    static const bool value = false;
+};
+template <size_t N> struct tracec_i_te_is_literal_t<const char (&)[N]> {
+    static const bool value = true;
+};
+#define TRACEC_I_TE_IS_LITERAL(s) (tracec_i_te_is_literal_t<decltype((s))>::value && __builtin_constant_p(s))
+/* The check as an expression (the typed forms' names). */
+template <bool Literal> inline int tracec_i_te_check_name(void) {
+    static_assert(Literal, TRACEC_I_TE_MSG_N);
+    return 1;
+}
+}
+#define TRACEC_I_TE_CHECK_NAME_EXPR(s) tracec_i_te_check_name<TRACEC_I_TE_IS_LITERAL(s)>()
+#else
+#define TRACEC_I_TE_STATIC_ASSERT(cond, msg) _Static_assert(cond, msg)
+#define TRACEC_I_TE_IS_LITERAL(s) \
+    (__builtin_types_compatible_p(__typeof__(s), char[sizeof(s)]) && __builtin_constant_p(s))
+#define TRACEC_I_TE_CHECK_NAME_EXPR(s) \
+    sizeof(struct { _Static_assert(TRACEC_I_TE_IS_LITERAL(s), TRACEC_I_TE_MSG_N); int tracec_i_te_ok_; })
+#endif
+
+/* Part descriptions -> tracec_te_arg initializers (each followed by a comma). */
+#ifdef __cplusplus
+static inline tracec_te_arg tracec_i_te_arg_z(uint32_t k, const char *n) {
+    tracec_te_arg a = {k, n, {0}};
+    return a;
+}
+static inline tracec_te_arg tracec_i_te_arg_i(uint32_t k, const char *n, int64_t v) {
+    tracec_te_arg a = {k, n, {0}};
+    a.v.i = v;
+    return a;
+}
+static inline tracec_te_arg tracec_i_te_arg_u(uint32_t k, const char *n, uint64_t v) {
+    tracec_te_arg a = {k, n, {0}};
+    a.v.u = v;
+    return a;
+}
+static inline tracec_te_arg tracec_i_te_arg_d(uint32_t k, const char *n, double v) {
+    tracec_te_arg a = {k, n, {0}};
+    a.v.d = v;
+    return a;
+}
+static inline tracec_te_arg tracec_i_te_arg_s(uint32_t k, const char *n, const char *v) {
+    tracec_te_arg a = {k, n, {0}};
+    a.v.s = v;
+    return a;
+}
+#define TRACEC_I_TE_M_z(kind, name, value) tracec_i_te_arg_z(kind, name)
+#define TRACEC_I_TE_M_i(kind, name, value) tracec_i_te_arg_i(kind, name, (int64_t)(value))
+#define TRACEC_I_TE_M_u(kind, name, value) tracec_i_te_arg_u(kind, name, (uint64_t)(value))
+#define TRACEC_I_TE_M_d(kind, name, value) tracec_i_te_arg_d(kind, name, (double)(value))
+#define TRACEC_I_TE_M_s(kind, name, value) tracec_i_te_arg_s(kind, name, (value))
+#else
+#define TRACEC_I_TE_M_z(kind, name, value) {kind, name, {0}}
+#define TRACEC_I_TE_M_i(kind, name, value) {kind, name, {.i = (int64_t)(value)}}
+#define TRACEC_I_TE_M_u(kind, name, value) {kind, name, {.u = (uint64_t)(value)}}
+#define TRACEC_I_TE_M_d(kind, name, value) {kind, name, {.d = (double)(value)}}
+#define TRACEC_I_TE_M_s(kind, name, value) {kind, name, {.s = (value)}}
+#endif
+#define TRACEC_I_TE_INIT_(kind, is_type, rule, name, member, value) member(kind, name, value),
+#define TRACEC_I_TE_INIT(part) TRACEC_I_TE_INIT_ part
+
+/* Part descriptions -> `+ is_type` (the number of types), and the name checks (statements). */
+#define TRACEC_I_TE_T0(types, dyns) 0
+#define TRACEC_I_TE_T1(types, dyns) (types)
+#define TRACEC_I_TE_TD(types, dyns) ((types) + (dyns))
+#define TRACEC_I_TE_TYPES_(kind, is_type, rule, name, member, value) +is_type(1, 0)
+#define TRACEC_I_TE_TYPES(part) TRACEC_I_TE_TYPES_ part
+#define TRACEC_I_TE_DYNS_(kind, is_type, rule, name, member, value) +is_type(0, 1)
+#define TRACEC_I_TE_DYNS(part) TRACEC_I_TE_DYNS_ part
+#define TRACEC_I_TE_RULE_0(name)
+#define TRACEC_I_TE_RULE_N(name) TRACEC_I_TE_STATIC_ASSERT(TRACEC_I_TE_IS_LITERAL(name), TRACEC_I_TE_MSG_N);
+#define TRACEC_I_TE_RULE_K(name) TRACEC_I_TE_STATIC_ASSERT(TRACEC_I_TE_IS_LITERAL(name), TRACEC_I_TE_MSG_K);
+#define TRACEC_I_TE_RULE_C(name) TRACEC_I_TE_STATIC_ASSERT(TRACEC_I_TE_IS_LITERAL(name), TRACEC_I_TE_MSG_C);
+#define TRACEC_I_TE_NAMES_(kind, is_type, rule, name, member, value) rule(name)
+#define TRACEC_I_TE_NAMES(part) TRACEC_I_TE_NAMES_ part
+
+/* The number of arguments, 1 to 32; 99 for 33 to 40. */
+#define TRACEC_I_TE_NARGS(...)                                                                                   \
+    TRACEC_I_TE_NARGS_(__VA_ARGS__, 99, 99, 99, 99, 99, 99, 99, 99, 32, 31, 30, 29, 28, 27, 26, 25, 24, 23, 22, \
+                       21, 20, 19, 18, 17, 16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0)
+#define TRACEC_I_TE_NARGS_(a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15, a16, a17, a18, a19, \
+                           a20, a21, a22, a23, a24, a25, a26, a27, a28, a29, a30, a31, a32, a33, a34, a35, a36,  \
+                           a37, a38, a39, a40, n, ...)                                                          \
+    n
+
+/* m(part) for every part. */
+#define TRACEC_I_TE_MAP(m, ...) TRACEC_I_TE_CAT(TRACEC_I_TE_MAP_, TRACEC_I_TE_NARGS(__VA_ARGS__))(m, __VA_ARGS__)
+#define TRACEC_I_TE_MAP_99(m, ...)
+#define TRACEC_I_TE_MAP_1(m, x) m(x)
+#define TRACEC_I_TE_MAP_2(m, x, ...) m(x) TRACEC_I_TE_MAP_1(m, __VA_ARGS__)
+#define TRACEC_I_TE_MAP_3(m, x, ...) m(x) TRACEC_I_TE_MAP_2(m, __VA_ARGS__)
+#define TRACEC_I_TE_MAP_4(m, x, ...) m(x) TRACEC_I_TE_MAP_3(m, __VA_ARGS__)
+#define TRACEC_I_TE_MAP_5(m, x, ...) m(x) TRACEC_I_TE_MAP_4(m, __VA_ARGS__)
+#define TRACEC_I_TE_MAP_6(m, x, ...) m(x) TRACEC_I_TE_MAP_5(m, __VA_ARGS__)
+#define TRACEC_I_TE_MAP_7(m, x, ...) m(x) TRACEC_I_TE_MAP_6(m, __VA_ARGS__)
+#define TRACEC_I_TE_MAP_8(m, x, ...) m(x) TRACEC_I_TE_MAP_7(m, __VA_ARGS__)
+#define TRACEC_I_TE_MAP_9(m, x, ...) m(x) TRACEC_I_TE_MAP_8(m, __VA_ARGS__)
+#define TRACEC_I_TE_MAP_10(m, x, ...) m(x) TRACEC_I_TE_MAP_9(m, __VA_ARGS__)
+#define TRACEC_I_TE_MAP_11(m, x, ...) m(x) TRACEC_I_TE_MAP_10(m, __VA_ARGS__)
+#define TRACEC_I_TE_MAP_12(m, x, ...) m(x) TRACEC_I_TE_MAP_11(m, __VA_ARGS__)
+#define TRACEC_I_TE_MAP_13(m, x, ...) m(x) TRACEC_I_TE_MAP_12(m, __VA_ARGS__)
+#define TRACEC_I_TE_MAP_14(m, x, ...) m(x) TRACEC_I_TE_MAP_13(m, __VA_ARGS__)
+#define TRACEC_I_TE_MAP_15(m, x, ...) m(x) TRACEC_I_TE_MAP_14(m, __VA_ARGS__)
+#define TRACEC_I_TE_MAP_16(m, x, ...) m(x) TRACEC_I_TE_MAP_15(m, __VA_ARGS__)
+#define TRACEC_I_TE_MAP_17(m, x, ...) m(x) TRACEC_I_TE_MAP_16(m, __VA_ARGS__)
+#define TRACEC_I_TE_MAP_18(m, x, ...) m(x) TRACEC_I_TE_MAP_17(m, __VA_ARGS__)
+#define TRACEC_I_TE_MAP_19(m, x, ...) m(x) TRACEC_I_TE_MAP_18(m, __VA_ARGS__)
+#define TRACEC_I_TE_MAP_20(m, x, ...) m(x) TRACEC_I_TE_MAP_19(m, __VA_ARGS__)
+#define TRACEC_I_TE_MAP_21(m, x, ...) m(x) TRACEC_I_TE_MAP_20(m, __VA_ARGS__)
+#define TRACEC_I_TE_MAP_22(m, x, ...) m(x) TRACEC_I_TE_MAP_21(m, __VA_ARGS__)
+#define TRACEC_I_TE_MAP_23(m, x, ...) m(x) TRACEC_I_TE_MAP_22(m, __VA_ARGS__)
+#define TRACEC_I_TE_MAP_24(m, x, ...) m(x) TRACEC_I_TE_MAP_23(m, __VA_ARGS__)
+#define TRACEC_I_TE_MAP_25(m, x, ...) m(x) TRACEC_I_TE_MAP_24(m, __VA_ARGS__)
+#define TRACEC_I_TE_MAP_26(m, x, ...) m(x) TRACEC_I_TE_MAP_25(m, __VA_ARGS__)
+#define TRACEC_I_TE_MAP_27(m, x, ...) m(x) TRACEC_I_TE_MAP_26(m, __VA_ARGS__)
+#define TRACEC_I_TE_MAP_28(m, x, ...) m(x) TRACEC_I_TE_MAP_27(m, __VA_ARGS__)
+#define TRACEC_I_TE_MAP_29(m, x, ...) m(x) TRACEC_I_TE_MAP_28(m, __VA_ARGS__)
+#define TRACEC_I_TE_MAP_30(m, x, ...) m(x) TRACEC_I_TE_MAP_29(m, __VA_ARGS__)
+#define TRACEC_I_TE_MAP_31(m, x, ...) m(x) TRACEC_I_TE_MAP_30(m, __VA_ARGS__)
+#define TRACEC_I_TE_MAP_32(m, x, ...) m(x) TRACEC_I_TE_MAP_31(m, __VA_ARGS__)
 
 /*
  * The general form: TRACEC_TE(cat, TYPE, parts...), e.g.
  *     TRACEC_TE(io, TRACEC_TE_INSTANT("read"), TRACEC_TE_ARG_INT("bytes", n), TRACEC_TE_FLOW(7));
- * Nothing after `cat` is evaluated when the category is disabled.
+ * Nothing after `cat` is evaluated when the category is disabled.  Exactly
+ * one type, at most 32 parts and literal names and keys are checked at
+ * compile time (a static assertion says what is wrong).
  */
-#define TRACEC_TE(cat, ...)                                                                    \
-    do {                                                                                       \
-        if (TRACEC_TE_ENABLED(cat)) {                                                          \
-            const tracec_te_arg tracec_i_te_a_[] = {__VA_ARGS__};                              \
-            tracec_i_te_emit(&tracec_te_cat_##cat, tracec_i_te_a_,                             \
-                             sizeof tracec_i_te_a_ / sizeof tracec_i_te_a_[0]);                \
-        }                                                                                      \
+#define TRACEC_TE(cat, ...)                                                                                \
+    do {                                                                                                   \
+        TRACEC_I_TE_STATIC_ASSERT(TRACEC_I_TE_NARGS(__VA_ARGS__) <= 32, TRACEC_I_TE_MSG_MANY);             \
+        TRACEC_I_TE_STATIC_ASSERT(TRACEC_I_TE_NARGS(__VA_ARGS__) > 32 ||                                   \
+                                      (0 TRACEC_I_TE_MAP(TRACEC_I_TE_TYPES, __VA_ARGS__)) == 1,            \
+                                  TRACEC_I_TE_MSG_TYPE);                                                   \
+        TRACEC_I_TE_MAP(TRACEC_I_TE_NAMES, __VA_ARGS__)                                                    \
+        if (TRACEC_TE_ENABLED(cat)) {                                                                      \
+            const tracec_te_arg tracec_i_te_a_[] = {TRACEC_I_TE_MAP(TRACEC_I_TE_INIT, __VA_ARGS__)};       \
+            if ((0 TRACEC_I_TE_MAP(TRACEC_I_TE_DYNS, __VA_ARGS__)) == 0)                                   \
+                tracec_i_te_emit(&tracec_te_cat_##cat, tracec_i_te_a_,                                     \
+                                 sizeof tracec_i_te_a_ / sizeof tracec_i_te_a_[0]);                        \
+            else                                                                                           \
+                tracec_i_te_emit_dyn(&tracec_te_cat_##cat, tracec_i_te_a_,                                 \
+                                     sizeof tracec_i_te_a_ / sizeof tracec_i_te_a_[0]);                    \
+        }                                                                                                  \
     } while (0)
 
 /* Shorthands. */
 #define TRACEC_SLICE_BEGIN(cat, name) TRACEC_TE(cat, TRACEC_TE_SLICE_BEGIN(name))
+#define TRACEC_SLICE_BEGIN_DYN(cat, str) TRACEC_TE(cat, TRACEC_TE_SLICE_BEGIN_DYN(str))
 #define TRACEC_SLICE_END(cat) TRACEC_TE(cat, TRACEC_TE_SLICE_END())
 #define TRACEC_INSTANT(cat, name) TRACEC_TE(cat, TRACEC_TE_INSTANT(name))
+#define TRACEC_INSTANT_DYN(cat, str) TRACEC_TE(cat, TRACEC_TE_INSTANT_DYN(str))
 #define TRACEC_COUNTER(cat, name, value) TRACEC_TE(cat, TRACEC_TE_COUNTER_INT(name, value))
 #define TRACEC_COUNTER_DOUBLE(cat, name, value) TRACEC_TE(cat, TRACEC_TE_COUNTER_DOUBLE(name, value))
 
@@ -203,9 +414,20 @@ typedef struct tracec_te_packet {
     uint32_t i_state; /* 0 to open, 1 open, 2 done */
 } tracec_te_packet;
 
+/* `type`: a TrackEvent.Type.  _dyn: `name` is interned by content; _end: an END (no name). */
 int tracec_i_te_open(tracec_te_packet *p, tracec_te_category *cat, const char *name, uint32_t type);
+int tracec_i_te_open_dyn(tracec_te_packet *p, tracec_te_category *cat, const char *name, uint32_t type);
+int tracec_i_te_open_end(tracec_te_packet *p, tracec_te_category *cat, const char *name, uint32_t type);
 void tracec_i_te_fill(tracec_te_packet *p, perfetto_protos_TrackEvent *ev);
+void tracec_i_te_fill_end(tracec_te_packet *p, perfetto_protos_TrackEvent *ev);
 void tracec_i_te_close(tracec_te_packet *p);
+void tracec_i_te_close_end(tracec_te_packet *p);
+
+#ifdef __cplusplus
+#define TRACEC_I_TE_PACKET_INIT {}
+#else
+#define TRACEC_I_TE_PACKET_INIT {.i_state = 0}
+#endif
 
 /*
  * A TrackEvent written as the user's generated wrapper writer `Wrapper`
@@ -225,21 +447,51 @@ void tracec_i_te_close(tracec_te_packet *p);
  * the runtime at thread exit or session end, never written half) and the
  * thread's later events of the session are dropped as misuse.
  */
-#define TRACEC_I_EVENT_AS(cat, Wrapper, ev, name, type)                                                  \
-    for (tracec_te_packet tracec_i_te_p_ = {.i_state = 0};                                               \
+#define TRACEC_I_EVENT_AS(cat, Wrapper, ev, name, type, open, fill, close)                             \
+    for (tracec_te_packet tracec_i_te_p_ = TRACEC_I_TE_PACKET_INIT;                                      \
          tracec_i_te_p_.i_state == 0 && TRACEC_TE_ENABLED(cat) &&                                        \
-         tracec_i_te_open(&tracec_i_te_p_, &tracec_te_cat_##cat, name, type);)                           \
+         open(&tracec_i_te_p_, &tracec_te_cat_##cat, name, type);)                                       \
         for (Wrapper ev, *tracec_i_te_once_ =                                                            \
                              (perfetto_protos_TracePacket_begin_track_event_as_##Wrapper(&tracec_i_te_p_.pkt, &ev), \
-                              tracec_i_te_fill(&tracec_i_te_p_, &ev.base), &ev);                        \
+                              fill(&tracec_i_te_p_, &ev.base), &ev);                                     \
              tracec_i_te_once_ != NULL;                                                                  \
              perfetto_protos_TracePacket_end_track_event_as_##Wrapper(&tracec_i_te_p_.pkt, &ev),         \
-             tracec_i_te_close(&tracec_i_te_p_), tracec_i_te_once_ = NULL)
+             close(&tracec_i_te_p_), tracec_i_te_once_ = NULL)
 
-#define TRACEC_EVENT_AS(cat, Wrapper, ev, name) \
-    TRACEC_I_EVENT_AS(cat, Wrapper, ev, "" name "", (uint32_t)perfetto_protos_TrackEvent_TYPE_INSTANT)
-#define TRACEC_SLICE_BEGIN_AS(cat, Wrapper, ev, name) \
-    TRACEC_I_EVENT_AS(cat, Wrapper, ev, "" name "", (uint32_t)perfetto_protos_TrackEvent_TYPE_SLICE_BEGIN)
+/* A literal name, checked at compile time. */
+#define TRACEC_I_TE_LITERAL_NAME(name) (TRACEC_I_TE_CHECK_NAME_EXPR(name) ? (name) : (name))
+
+#define TRACEC_EVENT_AS(cat, Wrapper, ev, name)                                                          \
+    TRACEC_I_EVENT_AS(cat, Wrapper, ev, TRACEC_I_TE_LITERAL_NAME(name),                                  \
+                      (uint32_t)perfetto_protos_TrackEvent_TYPE_INSTANT, tracec_i_te_open, tracec_i_te_fill, \
+                      tracec_i_te_close)
+#define TRACEC_SLICE_BEGIN_AS(cat, Wrapper, ev, name)                                                    \
+    TRACEC_I_EVENT_AS(cat, Wrapper, ev, TRACEC_I_TE_LITERAL_NAME(name),                                  \
+                      (uint32_t)perfetto_protos_TrackEvent_TYPE_SLICE_BEGIN, tracec_i_te_open,           \
+                      tracec_i_te_fill, tracec_i_te_close)
+/*
+ * The same with a name known at run time (any NUL-terminated string, read
+ * before the block runs), interned by content like TRACEC_TE_INSTANT_DYN.
+ */
+#define TRACEC_EVENT_AS_DYN(cat, Wrapper, ev, str)                                                       \
+    TRACEC_I_EVENT_AS(cat, Wrapper, ev, (str), (uint32_t)perfetto_protos_TrackEvent_TYPE_INSTANT,         \
+                      tracec_i_te_open_dyn, tracec_i_te_fill, tracec_i_te_close)
+#define TRACEC_SLICE_BEGIN_AS_DYN(cat, Wrapper, ev, str)                                                 \
+    TRACEC_I_EVENT_AS(cat, Wrapper, ev, (str), (uint32_t)perfetto_protos_TrackEvent_TYPE_SLICE_BEGIN,     \
+                      tracec_i_te_open_dyn, tracec_i_te_fill, tracec_i_te_close)
+/*
+ * The END of the innermost slice of the thread's track, written as
+ * `Wrapper`: fields known only at the end (a status, a size) go on it, and
+ * the trace processor merges them into the slice's args.
+ *
+ *     TRACEC_SLICE_END_AS(gfx, my_app_MyEvent, ev) { my_app_MyEvent_set_custom_counter(&ev, bytes); }
+ *
+ * As with TRACEC_SLICE_END, an END whose BEGIN is not in the trace is not
+ * written (its block does not run).
+ */
+#define TRACEC_SLICE_END_AS(cat, Wrapper, ev)                                                            \
+    TRACEC_I_EVENT_AS(cat, Wrapper, ev, (const char *)NULL, (uint32_t)perfetto_protos_TrackEvent_TYPE_SLICE_END, \
+                      tracec_i_te_open_end, tracec_i_te_fill_end, tracec_i_te_close_end)
 
 /* ---- tracks --------------------------------------------------------------------- */
 
