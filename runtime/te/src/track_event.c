@@ -629,16 +629,17 @@ static void write_owed(te_thread *t) {
 
 /*
  * Before a BEGIN on the thread's track: the owed ENDs are written first.
- * False when the buffer refused one: the BEGIN is then not written (a
- * counted loss, its level not written), since an END written after it
- * would close it instead of the slice the END is owed to.
+ * False when the buffer refused one: the BEGIN is then not written (its
+ * level not written), since an END written after it would close it instead
+ * of the slice the END is owed to.  The refused attempt is already counted
+ * (by the buffer, or as CLOSED by end()) and stands for the lost BEGIN: the
+ * END itself stays owed, so each lost event counts once.
  */
 static inline TRACEC_I_ALWAYS_INLINE bool owed_written(te_thread *t) {
     if (TRACEC_I_LIKELY(t->nowed == 0)) return true;
     write_owed(t);
     if (t->nowed == 0) return true;
     nest_push(t, false);
-    __atomic_fetch_add(&tracec_i_te_lost, 1u, __ATOMIC_RELAXED);
     return false;
 }
 
