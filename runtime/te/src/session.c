@@ -448,8 +448,12 @@ tracec_status_t tracec_session_resume_with_options(tracec_session *h, const trac
     st = tracec_start_context_with_options(s->ctx, &o);                /* an epoch read in between */
     same = tracec_buffer_epoch(s->buf, &after) == TRACEC_STATUS_SUCCESS && same && before == after;
     __atomic_fetch_add(&tracec_i_te_epoch_hint, 1u, __ATOMIC_RELEASE);
-    if (st == TRACEC_STATUS_SUCCESS)
-        st = tracec_i_te_write_session_packets(!same, s->has_process_name ? s->process_name : NULL);
+    if (st == TRACEC_STATUS_SUCCESS) {
+        /* The run has started: a packet a full buffer refused (the producers may have filled it since the
+           start) is a loss the buffer counts, not a failed resume. */
+        tracec_status_t pst = tracec_i_te_write_session_packets(!same, s->has_process_name ? s->process_name : NULL);
+        if (pst != TRACEC_STATUS_BUFFER_FULL) st = pst;
+    }
     pthread_mutex_unlock(&mu);
     tracec_i_te_session_leave(entered);
     tracec_i_te_recheck_name();

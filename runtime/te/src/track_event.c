@@ -60,7 +60,7 @@
 enum { SEQ_CLEARED = 1, SEQ_NEEDS = 2 };
 enum { GUARD_EVENT = 1, GUARD_TYPED = 2, GUARD_SESSION = 4, GUARD_DYN = 8 };
 enum { K_NAME = 1, K_CAT, K_DBG, K_CTRACK };
-enum { TABLE_SIZE = 512, TABLE_MAX = 384, MAX_PENDING = 32, MAX_TRACKS = 256, MAX_ARGS = 32, MAX_DEPTH = 8 };
+enum { TABLE_SIZE = 512, TABLE_MAX = 384, MAX_PENDING = 32, MAX_TRACKS = 256, MAX_ARGS = 32, MAX_DEPTH = 8, OWED_GROUPS = 8 };
 
 typedef struct entry {
     const void *key;
@@ -106,16 +106,22 @@ typedef struct te_thread {
      * Slices on the thread's track as the program opened them (docs/track-
      * events.md, "Nesting after losses"): `nlive` levels, a stack of bits in
      * `written` (bit 0 the innermost) set when a level's BEGIN is in the
-     * trace (levels from 64 up are not tracked and count as written); `phantoms` levels below them whose slices the runtime ended
-     * at a run or session boundary (the program's END for them is not
-     * written); `pending_ends` ENDs of written slices that could not be
-     * written yet, at `pending_ts`, written before the thread's next event.
+     * trace (levels from 64 up are not tracked and count as written);
+     * `phantoms` levels below them whose slices the runtime ended at a run
+     * or session boundary (the program's END for them is not written).
+     * `owed`: ENDs of written slices that could not be written yet, oldest
+     * first, `nowed` groups of `n` ENDs at one timestamp each; they are
+     * written after the thread's next written event, and before any BEGIN
+     * on its track (a BEGIN that cannot follow them is not written).
      */
     uint32_t nlive;
-    uint32_t pending_ends;
+    uint32_t nowed;
     uint64_t written;
     uint64_t phantoms;
-    uint64_t pending_ts;
+    struct {
+        uint64_t ts;
+        uint64_t n;
+    } owed[OWED_GROUPS];
     uint64_t last_ts; /* the thread's last event: a boundary ends slices no earlier (it may have raced the stop) */
     char name[16]; /* the thread name in the last TrackDescriptor of the sequence */
     entry table[TABLE_SIZE];
@@ -374,22 +380,44 @@ static void refresh_thread_name(te_thread *t) {
 }
 
 /*
+ * Owes `n` ENDs at `ts` (after the ones owed already).  A BEGIN is never
+ * written while ENDs are owed (emit, tracec_i_te_open), so every owed END
+ * closes a slice begun before the oldest of them: when the groups are full
+ * the newest takes the later timestamp, which moves only the instants
+ * written between the two, never a slice.
+ */
+static void owe(te_thread *t, uint64_t ts, uint64_t n) {
+    if (n == 0) return;
+    if (t->nowed != 0) {
+        uint32_t top = t->nowed - 1u;
+        if (ts <= t->owed[top].ts || t->nowed == OWED_GROUPS) {
+            if (ts > t->owed[top].ts) t->owed[top].ts = ts;
+            t->owed[top].n += n;
+            return;
+        }
+    }
+    t->owed[t->nowed].ts = ts;
+    t->owed[t->nowed].n = n;
+    t->nowed++;
+}
+
+/*
  * A run or session boundary: the slices open on the thread's track were
- * ended when the run stopped (`end_ts`; their ENDs are written before the
- * thread's next event when `write_ends`), and the program's own ENDs for
- * them are swallowed (phantom levels).
+ * ended when the run stopped (`end_ts`; their ENDs are owed when
+ * `write_ends`), and the program's own ENDs for them are swallowed
+ * (phantom levels).  Without `write_ends` (a new sequence or session: the
+ * BEGINs are not on it) the owed ENDs go too.
  */
 static void nest_boundary(te_thread *t, uint64_t end_ts, int write_ends) {
     uint32_t n = t->nlive;
-    if (n == 0 && t->pending_ends == 0) return;
+    if (n == 0 && t->nowed == 0) return;
     if (write_ends) {
         /* levels from 64 up count as written; `written` holds the others (bits above them are 0) */
         uint32_t w = (n > 64u ? n - 64u : 0u) + (uint32_t)__builtin_popcountll(t->written);
         if (end_ts < t->last_ts) end_ts = t->last_ts; /* an event that raced the stop landed in the new run */
-        t->pending_ends += w;
-        if (t->pending_ends != 0) t->pending_ts = end_ts;
+        owe(t, end_ts, w);
     } else {
-        t->pending_ends = 0;
+        t->nowed = 0;
     }
     t->phantoms += n;
     t->nlive = 0;
@@ -632,25 +660,45 @@ static void drop_event(te_thread *t, const tracec_te_arg *a, size_t n) {
 }
 
 /*
- * ENDs the thread owes the trace (lost, or of slices open when a run
- * stopped), written after the thread's next written event: only once the
- * buffer took a packet again (a full ONESHOT buffer is not asked again and
- * again), with their own, earlier timestamp, so the reader, which sorts by
- * time, closes the slices before that event.
+ * Writes the ENDs the thread owes the trace (lost, or of slices open when a
+ * run stopped), oldest first, each with its own, earlier timestamp, so the
+ * reader, which sorts by time, closes the slices where they ended.  Called
+ * after a written event (a full ONESHOT buffer is not asked again and
+ * again) and before a BEGIN on the thread's track.  Stops at the first one
+ * the buffer refuses.
  */
-static void write_pending_ends(te_thread *t) {
-    while (t->pending_ends != 0) {
+static void write_owed(te_thread *t) {
+    while (t->nowed != 0) {
         tracec_writer w;
         perfetto_protos_TracePacket pkt;
         perfetto_protos_TrackEvent ev;
         begin(t, &w, &pkt, TRACEC_BUFFER_TRACING_TRACK_EVENT);
-        put_packet_header(t, &pkt, t->pending_ts);
+        put_packet_header(t, &pkt, t->owed[0].ts);
         perfetto_protos_TracePacket_begin_track_event(&pkt, &ev);
         perfetto_protos_TrackEvent_set_type(&ev, perfetto_protos_TrackEvent_TYPE_SLICE_END);
         perfetto_protos_TracePacket_end_track_event(&pkt, &ev);
         if (!end(t, &w, &pkt)) return;
-        t->pending_ends--;
+        if (--t->owed[0].n == 0) {
+            t->nowed--;
+            memmove(&t->owed[0], &t->owed[1], t->nowed * sizeof t->owed[0]);
+        }
     }
+}
+
+/*
+ * Before a BEGIN on the thread's track: the owed ENDs are written first.
+ * False when the buffer refused one: the BEGIN is then not written (its
+ * level not written), since an END written after it would close it instead
+ * of the slice the END is owed to.  The refused attempt is already counted
+ * (by the buffer, or as CLOSED by end()) and stands for the lost BEGIN: the
+ * END itself stays owed, so each lost event counts once.
+ */
+static inline TRACEC_I_ALWAYS_INLINE bool owed_written(te_thread *t) {
+    if (TRACEC_I_LIKELY(t->nowed == 0)) return true;
+    write_owed(t);
+    if (t->nowed == 0) return true;
+    nest_push(t, false);
+    return false;
 }
 
 /*
@@ -799,6 +847,7 @@ static inline TRACEC_I_ALWAYS_INLINE void emit(te_thread *g, tracec_te_category 
     }
     if (type->kind == TRACEC_I_TE_SLICE_END && !have_track && !nest_pop(t))
         return; /* its BEGIN is not in the trace, or the runtime ended the slice at a boundary */
+    if (type->kind == TRACEC_I_TE_SLICE_BEGIN && !have_track && !owed_written(t)) return;
     named = type->kind == TRACEC_I_TE_SLICE_BEGIN || type->kind == TRACEC_I_TE_INSTANT;
     if (named) cat_iid = want(t, p, &np, cat, cat->c.name, K_CAT);
     if (!have_track) {
@@ -888,11 +937,10 @@ static inline TRACEC_I_ALWAYS_INLINE void emit(te_thread *g, tracec_te_category 
         if (type->kind == TRACEC_I_TE_SLICE_BEGIN) {
             nest_push(t, ok);
         } else if (type->kind == TRACEC_I_TE_SLICE_END && TRACEC_I_UNLIKELY(!ok)) {
-            t->pending_ends++; /* the slice is open in the trace: ended after the thread's next written event */
-            t->pending_ts = ts;
+            owe(t, ts, 1); /* the slice is open in the trace: ended after the thread's next written event */
         }
     }
-    if (TRACEC_I_UNLIKELY(t->pending_ends != 0) && ok) write_pending_ends(t);
+    if (TRACEC_I_UNLIKELY(t->nowed != 0) && ok) write_owed(t);
 }
 
 void tracec_i_te_thread_abandon(void) {
@@ -936,6 +984,10 @@ static inline TRACEC_I_ALWAYS_INLINE int open_event(tracec_te_packet *p, tracec_
         t = NULL;
     }
     if (t == NULL || (variant == OPEN_END && !nest_pop(t))) { /* an END whose BEGIN is not in the trace: as emit */
+        guard_leave(&te, GUARD_TYPED);
+        return 0;
+    }
+    if (type == (uint32_t)perfetto_protos_TrackEvent_TYPE_SLICE_BEGIN && !owed_written(t)) {
         guard_leave(&te, GUARD_TYPED);
         return 0;
     }
@@ -1020,7 +1072,7 @@ void tracec_i_te_close(tracec_te_packet *p) {
     te_thread *t = (te_thread *)p->i_thread;
     bool ok = end(t, &p->w, &p->pkt);
     if (p->i_type == (uint32_t)perfetto_protos_TrackEvent_TYPE_SLICE_BEGIN) nest_push(t, ok);
-    if (TRACEC_I_UNLIKELY(t->pending_ends != 0) && ok) write_pending_ends(t);
+    if (TRACEC_I_UNLIKELY(t->nowed != 0) && ok) write_owed(t);
     t->in_event = 0;
     p->i_state = 2;
     guard_leave(t, GUARD_TYPED);

@@ -592,7 +592,9 @@ tracec_status_t tracec_session_pause(tracec_session *s);
 /*
  * Starts another run with `disposition` (NONE means RETAIN) and writes a
  * ClockSnapshot; after CLEAR_ENTIRE the durable packets are written again
- * and every thread re-emits its sequence state.
+ * and every thread re-emits its sequence state.  Once the run has started,
+ * a packet of these that the buffer refuses as full (other threads may
+ * fill it first) is a counted loss and the resume still succeeds.
  */
 tracec_status_t tracec_session_resume(tracec_session *s, tracec_buffer_disposition_t disposition);
 
