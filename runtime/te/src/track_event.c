@@ -1058,11 +1058,8 @@ void tracec_i_te_fill_end(tracec_te_packet *p, perfetto_protos_TrackEvent *ev) {
 void tracec_i_te_close_end(tracec_te_packet *p) {
     te_thread *t = (te_thread *)p->i_thread;
     bool ok = end(t, &p->w, &p->pkt);
-    if (!ok) { /* as emit: the slice is open in the trace, ended after the thread's next written event */
-        t->pending_ends++;
-        t->pending_ts = t->last_ts;
-    }
-    if (TRACEC_I_UNLIKELY(t->pending_ends != 0) && ok) write_pending_ends(t);
+    if (!ok) owe(t, t->last_ts, 1); /* as emit: the slice is open in the trace, ended after the next written event */
+    if (TRACEC_I_UNLIKELY(t->nowed != 0) && ok) write_owed(t);
     t->in_event = 0;
     p->i_state = 2;
     guard_leave(t, GUARD_TYPED);
