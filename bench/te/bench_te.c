@@ -410,7 +410,7 @@ static double highest(const double *v, int n) {
 
 /* a's time over b's within each round: the median (and, with lo/hi, the spread) over the rounds. */
 static double ratio(const impl *a, const impl *b, int reps, double *lo, double *hi) {
-    double r[kMaxReps];
+    double r[kMaxReps] = {0};
     for (int i = 0; i < reps; i++) r[i] = a->ns[i] / b->ns[i];
     if (lo) *lo = lowest(r, reps);
     if (hi) *hi = highest(r, reps);

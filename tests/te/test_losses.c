@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "my_events.tracec.h"
 #include "te_util.h"
 #include "tracec/track_event.h"
 
@@ -228,6 +229,32 @@ static int owed_room_fits(const char *path, int fills, const char *huge) {
     uint64_t l2 = losses_now(s);
     cr_assert_eq(tracec_session_stop(s), TRACEC_STATUS_SUCCESS);
     return l1 == l0 && l2 == l1 + 1u;
+}
+
+/* Slice events refused at the re-entrancy guard (here: inside a typed block, misuse) are lost events for the
+   nesting rules: the refused BEGIN's END is not written, so the slice around it keeps its own END. */
+Test(te_losses, slices_refused_inside_a_typed_block_keep_the_nesting) {
+    const char *path = te_path("refused.pftrace");
+    tracec_session *s = start(path, TRACEC_BUFFERING_MODE_STREAMING, TRACEC_BUFFER_POLICY_LOSSLESS, 0);
+    TRACEC_SLICE_BEGIN(m, "outer");
+    TRACEC_EVENT_AS(m, my_app_MyEvent, ev, "typed") {
+        my_app_MyEvent_set_custom_counter(&ev, 1);
+        TRACEC_SLICE_BEGIN(m, "inner"); /* refused: an event inside a typed block */
+    }
+    TRACEC_SLICE_END(m); /* inner's: not written */
+    TRACEC_INSTANT(m, "after");
+    TRACEC_SLICE_BEGIN(m, "second");
+    TRACEC_EVENT_AS(m, my_app_MyEvent, ev, "typed2") {
+        TRACEC_SLICE_END(m); /* refused: second's END, lost; owed, since second is in the trace */
+    }
+    TRACEC_INSTANT(m, "last");
+    TRACEC_SLICE_END(m); /* outer's */
+    cr_assert_eq(tracec_session_stop(s), TRACEC_STATUS_SUCCESS);
+    expect_tp(path, "select name, depth from slice order by ts, depth;",
+              "\"name\",\"depth\"\n\"outer\",0\n\"typed\",1\n\"after\",1\n\"second\",1\n\"typed2\",2\n"
+              "\"last\",1\n");
+    cr_assert_eq(tp_long(path, "select count(*) from slice where name = 'outer' and dur > 0;"), 1);
+    cr_assert_eq(tp_long(path, "select count(*) from slice where dur < 0;"), 0);
 }
 
 Test(te_losses, an_owed_end_is_written_before_the_next_begin) {

@@ -118,6 +118,15 @@ typedef struct te_thread {
     uint32_t nowed;
     uint64_t written;
     uint64_t phantoms;
+    /*
+     * Slice levels of events refused at the guard (an event inside a typed
+     * block, or a handler's event while the thread was inside the layer),
+     * in the order they came: bit i of the low REFUSED_MAX bits is 1 for a
+     * BEGIN, 0 for an END; the count is in the top byte.  Updated with a
+     * compare-and-swap (a handler may interrupt an update) and applied to
+     * the stack above at the thread's next entry, so the ENDs still match.
+     */
+    uint64_t refused;
     struct {
         uint64_t ts;
         uint64_t n;
@@ -701,6 +710,47 @@ static inline TRACEC_I_ALWAYS_INLINE bool owed_written(te_thread *t) {
     return false;
 }
 
+enum { REFUSED_MAX = 56 };
+
+/* A slice level refused at the guard (TRACEC_I_TE_SLICE_BEGIN or _END; anything else is not queued). */
+static TRACEC_I_NOINLINE void refused_push(te_thread *g, uint32_t kind) {
+    uint64_t old = __atomic_load_n(&g->refused, __ATOMIC_RELAXED), nw;
+    if (kind != TRACEC_I_TE_SLICE_BEGIN && kind != TRACEC_I_TE_SLICE_END) return;
+    do {
+        uint64_t n = old >> REFUSED_MAX;
+        if (n == REFUSED_MAX) return; /* more than a handler's worth of unbalanced levels: not tracked */
+        nw = ((n + 1u) << REFUSED_MAX) | (old & ((1ull << REFUSED_MAX) - 1u)) |
+             ((uint64_t)(kind == TRACEC_I_TE_SLICE_BEGIN) << n);
+    } while (!__atomic_compare_exchange_n(&g->refused, &old, nw, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+}
+
+/*
+ * With the guard held: the refused events, in order, as lost ones: a BEGIN
+ * is a level not in the trace; an END pops its level and, when that slice
+ * is in the trace, is owed (at the thread's last event's time: a refused
+ * event reads no clock).
+ */
+static TRACEC_I_NOINLINE void refused_apply(te_thread *g) {
+    uint64_t q = __atomic_exchange_n(&g->refused, 0, __ATOMIC_RELAXED);
+    uint32_t n = (uint32_t)(q >> REFUSED_MAX);
+    for (uint32_t i = 0; i < n; i++) {
+        if ((q >> i) & 1u)
+            nest_push(g, false);
+        else if (nest_pop(g))
+            owe(g, g->last_ts, 1);
+    }
+}
+
+/* The slice kind of an event on the thread's own track (0: an instant, a counter, or another track). */
+static TRACEC_I_NOINLINE uint32_t own_slice_kind(const tracec_te_arg *a, size_t n) {
+    uint32_t kind = 0;
+    for (size_t i = 0; i < n && i < 64u; i++) {
+        if (a[i].kind == TRACEC_I_TE_TRACK) return 0;
+        if ((a[i].kind == TRACEC_I_TE_SLICE_BEGIN || a[i].kind == TRACEC_I_TE_SLICE_END) && kind == 0) kind = a[i].kind;
+    }
+    return kind;
+}
+
 /*
  * The guard of every entry point: false (the event is dropped and counted)
  * when the thread is already inside the layer or the buffer runtime, which
@@ -708,20 +758,32 @@ static inline TRACEC_I_ALWAYS_INLINE bool owed_written(te_thread *t) {
  * misuse).  A typed block left with break/return in an earlier session
  * does not hold the guard any more.
  */
-static inline TRACEC_I_ALWAYS_INLINE bool guard_enter_with(te_thread *g, uint32_t bit, const void *handover) {
-    if (TRACEC_I_UNLIKELY(g->guard | tracec_i_tls_locks)) {
-        if (g->guard == GUARD_DYN && handover != NULL && handover == te_dyn_names.handover) {
-            /* tracec_i_te_emit_dyn hands its event over (a handler's event has other parts): still guarded */
-        } else if (g->guard == GUARD_TYPED && tracec_i_tls_locks == 0 &&
-            g->gen != __atomic_load_n(&tracec_i_te_gen, __ATOMIC_ACQUIRE)) {
-            g->guard = 0;
-            g->in_event = 0;
-        } else {
-            if (g->guard & GUARD_TYPED) g->misuse++;
-            __atomic_fetch_add(&tracec_i_te_lost, 1u, __ATOMIC_RELAXED);
-            return false;
-        }
+static TRACEC_I_NOINLINE bool guard_enter_slow(te_thread *g, uint32_t bit, const void *handover) {
+    if ((g->guard | tracec_i_tls_locks) == 0) { /* only refused levels to apply */
+        g->guard = bit;
+        __atomic_signal_fence(__ATOMIC_SEQ_CST);
+        refused_apply(g);
+        return true;
     }
+    if (g->guard == GUARD_DYN && handover != NULL && handover == te_dyn_names.handover) {
+        /* tracec_i_te_emit_dyn hands its event over (a handler's event has other parts): still guarded */
+    } else if (g->guard == GUARD_TYPED && tracec_i_tls_locks == 0 &&
+               g->gen != __atomic_load_n(&tracec_i_te_gen, __ATOMIC_ACQUIRE)) {
+        g->guard = 0;
+        g->in_event = 0;
+    } else {
+        if (g->guard & GUARD_TYPED) g->misuse++;
+        __atomic_fetch_add(&tracec_i_te_lost, 1u, __ATOMIC_RELAXED);
+        return false;
+    }
+    g->guard = bit;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    if (TRACEC_I_UNLIKELY(g->refused != 0)) refused_apply(g);
+    return true;
+}
+
+static inline TRACEC_I_ALWAYS_INLINE bool guard_enter_with(te_thread *g, uint32_t bit, const void *handover) {
+    if (TRACEC_I_UNLIKELY(g->guard | tracec_i_tls_locks | g->refused)) return guard_enter_slow(g, bit, handover);
     g->guard = bit;
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
     return true;
@@ -740,7 +802,10 @@ static inline TRACEC_I_ALWAYS_INLINE void emit(te_thread *t, tracec_te_category 
 
 void tracec_i_te_emit(tracec_te_category *cat, const tracec_te_arg *a, size_t n) {
     te_thread *g = &te;
-    if (!guard_enter_with(g, GUARD_EVENT, a)) return;
+    if (!guard_enter_with(g, GUARD_EVENT, a)) {
+        refused_push(g, own_slice_kind(a, n));
+        return;
+    }
     emit(g, cat, a, n);
     guard_leave(g, GUARD_EVENT);
 }
@@ -761,7 +826,10 @@ void tracec_i_te_emit_dyn(tracec_te_category *cat, const tracec_te_arg *a, size_
         tracec_i_te_emit(cat, a, n);
         return;
     }
-    if (!guard_enter(g, GUARD_DYN)) return;
+    if (!guard_enter(g, GUARD_DYN)) {
+        refused_push(g, own_slice_kind(a, n));
+        return;
+    }
     if (thread_ready() == NULL) { /* no session: nothing is written */
         guard_leave(g, GUARD_DYN);
         return;
@@ -975,7 +1043,12 @@ static inline TRACEC_I_ALWAYS_INLINE int open_event(tracec_te_packet *p, tracec_
     te_thread *t;
     const char *key;
     p->i_state = 2; /* the loop runs at most once whatever happens */
-    if (!guard_enter(&te, GUARD_TYPED)) return 0;
+    if (!guard_enter(&te, GUARD_TYPED)) {
+        refused_push(&te, variant == OPEN_END                                     ? TRACEC_I_TE_SLICE_END
+                          : type == (uint32_t)perfetto_protos_TrackEvent_TYPE_SLICE_BEGIN ? TRACEC_I_TE_SLICE_BEGIN
+                                                                                           : 0u);
+        return 0;
+    }
     t = thread_ready();
     if (variant == OPEN_DYN && t != NULL && name == NULL) { /* a NULL name: dropped as misuse */
         t->misuse++;
