@@ -33,11 +33,14 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "tracec/context.h"
+
 #define TRACEC_I_SHM_MAGIC UINT64_C(0x3130304d48534354) /* "TCSHM001" */
 #define TRACEC_I_SHM_HEADER 128u
-#define TRACEC_I_NAME_MAX 100u
-#define TRACEC_I_MAX_CATEGORIES 100u
-#define TRACEC_I_CATEGORY_MAX 100u
+/* The protocol's limits are the buffer runtime's (tracec/context.h): one set for both. */
+#define TRACEC_I_NAME_MAX TRACEC_MAX_PROVIDER_NAME_LENGTH
+#define TRACEC_I_MAX_CATEGORIES TRACEC_MAX_NUM_CATEGORIES
+#define TRACEC_I_CATEGORY_MAX TRACEC_MAX_CATEGORY_NAME_LENGTH
 /* Longest text of a control message: a name, '\n', 100 categories of 100 chars, comma-separated. */
 #define TRACEC_I_TEXT_MAX (TRACEC_I_NAME_MAX + 1u + TRACEC_I_MAX_CATEGORIES * (TRACEC_I_CATEGORY_MAX + 1u))
 
