@@ -10,6 +10,14 @@
 
 #include "test_util.h"
 
+#if defined(__SANITIZE_ADDRESS__)
+#define FORK_UNDER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define FORK_UNDER_ASAN 1
+#endif
+#endif
+
 /* A record of `kind`: emitted, or (packets) in field 900 of a packet written through `bw`. */
 static tracec_status_t put_rec(tracec_buffer_id_t b, tracec_buffer_writer *bw, int packets, uint32_t kind,
                                const uint8_t *rec, size_t len) {
@@ -115,8 +123,8 @@ Test(buffer_fork, fork_while_producing_and_delivering, .timeout = 60) {
         }
         int status = 0;
         cr_assert_eq(waitpid(pid, &status, 0), pid);
-#if defined(__SANITIZE_ADDRESS__)
-        /* GCC 12's AddressSanitizer allocator takes no lock around fork(): a child forked while the
+#ifdef FORK_UNDER_ASAN
+        /* The AddressSanitizer allocator (GCC 12's and clang 14's) takes no lock around fork(): a child forked while the
            spinner or the callback thread is inside malloc/free inherits the allocator's lock held and
            deadlocks in its first free (seen once in ~10 runs of the suite: the child's callback thread
            waiting in __sanitizer::SizeClassAllocator64::GetFromAllocator).  glibc's malloc, used by
