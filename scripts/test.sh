@@ -68,7 +68,6 @@ fi
 
 # Release code with line tables, so that a sanitizer's report names lines.
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
-export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$root/tests/lsan.supp:print_suppressions=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 if command -v clang >/dev/null; then
   step "build and test (clang, Release, shared libraries, AddressSanitizer + UndefinedBehaviorSanitizer)"
