@@ -651,20 +651,24 @@ static inline TRACEC_I_ALWAYS_INLINE void close_annotation(perfetto_protos_Track
 
 /* ---- events ------------------------------------------------------------------- */
 
-/* An event the layer drops (misuse): counted; its slice level is kept so the ENDs still match. */
-static void drop_event(te_thread *t, const tracec_te_arg *a, size_t n) {
-    int track = 0;
+/* The slice kind of an event on the thread's own track (0: an instant, a counter, or another track). */
+static TRACEC_I_NOINLINE uint32_t own_slice_kind(const tracec_te_arg *a, size_t n) {
     uint32_t kind = 0;
-    t->misuse++;
-    __atomic_fetch_add(&tracec_i_te_lost, 1u, __ATOMIC_RELAXED);
     for (size_t i = 0; i < n && i < 64u; i++) {
-        if (a[i].kind == TRACEC_I_TE_TRACK) track = 1;
+        if (a[i].kind == TRACEC_I_TE_TRACK) return 0;
         if ((a[i].kind == TRACEC_I_TE_SLICE_BEGIN || a[i].kind == TRACEC_I_TE_SLICE_END) && kind == 0) kind = a[i].kind;
     }
-    if (track || kind == 0) return;
+    return kind;
+}
+
+/* An event the layer drops (misuse): counted; its slice level is kept so the ENDs still match. */
+static void drop_event(te_thread *t, const tracec_te_arg *a, size_t n) {
+    uint32_t kind = own_slice_kind(a, n);
+    t->misuse++;
+    __atomic_fetch_add(&tracec_i_te_lost, 1u, __ATOMIC_RELAXED);
     if (kind == TRACEC_I_TE_SLICE_BEGIN)
         nest_push(t, false);
-    else
+    else if (kind == TRACEC_I_TE_SLICE_END)
         (void)nest_pop(t);
 }
 
@@ -739,16 +743,6 @@ static TRACEC_I_NOINLINE void refused_apply(te_thread *g) {
         else if (nest_pop(g))
             owe(g, g->last_ts, 1);
     }
-}
-
-/* The slice kind of an event on the thread's own track (0: an instant, a counter, or another track). */
-static TRACEC_I_NOINLINE uint32_t own_slice_kind(const tracec_te_arg *a, size_t n) {
-    uint32_t kind = 0;
-    for (size_t i = 0; i < n && i < 64u; i++) {
-        if (a[i].kind == TRACEC_I_TE_TRACK) return 0;
-        if ((a[i].kind == TRACEC_I_TE_SLICE_BEGIN || a[i].kind == TRACEC_I_TE_SLICE_END) && kind == 0) kind = a[i].kind;
-    }
-    return kind;
 }
 
 /*
@@ -1128,20 +1122,13 @@ void tracec_i_te_fill_end(tracec_te_packet *p, perfetto_protos_TrackEvent *ev) {
     perfetto_protos_TrackEvent_set_type(ev, (perfetto_protos_TrackEvent_Type)p->i_type);
 }
 
-void tracec_i_te_close_end(tracec_te_packet *p) {
-    te_thread *t = (te_thread *)p->i_thread;
-    bool ok = end(t, &p->w, &p->pkt);
-    if (!ok) owe(t, t->last_ts, 1); /* as emit: the slice is open in the trace, ended after the next written event */
-    if (TRACEC_I_UNLIKELY(t->nowed != 0) && ok) write_owed(t);
-    t->in_event = 0;
-    p->i_state = 2;
-    guard_leave(t, GUARD_TYPED);
-}
-
 void tracec_i_te_close(tracec_te_packet *p) {
     te_thread *t = (te_thread *)p->i_thread;
     bool ok = end(t, &p->w, &p->pkt);
-    if (p->i_type == (uint32_t)perfetto_protos_TrackEvent_TYPE_SLICE_BEGIN) nest_push(t, ok);
+    if (p->i_type == (uint32_t)perfetto_protos_TrackEvent_TYPE_SLICE_BEGIN)
+        nest_push(t, ok);
+    else if (!ok && p->i_type == (uint32_t)perfetto_protos_TrackEvent_TYPE_SLICE_END)
+        owe(t, t->last_ts, 1); /* as emit: the slice is open in the trace, ended after the next written event */
     if (TRACEC_I_UNLIKELY(t->nowed != 0) && ok) write_owed(t);
     t->in_event = 0;
     p->i_state = 2;

@@ -421,7 +421,6 @@ int tracec_i_te_open_end(tracec_te_packet *p, tracec_te_category *cat, const cha
 void tracec_i_te_fill(tracec_te_packet *p, perfetto_protos_TrackEvent *ev);
 void tracec_i_te_fill_end(tracec_te_packet *p, perfetto_protos_TrackEvent *ev);
 void tracec_i_te_close(tracec_te_packet *p);
-void tracec_i_te_close_end(tracec_te_packet *p);
 
 #ifdef __cplusplus
 #define TRACEC_I_TE_PACKET_INIT {}
@@ -491,7 +490,7 @@ void tracec_i_te_close_end(tracec_te_packet *p);
  */
 #define TRACEC_SLICE_END_AS(cat, Wrapper, ev)                                                            \
     TRACEC_I_EVENT_AS(cat, Wrapper, ev, (const char *)NULL, (uint32_t)perfetto_protos_TrackEvent_TYPE_SLICE_END, \
-                      tracec_i_te_open_end, tracec_i_te_fill_end, tracec_i_te_close_end)
+                      tracec_i_te_open_end, tracec_i_te_fill_end, tracec_i_te_close)
 
 /* ---- tracks --------------------------------------------------------------------- */
 
