@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -255,8 +254,6 @@ int tracec_cmd_record(int argc, char **argv) {
     tracec_recorder_stop(r);
     report(r);
     size_t providers = tracec_recorder_provider_count(r);
-    char sock_used[sizeof(((struct sockaddr_un *)0)->sun_path)];
-    snprintf(sock_used, sizeof sock_used, "%s", tracec_recorder_socket_path(r));
     st = tracec_recorder_close(r);
     if (dir[0]) rmdir(dir);
     if (st != TRACEC_STATUS_SUCCESS) {
@@ -266,7 +263,8 @@ int tracec_cmd_record(int argc, char **argv) {
     if (providers == 0) {
         if (attach)
             fprintf(stderr, "tracec record: no provider registered: no program connected to %s while recording "
-                            "(%s has no events)\n", sock_used, cfg.output_path);
+                            "(%s has no events)\n", cfg.socket_path ? cfg.socket_path : "the well-known socket",
+                    cfg.output_path);
         else
             fprintf(stderr, "tracec record: no provider registered: is %s linked with libtracec and does it write "
                             "events? (%s has no events)\n", argv[prog], cfg.output_path);
