@@ -13,26 +13,26 @@ void mini_register(const char *suite, const char *name, void (*fn)(void)) {
     if (ntests < 256) tests[ntests++] = (mini_test){suite, name, fn};
 }
 
-void mini_fail(const char *file, int line, const char *expr, const char *fmt, ...) {
-    fprintf(stderr, "[----] %s:%d: Assertion Failed: %s\n[----]   ", file, line, expr);
-    va_list ap;
-    va_start(ap, fmt);
+/* The message after what the caller printed, then the exit: this process runs one test. */
+static _Noreturn void finish(int code, const char *fmt, va_list ap) {
     vfprintf(stderr, fmt, ap);
-    va_end(ap);
     fprintf(stderr, "\n");
     fflush(stderr);
-    _exit(1);
+    _exit(code);
+}
+
+void mini_fail(const char *file, int line, const char *expr, const char *fmt, ...) {
+    va_list ap;
+    fprintf(stderr, "[----] %s:%d: Assertion Failed: %s\n[----]   ", file, line, expr);
+    va_start(ap, fmt);
+    finish(1, fmt, ap);
 }
 
 void mini_skip(const char *fmt, ...) {
-    fprintf(stderr, "[SKIP] ");
     va_list ap;
+    fprintf(stderr, "[SKIP] ");
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fprintf(stderr, "\n");
-    fflush(stderr);
-    _exit(77);
+    finish(77, fmt, ap);
 }
 
 int main(int argc, char **argv) {
