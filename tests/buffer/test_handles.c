@@ -262,3 +262,49 @@ Test(buffer_handles, concurrent_create_destroy_and_use_never_alias, .timeout = 1
                  (unsigned long long)atomic_load(&race_aliased));
     test_end();
 }
+
+/*
+ * Flushes that race with their buffer's destroy: a flush that took the buffer
+ * before the destroy and asks for delivery after it (the buffer's memory is
+ * gone) returns; it never waits for a delivery that cannot come.
+ */
+#define FLUSH_RACERS 3
+static _Atomic uint64_t flush_target;
+static _Atomic int flush_done_flag;
+
+static void *flush_racer(void *p) {
+    (void)p;
+    uint64_t bad = 0;
+    while (!atomic_load(&flush_done_flag)) {
+        tracec_buffer_id_t o = {atomic_load(&flush_target)};
+        if (o.handle == 0) continue;
+        tracec_status_t s = tracec_flush_buffer(o);
+        if (s != TRACEC_STATUS_SUCCESS && s != TRACEC_STATUS_BUFFER_NOT_FOUND) bad++;
+    }
+    return (void *)(uintptr_t)bad;
+}
+
+Test(buffer_handles, a_flush_racing_the_destroy_of_its_buffer_returns, .timeout = 120) {
+    tracec_context_id_t ctx = started_context();
+    pthread_t th[FLUSH_RACERS];
+    uint8_t rec[16] = {3};
+    atomic_store(&flush_done_flag, 0);
+    for (size_t t = 0; t < FLUSH_RACERS; t++) cr_assert_eq(pthread_create(&th[t], NULL, flush_racer, NULL), 0);
+    for (int i = 0; i < 2000; i++) {
+        tracec_buffer_id_t b;
+        OK(tracec_create_buffer(ctx, 4096, 0, TRACEC_BUFFER_POLICY_DISCARD, no_cb, NULL, &b));
+        OK(tracec_buffer_emit(b, 1, 1, rec, sizeof rec));
+        atomic_store(&flush_target, b.handle);
+        if (i % 2) sched_yield();
+        OK(tracec_destroy_buffer(b));
+    }
+    atomic_store(&flush_done_flag, 1);
+    uint64_t bad = 0;
+    for (size_t t = 0; t < FLUSH_RACERS; t++) {
+        void *r;
+        pthread_join(th[t], &r);
+        bad += (uint64_t)(uintptr_t)r;
+    }
+    cr_assert_eq(bad, 0, "%llu flushes returned an unexpected status", (unsigned long long)bad);
+    test_end();
+}

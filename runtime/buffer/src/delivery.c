@@ -245,7 +245,16 @@ void tracec_i_deliver_pass(tracec_i_buffer *b) {
     tracec_i_thread *t = tracec_i_current_thread;
     if (t == NULL) return;
     tracec_i_lock(&b->mu);
-    if (b->delivering || b->half[0].mem == NULL) {
+    if (b->delivering) {
+        tracec_i_unlock(&b->mu); /* that pass looks at `pending` again when it ends */
+        return;
+    }
+    if (b->half[0].mem == NULL) {
+        /* Destroyed: nothing is left to deliver, but a flush that took the buffer before its destroy
+           may have asked after it.  Its ticket is served now; it would otherwise wait for good. */
+        atomic_store_explicit(&b->pending, 0, memory_order_relaxed);
+        b->flush_done = b->flush_req;
+        pthread_cond_broadcast(&b->cv);
         tracec_i_unlock(&b->mu);
         return;
     }
