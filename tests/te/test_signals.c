@@ -11,6 +11,7 @@
  */
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
+#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -138,6 +139,40 @@ static void check(const char *path, int exact) {
         cr_assert_geq(instants + 2 * slices + lost, 6L * calls_on / 2,
                       "%d handler calls with the category on; the trace shows %ld instants, %ld slices, %ld lost",
                       (int)calls_on, instants, slices, lost);
+}
+
+static int task_count(void) {
+    int n = 0;
+    DIR *d = opendir("/proc/self/task");
+    struct dirent *e;
+    cr_assert_not_null(d);
+    while ((e = readdir(d)) != NULL) n += e->d_name[0] != '.';
+    closedir(d);
+    return n;
+}
+
+/* A session's delivery thread runs once its start returns, so the first event, a handler's included, only wakes
+   it: starting a thread allocates, which a signal handler must not do. */
+Test(te_signals, the_delivery_thread_runs_before_the_first_event) {
+    tracec_session_config cfg = TRACEC_SESSION_CONFIG_INIT;
+    tracec_session *s;
+    struct sigaction sa;
+    cfg.path = te_path("thread_first.pftrace");
+    cfg.flush_period_ms = TRACEC_SESSION_FLUSH_NEVER; /* no flusher thread: the delivery thread alone */
+    int before = task_count();
+    cr_assert_eq(tracec_session_start(&cfg, &s), TRACEC_STATUS_SUCCESS);
+    int started = task_count();
+    cr_assert_gt(started, before, "no thread runs after the start");
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_alarm;
+    sigemptyset(&sa.sa_mask);
+    cr_assert_eq(sigaction(SIGALRM, &sa, NULL), 0);
+    calls = calls_on = 0;
+    raise(SIGALRM);
+    signal(SIGALRM, SIG_IGN);
+    cr_assert_eq(calls, 1);
+    cr_assert_eq(task_count(), started, "the handler's events started a thread");
+    cr_assert_eq(tracec_session_stop(s), TRACEC_STATUS_SUCCESS);
 }
 
 Test(te_signals, streaming_lossless_every_handler_event_is_written_or_counted) {

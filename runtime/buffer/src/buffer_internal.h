@@ -265,6 +265,10 @@ extern _Thread_local tracec_i_thread *tracec_i_current_thread;
 tracec_i_thread *tracec_i_default_thread(void);
 /* Wakes (starting if needed) the thread that delivers `b`. */
 void tracec_i_kick(tracec_i_buffer *b);
+/* Starts `t` if it is not running: when a buffer is created or assigned to
+   it, so that a kick from a signal handler's event only signals it (starting
+   a thread allocates, which a handler must not). */
+void tracec_i_thread_start(tracec_i_thread *t);
 void tracec_i_threads_stop_all(void);
 
 #define WS(bw) ((bw)->i_ws)

@@ -119,6 +119,12 @@ tracec_i_thread *tracec_i_default_thread(void) {
     return t;
 }
 
+void tracec_i_thread_start(tracec_i_thread *t) {
+    tracec_i_lock(&t->mu);
+    ensure_running(t);
+    tracec_i_unlock(&t->mu);
+}
+
 void tracec_i_kick(tracec_i_buffer *b) {
     tracec_i_thread *t = atomic_load_explicit(&b->thread, memory_order_acquire);
     if (t == NULL) return;

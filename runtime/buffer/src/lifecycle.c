@@ -306,6 +306,7 @@ tracec_status_t tracec_create_buffer_with_config(tracec_context_id_t context, co
     tracec_i_unlock(&b->dmu);
     atomic_store_explicit(&tracec_i_buffers[slot], b, memory_order_release);
     tracec_i_unlock(&tracec_i_global_mu);
+    if (thread != NULL) tracec_i_thread_start(thread);
     buffer_id->handle = handle;
     return TRACEC_STATUS_SUCCESS;
 }
@@ -390,6 +391,7 @@ static tracec_status_t assign(tracec_i_buffer *b, tracec_callback_thread_t cb_th
         while (b->delivering) pthread_cond_wait(&b->cv, &b->mu);
     atomic_store_explicit(&b->thread, t, memory_order_release);
     tracec_i_unlock(&b->mu);
+    tracec_i_thread_start(t);
     if (atomic_load_explicit(&b->pending, memory_order_acquire)) tracec_i_kick(b);
     return TRACEC_STATUS_SUCCESS;
 }
