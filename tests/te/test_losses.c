@@ -198,6 +198,53 @@ Test(te_losses, slices_open_at_a_pause_end_there) {
 }
 
 /*
+ * The same across runs that clear the buffer, in every mode: a pause delivers
+ * what the run wrote (the BEGINs of the slices open at the pause included),
+ * so a clearing resume takes none of them away and no END written for them
+ * later is a stray one.
+ */
+Test(te_losses, slices_open_at_a_pause_end_there_whatever_the_resume_clears) {
+    static const struct {
+        tracec_buffering_mode_t mode;
+        tracec_buffer_policy_t policy;
+        const char *name;
+    } modes[] = {{TRACEC_BUFFERING_MODE_STREAMING, TRACEC_BUFFER_POLICY_LOSSLESS, "streaming"},
+                 {TRACEC_BUFFERING_MODE_CIRCULAR, TRACEC_BUFFER_POLICY_NONE, "circular"},
+                 {TRACEC_BUFFERING_MODE_ONESHOT, TRACEC_BUFFER_POLICY_NONE, "oneshot"}};
+    static const tracec_buffer_disposition_t clears[] = {TRACEC_BUFFER_DISPOSITION_CLEAR_NONDURABLE,
+                                                         TRACEC_BUFFER_DISPOSITION_CLEAR_ENTIRE};
+    for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++) {
+        for (size_t k = 0; k < 2; k++) {
+            char file[64];
+            snprintf(file, sizeof file, "pause_clear_%s_%zu.pftrace", modes[i].name, k);
+            const char *path = te_path(file);
+            tracec_session *s = start(path, modes[i].mode, modes[i].policy, 0);
+            TRACEC_SLICE_BEGIN(m, "A");
+            TRACEC_SLICE_BEGIN(m, "A1");
+            cr_assert_eq(tracec_session_pause(s), TRACEC_STATUS_SUCCESS);
+            cr_assert_eq(tracec_session_resume(s, clears[k]), TRACEC_STATUS_SUCCESS);
+            TRACEC_SLICE_END(m); /* A1's and A's, ended at the pause: not written again */
+            TRACEC_SLICE_END(m);
+            TRACEC_SLICE_BEGIN(m, "B");
+            TRACEC_SLICE_BEGIN(m, "B1");
+            TRACEC_SLICE_END(m);
+            cr_assert_eq(tracec_session_pause(s), TRACEC_STATUS_SUCCESS);
+            cr_assert_eq(tracec_session_resume(s, clears[k]), TRACEC_STATUS_SUCCESS);
+            TRACEC_SLICE_END(m); /* B's */
+            TRACEC_SLICE_BEGIN(m, "C");
+            TRACEC_SLICE_END(m);
+            cr_assert_eq(tracec_session_stop(s), TRACEC_STATUS_SUCCESS);
+            expect_tp(path, "select name, depth, dur >= 0 as ended from slice order by ts;",
+                      "\"name\",\"depth\",\"ended\"\n\"A\",0,1\n\"A1\",1,1\n\"B\",0,1\n\"B1\",1,1\n"
+                      "\"C\",0,1\n");
+            expect_tp(path, "select count(*) as n from stats where name = 'misplaced_end_event' and value > 0;",
+                      "\"n\"\n0\n");
+            expect_loss(path, 0);
+        }
+    }
+}
+
+/*
  * An END that is owed when the next BEGIN is written: S1's END is refused
  * (larger than the buffer), and the ONESHOT buffer has room for one more
  * packet of S2's BEGIN's size but for none after it.  S1 ends at its END's

@@ -292,6 +292,7 @@ static void forget_names(te_thread *t) {
 static void nest_boundary(te_thread *t, uint64_t end_ts, int write_ends);
 
 static void reset_sequence(te_thread *t) {
+    uint64_t old_uuid = t->uuid;
     memset(t->table, 0, sizeof t->table);
     dyn_clear();
     t->used = 0;
@@ -301,7 +302,9 @@ static void reset_sequence(te_thread *t) {
     t->dropped = 0;
     t->tid = 0; /* a fork child changes the epoch: pid and tid are new */
     t->uuid = 0;
-    nest_boundary(t, 0, 0); /* the new sequence's track has no open slice */
+    /* The new sequence writes on the same thread track unless this is a fork child: the ENDs owed at a run
+       boundary (their BEGINs were delivered by the stop) are still written there.  A child's track is new. */
+    if (old_uuid == 0 || thread_uuid(t) != old_uuid) nest_boundary(t, 0, 0);
 }
 
 /* ---- packets ------------------------------------------------------------------ */
@@ -482,14 +485,16 @@ static te_thread *thread_ready(void) {
     hint = __atomic_load_n(&tracec_i_te_epoch_hint, __ATOMIC_ACQUIRE);
     if (TRACEC_I_UNLIKELY(hint != t->hint)) { /* a start or a fork since this thread last looked */
         if (tracec_buffer_epoch((tracec_buffer_id_t){t->buf}, &epoch) != TRACEC_STATUS_SUCCESS) return NULL;
+        uint64_t run = __atomic_load_n(&tracec_i_te_run, __ATOMIC_ACQUIRE);
+        /* A new run (not the session's first): slices open at its stop end there.  Owed before a cleared
+           buffer's new sequence starts: the stop delivered their BEGINs, whatever the start clears. */
+        if (run != t->run && t->hint != UINT64_MAX)
+            nest_boundary(t, __atomic_load_n(&tracec_i_te_run_end_ts, __ATOMIC_RELAXED), !t->need_header);
+        t->run = run;
         if (epoch != t->epoch) {
             reset_sequence(t);
             t->epoch = epoch;
         }
-        uint64_t run = __atomic_load_n(&tracec_i_te_run, __ATOMIC_ACQUIRE);
-        if (run != t->run && t->hint != UINT64_MAX) /* a new run (not the session's first): slices open at its stop end */
-            nest_boundary(t, __atomic_load_n(&tracec_i_te_run_end_ts, __ATOMIC_RELAXED), !t->need_header);
-        t->run = run;
         if (!t->need_header) refresh_thread_name(t);
         t->hint = hint;
     }
