@@ -181,7 +181,7 @@ Test(te_losses, slices_open_at_a_pause_end_there) {
     tracec_session *s = start(path, TRACEC_BUFFERING_MODE_STREAMING, TRACEC_BUFFER_POLICY_LOSSLESS, 0);
     TRACEC_SLICE_BEGIN(m, "A");
     cr_assert_eq(tracec_session_pause(s), TRACEC_STATUS_SUCCESS);
-    TRACEC_SLICE_END(m); /* paused: not seen */
+    TRACEC_SLICE_END(m); /* paused: A's END, lost (counted); A ends at the pause */
     cr_assert_eq(tracec_session_resume(s, TRACEC_BUFFER_DISPOSITION_RETAIN), TRACEC_STATUS_SUCCESS);
     TRACEC_SLICE_BEGIN(m, "B");
     TRACEC_SLICE_END(m);
@@ -194,7 +194,56 @@ Test(te_losses, slices_open_at_a_pause_end_there) {
     cr_assert_eq(tracec_session_stop(s), TRACEC_STATUS_SUCCESS);
     expect_tp(path, "select name, depth, dur >= 0 as ended from slice order by ts;",
               "\"name\",\"depth\",\"ended\"\n\"A\",0,1\n\"B\",0,1\n\"C\",0,1\n\"D\",0,1\n");
-    expect_loss(path, 0);
+    expect_loss(path, 1);
+}
+
+/*
+ * Events of a paused session are lost, and the trace says so: the run's
+ * categories stay on, so each one reaches the layer, which counts it in
+ * the data-loss statistics; its slice events keep the nesting (a BEGIN of
+ * the pause is a level not in the trace, the program's ENDs after the
+ * resume match).  A category the run did not enable stays off.  Once the
+ * session stops, every category is off again.
+ */
+Test(te_losses, events_of_a_pause_are_counted_and_keep_the_nesting) {
+    const char *path = te_path("paused.pftrace");
+    tracec_session_config cfg = TRACEC_SESSION_CONFIG_INIT;
+    const char *only_main[] = {"main"};
+    tracec_session *s = NULL;
+    cfg.path = path;
+    cfg.categories = only_main;
+    cfg.num_categories = 1;
+    cr_assert_eq(tracec_session_start(&cfg, &s), TRACEC_STATUS_SUCCESS);
+    TRACEC_SLICE_BEGIN(m, "A");
+    cr_assert_eq(tracec_session_pause(s), TRACEC_STATUS_SUCCESS);
+    cr_assert(TRACEC_TE_ENABLED(m), "a paused run's category stays on (its events are counted)");
+    cr_assert(!TRACEC_TE_ENABLED(x), "a category the run did not enable stays off");
+    for (int i = 0; i < 10; i++) TRACEC_INSTANT(m, "lost");
+    TRACEC_INSTANT(x, "not enabled: not a loss");
+    TRACEC_SLICE_BEGIN(m, "B"); /* lost, with its END */
+    TRACEC_SLICE_END(m);
+    TRACEC_SLICE_BEGIN(m, "C"); /* lost; its END comes after the resume */
+    cr_assert_eq(tracec_session_resume(s, TRACEC_BUFFER_DISPOSITION_RETAIN), TRACEC_STATUS_SUCCESS);
+    TRACEC_SLICE_END(m); /* C's: not written */
+    TRACEC_SLICE_BEGIN(m, "D");
+    TRACEC_SLICE_END(m);
+    TRACEC_SLICE_END(m); /* A's: A ended at the pause, not written again */
+    TRACEC_SLICE_BEGIN(m, "E");
+    TRACEC_SLICE_END(m);
+    cr_assert_eq(tracec_session_stop(s), TRACEC_STATUS_SUCCESS);
+    cr_assert(!TRACEC_TE_ENABLED(m), "every category is off once the session stops");
+    expect_tp(path, "select name, depth, dur >= 0 as ended from slice order by ts;",
+              "\"name\",\"depth\",\"ended\"\n\"A\",0,1\n\"D\",0,1\n\"E\",0,1\n");
+    expect_loss(path, 13);
+
+    /* Paused, then stopped: the categories the pause kept on are off. */
+    cfg.path = te_path("paused_stop.pftrace");
+    cr_assert_eq(tracec_session_start(&cfg, &s), TRACEC_STATUS_SUCCESS);
+    cr_assert_eq(tracec_session_pause(s), TRACEC_STATUS_SUCCESS);
+    TRACEC_INSTANT(m, "lost");
+    cr_assert_eq(tracec_session_stop(s), TRACEC_STATUS_SUCCESS);
+    cr_assert(!TRACEC_TE_ENABLED(m));
+    expect_loss(cfg.path, 1);
 }
 
 /*

@@ -40,6 +40,7 @@ struct tracec_session {
     size_t buffer_size;
     int has_process_name;
     pid_t pid; /* the process that started the session: a fork child never writes the parent's output */
+    int paused; /* tracec_session_pause kept the run's categories on */
     uint64_t lost_base; /* tracec_i_te_lost when the session started */
     uint32_t flush_period_ms;
     int stop_on_signals;
@@ -421,14 +422,39 @@ tracec_status_t tracec_session_pause(tracec_session *h) {
     int entered;
     if (s == NULL || !s->active) return TRACEC_STATUS_BAD_STATE;
     entered = tracec_i_te_session_enter();
+    pthread_mutex_lock(&mu);
     tracec_i_te_thread_abandon();
+    size_t n = 0, k = 0;
+    for (tracec_te_category *c = all_cats; c != NULL; c = c->i_next) n++;
+    tracec_te_category **on = n ? (tracec_te_category **)malloc(n * sizeof *on) : NULL;
+    for (tracec_te_category *c = all_cats; c != NULL && on != NULL; c = c->i_next)
+        if (tracec_category_is_enabled(&c->c)) on[k++] = c;
     st = tracec_stop_context(s->ctx);
     /* Slices open now end here: after the stop, so after every event the run took (their timestamps were
        read before their packets began, and the stop waited for those). */
     __atomic_store_n(&tracec_i_te_run_end_ts, tracec_i_te_now(), __ATOMIC_RELAXED);
-    if (st == TRACEC_STATUS_SUCCESS) session_stats(s);
+    if (st == TRACEC_STATUS_SUCCESS) {
+        /* The run's categories stay on: their events reach the layer, which drops and counts them (a
+           pause loses them; the trace says so).  Paused first, then the hint that makes threads look. */
+        __atomic_store_n(&tracec_i_te_paused, 1u, __ATOMIC_RELEASE);
+        __atomic_fetch_add(&tracec_i_te_epoch_hint, 1u, __ATOMIC_RELEASE);
+        for (size_t i = 0; i < k; i++) __atomic_store_n(&on[i]->c.enabled, 1u, __ATOMIC_RELAXED);
+        s->paused = 1;
+        session_stats(s);
+    }
+    free(on);
+    pthread_mutex_unlock(&mu);
     tracec_i_te_session_leave(entered);
     return st;
+}
+
+/* The categories a pause kept on are off again (the context's own start or stop sets the others). */
+static void unpause(tracec_session *s) {
+    if (!s->paused) return;
+    s->paused = 0;
+    __atomic_store_n(&tracec_i_te_paused, 0u, __ATOMIC_RELEASE);
+    for (tracec_te_category *c = all_cats; c != NULL; c = c->i_next)
+        __atomic_store_n(&c->c.enabled, 0u, __ATOMIC_RELAXED);
 }
 
 tracec_status_t tracec_session_resume_with_options(tracec_session *h, const tracec_start_options_t *options) {
@@ -447,6 +473,10 @@ tracec_status_t tracec_session_resume_with_options(tracec_session *h, const trac
     __atomic_fetch_add(&tracec_i_te_epoch_hint, 1u, __ATOMIC_RELEASE); /* before and after: no thread keeps */
     st = tracec_start_context_with_options(s->ctx, &o);                /* an epoch read in between */
     same = tracec_buffer_epoch(s->buf, &after) == TRACEC_STATUS_SUCCESS && same && before == after;
+    if (st == TRACEC_STATUS_SUCCESS && s->paused) { /* the start set every category's flag for its run */
+        s->paused = 0;
+        __atomic_store_n(&tracec_i_te_paused, 0u, __ATOMIC_RELEASE); /* before the hint below */
+    }
     __atomic_fetch_add(&tracec_i_te_epoch_hint, 1u, __ATOMIC_RELEASE);
     if (st == TRACEC_STATUS_SUCCESS) {
         /* The run has started: a packet a full buffer refused (the producers may have filled it since the
@@ -482,6 +512,7 @@ static tracec_status_t session_stop(uintptr_t token) {
     flusher_stop(s);
     __atomic_store_n(&tracec_i_te_gen, 0, __ATOMIC_RELEASE);
     tracec_i_te_thread_abandon();
+    unpause(s);
     st = tracec_stop_context(s->ctx); /* delivers everything */
     have_stats = tracec_query_buffer_stats(s->buf, &bs) == TRACEC_STATUS_SUCCESS;
     st2 = tracec_destroy_context(s->ctx); /* delivers what is left; no callback runs after it */

@@ -49,6 +49,8 @@ extern uint64_t tracec_i_te_lost;
 extern uint64_t tracec_i_te_run;
 /* When the last run stopped, on the session's clock: slices open then are ended there. */
 extern uint64_t tracec_i_te_run_end_ts;
+/* The session is paused: its categories stay on and the layer drops and counts their events. */
+extern uint32_t tracec_i_te_paused;
 
 /*
  * Session calls hold the calling thread's guard, so a signal handler's

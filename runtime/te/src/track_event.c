@@ -83,6 +83,8 @@ typedef struct te_thread {
     uint64_t epoch; /* the buffer's epoch the dictionary is valid for */
     uint64_t hint;  /* tracec_i_te_epoch_hint when the epoch was last read */
     uint64_t run;   /* tracec_i_te_run then */
+    uint64_t pause_seen; /* tracec_i_te_run + 1 of the pause whose boundary the thread took (0: none) */
+    uint32_t pause_drop; /* thread_ready() dropped the event because the session is paused */
     uint32_t clock_id; /* the session's timestamp clock, read when the thread bound to it */
     int clk;           /* its clockid_t */
     uint32_t seq;
@@ -166,6 +168,7 @@ static uint32_t next_seq = 1;
 uint64_t tracec_i_te_gen;
 uint64_t tracec_i_te_lost;
 uint64_t tracec_i_te_run;
+uint32_t tracec_i_te_paused;
 uint64_t tracec_i_te_run_end_ts;
 uint64_t tracec_i_te_epoch_hint;
 uint64_t tracec_i_te_buf;
@@ -457,6 +460,34 @@ static inline TRACEC_I_ALWAYS_INLINE bool nest_pop(te_thread *t) {
 }
 
 /*
+ * An event while the session is paused: dropped and counted (the hint is
+ * not taken, so every event of the pause comes here).  The thread's first
+ * one takes the pause's boundary, as its first event after the resume
+ * would (the slices open at the stop end there), so that the slice events
+ * of the pause can keep the nesting (pause_nest).
+ */
+static TRACEC_I_NOINLINE te_thread *paused(te_thread *t) {
+    uint64_t run = __atomic_load_n(&tracec_i_te_run, __ATOMIC_ACQUIRE);
+    if (t->hint != UINT64_MAX && t->pause_seen != run + 1u) {
+        nest_boundary(t, __atomic_load_n(&tracec_i_te_run_end_ts, __ATOMIC_RELAXED), !t->need_header);
+        t->pause_seen = run + 1u;
+    }
+    __atomic_fetch_add(&tracec_i_te_lost, 1u, __ATOMIC_RELAXED);
+    t->pause_drop = 1;
+    return NULL;
+}
+
+/* After thread_ready() returned NULL: a slice event dropped in a pause keeps its level (a BEGIN not
+   written, an END popping one), so the program's ENDs after the resume match. */
+static TRACEC_I_NOINLINE void pause_nest(te_thread *t, uint32_t kind) {
+    t->pause_drop = 0;
+    if (kind == TRACEC_I_TE_SLICE_BEGIN)
+        nest_push(t, false);
+    else if (kind == TRACEC_I_TE_SLICE_END)
+        (void)nest_pop(t);
+}
+
+/*
  * The calling thread's sequence for the active session, bound, current with
  * the buffer's epoch and announced; NULL when there is no session (or the
  * sequence cannot be announced: the event is then not written).
@@ -483,7 +514,8 @@ static te_thread *thread_ready(void) {
         t->hint = UINT64_MAX; /* look at the epoch now */
     }
     hint = __atomic_load_n(&tracec_i_te_epoch_hint, __ATOMIC_ACQUIRE);
-    if (TRACEC_I_UNLIKELY(hint != t->hint)) { /* a start or a fork since this thread last looked */
+    if (TRACEC_I_UNLIKELY(hint != t->hint)) { /* a start, a pause or a fork since this thread last looked */
+        if (TRACEC_I_UNLIKELY(__atomic_load_n(&tracec_i_te_paused, __ATOMIC_ACQUIRE))) return paused(t);
         if (tracec_buffer_epoch((tracec_buffer_id_t){t->buf}, &epoch) != TRACEC_STATUS_SUCCESS) return NULL;
         uint64_t run = __atomic_load_n(&tracec_i_te_run, __ATOMIC_ACQUIRE);
         /* A new run (not the session's first): slices open at its stop end there.  Owed before a cleared
@@ -829,7 +861,8 @@ void tracec_i_te_emit_dyn(tracec_te_category *cat, const tracec_te_arg *a, size_
         refused_push(g, own_slice_kind(a, n));
         return;
     }
-    if (thread_ready() == NULL) { /* no session: nothing is written */
+    if (thread_ready() == NULL) { /* no session (or paused): nothing is written */
+        if (TRACEC_I_UNLIKELY(g->pause_drop)) pause_nest(g, own_slice_kind(a, n));
         guard_leave(g, GUARD_DYN);
         return;
     }
@@ -866,8 +899,10 @@ static inline TRACEC_I_ALWAYS_INLINE void emit(te_thread *g, tracec_te_category 
     uint64_t ts = 0, track = 0, cat_iid = 0;
     int have_ts = 0, have_track = 0, named, depth = 0;
     te_thread *t = thread_ready();
-    (void)g;
-    if (t == NULL) return;
+    if (t == NULL) {
+        if (TRACEC_I_UNLIKELY(g->pause_drop)) pause_nest(g, own_slice_kind(a, n));
+        return;
+    }
     if (TRACEC_I_UNLIKELY(n > MAX_ARGS)) {
         drop_event(t, a, n);
         return;
@@ -1049,6 +1084,10 @@ static inline TRACEC_I_ALWAYS_INLINE int open_event(tracec_te_packet *p, tracec_
         return 0;
     }
     t = thread_ready();
+    if (TRACEC_I_UNLIKELY(t == NULL && te.pause_drop))
+        pause_nest(&te, variant == OPEN_END                                             ? TRACEC_I_TE_SLICE_END
+                        : type == (uint32_t)perfetto_protos_TrackEvent_TYPE_SLICE_BEGIN ? TRACEC_I_TE_SLICE_BEGIN
+                                                                                         : 0u);
     if (variant == OPEN_DYN && t != NULL && name == NULL) { /* a NULL name: dropped as misuse */
         t->misuse++;
         __atomic_fetch_add(&tracec_i_te_lost, 1u, __ATOMIC_RELAXED);
@@ -1170,6 +1209,7 @@ tracec_status_t tracec_te_define_track(uint64_t uuid, const char *name, int coun
     if (st == TRACEC_STATUS_SUCCESS && tracec_i_tls_locks == 0) {
         int entered = tracec_i_te_session_enter();
         if (entered && (t = thread_ready()) != NULL) (void)write_track_descriptor(t, uuid, name, counter);
+        te.pause_drop = 0; /* paused: the descriptor is a lost packet (counted), not a slice event */
         tracec_i_te_session_leave(entered);
     }
     return st;
