@@ -4,7 +4,10 @@
  * the buffering modes, and faults: a provider killed
  * mid-trace, the recorder killed, a provider that never answers, one that
  * scribbles over its buffer, two recorders, a provider registered before
- * the recorder.  Programs: record_provider (this folder) and `tracec`.
+ * the recorder; losses marked on the provider's sequence
+ * (previous_packet_dropped, read with python3-protobuf by
+ * check_loss_marks.py).  Programs: record_provider (this folder) and
+ * `tracec`.
  */
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
