@@ -21,6 +21,14 @@
  *   record_provider replay NAME N           raw protocol: one record in half 0, then N times SAVE_BUFFER(0)
  *                                           with the half's gen bumped and the same bytes
  *   record_provider rawname NAME            raw protocol: registers NAME as given (any bytes), then leaves
+ *   record_provider twice NAME              raw protocol, two runs: the first writes records with timestamps
+ *                                           1, then a corrupt record; the second 1001, 1002, 1003 (all in
+ *                                           half 0); answers Start and Stop, leaves after the second Terminate
+ *   record_provider indexed NAME N M [BIG]  writes N instants "e", each with a debug annotation "i" (its
+ *                                           index, from 0); with M > 0 it SIGSTOPs its parent (the
+ *                                           recorder) for those N, then lets it go on, waits 300 ms and
+ *                                           writes M more (indexes N..N+M-1); with BIG > 0 every BIG-th
+ *                                           instant is named with 20000 bytes (too large for a 16k buffer)
  *
  * Prints "produced P dropped D" (the library's counters) on stdout at the end.
  * RECORD_PROVIDER_MAX_WAIT (env): the max_wait_ms the library modes register with.
@@ -40,6 +48,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "perfetto/trace/trace_packet.tracec.h"
+#include "perfetto/trace/track_event/debug_annotation.tracec.h"
+#include "perfetto/trace/track_event/track_event.tracec.h"
 #include "record_wire.h"
 #include "tracec/provider.h"
 
@@ -285,6 +296,92 @@ static int replay(const char *name, long n) {
     return 0;
 }
 
+/* Two Initialize/Start/Stop/Terminate runs of the raw protocol: a corrupt record in the first, good ones in
+   the second. */
+static int twice(const char *name) {
+    int conn = raw_connect(name);
+    if (conn < 0) return 1;
+    static tracec_i_msg m;
+    int fifo = -1, runs = 0;
+    uint8_t *map = NULL;
+    size_t size = 0;
+    for (;;) {
+        struct pollfd pf = {conn, POLLIN, 0};
+        if (poll(&pf, 1, 10000) <= 0) return 1;
+        int fds[2], nfds = 2;
+        if (tracec_i_rec_recv(conn, &m, fds, &nfds) <= 0) return 1;
+        if (m.type == TRACEC_I_MSG_INITIALIZE && nfds == 2) {
+            struct stat st;
+            if (fstat(fds[0], &st) != 0) return 1;
+            size = (size_t)st.st_size;
+            map = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fds[0], 0);
+            if (map == MAP_FAILED) return 1;
+            close(fds[0]);
+            fifo = fds[1];
+        } else if (m.type == TRACEC_I_MSG_START && map) {
+            tracec_i_shm_header *h = (tracec_i_shm_header *)map;
+            uint8_t *d = map + TRACEC_I_SHM_HEADER;
+            size_t fill = 0;
+            if (runs == 0) {
+                fill += put_record(d + fill, 1);
+                memset(d + fill, 0xff, 8); /* not a Trace.packet record */
+                fill += 8;
+            } else {
+                for (uint64_t ts = 1001; ts <= 1003; ts++) fill += put_record(d + fill, ts);
+            }
+            __atomic_store_n(&h->half[0].fill, (uint32_t)fill, __ATOMIC_RELEASE);
+            tracec_i_rec_fifo_send(fifo, TRACEC_I_FIFO_STARTED, 0);
+        } else if (m.type == TRACEC_I_MSG_STOP && fifo >= 0) {
+            tracec_i_rec_fifo_send(fifo, TRACEC_I_FIFO_STOPPED, 0);
+        } else if (m.type == TRACEC_I_MSG_TERMINATE && fifo >= 0) {
+            close(fifo); /* the provider closes its end first */
+            munmap(map, size);
+            fifo = -1;
+            map = NULL;
+            if (++runs == 2) return 0;
+        } else {
+            for (int i = 0; i < nfds; i++) close(fds[i]);
+        }
+    }
+}
+
+/* One instant "e" with debug annotation i = `i`, by hand (begin_packet / end_packet). */
+static void indexed_instant(long i, bool big) {
+    static char huge[20001];
+    if (big && huge[0] == '\0') memset(huge, 'x', sizeof huge - 1);
+    tracec_writer w;
+    perfetto_protos_TracePacket pkt;
+    perfetto_protos_TrackEvent ev;
+    perfetto_protos_DebugAnnotation da;
+    struct timespec ts;
+    clock_gettime(CLOCK_BOOTTIME, &ts);
+    tracec_provider_begin_packet(g_p, &w, &pkt.msg);
+    perfetto_protos_TracePacket_set_timestamp(&pkt, (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec);
+    perfetto_protos_TracePacket_begin_track_event(&pkt, &ev);
+    perfetto_protos_TrackEvent_set_type(&ev, perfetto_protos_TrackEvent_TYPE_INSTANT);
+    perfetto_protos_TrackEvent_set_track_uuid(&ev, tracec_provider_thread_track_uuid(g_p));
+    perfetto_protos_TrackEvent_set_cstr_name(&ev, big ? huge : "e");
+    perfetto_protos_TrackEvent_begin_debug_annotations(&ev, &da);
+    perfetto_protos_DebugAnnotation_set_cstr_name(&da, "i");
+    perfetto_protos_DebugAnnotation_set_int_value(&da, i);
+    perfetto_protos_TrackEvent_end_debug_annotations(&ev, &da);
+    perfetto_protos_TracePacket_end_track_event(&pkt, &ev);
+    (void)tracec_provider_end_packet(g_p, &w, &pkt.msg);
+}
+
+static int indexed(long n, long m, long big) {
+    if (m > 0) kill(getppid(), SIGSTOP); /* the recorder saves nothing meanwhile: the halves fill, packets drop */
+    for (long i = 0; i < n; i++) indexed_instant(i, big > 0 && i % big == big - 1);
+    if (m > 0) {
+        kill(getppid(), SIGCONT);
+        usleep(300000); /* it saves the full half */
+        for (long i = n; i < n + m; i++) indexed_instant(i, big > 0 && i % big == big - 1);
+    }
+    print_stats();
+    tracec_provider_unregister(g_p);
+    return 0;
+}
+
 static int cats(const char *name, const char *declared, const char *probes, long ms) {
     tracec_provider_registration reg = TRACEC_PROVIDER_REGISTRATION_INIT;
     reg.name = name;
@@ -325,6 +422,7 @@ int main(int argc, char **argv) {
         usleep(300000);
         return fd < 0;
     }
+    if (strcmp(mode, "twice") == 0) return twice(name);
     if (strcmp(mode, "stall") == 0) return stall(name, argc > 3 ? atol(argv[3]) : 1000);
     if (strcmp(mode, "cats") == 0) return argc > 5 ? cats(name, argv[3], argv[4], atol(argv[5])) : 2;
     bool started = false;
@@ -349,6 +447,7 @@ int main(int argc, char **argv) {
         fprintf(stderr, "record_provider: tracing never started\n");
         return 4;
     }
+    if (strcmp(mode, "indexed") == 0) return indexed(g_n, argc > 4 ? atol(argv[4]) : 0, argc > 5 ? atol(argv[5]) : 0);
     if (strcmp(mode, "survive") == 0) {
         long end = now_ms() + g_n, loops = 0, fast = 0;
         while (now_ms() < end) {

@@ -4,7 +4,10 @@
  * the buffering modes, and faults: a provider killed
  * mid-trace, the recorder killed, a provider that never answers, one that
  * scribbles over its buffer, two recorders, a provider registered before
- * the recorder.  Programs: record_provider (this folder) and `tracec`.
+ * the recorder; losses marked on the provider's sequence
+ * (previous_packet_dropped, read with python3-protobuf by
+ * check_loss_marks.py).  Programs: record_provider (this folder) and
+ * `tracec`.
  */
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
@@ -986,4 +989,161 @@ Test(record, record_reader_checks_nested_messages) {
             cr_expect_eq(packets, 1, "%s: the record before the bad one is kept", seeds[i]);
         cr_expect_eq(tracec_trace_file_close(t), TRACEC_STATUS_SUCCESS);
     }
+}
+
+/* ---- losses marked on the provider's sequence (previous_packet_dropped) ---------------------------- */
+
+typedef struct marks {
+    long events, gaps, flagged, at_gap, elsewhere, first_flag, last_event;
+} marks;
+
+/* check_loss_marks.py's view (python3-protobuf) of the marks on provider `name`'s sequence. */
+static marks loss_marks(const char *trace, const char *name) {
+    char cmd[1024], *out;
+    snprintf(cmd, sizeof cmd,
+             "%s --include_imports --descriptor_set_out=%s/trace.desc -I %s/protos perfetto/trace/trace.proto && "
+             "%s %s/tests/record/check_loss_marks.py %s/trace.desc %s %s",
+             TRACEC_PROTOC, g_dir, TRACEC_SOURCE_DIR, TRACEC_PYTHON3, TRACEC_SOURCE_DIR, g_dir, trace, name);
+    cr_assert_eq(run(cmd, &out), 0, "check_loss_marks.py failed:\n%s", out);
+    marks m;
+    memset(&m, 0, sizeof m);
+    cr_assert_eq(sscanf(out, "events=%ld gaps=%ld flagged=%ld flagged_at_gap=%ld flagged_elsewhere=%ld first_flag=%ld "
+                             "last_event=%ld",
+                        &m.events, &m.gaps, &m.flagged, &m.at_gap, &m.elsewhere, &m.first_flag, &m.last_event),
+                 7, "%s", out);
+    free(out);
+    return m;
+}
+
+/* The trace processor's value of stat `name` at buffer 0 (0 when the row is absent or 0). */
+static long tp_stat(const char *trace, const char *name) {
+    char sql[256];
+    snprintf(sql, sizeof sql, "select value from stats where name = '%s' and value > 0;\n", name);
+    char *out = tp_query(trace, sql);
+    const char *row = strchr(out, '\n');
+    long v = row && row[1] ? atol(row + 1) : 0;
+    free(out);
+    return v;
+}
+
+/*
+ * Runs `record_provider indexed m N M BIG` under `tracec record --mode MODE --buffer-size SIZE` and checks
+ * the marks: every instant saved after lost ones (a gap in its index) carries previous_packet_dropped, and
+ * no other packet does (python3-protobuf); the trace processor counts the marks as
+ * traced_buf_sequence_packet_loss and the lost packets as traced_buf_trace_writer_packet_loss (data_loss),
+ * has no error stat, and shows every saved instant, the last one included.
+ */
+static marks marks_case(const char *mode, const char *size, long n, long m, long big) {
+    char cmd[1024], trace[128], *out;
+    snprintf(trace, sizeof trace, "%s/marks-%s.pftrace", g_dir, mode);
+    snprintf(cmd, sizeof cmd, "%s record -o %s --mode %s --buffer-size %s -- %s indexed m %ld %ld %ld", TRACEC, trace,
+             mode, size, PROV, n, m, big);
+    cr_assert_eq(run(cmd, &out), 0, "%s", out);
+    free(out);
+    char *view = py_view(trace);
+    summary s = find_summary(view, "m");
+    cr_assert(s.found, "%s", view);
+    free(view);
+    marks k = loss_marks(trace, "m");
+    cr_expect_eq(k.flagged, k.gaps, "%s: %ld marks for %ld gaps", mode, k.flagged, k.gaps);
+    cr_expect_eq(k.at_gap, k.gaps, "%s: %ld of %ld gaps marked", mode, k.at_gap, k.gaps);
+    cr_expect_eq(k.elsewhere, 0, "%s: %ld packets marked that follow no loss", mode, k.elsewhere);
+    cr_expect_eq(s.delivered, k.events + 2, "%s: the instants and the two descriptors", mode);
+    need_tp();
+    cr_expect_eq(tp_stat(trace, "traced_buf_sequence_packet_loss"), k.flagged, "%s", mode);
+    cr_expect_eq(tp_stat(trace, "traced_buf_trace_writer_packet_loss"), s.dropped, "%s", mode);
+    char *bad = tp_query(trace, "select name, value from stats where severity = 'error' and value > 0;\n");
+    cr_expect_eq(strcmp(bad, "\"name\",\"value\"\n"), 0, "%s: error stats:\n%s", mode, bad);
+    free(bad);
+    char *kept = tp_query(trace, "select count(*), max(a.int_value) from slice s join args a using(arg_set_id) "
+                                 "where a.key = 'debug.i';\n");
+    char want[96];
+    snprintf(want, sizeof want, "\"count(*)\",\"max(a.int_value)\"\n%ld,%ld\n", k.events, k.last_event);
+    cr_expect_eq(strcmp(kept, want), 0, "%s: the trace processor keeps every instant saved (%ld, the last %ld):\n%s",
+                 mode, k.events, k.last_event, kept);
+    free(kept);
+    return k;
+}
+
+/* STREAMING, the recorder late (stopped while the program writes 2000 instants into a 16k buffer): the
+   instants that find both halves full are dropped, and the first one written after them says so. */
+Test(record, streaming_loss_marks_the_next_packet) {
+    marks k = marks_case("streaming", "16k", 2000, 100, 0);
+    cr_expect_geq(k.gaps, 1, "packets were lost");
+    cr_expect_geq(k.first_flag, 1, "the first instant was kept");
+    cr_expect_eq(k.last_event, 2099, "the instants written after the loss are kept");
+}
+
+/* A packet too large for the buffer is refused in every mode; the next one says so. */
+Test(record, refused_packet_marks_the_next_packet) {
+    const char *modes[] = {"streaming", "oneshot", "circular"};
+    for (int i = 0; i < 3; i++) {
+        marks k = marks_case(modes[i], "16k", 300, 0, 50); /* 49, 99, ..., 299 refused; 299 has no next */
+        cr_expect_eq(k.gaps, 5, "%s", modes[i]);
+        cr_expect_eq(k.first_flag, 50, "%s", modes[i]);
+    }
+}
+
+/* CIRCULAR: a wrap overwrote the oldest packets; the first one kept says so (the recorder marks it). */
+Test(record, circular_wrap_marks_the_first_packet_kept) {
+    marks k = marks_case("circular", "16k", 3000, 0, 0);
+    cr_expect_eq(k.gaps, 1, "one gap: before the first instant kept");
+    cr_expect_gt(k.first_flag, 0, "the oldest instants were overwritten");
+    cr_expect_eq(k.last_event, 2999);
+}
+
+/* Nothing lost: no packet is marked, and the trace processor shows no data_loss. */
+Test(record, lossless_recording_has_no_mark) {
+    marks k = marks_case("streaming", "1m", 2000, 0, 0);
+    cr_expect_eq(k.events, 2000);
+    cr_expect_eq(k.flagged, 0);
+    char trace[128];
+    snprintf(trace, sizeof trace, "%s/marks-streaming.pftrace", g_dir);
+    char *loss = tp_query(trace, "select name, value from stats where severity = 'data_loss' and value > 0;\n");
+    cr_expect_eq(strcmp(loss, "\"name\",\"value\"\n"), 0, "nothing lost, yet:\n%s", loss);
+    free(loss);
+}
+
+/* The recorder refuses a corrupt record (the rest of that buffer is dropped): the provider's first record
+   saved in the next run says so. */
+Test(record, corrupt_record_marks_the_next_run) {
+    char sock[128], trace[128], cmd[1024], *out;
+    snprintf(sock, sizeof sock, "%s/r.sock", g_dir);
+    snprintf(trace, sizeof trace, "%s/twice.pftrace", g_dir);
+    tracec_recorder_config cfg = TRACEC_RECORDER_CONFIG_INIT;
+    cfg.socket_path = sock;
+    cfg.output_path = trace;
+    FILE *log = tmpfile();
+    cfg.log = log;
+    tracec_recorder *r;
+    cr_assert_eq(tracec_recorder_open(&cfg, &r), TRACEC_STATUS_SUCCESS);
+    cr_assert_eq(tracec_recorder_start(r), TRACEC_STATUS_SUCCESS);
+    pid_t kid = fork();
+    if (kid == 0) {
+        setenv("TRACEC_RECORDER_SOCKET", sock, 1);
+        execl(PROV, "record_provider", "twice", "twice", (char *)NULL);
+        _exit(127);
+    }
+    poll_for(r, 300);
+    cr_assert_eq(tracec_recorder_stop(r), TRACEC_STATUS_SUCCESS);
+    poll_for(r, 100);
+    cr_assert_eq(tracec_recorder_start(r), TRACEC_STATUS_SUCCESS);
+    poll_for(r, 300);
+    cr_assert_eq(tracec_recorder_stop(r), TRACEC_STATUS_SUCCESS);
+    int st;
+    cr_assert_eq(waitpid(kid, &st, 0), kid);
+    cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 0, "record_provider twice: status %d", st);
+    tracec_recorder_provider_info in;
+    cr_assert(tracec_recorder_provider(r, 0, &in));
+    cr_expect_eq(in.corrupt, 1);
+    cr_expect_eq(in.delivered, 4, "one record of the first run, three of the second");
+    cr_assert_eq(tracec_recorder_close(r), TRACEC_STATUS_SUCCESS);
+    fclose(log);
+    snprintf(cmd, sizeof cmd,
+             "%s --include_imports --descriptor_set_out=%s/trace.desc -I %s/protos perfetto/trace/trace.proto && "
+             "%s %s/tests/record/check_loss_marks.py %s/trace.desc %s twice list",
+             TRACEC_PROTOC, g_dir, TRACEC_SOURCE_DIR, TRACEC_PYTHON3, TRACEC_SOURCE_DIR, g_dir, trace);
+    cr_assert_eq(run(cmd, &out), 0, "%s", out);
+    cr_expect_str_eq(out, "1 0\n1001 1\n1002 0\n1003 0\n", "timestamp and mark of each packet of its sequence");
+    free(out);
 }

@@ -59,6 +59,7 @@ struct tracec_provider {
     uint32_t wait_ms; /* STREAMING: how long a writer waits for the other half to be saved before dropping */
     uint32_t max_wait_ms; /* the application's cap on wait_ms */
     int stalled;          /* a wait ran out: drop at once until the other half is seen saved */
+    int lost_pending;     /* a packet of this sequence was dropped: the next one written says so (under lock) */
     uint64_t base_produced, base_dropped; /* the counters at Initialize: the header counts this recording only */
     uint32_t fill[2];
     uint64_t packets[2];
@@ -337,15 +338,22 @@ static void half_begin(tracec_provider *p, tracec_writer *w, tracec_msg *packet)
 
 /* Finishes a packet of half_begin: publishes it or counts it dropped (lock held, kept). */
 static tracec_status_t half_end(tracec_provider *p, tracec_writer *w, tracec_msg *packet) {
+    /* The first packet after a dropped one carries previous_packet_dropped, as Perfetto's trace writers
+       mark it (appended: it wins over anything the caller set).  If this packet is dropped too, the mark
+       waits for the next. */
+    if (p->lost_pending)
+        perfetto_protos_TracePacket_set_previous_packet_dropped((perfetto_protos_TracePacket *)(void *)packet, true);
     tracec_status_t st = tracec_writer_end_packet(w, packet);
     uint32_t a = p->active;
     if (st == TRACEC_STATUS_SUCCESS) {
+        p->lost_pending = 0;
         p->fill[a] = (uint32_t)(w->ptr - (p->data + (size_t)a * p->half_size));
         p->packets[a]++;
         __atomic_store_n(&p->hdr->half[a].packets, p->packets[a], __ATOMIC_RELAXED);
         __atomic_store_n(&p->hdr->half[a].fill, p->fill[a], __ATOMIC_RELEASE);
     } else {
         __atomic_add_fetch(&p->dropped, 1u, __ATOMIC_RELAXED);
+        p->lost_pending = 1;
     }
     publish_counters(p);
     w->sink = NULL;
@@ -760,6 +768,10 @@ static void *control_main(void *arg) {
             snprintf(m->text, sizeof m->text, "%s\n%s", p->name, p->declared);
         else
             snprintf(m->text, sizeof m->text, "%s", p->name);
+        /* a new connection, a new sequence: losses of the previous one are not this one's */
+        pthread_mutex_lock(&p->lock);
+        p->lost_pending = 0;
+        pthread_mutex_unlock(&p->lock);
         int ok = tracec_i_rec_send(conn, m, NULL, 0) == 0;
         free(m);
         int lost = ok ? serve(p, conn) : 1;

@@ -50,6 +50,8 @@ typedef struct peer {
     uint64_t base_produced, base_dropped; /* its counts in the buffers it had before the current one */
     uint64_t saved_hash[3], saved_gen[3]; /* per region: the last save that began at the region's start */
     size_t saved_len[3];
+    int loss_pending;           /* packets of its sequence were lost: the next half record saved is marked */
+    uint64_t seen_overwritten;  /* CIRCULAR: the header's `overwritten` when its halves were last saved */
 } peer;
 
 struct tracec_recorder {
@@ -85,9 +87,11 @@ static void say(tracec_recorder *r, const char *fmt, ...) {
 
 /* ---- the hostile record reader ------------------------------------------------------ */
 
-tracec_status_t tracec_recorder_read_records(const void *data, size_t size, tracec_trace_file *out, uint32_t seq,
-                                             int32_t pid, int32_t uid, uint64_t *packets, size_t *bad_offset,
-                                             const char **why) {
+/* tracec_recorder_read_records, and when *mark is set, the first record written carries
+   previous_packet_dropped (appended with the trusted fields) and *mark is cleared. */
+static tracec_status_t read_records(const void *data, size_t size, tracec_trace_file *out, uint32_t seq,
+                                    int32_t pid, int32_t uid, uint64_t *packets, size_t *bad_offset,
+                                    const char **why, int *mark) {
     const uint8_t *base = data, *p = base, *end = base + size;
     uint64_t n = 0;
     tracec_status_t st = TRACEC_STATUS_SUCCESS;
@@ -121,16 +125,24 @@ tracec_status_t tracec_recorder_read_records(const void *data, size_t size, trac
         perfetto_protos_TracePacket_set_trusted_packet_sequence_id(&pkt, seq);
         perfetto_protos_TracePacket_set_trusted_pid(&pkt, pid);
         perfetto_protos_TracePacket_set_trusted_uid(&pkt, uid);
+        if (mark && *mark) perfetto_protos_TracePacket_set_previous_packet_dropped(&pkt, true);
         tracec_status_t s = tracec_trace_file_end_packet(out, &w, &pkt.msg);
         if (s != TRACEC_STATUS_SUCCESS) {
             st = s;
             break;
         }
+        if (mark) *mark = 0;
         n++;
         p += len;
     }
     if (packets) *packets = n;
     return st;
+}
+
+tracec_status_t tracec_recorder_read_records(const void *data, size_t size, tracec_trace_file *out, uint32_t seq,
+                                             int32_t pid, int32_t uid, uint64_t *packets, size_t *bad_offset,
+                                             const char **why) {
+    return read_records(data, size, out, seq, pid, uid, packets, bad_offset, why, NULL);
 }
 
 /* ---- providers ------------------------------------------------------------------- */
@@ -194,6 +206,7 @@ static uint32_t copy_region(tracec_recorder *r, peer *pv, uint32_t h, uint8_t *d
         *len = fill - from;
         return fill;
     }
+    pv->loss_pending = 1; /* the records it rewrote under us are lost to the trace */
     return pv->consumed[h]; /* nothing consistent to save now */
 }
 
@@ -221,6 +234,7 @@ static bool save_copy(tracec_recorder *r, peer *pv, uint32_t h, const uint8_t *c
         say(r, "provider %s (pid %d): corrupt buffer header (%s fill %u); its remaining data is dropped",
             pv->info.name, (int)pv->info.pid, what, fill);
         pv->bad = 1;
+        pv->loss_pending = 1;
         pv->info.corrupt++;
         return false;
     }
@@ -233,6 +247,7 @@ static bool save_copy(tracec_recorder *r, peer *pv, uint32_t h, const uint8_t *c
             say(r, "provider %s (pid %d): %s was saved again with the same data; its remaining data is dropped",
                 pv->info.name, (int)pv->info.pid, what);
             pv->bad = 1;
+            pv->loss_pending = 1;
             pv->info.corrupt++;
             pv->info.replayed++;
             return false;
@@ -244,8 +259,10 @@ static bool save_copy(tracec_recorder *r, peer *pv, uint32_t h, const uint8_t *c
     uint64_t n = 0;
     size_t bad = 0;
     const char *why = NULL;
-    tracec_status_t st = tracec_recorder_read_records(copy, len, r->file, pv->info.sequence_id, pv->info.pid,
-                                                      pv->info.uid, &n, &bad, &why);
+    /* the first record of a half saved after a loss is marked; the durable area's records (descriptors,
+       never lost to a switch or a wrap) are not */
+    tracec_status_t st = read_records(copy, len, r->file, pv->info.sequence_id, pv->info.pid, pv->info.uid, &n, &bad,
+                                      &why, h == DURABLE ? NULL : &pv->loss_pending);
     pv->info.delivered += n;
     pv->bytes += len;
     pv->consumed[h] = fill;
@@ -253,6 +270,7 @@ static bool save_copy(tracec_recorder *r, peer *pv, uint32_t h, const uint8_t *c
         say(r, "provider %s (pid %d): corrupt record at byte %zu of %s (%s); its remaining data is dropped",
             pv->info.name, (int)pv->info.pid, (size_t)pv->consumed[h] - len + bad, what, why ? why : "malformed");
         pv->bad = 1;
+        pv->loss_pending = 1;
         pv->info.corrupt++;
         return false;
     }
@@ -279,6 +297,12 @@ static void save_all(tracec_recorder *r, peer *pv) {
     if (pv->map == NULL) return;
     uint32_t a = __atomic_load_n(&hdr_of(pv)->active, __ATOMIC_ACQUIRE) & 1u;
     if (r->halves < 2) a = 0;
+    if (r->cfg.mode == TRACEC_BUFFERING_MODE_CIRCULAR) {
+        /* a wrap overwrote the packets before the older half's first one: that one is marked */
+        uint64_t ow = __atomic_load_n(&hdr_of(pv)->overwritten, __ATOMIC_ACQUIRE);
+        if (ow != pv->seen_overwritten) pv->loss_pending = 1;
+        pv->seen_overwritten = ow;
+    }
     if (r->halves == 2) save_half(r, pv, a ^ 1u);
     save_half(r, pv, a);
     for (uint32_t h = 0; h < r->halves; h++)
@@ -378,7 +402,8 @@ static void initialize_and_start(tracec_recorder *r, peer *pv) {
     memset(pv->gen, 0, sizeof pv->gen);
     memset(pv->consumed, 0, sizeof pv->consumed);
     memset(pv->saved_len, 0, sizeof pv->saved_len); /* a new buffer: nothing of it was saved yet */
-    pv->bad = 0;
+    pv->bad = 0; /* a loss of the previous buffer stays pending: its next run's first saved record says so */
+    pv->seen_overwritten = 0;
     if (pv->scratch == NULL) pv->scratch = malloc(r->half_size);
     if (pv->dscratch == NULL) pv->dscratch = malloc(r->durable_size);
     if (pv->scratch == NULL || pv->dscratch == NULL) goto fail;
@@ -957,6 +982,18 @@ static void write_summary(tracec_recorder *r) {
         /* the trace processor shows this one at severity data_loss (traced_buf_trace_writer_packet_loss) */
         perfetto_protos_TraceStats_BufferStats_set_trace_writer_packet_loss(&bs, pv->info.dropped);
         perfetto_protos_TraceStats_end_buffer_stats(&ts, &bs);
+    }
+    /* each provider's sequence and its buffer: the trace processor counts the packets marked
+       previous_packet_dropped on it as traced_buf_sequence_packet_loss (data_loss) of that buffer */
+    uint32_t index = 0;
+    for (size_t i = 0; i < r->n_pv; i++) {
+        peer *pv = r->pv[i];
+        if (pv->info.name[0] == '\0') continue;
+        perfetto_protos_TraceStats_WriterStats ws;
+        perfetto_protos_TraceStats_begin_writer_stats(&ts, &ws);
+        perfetto_protos_TraceStats_WriterStats_set_sequence_id(&ws, pv->info.sequence_id);
+        perfetto_protos_TraceStats_WriterStats_set_buffer(&ws, index++);
+        perfetto_protos_TraceStats_end_writer_stats(&ts, &ws);
     }
     perfetto_protos_TraceStats_set_producers_connected(&ts, connected);
     perfetto_protos_TraceStats_set_producers_seen(&ts, tracec_recorder_provider_count(r));

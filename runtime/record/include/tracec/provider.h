@@ -138,6 +138,9 @@ void tracec_provider_begin_packet(tracec_provider *p, tracec_writer *w, tracec_m
 /*
  * Finishes the packet.  SUCCESS: it is in the shared buffer.  BUFFER_FULL
  * (or the writer's error): dropped and counted.  CLOSED: tracing was off.
+ * The first packet finished after a dropped one gets
+ * previous_packet_dropped = true appended (it wins over a value the caller
+ * set): docs/record.md, "Losses".
  */
 tracec_status_t tracec_provider_end_packet(tracec_provider *p, tracec_writer *w, tracec_msg *packet);
 
