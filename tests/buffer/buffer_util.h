@@ -20,6 +20,17 @@
 
 #include "tracec/buffer.h"
 
+/*
+ * TRACEC_TEST_BUFFER_MEMORY=memfd (ctest's buffer_*_memfd runs): every
+ * buffer the suite creates in process memory lives in a sealed memfd of its
+ * own instead, so the engine's tests run over both memories.
+ */
+extern uint32_t tracec_i_buffer_test_memfd;
+__attribute__((constructor)) static void buffer_test_memory(void) {
+    const char *m = getenv("TRACEC_TEST_BUFFER_MEMORY");
+    if (m != NULL && strcmp(m, "memfd") == 0) tracec_i_buffer_test_memfd = 1;
+}
+
 #define ST(x) tracec_status_str(x)
 #define OK(call) cr_assert_eq((call), TRACEC_STATUS_SUCCESS, "%s: %s", #call, ST(call))
 

@@ -128,6 +128,9 @@ typedef struct tracec_i_buffer {
     /* Durable part (ONESHOT, CIRCULAR): bump-only, written under dmu. */
     pthread_mutex_t dmu;
     uint8_t *dmem;
+    /* A memfd's mapping that holds both halves and dmem (NULL: they are process memory). */
+    uint8_t *map;
+    size_t map_size;
     _Atomic size_t doff; /* committed bytes */
     size_t dcur;         /* delivered bytes (deliverer only) */
     uint8_t *snap;       /* CIRCULAR: the copy a delivery hands out (deliverer only) */
@@ -265,6 +268,9 @@ extern _Thread_local tracec_i_thread *tracec_i_current_thread;
 tracec_i_thread *tracec_i_default_thread(void);
 /* Wakes (starting if needed) the thread that delivers `b`. */
 void tracec_i_kick(tracec_i_buffer *b);
+/* Tests only: non-zero makes every buffer asked for process memory use a sealed memfd of its own
+   (the buffer suites run over both memories; set before the first create). */
+extern uint32_t tracec_i_buffer_test_memfd;
 /* Starts `t` if it is not running: when a buffer is created or assigned to
    it, so that a kick from a signal handler's event only signals it (starting
    a thread allocates, which a handler must not). */

@@ -2,10 +2,12 @@
  * lifecycle.c - flush, stop and start; creating, destroying and querying
  * buffers; what a buffer does around fork().
  */
-#define _POSIX_C_SOURCE 200809L
-#define _DEFAULT_SOURCE 1 /* syscall() */
+#define _GNU_SOURCE 1 /* F_GET_SEALS */
 #include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -168,6 +170,8 @@ static void adopt(tracec_i_buffer *b, const tracec_i_buffer *t, tracec_i_thread 
         tracec_i_reset_half(hf, false);
     }
     b->dmem = t->dmem;
+    b->map = t->map;
+    b->map_size = t->map_size;
     atomic_store_explicit(&b->doff, 0, memory_order_relaxed);
     b->dcur = 0;
     b->snap = NULL;
@@ -206,10 +210,109 @@ static bool reusable(tracec_i_buffer *b) {
            atomic_load_explicit(&b->users, memory_order_seq_cst) == 0;
 }
 
+/* Frees the halves and the durable part (process memory or the memfd's mapping) and forgets them. */
 static void free_memory(tracec_i_buffer *t) {
-    free(t->half[0].mem);
-    free(t->half[1].mem);
-    free(t->dmem);
+    if (t->map != NULL) {
+        munmap(t->map, t->map_size);
+    } else {
+        free(t->half[0].mem);
+        free(t->half[1].mem);
+        free(t->dmem);
+    }
+    t->map = NULL;
+    t->map_size = 0;
+    t->half[0].mem = t->half[1].mem = NULL;
+    t->dmem = NULL;
+}
+
+static size_t page_size(void) {
+    long pg = sysconf(_SC_PAGESIZE);
+    return pg > 0 ? (size_t)pg : 4096u;
+}
+
+/* The geometry of a buffer: bytes per half (charged headers included), halves, durable bytes. */
+typedef struct geometry {
+    size_t size, phys, half_bytes, durable_cap;
+    int halves;
+} geometry;
+
+static bool geometry_of(int mode, size_t size, size_t durable_size, geometry *g) {
+    size_t page = page_size();
+    if (mode < TRACEC_BUFFERING_MODE_ONESHOT || mode >= TRACEC_BUFFERING_MODE_LAST || size == 0 ||
+        size > TRACEC_MAX_BUFFER_SIZE || durable_size > TRACEC_MAX_BUFFER_SIZE)
+        return false;
+    g->size = round_up(size, page);
+    /* Every block is charged at least 8 bytes, so headers need at most 2x the payload. */
+    g->phys = g->size * 3u;
+    g->half_bytes = round_up(g->phys, page);
+    g->halves = mode == TRACEC_BUFFERING_MODE_ONESHOT ? 1 : 2;
+    g->durable_cap = 0;
+    if (mode != TRACEC_BUFFERING_MODE_STREAMING) {
+        size_t dsz = durable_size ? durable_size : g->size / 16u;
+        if (dsz < page) dsz = page;
+        g->durable_cap = round_up(dsz, page);
+    }
+    return true;
+}
+
+size_t tracec_buffer_memory_size(tracec_buffering_mode_t mode, size_t size, size_t durable_size) {
+    geometry g;
+    int m = mode == TRACEC_BUFFERING_MODE_DEFAULT ? TRACEC_BUFFERING_MODE_STREAMING : (int)mode;
+    if (!geometry_of(m, size, durable_size, &g)) return 0;
+    return (size_t)g.halves * g.half_bytes + g.durable_cap;
+}
+
+uint32_t tracec_i_buffer_test_memfd;
+
+static tracec_status_t map_memfd(tracec_i_buffer *t, const geometry *g, int fd);
+
+/* Tests: a memfd of the buffer's own, as a caller makes one (sized, sealed), mapped, then closed. */
+static tracec_status_t own_memfd(tracec_i_buffer *t, const geometry *g) {
+    size_t need = (size_t)g->halves * g->half_bytes + g->durable_cap;
+    int fd = memfd_create("tracec-buffer", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    if (fd < 0) return TRACEC_STATUS_OUT_OF_MEMORY;
+    tracec_status_t st = TRACEC_STATUS_OUT_OF_MEMORY;
+    if (ftruncate(fd, (off_t)need) == 0 && fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) == 0)
+        st = map_memfd(t, g, fd);
+    close(fd);
+    return st;
+}
+
+/* Places t's halves and durable part: in process memory, or in the caller's memfd (checked, mapped). */
+static tracec_status_t place_memory(tracec_i_buffer *t, const geometry *g, const tracec_buffer_config_t *cfg) {
+    if (cfg->memory == TRACEC_BUFFER_MEMORY_PROCESS && tracec_i_buffer_test_memfd) return own_memfd(t, g);
+    if (cfg->memory == TRACEC_BUFFER_MEMORY_PROCESS) {
+        bool ok = true;
+        for (int i = 0; i < g->halves; i++) {
+            t->half[i].mem = (uint8_t *)aligned_alloc(64, round_up(g->phys, 64));
+            ok = ok && t->half[i].mem != NULL;
+        }
+        if (g->durable_cap) {
+            t->dmem = (uint8_t *)aligned_alloc(64, g->durable_cap);
+            ok = ok && t->dmem != NULL;
+        }
+        if (!ok) free_memory(t);
+        return ok ? TRACEC_STATUS_SUCCESS : TRACEC_STATUS_OUT_OF_MEMORY;
+    }
+    if (cfg->memory != TRACEC_BUFFER_MEMORY_MEMFD || cfg->memory_fd < 0) return TRACEC_STATUS_INVALID_ARGUMENT;
+    return map_memfd(t, g, cfg->memory_fd);
+}
+
+static tracec_status_t map_memfd(tracec_i_buffer *t, const geometry *g, int fd) {
+    size_t need = (size_t)g->halves * g->half_bytes + g->durable_cap;
+    struct stat st;
+    int seals = fcntl(fd, F_GET_SEALS); /* fails (EINVAL) for anything but a memfd */
+    if (seals < 0 || !(seals & F_SEAL_SHRINK) || fstat(fd, &st) != 0 || st.st_size < 0 ||
+        (uint64_t)st.st_size < (uint64_t)need)
+        return TRACEC_STATUS_INVALID_ARGUMENT;
+    void *m = mmap(NULL, need, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (m == MAP_FAILED) return TRACEC_STATUS_OUT_OF_MEMORY;
+    (void)madvise(m, need, MADV_DONTFORK); /* a fork child never writes into it (fork_child) */
+    t->map = (uint8_t *)m;
+    t->map_size = need;
+    for (int i = 0; i < g->halves; i++) t->half[i].mem = t->map + (size_t)i * g->half_bytes;
+    if (g->durable_cap) t->dmem = t->map + (size_t)g->halves * g->half_bytes;
+    return TRACEC_STATUS_SUCCESS;
 }
 
 tracec_status_t tracec_create_buffer_with_config(tracec_context_id_t context, const tracec_buffer_config_t *cfg,
@@ -230,8 +333,8 @@ tracec_status_t tracec_create_buffer_with_config(tracec_context_id_t context, co
         return TRACEC_STATUS_LIMIT_EXCEEDED;
     if (!tracec_i_context_exists(context.handle)) return TRACEC_STATUS_CONTEXT_NOT_FOUND;
 
-    long pg = sysconf(_SC_PAGESIZE);
-    size_t page = pg > 0 ? (size_t)pg : 4096u;
+    geometry g;
+    if (!geometry_of(mode, cfg->size, cfg->durable_size, &g)) return TRACEC_STATUS_INVALID_ARGUMENT;
     pthread_once(&tracec_i_membarrier_once, tracec_i_membarrier_init);
     /* The new buffer's fields and memory, made before any lock is taken. */
     static const tracec_i_buffer zero;
@@ -239,10 +342,9 @@ tracec_status_t tracec_create_buffer_with_config(tracec_context_id_t context, co
     t.asym = tracec_i_membarrier;
     t.mode = mode;
     t.policy = mode == TRACEC_BUFFERING_MODE_STREAMING ? (int)cfg->policy : TRACEC_BUFFER_POLICY_DISCARD;
-    t.size = round_up(cfg->size, page);
+    t.size = g.size;
     t.watermark = cfg->watermark;
-    /* Every block is charged at least 8 bytes, so headers need at most 2x the payload. */
-    t.phys = t.size * 3u;
+    t.phys = g.phys;
     size_t chunk = t.size / 8u;
     if (chunk > 16384u) chunk = 16384u;
     if (chunk < 512u) chunk = 512u;
@@ -251,23 +353,9 @@ tracec_status_t tracec_create_buffer_with_config(tracec_context_id_t context, co
     t.callback = cfg->callback;
     t.callback_data = cfg->callback_data;
     t.ctx_handle = context.handle;
-    int halves = mode == TRACEC_BUFFERING_MODE_ONESHOT ? 1 : 2;
-    bool ok = true;
-    for (int i = 0; i < halves; i++) {
-        t.half[i].mem = (uint8_t *)aligned_alloc(64, round_up(t.phys, 64));
-        ok = ok && t.half[i].mem != NULL;
-    }
-    if (mode != TRACEC_BUFFERING_MODE_STREAMING) {
-        size_t dsz = cfg->durable_size ? cfg->durable_size : t.size / 16u;
-        if (dsz < page) dsz = page;
-        t.durable_cap = round_up(dsz, page);
-        t.dmem = (uint8_t *)aligned_alloc(64, t.durable_cap);
-        ok = ok && t.dmem != NULL;
-    }
-    if (!ok) {
-        free_memory(&t);
-        return TRACEC_STATUS_OUT_OF_MEMORY;
-    }
+    t.durable_cap = g.durable_cap;
+    tracec_status_t placed = place_memory(&t, &g, cfg);
+    if (placed != TRACEC_STATUS_SUCCESS) return placed;
     tracec_i_thread *thread = tracec_i_default_thread(); /* takes tracec_i_global_mu itself */
 
     /* A destroyed struct no call holds, else the first empty slot. */
@@ -355,12 +443,7 @@ static tracec_status_t destroy(tracec_i_buffer *b, uint64_t handle) {
     tracec_i_lock(&b->mu);
     b->stealing--;
     if (b->stealing == 0) tracec_i_reap(b);
-    for (int i = 0; i < 2; i++) {
-        free(b->half[i].mem);
-        b->half[i].mem = NULL;
-    }
-    free(b->dmem);
-    b->dmem = NULL;
+    free_memory(b);
     b->durable_cap = 0;
     free(b->snap);
     b->snap = NULL;
@@ -487,6 +570,19 @@ static void fork_child(void) {
             __atomic_store_n(&ws->stolen, 1u, __ATOMIC_SEQ_CST);
             __atomic_store_n(&ws->busy, 0u, __ATOMIC_SEQ_CST);
             ws->packets = 0;
+        }
+        if (b->map != NULL) {
+            /* A memfd's mapping is not in the child (MADV_DONTFORK): the buffer is gone here, as if
+               destroyed (every call refuses its handle; its slot can be taken again). */
+            b->map = NULL;
+            b->map_size = 0;
+            b->half[0].mem = b->half[1].mem = NULL;
+            b->dmem = NULL;
+            b->durable_cap = 0;
+            atomic_store(&b->accepting, 0);
+            atomic_store(&b->destroyed, 1);
+            atomic_store(&b->live, 0);
+            continue;
         }
         b->delivering = 0;
         b->stealing = 0;

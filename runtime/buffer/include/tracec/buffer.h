@@ -102,10 +102,32 @@ typedef struct tracec_buffer_config_t {
     size_t durable_size; /* ONESHOT/CIRCULAR durable part; 0 = size/16 (at least a page) */
     tracec_buffer_tracing_cb_t callback; /* required */
     void *callback_data;
+    /*
+     * Where the halves and the durable part live: process memory (0, the
+     * default), or TRACEC_BUFFER_MEMORY_MEMFD: the memfd `memory_fd`, which
+     * holds at least tracec_buffer_memory_size() bytes and is sealed against
+     * shrinking (F_SEAL_SHRINK), so that no one can truncate it under the
+     * writers.  The buffer maps it shared (not into fork children) for its
+     * lifetime; the caller may close its descriptor once the create returns.
+     * Another process that maps the same memfd sees the records as they are
+     * written (the layout is internal and not a contract).
+     */
+    uint32_t memory;
+    int memory_fd;
 } tracec_buffer_config_t;
 
+#define TRACEC_BUFFER_MEMORY_PROCESS 0u
+#define TRACEC_BUFFER_MEMORY_MEMFD 1u
+
 #define TRACEC_BUFFER_CONFIG_INIT \
-    {TRACEC_BUFFERING_MODE_STREAMING, TRACEC_BUFFER_POLICY_LOSSLESS, 0, 0, 0, NULL, NULL}
+    {TRACEC_BUFFERING_MODE_STREAMING, TRACEC_BUFFER_POLICY_LOSSLESS, 0, 0, 0, NULL, NULL, TRACEC_BUFFER_MEMORY_PROCESS, -1}
+
+/*
+ * The bytes a memfd must hold for a buffer of this mode, size and durable
+ * size (as in tracec_buffer_config_t); 0 for a bad mode or a size over the
+ * limit.
+ */
+size_t tracec_buffer_memory_size(tracec_buffering_mode_t mode, size_t size, size_t durable_size);
 
 /*
  * rocprofiler's signature.  size is rounded up to sysconf(_SC_PAGESIZE).
@@ -117,7 +139,12 @@ tracec_status_t tracec_create_buffer(tracec_context_id_t context, size_t size, s
                                      tracec_buffer_policy_t policy, tracec_buffer_tracing_cb_t callback,
                                      void *callback_data, tracec_buffer_id_t *buffer_id) TRACEC_I_WARN_UNUSED;
 
-/* As above with a mode; UNSUPPORTED for ONESHOT/CIRCULAR with LOSSLESS. */
+/*
+ * As above with a mode; UNSUPPORTED for ONESHOT/CIRCULAR with LOSSLESS.
+ * With TRACEC_BUFFER_MEMORY_MEMFD: INVALID_ARGUMENT when `memory_fd` is not
+ * a memfd, is smaller than tracec_buffer_memory_size(), or is not sealed
+ * against shrinking; OUT_OF_MEMORY when it cannot be mapped.
+ */
 tracec_status_t tracec_create_buffer_with_config(tracec_context_id_t context,
                                                  const tracec_buffer_config_t *config,
                                                  tracec_buffer_id_t *buffer_id) TRACEC_I_WARN_UNUSED;
