@@ -32,6 +32,21 @@
  * CLEARED written after it would be read before the earlier events and
  * unresolve their iids, so those modes neither clear nor flag the loss (the
  * buffer's statistics count it).
+ *
+ * Timestamps.  In ONESHOT and STREAMING a sequence's packets carry their
+ * timestamp as the delta from the previous delivered one, as Perfetto's SDK
+ * does: the first packet's TracePacketDefaults name the sequence-scoped
+ * incremental clock INC_CLOCK, and a ClockSnapshot right after it (durable,
+ * so read before the events) sets that clock and the session's clock to the
+ * same value.  Only a delivered packet moves the clock (the reader never
+ * sees a refused one), so a drop costs nothing.  A packet whose time is
+ * earlier than the clock's (an owed END, an explicit TRACEC_TE_TIMESTAMP in
+ * the past) carries an absolute timestamp on the session's clock instead,
+ * as does every packet while the clock is not declared: the first packet
+ * after a STREAMING loss (it clears the state; the clock is declared again
+ * after it) or a sequence whose ClockSnapshot was refused.  CIRCULAR keeps
+ * absolute timestamps: a wrap overwrites the oldest packets, and a delta
+ * from an overwritten packet would misplace every later event.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -60,6 +75,7 @@
 enum { SEQ_CLEARED = 1, SEQ_NEEDS = 2 };
 enum { GUARD_EVENT = 1, GUARD_TYPED = 2, GUARD_SESSION = 4, GUARD_DYN = 8 };
 enum { K_NAME = 1, K_CAT, K_DBG, K_CTRACK };
+enum { INC_CLOCK = 64 }; /* the sequence's incremental clock (sequence-scoped ids are 64..127) */
 enum { TABLE_SIZE = 512, TABLE_MAX = 384, MAX_PENDING = 32, MAX_TRACKS = 256, MAX_ARGS = 32, MAX_DEPTH = 8, OWED_GROUPS = 8 };
 
 typedef struct entry {
@@ -87,6 +103,18 @@ typedef struct te_thread {
     int clk;           /* its clockid_t */
     uint32_t seq;
     uint32_t need_header;
+    uint32_t need_base; /* the sequence's incremental clock is to be declared (a ClockSnapshot) */
+    /*
+     * Timestamps as deltas ("Timestamps" above): `inc_mode` when the session
+     * allows them (read at binding), `inc_ok` while the sequence's clock is
+     * declared and may be used; `inc_last` is the clock's value as the reader
+     * has it (the last delivered packet on it), `inc_pend` the value once the
+     * open packet is delivered (equal to inc_last when it has no delta).
+     */
+    uint32_t inc_mode;
+    uint32_t inc_ok;
+    uint64_t inc_last;
+    uint64_t inc_pend;
     uint32_t dropped; /* a packet was lost (STREAMING): the next one says so and clears the state */
     uint32_t in_event; /* a typed event is open (its block runs) */
     /*
@@ -170,6 +198,7 @@ uint64_t tracec_i_te_run_end_ts;
 uint64_t tracec_i_te_epoch_hint;
 uint64_t tracec_i_te_buf;
 int tracec_i_te_in_order;
+int tracec_i_te_incremental;
 uint32_t tracec_i_te_clock_id = 6;
 int tracec_i_te_clk = CLOCK_BOOTTIME;
 
@@ -298,6 +327,9 @@ static void reset_sequence(te_thread *t) {
     t->next_iid = 1;
     t->seq = __atomic_fetch_add(&next_seq, 1u, __ATOMIC_RELAXED);
     t->need_header = 1;
+    t->need_base = 0; /* declared after the header */
+    t->inc_ok = 0;
+    t->inc_last = t->inc_pend = 0;
     t->dropped = 0;
     t->tid = 0; /* a fork child changes the epoch: pid and tid are new */
     t->uuid = 0;
@@ -326,6 +358,7 @@ static void put_defaults(te_thread *t, perfetto_protos_TracePacket *pkt) {
     perfetto_protos_TracePacketDefaults d;
     perfetto_protos_TrackEventDefaults ted;
     perfetto_protos_TracePacket_begin_trace_packet_defaults(pkt, &d);
+    if (t->inc_mode) perfetto_protos_TracePacketDefaults_set_timestamp_clock_id(&d, INC_CLOCK);
     perfetto_protos_TracePacketDefaults_begin_track_event_defaults(&d, &ted);
     perfetto_protos_TrackEventDefaults_set_track_uuid(&ted, thread_uuid(t));
     perfetto_protos_TracePacketDefaults_end_track_event_defaults(&d, &ted);
@@ -340,15 +373,21 @@ static inline TRACEC_I_ALWAYS_INLINE bool end(te_thread *t, tracec_writer *w, pe
         put_defaults(t, pkt);
     }
     st = tracec_buffer_end_packet(&t->bw, w, &pkt->msg);
-    if (st == TRACEC_STATUS_SUCCESS) {
-        t->dropped = 0;
+    if (TRACEC_I_LIKELY(st == TRACEC_STATUS_SUCCESS)) {
+        t->inc_last = t->inc_pend;
+        if (TRACEC_I_UNLIKELY(t->dropped)) { /* the state is cleared: the clock is declared again */
+            t->dropped = 0;
+            t->need_base = t->inc_mode;
+        }
         return true;
     }
+    t->inc_pend = t->inc_last; /* the reader does not see it: the clock stays */
     if (st == TRACEC_STATUS_CLOSED) /* the run stopped under the event: the buffer does not count it */
         __atomic_fetch_add(&tracec_i_te_lost, 1u, __ATOMIC_RELAXED);
     if ((st == TRACEC_STATUS_BUFFER_FULL || st == TRACEC_STATUS_WOULD_DEADLOCK || st == TRACEC_STATUS_OUT_OF_MEMORY) &&
         __atomic_load_n(&tracec_i_te_in_order, __ATOMIC_RELAXED) && !t->dropped) {
         t->dropped = 1; /* until a packet lands nothing enters the dictionary: forgetting once is enough */
+        t->inc_ok = 0;  /* the packet that clears the state carries an absolute timestamp */
         forget_names(t);
     }
     return false;
@@ -379,6 +418,35 @@ static bool write_thread_header(te_thread *t) {
     if (!end(t, &w, &pkt)) return false;
     memcpy(t->name, name, sizeof name);
     return true;
+}
+
+/*
+ * Declares the sequence's incremental clock: INC_CLOCK and the session's
+ * clock at one value, now.  Durable, so in ONESHOT it is read before the
+ * events (with the header).  Not retried when refused (the sequence keeps
+ * absolute timestamps; a STREAMING loss declares it again once cleared).
+ */
+static TRACEC_I_NOINLINE void write_base(te_thread *t) {
+    tracec_writer w;
+    perfetto_protos_TracePacket pkt;
+    perfetto_protos_ClockSnapshot cs;
+    perfetto_protos_ClockSnapshot_Clock c;
+    uint64_t now = now_ns(t);
+    t->need_base = 0;
+    begin(t, &w, &pkt, TRACEC_BUFFER_TRACING_TRACK_DESCRIPTOR);
+    perfetto_protos_TracePacket_begin_clock_snapshot(&pkt, &cs);
+    perfetto_protos_ClockSnapshot_begin_clocks(&cs, &c);
+    perfetto_protos_ClockSnapshot_Clock_set_clock_id(&c, INC_CLOCK);
+    perfetto_protos_ClockSnapshot_Clock_set_timestamp(&c, now);
+    perfetto_protos_ClockSnapshot_Clock_set_is_incremental(&c, true);
+    perfetto_protos_ClockSnapshot_end_clocks(&cs, &c);
+    perfetto_protos_ClockSnapshot_begin_clocks(&cs, &c);
+    perfetto_protos_ClockSnapshot_Clock_set_clock_id(&c, t->clock_id);
+    perfetto_protos_ClockSnapshot_Clock_set_timestamp(&c, now);
+    perfetto_protos_ClockSnapshot_end_clocks(&cs, &c);
+    perfetto_protos_TracePacket_end_clock_snapshot(&pkt, &cs);
+    t->inc_pend = now;
+    t->inc_ok = end(t, &w, &pkt);
 }
 
 /* At a thread's first event of a run: a new TrackDescriptor when its name changed since the last one. */
@@ -476,6 +544,7 @@ static te_thread *thread_ready(void) {
            this binding stale: its packets are refused) */
         t->clock_id = __atomic_load_n(&tracec_i_te_clock_id, __ATOMIC_RELAXED);
         t->clk = __atomic_load_n(&tracec_i_te_clk, __ATOMIC_RELAXED);
+        t->inc_mode = (uint32_t)__atomic_load_n(&tracec_i_te_incremental, __ATOMIC_RELAXED);
         t->epoch = UINT64_MAX;
         t->hint = UINT64_MAX; /* look at the epoch now */
     }
@@ -493,9 +562,13 @@ static te_thread *thread_ready(void) {
         if (!t->need_header) refresh_thread_name(t);
         t->hint = hint;
     }
-    if (TRACEC_I_UNLIKELY(t->need_header)) {
-        if (!write_thread_header(t)) return NULL;
-        t->need_header = 0;
+    if (TRACEC_I_UNLIKELY(t->need_header | t->need_base)) {
+        if (t->need_header) {
+            if (!write_thread_header(t)) return NULL;
+            t->need_header = 0;
+            t->need_base = t->inc_mode;
+        }
+        if (t->need_base) write_base(t);
     }
     return t;
 }
@@ -595,10 +668,15 @@ static uint64_t counter_track(te_thread *t, const char *name) {
     return uuid;
 }
 
-static inline TRACEC_I_ALWAYS_INLINE void put_packet_header(const te_thread *t, perfetto_protos_TracePacket *pkt,
+static inline TRACEC_I_ALWAYS_INLINE void put_packet_header(te_thread *t, perfetto_protos_TracePacket *pkt,
                                                              uint64_t ts) {
-    perfetto_protos_TracePacket_set_timestamp(pkt, ts);
-    if (t->clock_id != 6u) perfetto_protos_TracePacket_set_timestamp_clock_id(pkt, t->clock_id);
+    if (TRACEC_I_LIKELY(t->inc_ok && ts >= t->inc_last)) {
+        perfetto_protos_TracePacket_set_timestamp(pkt, ts - t->inc_last);
+        t->inc_pend = ts;
+    } else { /* absolute, on the session's clock (the defaults name the incremental one when inc_mode) */
+        perfetto_protos_TracePacket_set_timestamp(pkt, ts);
+        if (t->clock_id != 6u || t->inc_mode) perfetto_protos_TracePacket_set_timestamp_clock_id(pkt, t->clock_id);
+    }
     perfetto_protos_TracePacket_set_sequence_flags(pkt, SEQ_NEEDS);
 }
 
@@ -1009,6 +1087,7 @@ void tracec_i_te_thread_abandon(void) {
     te_thread *t = &te;
     if (!t->in_event) return;
     tracec_buffer_writer_release(&t->bw); /* the open packet is refused and counted */
+    t->inc_pend = t->inc_last;
     t->in_event = 0;
     t->guard &= ~(uint32_t)GUARD_TYPED;
     t->gen = 0;
