@@ -526,7 +526,7 @@ static inline TRACEC_I_ALWAYS_INLINE bool nest_pop(te_thread *t) {
  * the buffer's epoch and announced; NULL when there is no session (or the
  * sequence cannot be announced: the event is then not written).
  */
-static te_thread *thread_ready(void) {
+static TRACEC_I_NOINLINE te_thread *thread_ready_slow(void) {
     te_thread *t = &te;
     uint64_t gen = __atomic_load_n(&tracec_i_te_gen, __ATOMIC_ACQUIRE);
     uint64_t epoch, hint;
@@ -571,6 +571,16 @@ static te_thread *thread_ready(void) {
         if (t->need_base) write_base(t);
     }
     return t;
+}
+
+/* The same, inline while nothing changed since the thread's last event. */
+static inline TRACEC_I_ALWAYS_INLINE te_thread *thread_ready(void) {
+    te_thread *t = &te;
+    uint64_t gen = __atomic_load_n(&tracec_i_te_gen, __ATOMIC_ACQUIRE);
+    uint64_t hint = __atomic_load_n(&tracec_i_te_epoch_hint, __ATOMIC_ACQUIRE);
+    if (TRACEC_I_LIKELY(gen != 0 && gen == t->gen && hint == t->hint && (t->need_header | t->need_base) == 0))
+        return t;
+    return thread_ready_slow();
 }
 
 /* Looks at the thread's name again at its next event (after the session's own packets). */
@@ -870,15 +880,140 @@ static inline TRACEC_I_ALWAYS_INLINE void guard_leave(te_thread *g, uint32_t bit
     g->guard &= ~bit;
 }
 
-static inline TRACEC_I_ALWAYS_INLINE void emit(te_thread *t, tracec_te_category *cat, const tracec_te_arg *a, size_t n);
+static TRACEC_I_NOINLINE void emit_any(te_thread *t, tracec_te_category *cat, const tracec_te_arg *a, size_t n);
+
+#define TAG_(msg, field, wt) TRACEC_TAG(perfetto_protos_##msg##_##field##_field_number, TRACEC_WIRE_##wt)
+
+/* The packet header of an event (timestamp as put_packet_header, sequence flags), unchecked: room is reserved. */
+static inline TRACEC_I_ALWAYS_INLINE uint8_t *put_header_raw(te_thread *t, uint8_t *p, uint64_t ts) {
+    p = tracec_put_tag(p, TAG_(TracePacket, timestamp, VARINT));
+    if (TRACEC_I_LIKELY(t->inc_ok && ts >= t->inc_last)) {
+        p = tracec_put_varint64(p, ts - t->inc_last);
+        t->inc_pend = ts;
+    } else {
+        p = tracec_put_varint64(p, ts);
+        if (t->clock_id != 6u || t->inc_mode)
+            p = tracec_put_varint32(tracec_put_tag(p, TAG_(TracePacket, timestamp_clock_id, VARINT)), t->clock_id);
+    }
+    p = tracec_put_tag(p, TAG_(TracePacket, sequence_flags, VARINT));
+    *p++ = SEQ_NEEDS;
+    return p;
+}
+
+/*
+ * The common event, written in one pass with one room check: a slice BEGIN
+ * or END or an instant on the thread's track, at most FAST_ARGS scalar
+ * annotations, every name already interned.  Anything else (a name to
+ * intern, strings, dicts, flows, tracks, timestamps, counters, misuse) is
+ * left to emit_any: false, with nothing done but binding the thread.  The
+ * packet is the one emit_any would write.
+ */
+enum { FAST_ARGS = 3, FAST_MAX = 128 }; /* header 20, TrackEvent 2 + 2 + 11 + 11, each annotation 2 + 11 + 11 */
+
+static inline TRACEC_I_ALWAYS_INLINE bool emit_fast(te_thread *t, tracec_te_category *cat, const tracec_te_arg *a,
+                                                    size_t n) {
+    const tracec_te_arg *type = NULL;
+    uint64_t iid[FAST_ARGS + 1], cat_iid = 0;
+    uint32_t kind = 0;
+    if (TRACEC_I_UNLIKELY(n > FAST_ARGS + 1u)) return false;
+    for (size_t i = 0; i < n; i++) {
+        const entry *e;
+        switch (a[i].kind) {
+        case TRACEC_I_TE_SLICE_BEGIN:
+        case TRACEC_I_TE_INSTANT:
+            if (type != NULL || (e = lookup(t, a[i].name, K_NAME)) == NULL) return false;
+            iid[i] = e->val;
+            type = &a[i];
+            break;
+        case TRACEC_I_TE_SLICE_END:
+            if (type != NULL) return false;
+            type = &a[i];
+            break;
+        case TRACEC_I_TE_ARG_INT:
+        case TRACEC_I_TE_ARG_UINT:
+        case TRACEC_I_TE_ARG_DOUBLE:
+        case TRACEC_I_TE_ARG_BOOL:
+        case TRACEC_I_TE_ARG_POINTER:
+            if ((e = lookup(t, a[i].name, K_DBG)) == NULL) return false;
+            iid[i] = e->val;
+            break;
+        default: return false;
+        }
+    }
+    if (type == NULL) return false;
+    kind = type->kind;
+    if (kind != TRACEC_I_TE_SLICE_END) {
+        const entry *e = lookup(t, cat, K_CAT);
+        if (e == NULL) return false;
+        cat_iid = e->val;
+    } else if (!nest_pop(t)) {
+        return true; /* its BEGIN is not in the trace, or the runtime ended the slice at a boundary */
+    }
+    if (kind == TRACEC_I_TE_SLICE_BEGIN && !owed_written(t)) return true;
+    uint64_t ts = now_ns(t);
+    t->last_ts = ts;
+
+    tracec_writer w;
+    perfetto_protos_TracePacket pkt;
+    begin(t, &w, &pkt, TRACEC_BUFFER_TRACING_TRACK_EVENT);
+    if (TRACEC_I_LIKELY(tracec_writer_reserve(&w, FAST_MAX))) { /* false: the packet failed at its begin */
+        uint8_t *p = put_header_raw(t, w.ptr, ts), *ev_len, *da_len;
+        p = tracec_put_tag(p, TAG_(TracePacket, track_event, LEN));
+        ev_len = p++;
+        p = tracec_put_tag(p, TAG_(TrackEvent, type, VARINT));
+        *p++ = (uint8_t)(kind == TRACEC_I_TE_SLICE_BEGIN ? perfetto_protos_TrackEvent_TYPE_SLICE_BEGIN
+                         : kind == TRACEC_I_TE_SLICE_END ? perfetto_protos_TrackEvent_TYPE_SLICE_END
+                                                         : perfetto_protos_TrackEvent_TYPE_INSTANT);
+        if (kind != TRACEC_I_TE_SLICE_END) {
+            p = tracec_put_varint64(tracec_put_tag(p, TAG_(TrackEvent, category_iids, VARINT)), cat_iid);
+            p = tracec_put_varint64(tracec_put_tag(p, TAG_(TrackEvent, name_iid, VARINT)), iid[type - a]);
+        }
+        for (size_t i = 0; i < n; i++) {
+            const tracec_te_arg *x = &a[i];
+            if (x == type) continue;
+            p = tracec_put_tag(p, TAG_(TrackEvent, debug_annotations, LEN));
+            da_len = p++;
+            p = tracec_put_varint64(tracec_put_tag(p, TAG_(DebugAnnotation, name_iid, VARINT)), iid[i]);
+            switch (x->kind) {
+            case TRACEC_I_TE_ARG_INT:
+                p = tracec_put_varint64(tracec_put_tag(p, TAG_(DebugAnnotation, int_value, VARINT)), (uint64_t)x->v.i);
+                break;
+            case TRACEC_I_TE_ARG_UINT:
+                p = tracec_put_varint64(tracec_put_tag(p, TAG_(DebugAnnotation, uint_value, VARINT)), x->v.u);
+                break;
+            case TRACEC_I_TE_ARG_DOUBLE:
+                p = tracec_put_fixed64(tracec_put_tag(p, TAG_(DebugAnnotation, double_value, FIXED64)),
+                                       tracec_double_bits(x->v.d));
+                break;
+            case TRACEC_I_TE_ARG_BOOL:
+                p = tracec_put_tag(p, TAG_(DebugAnnotation, bool_value, VARINT));
+                *p++ = x->v.u != 0;
+                break;
+            default:
+                p = tracec_put_varint64(tracec_put_tag(p, TAG_(DebugAnnotation, pointer_value, VARINT)), x->v.u);
+                break;
+            }
+            *da_len = (uint8_t)(p - da_len - 1);
+        }
+        *ev_len = (uint8_t)(p - ev_len - 1);
+        w.ptr = p;
+    }
+    bool ok = end(t, &w, &pkt);
+    if (kind == TRACEC_I_TE_SLICE_BEGIN)
+        nest_push(t, ok);
+    else if (kind == TRACEC_I_TE_SLICE_END && TRACEC_I_UNLIKELY(!ok))
+        owe(t, ts, 1); /* the slice is open in the trace: ended after the thread's next written event */
+    if (TRACEC_I_UNLIKELY(t->nowed != 0) && ok) write_owed(t);
+    return true;
+}
 
 void tracec_i_te_emit(tracec_te_category *cat, const tracec_te_arg *a, size_t n) {
-    te_thread *g = &te;
+    te_thread *g = &te, *t;
     if (!guard_enter_with(g, GUARD_EVENT, a)) {
         refused_push(g, own_slice_kind(a, n));
         return;
     }
-    emit(g, cat, a, n);
+    if ((t = thread_ready()) != NULL && !emit_fast(t, cat, a, n)) emit_any(t, cat, a, n);
     guard_leave(g, GUARD_EVENT);
 }
 
@@ -930,7 +1065,7 @@ void tracec_i_te_emit_dyn(tracec_te_category *cat, const tracec_te_arg *a, size_
     te_dyn_names.handover = NULL;
 }
 
-static inline TRACEC_I_ALWAYS_INLINE void emit(te_thread *g, tracec_te_category *cat, const tracec_te_arg *a, size_t n) {
+static TRACEC_I_NOINLINE void emit_any(te_thread *t, tracec_te_category *cat, const tracec_te_arg *a, size_t n) {
     pending p[MAX_PENDING];
     uint64_t iid[MAX_ARGS]; /* per part: its name's iid, 0 when written inline */
     size_t np = 0;
@@ -938,9 +1073,6 @@ static inline TRACEC_I_ALWAYS_INLINE void emit(te_thread *g, tracec_te_category 
     const char *dyn = NULL;
     uint64_t ts = 0, track = 0, cat_iid = 0;
     int have_ts = 0, have_track = 0, named, depth = 0;
-    te_thread *t = thread_ready();
-    (void)g;
-    if (t == NULL) return;
     if (TRACEC_I_UNLIKELY(n > MAX_ARGS)) {
         drop_event(t, a, n);
         return;
