@@ -82,6 +82,9 @@ typedef struct entry {
     const void *key;
     uint64_t val; /* iid, or a counter track's uuid */
     uint32_t kind;
+    /* K_NAME: the category last used with the name, and its iid (both in this dictionary): one lookup for two */
+    const void *cat;
+    uint64_t cat_iid;
 } entry;
 
 typedef struct pending {
@@ -265,7 +268,7 @@ static entry *lookup(te_thread *t, const void *key, uint32_t kind) {
 static void insert(te_thread *t, const void *key, uint32_t kind, uint64_t val) {
     uint32_t i = slot_of(key, kind);
     while (t->table[i].key != NULL) i = (i + 1u) & (TABLE_SIZE - 1u);
-    t->table[i] = (entry){key, val, kind};
+    t->table[i] = (entry){key, val, kind, NULL, 0};
     t->used++;
 }
 
@@ -301,21 +304,37 @@ static const char *dyn_key(const char *s) {
     }
 }
 
+/* The iid of `cat` used with the name entry `e` (looked up once, then kept in `e`); 0 when not interned. */
+static inline TRACEC_I_ALWAYS_INLINE uint64_t cat_iid_with(te_thread *t, entry *e, const tracec_te_category *cat) {
+    const entry *c;
+    if (TRACEC_I_LIKELY(e->cat == cat)) return e->cat_iid;
+    if ((c = lookup(t, cat, K_CAT)) == NULL) return 0;
+    e->cat = cat;
+    e->cat_iid = c->val;
+    return c->val;
+}
+
 /*
  * After a lost packet: the names go (the next packet sets CLEARED), the
  * counter tracks stay (their descriptors were delivered, and tracks are
  * not sequence state).
  */
 static void forget_names(te_thread *t) {
-    entry keep[TABLE_SIZE];
+    struct {
+        const void *key;
+        uint64_t uuid;
+    } keep[TABLE_MAX]; /* a counter track enters only while used < TABLE_MAX */
     uint32_t nk = 0;
-    for (uint32_t i = 0; i < TABLE_SIZE; i++)
-        if (t->table[i].key != NULL && t->table[i].kind == K_CTRACK) keep[nk++] = t->table[i];
+    for (uint32_t i = 0; i < TABLE_SIZE && nk < TABLE_MAX; i++)
+        if (t->table[i].key != NULL && t->table[i].kind == K_CTRACK) {
+            keep[nk].key = t->table[i].key;
+            keep[nk++].uuid = t->table[i].val;
+        }
     memset(t->table, 0, sizeof t->table);
     t->used = 0;
     t->next_iid = 1;
     dyn_clear();
-    for (uint32_t i = 0; i < nk; i++) insert(t, keep[i].key, keep[i].kind, keep[i].val);
+    for (uint32_t i = 0; i < nk; i++) insert(t, keep[i].key, K_CTRACK, keep[i].uuid);
 }
 
 static void nest_boundary(te_thread *t, uint64_t end_ts, int write_ends);
@@ -341,6 +360,12 @@ static void reset_sequence(te_thread *t) {
 static inline TRACEC_I_ALWAYS_INLINE void begin(te_thread *t, tracec_writer *w, perfetto_protos_TracePacket *pkt, uint32_t kind) {
     tracec_buffer_begin_packet(&t->bw, w, TRACEC_BUFFER_CATEGORY_TRACING, kind, &pkt->msg);
     perfetto_protos_TracePacket_set_trusted_packet_sequence_id(pkt, t->seq);
+}
+
+/* The same without the sequence id: put_header_raw writes it. */
+static inline TRACEC_I_ALWAYS_INLINE void begin_raw(te_thread *t, tracec_writer *w, perfetto_protos_TracePacket *pkt,
+                                                   uint32_t kind) {
+    tracec_buffer_begin_packet(&t->bw, w, TRACEC_BUFFER_CATEGORY_TRACING, kind, &pkt->msg);
 }
 
 /*
@@ -884,8 +909,12 @@ static TRACEC_I_NOINLINE void emit_any(te_thread *t, tracec_te_category *cat, co
 
 #define TAG_(msg, field, wt) TRACEC_TAG(perfetto_protos_##msg##_##field##_field_number, TRACEC_WIRE_##wt)
 
-/* The packet header of an event (timestamp as put_packet_header, sequence flags), unchecked: room is reserved. */
+/*
+ * The packet header of an event (sequence id, timestamp as put_packet_header,
+ * sequence flags), unchecked: room is reserved.  After begin_raw.
+ */
 static inline TRACEC_I_ALWAYS_INLINE uint8_t *put_header_raw(te_thread *t, uint8_t *p, uint64_t ts) {
+    p = tracec_put_varint32(tracec_put_tag(p, TAG_(TracePacket, trusted_packet_sequence_id, VARINT)), t->seq);
     p = tracec_put_tag(p, TAG_(TracePacket, timestamp, VARINT));
     if (TRACEC_I_LIKELY(t->inc_ok && ts >= t->inc_last)) {
         p = tracec_put_varint64(p, ts - t->inc_last);
@@ -903,31 +932,38 @@ static inline TRACEC_I_ALWAYS_INLINE uint8_t *put_header_raw(te_thread *t, uint8
 /*
  * The common event, written in one pass with one room check: a slice BEGIN
  * or END or an instant on the thread's track, at most FAST_ARGS scalar
- * annotations, every name already interned.  Anything else (a name to
- * intern, strings, dicts, flows, tracks, timestamps, counters, misuse) is
+ * annotations and a timestamp, every name already interned.  Anything else
+ * (a name to intern, strings, dicts, flows, tracks, counters, misuse) is
  * left to emit_any: false, with nothing done but binding the thread.  The
  * packet is the one emit_any would write.
  */
-enum { FAST_ARGS = 3, FAST_MAX = 128 }; /* header 20, TrackEvent 2 + 2 + 11 + 11, each annotation 2 + 11 + 11 */
+enum { HEADER_MAX = 26, FAST_ARGS = 3, FAST_MAX = 128 }; /* header 6 + 20, TrackEvent 2 + 2 + 11 + 11, each annotation 2 + 11 + 11 */
 
 static inline TRACEC_I_ALWAYS_INLINE bool emit_fast(te_thread *t, tracec_te_category *cat, const tracec_te_arg *a,
                                                     size_t n) {
     const tracec_te_arg *type = NULL;
-    uint64_t iid[FAST_ARGS + 1], cat_iid = 0;
+    uint64_t iid[FAST_ARGS + 2], cat_iid = 0, ts = 0;
     uint32_t kind = 0;
-    if (TRACEC_I_UNLIKELY(n > FAST_ARGS + 1u)) return false;
+    int have_ts = 0;
+    entry *named = NULL;
+    if (TRACEC_I_UNLIKELY(n > FAST_ARGS + 2u)) return false;
     for (size_t i = 0; i < n; i++) {
-        const entry *e;
+        entry *e;
         switch (a[i].kind) {
         case TRACEC_I_TE_SLICE_BEGIN:
         case TRACEC_I_TE_INSTANT:
             if (type != NULL || (e = lookup(t, a[i].name, K_NAME)) == NULL) return false;
             iid[i] = e->val;
             type = &a[i];
+            named = e;
             break;
         case TRACEC_I_TE_SLICE_END:
             if (type != NULL) return false;
             type = &a[i];
+            break;
+        case TRACEC_I_TE_TIMESTAMP:
+            if (have_ts) return false;
+            ts = a[i].v.u, have_ts = 1;
             break;
         case TRACEC_I_TE_ARG_INT:
         case TRACEC_I_TE_ARG_UINT:
@@ -940,22 +976,20 @@ static inline TRACEC_I_ALWAYS_INLINE bool emit_fast(te_thread *t, tracec_te_cate
         default: return false;
         }
     }
-    if (type == NULL) return false;
+    if (type == NULL || n - (size_t)have_ts > FAST_ARGS + 1u) return false;
     kind = type->kind;
     if (kind != TRACEC_I_TE_SLICE_END) {
-        const entry *e = lookup(t, cat, K_CAT);
-        if (e == NULL) return false;
-        cat_iid = e->val;
+        if ((cat_iid = cat_iid_with(t, named, cat)) == 0) return false;
     } else if (!nest_pop(t)) {
         return true; /* its BEGIN is not in the trace, or the runtime ended the slice at a boundary */
     }
     if (kind == TRACEC_I_TE_SLICE_BEGIN && !owed_written(t)) return true;
-    uint64_t ts = now_ns(t);
+    if (!have_ts) ts = now_ns(t);
     t->last_ts = ts;
 
     tracec_writer w;
     perfetto_protos_TracePacket pkt;
-    begin(t, &w, &pkt, TRACEC_BUFFER_TRACING_TRACK_EVENT);
+    begin_raw(t, &w, &pkt, TRACEC_BUFFER_TRACING_TRACK_EVENT);
     if (TRACEC_I_LIKELY(tracec_writer_reserve(&w, FAST_MAX))) { /* false: the packet failed at its begin */
         uint8_t *p = put_header_raw(t, w.ptr, ts), *ev_len, *da_len;
         p = tracec_put_tag(p, TAG_(TracePacket, track_event, LEN));
@@ -970,7 +1004,7 @@ static inline TRACEC_I_ALWAYS_INLINE bool emit_fast(te_thread *t, tracec_te_cate
         }
         for (size_t i = 0; i < n; i++) {
             const tracec_te_arg *x = &a[i];
-            if (x == type) continue;
+            if (x == type || x->kind == TRACEC_I_TE_TIMESTAMP) continue;
             p = tracec_put_tag(p, TAG_(TrackEvent, debug_annotations, LEN));
             da_len = p++;
             p = tracec_put_varint64(tracec_put_tag(p, TAG_(DebugAnnotation, name_iid, VARINT)), iid[i]);
@@ -1269,7 +1303,11 @@ static inline TRACEC_I_ALWAYS_INLINE int open_event(tracec_te_packet *p, tracec_
         guard_leave(&te, GUARD_TYPED);
         return 0;
     }
-    if (variant == OPEN_LITERAL) {
+    entry *e;
+    if (variant == OPEN_LITERAL && TRACEC_I_LIKELY((e = lookup(t, name, K_NAME)) != NULL) &&
+        (p->i_cat_iid = cat_iid_with(t, e, cat)) != 0) {
+        p->i_name_iid = e->val;
+    } else if (variant == OPEN_LITERAL) {
         p->i_name_iid = want(t, pend, &np, name, name, K_NAME);
         p->i_cat_iid = want(t, pend, &np, cat, cat->c.name, K_CAT);
         if (TRACEC_I_UNLIKELY(np != 0)) {
@@ -1290,8 +1328,10 @@ static inline TRACEC_I_ALWAYS_INLINE int open_event(tracec_te_packet *p, tracec_
         p->i_name_iid = 0;
         p->i_cat_iid = 0;
     }
-    begin(t, &p->w, &p->pkt, TRACEC_BUFFER_TRACING_TRACK_EVENT);
-    put_packet_header(t, &p->pkt, t->last_ts = now_ns(t));
+    begin_raw(t, &p->w, &p->pkt, TRACEC_BUFFER_TRACING_TRACK_EVENT);
+    t->last_ts = now_ns(t);
+    if (TRACEC_I_LIKELY(tracec_writer_reserve(&p->w, HEADER_MAX))) /* false: the packet failed at its begin */
+        p->w.ptr = put_header_raw(t, p->w.ptr, t->last_ts);
     p->i_thread = t;
     p->i_name = name;
     p->i_cat = cat;
@@ -1315,9 +1355,16 @@ int tracec_i_te_open_end(tracec_te_packet *p, tracec_te_category *cat, const cha
 }
 
 void tracec_i_te_fill(tracec_te_packet *p, perfetto_protos_TrackEvent *ev) {
-    te_thread *t = (te_thread *)p->i_thread;
+    tracec_writer *w = ev->msg.w; /* on the thread's track: the sequence's default */
+    if (TRACEC_I_LIKELY(p->i_cat_iid != 0 && p->i_name_iid != 0 && p->i_type < 0x80u) &&
+        tracec_writer_reserve(w, 24)) { /* the common case, unchecked: type, category and name iids */
+        uint8_t *q = tracec_put_tag(w->ptr, TAG_(TrackEvent, type, VARINT));
+        *q++ = (uint8_t)p->i_type;
+        q = tracec_put_varint64(tracec_put_tag(q, TAG_(TrackEvent, category_iids, VARINT)), p->i_cat_iid);
+        w->ptr = tracec_put_varint64(tracec_put_tag(q, TAG_(TrackEvent, name_iid, VARINT)), p->i_name_iid);
+        return;
+    }
     perfetto_protos_TrackEvent_set_type(ev, (perfetto_protos_TrackEvent_Type)p->i_type);
-    (void)t; /* on the thread's track: the sequence's default */
     if (TRACEC_I_LIKELY(p->i_cat_iid != 0))
         perfetto_protos_TrackEvent_set_category_iids(ev, p->i_cat_iid);
     else
