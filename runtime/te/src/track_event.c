@@ -72,6 +72,17 @@
 #include "tracec/registry.h"
 #include "tracec/abi/hints.h" /* last: the branch hints */
 
+/*
+ * The entry points of events: every call in them is inlined (the buffer's
+ * inline packet functions included, whatever the optimisation level's
+ * limits), except the cold paths, which are TRACEC_I_NOINLINE.
+ */
+#if defined(__GNUC__) || defined(__clang__)
+#define HOT_ENTRY __attribute__((flatten))
+#else
+#define HOT_ENTRY
+#endif
+
 enum { SEQ_CLEARED = 1, SEQ_NEEDS = 2 };
 enum { GUARD_EVENT = 1, GUARD_TYPED = 2, GUARD_SESSION = 4, GUARD_DYN = 8 };
 enum { K_NAME = 1, K_CAT, K_DBG, K_CTRACK };
@@ -319,7 +330,7 @@ static inline TRACEC_I_ALWAYS_INLINE uint64_t cat_iid_with(te_thread *t, entry *
  * counter tracks stay (their descriptors were delivered, and tracks are
  * not sequence state).
  */
-static void forget_names(te_thread *t) {
+static TRACEC_I_NOINLINE void forget_names(te_thread *t) {
     struct {
         const void *key;
         uint64_t uuid;
@@ -379,7 +390,7 @@ static inline TRACEC_I_ALWAYS_INLINE void begin_raw(te_thread *t, tracec_writer 
  * track_uuid (10 bytes each).  Defaults are incremental state, so every
  * packet that clears the state sets them again.
  */
-static void put_defaults(te_thread *t, perfetto_protos_TracePacket *pkt) {
+static TRACEC_I_NOINLINE void put_defaults(te_thread *t, perfetto_protos_TracePacket *pkt) {
     perfetto_protos_TracePacketDefaults d;
     perfetto_protos_TrackEventDefaults ted;
     perfetto_protos_TracePacket_begin_trace_packet_defaults(pkt, &d);
@@ -488,7 +499,7 @@ static void refresh_thread_name(te_thread *t) {
  * the newest takes the later timestamp, which moves only the instants
  * written between the two, never a slice.
  */
-static void owe(te_thread *t, uint64_t ts, uint64_t n) {
+static TRACEC_I_NOINLINE void owe(te_thread *t, uint64_t ts, uint64_t n) {
     if (n == 0) return;
     if (t->nowed != 0) {
         uint32_t top = t->nowed - 1u;
@@ -510,7 +521,7 @@ static void owe(te_thread *t, uint64_t ts, uint64_t n) {
  * (phantom levels).  Without `write_ends` (a new sequence or session: the
  * BEGINs are not on it) the owed ENDs go too.
  */
-static void nest_boundary(te_thread *t, uint64_t end_ts, int write_ends) {
+static TRACEC_I_NOINLINE void nest_boundary(te_thread *t, uint64_t end_ts, int write_ends) {
     uint32_t n = t->nlive;
     if (n == 0 && t->nowed == 0) return;
     if (write_ends) {
@@ -632,13 +643,13 @@ static inline TRACEC_I_ALWAYS_INLINE uint64_t want(te_thread *t, pending *p, siz
 }
 
 /* After intern_pending: the iid of a name that was pending (0 if its packet was refused). */
-static uint64_t iid_of(te_thread *t, const void *key, uint32_t kind) {
+static TRACEC_I_NOINLINE uint64_t iid_of(te_thread *t, const void *key, uint32_t kind) {
     entry *e = lookup(t, key, kind);
     return e != NULL ? e->val : 0;
 }
 
 /* Writes the pending names in one durable packet; on success they enter the dictionary. */
-static void intern_pending(te_thread *t, pending *p, size_t np) {
+static TRACEC_I_NOINLINE void intern_pending(te_thread *t, pending *p, size_t np) {
     tracec_writer w;
     perfetto_protos_TracePacket pkt;
     perfetto_protos_InternedData id;
@@ -674,7 +685,7 @@ static void intern_pending(te_thread *t, pending *p, size_t np) {
     for (size_t i = 0; i < np; i++) insert(t, p[i].key, p[i].kind, p[i].iid);
 }
 
-static bool write_track_descriptor(te_thread *t, uint64_t uuid, const char *name, int counter) {
+static TRACEC_I_NOINLINE bool write_track_descriptor(te_thread *t, uint64_t uuid, const char *name, int counter) {
     tracec_writer w;
     perfetto_protos_TracePacket pkt;
     perfetto_protos_TrackDescriptor td;
@@ -693,7 +704,7 @@ static bool write_track_descriptor(te_thread *t, uint64_t uuid, const char *name
 }
 
 /* The counter track of `name` (a literal), its descriptor written once per sequence; 0 if it could not be. */
-static uint64_t counter_track(te_thread *t, const char *name) {
+static TRACEC_I_NOINLINE uint64_t counter_track(te_thread *t, const char *name) {
     entry *e = lookup(t, name, K_CTRACK);
     uint64_t uuid;
     if (TRACEC_I_LIKELY(e != NULL)) return e->val;
@@ -775,7 +786,7 @@ static TRACEC_I_NOINLINE uint32_t own_slice_kind(const tracec_te_arg *a, size_t 
 }
 
 /* An event the layer drops (misuse): counted; its slice level is kept so the ENDs still match. */
-static void drop_event(te_thread *t, const tracec_te_arg *a, size_t n) {
+static TRACEC_I_NOINLINE void drop_event(te_thread *t, const tracec_te_arg *a, size_t n) {
     uint32_t kind = own_slice_kind(a, n);
     t->misuse++;
     __atomic_fetch_add(&tracec_i_te_lost, 1u, __ATOMIC_RELAXED);
@@ -793,7 +804,7 @@ static void drop_event(te_thread *t, const tracec_te_arg *a, size_t n) {
  * again) and before a BEGIN on the thread's track.  Stops at the first one
  * the buffer refuses.
  */
-static void write_owed(te_thread *t) {
+static TRACEC_I_NOINLINE void write_owed(te_thread *t) {
     while (t->nowed != 0) {
         tracec_writer w;
         perfetto_protos_TracePacket pkt;
@@ -1041,7 +1052,7 @@ static inline TRACEC_I_ALWAYS_INLINE bool emit_fast(te_thread *t, tracec_te_cate
     return true;
 }
 
-void tracec_i_te_emit(tracec_te_category *cat, const tracec_te_arg *a, size_t n) {
+HOT_ENTRY void tracec_i_te_emit(tracec_te_category *cat, const tracec_te_arg *a, size_t n) {
     te_thread *g = &te, *t;
     if (!guard_enter_with(g, GUARD_EVENT, a)) {
         refused_push(g, own_slice_kind(a, n));
@@ -1341,20 +1352,20 @@ static inline TRACEC_I_ALWAYS_INLINE int open_event(tracec_te_packet *p, tracec_
     return 1;
 }
 
-int tracec_i_te_open(tracec_te_packet *p, tracec_te_category *cat, const char *name, uint32_t type) {
+HOT_ENTRY int tracec_i_te_open(tracec_te_packet *p, tracec_te_category *cat, const char *name, uint32_t type) {
     return open_event(p, cat, name, type, OPEN_LITERAL);
 }
 
-int tracec_i_te_open_dyn(tracec_te_packet *p, tracec_te_category *cat, const char *name, uint32_t type) {
+HOT_ENTRY int tracec_i_te_open_dyn(tracec_te_packet *p, tracec_te_category *cat, const char *name, uint32_t type) {
     return open_event(p, cat, name, type, OPEN_DYN);
 }
 
-int tracec_i_te_open_end(tracec_te_packet *p, tracec_te_category *cat, const char *name, uint32_t type) {
+HOT_ENTRY int tracec_i_te_open_end(tracec_te_packet *p, tracec_te_category *cat, const char *name, uint32_t type) {
     (void)name;
     return open_event(p, cat, NULL, type, OPEN_END);
 }
 
-void tracec_i_te_fill(tracec_te_packet *p, perfetto_protos_TrackEvent *ev) {
+HOT_ENTRY void tracec_i_te_fill(tracec_te_packet *p, perfetto_protos_TrackEvent *ev) {
     tracec_writer *w = ev->msg.w; /* on the thread's track: the sequence's default */
     if (TRACEC_I_LIKELY(p->i_cat_iid != 0 && p->i_name_iid != 0 && p->i_type < 0x80u) &&
         tracec_writer_reserve(w, 24)) { /* the common case, unchecked: type, category and name iids */
@@ -1376,11 +1387,11 @@ void tracec_i_te_fill(tracec_te_packet *p, perfetto_protos_TrackEvent *ev) {
 }
 
 /* An END: its type only (on the thread's track; no name, no category). */
-void tracec_i_te_fill_end(tracec_te_packet *p, perfetto_protos_TrackEvent *ev) {
+HOT_ENTRY void tracec_i_te_fill_end(tracec_te_packet *p, perfetto_protos_TrackEvent *ev) {
     perfetto_protos_TrackEvent_set_type(ev, (perfetto_protos_TrackEvent_Type)p->i_type);
 }
 
-void tracec_i_te_close(tracec_te_packet *p) {
+HOT_ENTRY void tracec_i_te_close(tracec_te_packet *p) {
     te_thread *t = (te_thread *)p->i_thread;
     bool ok = end(t, &p->w, &p->pkt);
     if (p->i_type == (uint32_t)perfetto_protos_TrackEvent_TYPE_SLICE_BEGIN)
