@@ -1286,6 +1286,34 @@ void tracec_i_te_session_leave(int entered) {
 
 enum { OPEN_LITERAL, OPEN_DYN, OPEN_END };
 
+/* The slow part of fill_named: inline names, or a failed writer. */
+static TRACEC_I_NOINLINE void fill_named_slow(tracec_te_packet *p, perfetto_protos_TrackEvent *ev) {
+    perfetto_protos_TrackEvent_set_type(ev, (perfetto_protos_TrackEvent_Type)p->i_type);
+    if (TRACEC_I_LIKELY(p->i_cat_iid != 0))
+        perfetto_protos_TrackEvent_set_category_iids(ev, p->i_cat_iid);
+    else
+        perfetto_protos_TrackEvent_set_cstr_categories(ev, p->i_cat->c.name);
+    if (TRACEC_I_LIKELY(p->i_name_iid != 0))
+        perfetto_protos_TrackEvent_set_name_iid(ev, p->i_name_iid);
+    else
+        perfetto_protos_TrackEvent_set_cstr_name(ev, p->i_name);
+}
+
+/* A named typed event's type, category and name (on the thread's track: the sequence's default). */
+static inline TRACEC_I_ALWAYS_INLINE void fill_named(tracec_te_packet *p, perfetto_protos_TrackEvent *ev) {
+    tracec_writer *w = ev->msg.w;
+    if (TRACEC_I_LIKELY(p->i_cat_iid != 0 && p->i_name_iid != 0 && p->i_type < 0x80u) &&
+        tracec_writer_reserve(w, 24)) { /* the common case, unchecked: type, category and name iids */
+        uint8_t *q = tracec_put_tag(w->ptr, TAG_(TrackEvent, type, VARINT));
+        *q++ = (uint8_t)p->i_type;
+        q = tracec_put_varint64(tracec_put_tag(q, TAG_(TrackEvent, category_iids, VARINT)), p->i_cat_iid);
+        w->ptr = tracec_put_varint64(tracec_put_tag(q, TAG_(TrackEvent, name_iid, VARINT)), p->i_name_iid);
+        return;
+    }
+    fill_named_slow(p, ev);
+}
+
+
 static inline TRACEC_I_ALWAYS_INLINE int open_event(tracec_te_packet *p, tracec_te_category *cat, const char *name,
                                                     uint32_t type, int variant) {
     pending pend[2];
@@ -1347,6 +1375,15 @@ static inline TRACEC_I_ALWAYS_INLINE int open_event(tracec_te_packet *p, tracec_
     p->i_name = name;
     p->i_cat = cat;
     p->i_type = type;
+    {   /* the TrackEvent the block writes into, its type, category and name set */
+        perfetto_protos_TrackEvent ev;
+        tracec_msg_begin_nested(&p->pkt.msg, TAG_(TracePacket, track_event, LEN), &ev.msg);
+        if (variant == OPEN_END)
+            perfetto_protos_TrackEvent_set_type(&ev, (perfetto_protos_TrackEvent_Type)type);
+        else
+            fill_named(p, &ev);
+        p->i_ev = ev.msg;
+    }
     p->i_state = 1;
     t->in_event = 1;
     return 1;
@@ -1365,28 +1402,11 @@ HOT_ENTRY int tracec_i_te_open_end(tracec_te_packet *p, tracec_te_category *cat,
     return open_event(p, cat, NULL, type, OPEN_END);
 }
 
+/* Kept for code compiled against an earlier header (the macros no longer call them): as open_event's fills. */
 HOT_ENTRY void tracec_i_te_fill(tracec_te_packet *p, perfetto_protos_TrackEvent *ev) {
-    tracec_writer *w = ev->msg.w; /* on the thread's track: the sequence's default */
-    if (TRACEC_I_LIKELY(p->i_cat_iid != 0 && p->i_name_iid != 0 && p->i_type < 0x80u) &&
-        tracec_writer_reserve(w, 24)) { /* the common case, unchecked: type, category and name iids */
-        uint8_t *q = tracec_put_tag(w->ptr, TAG_(TrackEvent, type, VARINT));
-        *q++ = (uint8_t)p->i_type;
-        q = tracec_put_varint64(tracec_put_tag(q, TAG_(TrackEvent, category_iids, VARINT)), p->i_cat_iid);
-        w->ptr = tracec_put_varint64(tracec_put_tag(q, TAG_(TrackEvent, name_iid, VARINT)), p->i_name_iid);
-        return;
-    }
-    perfetto_protos_TrackEvent_set_type(ev, (perfetto_protos_TrackEvent_Type)p->i_type);
-    if (TRACEC_I_LIKELY(p->i_cat_iid != 0))
-        perfetto_protos_TrackEvent_set_category_iids(ev, p->i_cat_iid);
-    else
-        perfetto_protos_TrackEvent_set_cstr_categories(ev, p->i_cat->c.name);
-    if (TRACEC_I_LIKELY(p->i_name_iid != 0))
-        perfetto_protos_TrackEvent_set_name_iid(ev, p->i_name_iid);
-    else
-        perfetto_protos_TrackEvent_set_cstr_name(ev, p->i_name);
+    fill_named(p, ev);
 }
 
-/* An END: its type only (on the thread's track; no name, no category). */
 HOT_ENTRY void tracec_i_te_fill_end(tracec_te_packet *p, perfetto_protos_TrackEvent *ev) {
     perfetto_protos_TrackEvent_set_type(ev, (perfetto_protos_TrackEvent_Type)p->i_type);
 }
