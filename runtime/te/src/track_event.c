@@ -1052,7 +1052,7 @@ static inline TRACEC_I_ALWAYS_INLINE bool emit_fast(te_thread *t, tracec_te_cate
     return true;
 }
 
-HOT_ENTRY void tracec_i_te_emit(tracec_te_category *cat, const tracec_te_arg *a, size_t n) {
+static inline TRACEC_I_ALWAYS_INLINE void emit_entry(tracec_te_category *cat, const tracec_te_arg *a, size_t n) {
     te_thread *g = &te, *t;
     if (!guard_enter_with(g, GUARD_EVENT, a)) {
         refused_push(g, own_slice_kind(a, n));
@@ -1060,6 +1060,26 @@ HOT_ENTRY void tracec_i_te_emit(tracec_te_category *cat, const tracec_te_arg *a,
     }
     if ((t = thread_ready()) != NULL && !emit_fast(t, cat, a, n)) emit_any(t, cat, a, n);
     guard_leave(g, GUARD_EVENT);
+}
+
+HOT_ENTRY void tracec_i_te_emit(tracec_te_category *cat, const tracec_te_arg *a, size_t n) {
+    emit_entry(cat, a, n);
+}
+
+/* The shorthands without parts: the same event, its one part known here (the compiler folds the part walk). */
+HOT_ENTRY void tracec_i_te_slice_begin(tracec_te_category *cat, const char *name) {
+    const tracec_te_arg a[1] = {{TRACEC_I_TE_SLICE_BEGIN, name, {0}}};
+    emit_entry(cat, a, 1);
+}
+
+HOT_ENTRY void tracec_i_te_slice_end(tracec_te_category *cat) {
+    const tracec_te_arg a[1] = {{TRACEC_I_TE_SLICE_END, NULL, {0}}};
+    emit_entry(cat, a, 1);
+}
+
+HOT_ENTRY void tracec_i_te_instant(tracec_te_category *cat, const char *name) {
+    const tracec_te_arg a[1] = {{TRACEC_I_TE_INSTANT, name, {0}}};
+    emit_entry(cat, a, 1);
 }
 
 /*
