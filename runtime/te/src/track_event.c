@@ -1067,19 +1067,29 @@ HOT_ENTRY void tracec_i_te_emit(tracec_te_category *cat, const tracec_te_arg *a,
 }
 
 /* The shorthands without parts: the same event, its one part known here (the compiler folds the part walk). */
+static inline TRACEC_I_ALWAYS_INLINE void emit_plain(tracec_te_category *cat, uint32_t kind, const char *name) {
+    te_thread *g = &te, *t;
+    if (!guard_enter(g, GUARD_EVENT)) {
+        refused_push(g, kind);
+        return;
+    }
+    if ((t = thread_ready()) != NULL) {
+        const tracec_te_arg a[1] = {{kind, name, {0}}};
+        if (!emit_fast(t, cat, a, 1)) emit_any(t, cat, a, 1);
+    }
+    guard_leave(g, GUARD_EVENT);
+}
+
 HOT_ENTRY void tracec_i_te_slice_begin(tracec_te_category *cat, const char *name) {
-    const tracec_te_arg a[1] = {{TRACEC_I_TE_SLICE_BEGIN, name, {0}}};
-    emit_entry(cat, a, 1);
+    emit_plain(cat, TRACEC_I_TE_SLICE_BEGIN, name);
 }
 
 HOT_ENTRY void tracec_i_te_slice_end(tracec_te_category *cat) {
-    const tracec_te_arg a[1] = {{TRACEC_I_TE_SLICE_END, NULL, {0}}};
-    emit_entry(cat, a, 1);
+    emit_plain(cat, TRACEC_I_TE_SLICE_END, NULL);
 }
 
 HOT_ENTRY void tracec_i_te_instant(tracec_te_category *cat, const char *name) {
-    const tracec_te_arg a[1] = {{TRACEC_I_TE_INSTANT, name, {0}}};
-    emit_entry(cat, a, 1);
+    emit_plain(cat, TRACEC_I_TE_INSTANT, name);
 }
 
 /*
