@@ -1350,7 +1350,6 @@ static inline TRACEC_I_ALWAYS_INLINE int open_event(tracec_te_packet *p, tracec_
     size_t np = 0;
     te_thread *t;
     const char *key;
-    p->i_state = 2; /* the loop runs at most once whatever happens */
     if (!guard_enter(&te, GUARD_TYPED)) {
         refused_push(&te, variant == OPEN_END                                     ? TRACEC_I_TE_SLICE_END
                           : type == (uint32_t)perfetto_protos_TrackEvent_TYPE_SLICE_BEGIN ? TRACEC_I_TE_SLICE_BEGIN
@@ -1399,7 +1398,8 @@ static inline TRACEC_I_ALWAYS_INLINE int open_event(tracec_te_packet *p, tracec_
     }
     begin_raw(t, &p->w, &p->pkt, TRACEC_BUFFER_TRACING_TRACK_EVENT);
     t->last_ts = now_ns(t);
-    if (TRACEC_I_LIKELY(tracec_writer_reserve(&p->w, HEADER_MAX))) /* false: the packet failed at its begin */
+    /* room for the header, the TrackEvent's tag and length and fill_named's fields; false: the begin failed */
+    if (TRACEC_I_LIKELY(tracec_writer_reserve(&p->w, HEADER_MAX + TRACEC_MAX_TAG_SIZE + TRACEC_NESTED_SIZE_BYTES + 24u)))
         p->w.ptr = put_header_raw(t, p->w.ptr, t->last_ts);
     p->i_thread = t;
     p->i_name = name;

@@ -420,7 +420,7 @@ typedef struct tracec_te_packet {
     tracec_te_category *i_cat;
     uint64_t i_name_iid, i_cat_iid; /* 0: written inline */
     uint32_t i_type;
-    uint32_t i_state; /* 0 to open, 1 open, 2 done */
+    uint32_t i_state; /* 1 open, 2 done */
     tracec_msg i_ev;  /* the TrackEvent open in pkt, its type, category and name written */
 } tracec_te_packet;
 
@@ -436,11 +436,6 @@ void tracec_i_te_fill(tracec_te_packet *p, perfetto_protos_TrackEvent *ev);
 void tracec_i_te_fill_end(tracec_te_packet *p, perfetto_protos_TrackEvent *ev);
 void tracec_i_te_close(tracec_te_packet *p);
 
-#ifdef __cplusplus
-#define TRACEC_I_TE_PACKET_INIT {}
-#else
-#define TRACEC_I_TE_PACKET_INIT {.i_state = 0}
-#endif
 
 /*
  * A TrackEvent written as the user's generated wrapper writer `Wrapper`
@@ -461,10 +456,11 @@ void tracec_i_te_close(tracec_te_packet *p);
  * thread's later events of the session are dropped as misuse.
  */
 /* (The begin function is named, not called: only a TrackEvent wrapper has one.) */
+/* (The packet is left uninitialised: open sets what close reads; the state says whether it ran.) */
 #define TRACEC_I_EVENT_AS(cat, Wrapper, ev, name, type, open, close)                                   \
-    for (tracec_te_packet tracec_i_te_p_ = TRACEC_I_TE_PACKET_INIT;                                      \
-         tracec_i_te_p_.i_state == 0 && TRACEC_TE_ENABLED(cat) &&                                        \
-         open(&tracec_i_te_p_, &tracec_te_cat_##cat, name, type);)                                       \
+    for (int tracec_i_te_s_ = 0; tracec_i_te_s_ == 0 && TRACEC_TE_ENABLED(cat); tracec_i_te_s_ = 1)      \
+        for (tracec_te_packet tracec_i_te_p_;                                                            \
+             tracec_i_te_s_ == 0 && (tracec_i_te_s_ = 1, open(&tracec_i_te_p_, &tracec_te_cat_##cat, name, type));) \
         for (Wrapper ev, *tracec_i_te_once_ =                                                            \
                              ((void)&perfetto_protos_TracePacket_begin_track_event_as_##Wrapper,        \
                               ev.base.msg = tracec_i_te_p_.i_ev, &ev);                                   \
