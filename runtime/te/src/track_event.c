@@ -1316,40 +1316,49 @@ void tracec_i_te_session_leave(int entered) {
 
 enum { OPEN_LITERAL, OPEN_DYN, OPEN_END };
 
-/* The slow part of fill_named: inline names, or a failed writer. */
-static TRACEC_I_NOINLINE void fill_named_slow(tracec_te_packet *p, perfetto_protos_TrackEvent *ev) {
+/* A named typed event's type, category and name, checked: names written inline, or a failed writer. */
+static TRACEC_I_NOINLINE void fill_named_slow(tracec_te_packet *p, perfetto_protos_TrackEvent *ev,
+                                              const tracec_te_category *cat, const char *name) {
     perfetto_protos_TrackEvent_set_type(ev, (perfetto_protos_TrackEvent_Type)p->i_type);
     if (TRACEC_I_LIKELY(p->i_cat_iid != 0))
         perfetto_protos_TrackEvent_set_category_iids(ev, p->i_cat_iid);
     else
-        perfetto_protos_TrackEvent_set_cstr_categories(ev, p->i_cat->c.name);
+        perfetto_protos_TrackEvent_set_cstr_categories(ev, cat->c.name);
     if (TRACEC_I_LIKELY(p->i_name_iid != 0))
         perfetto_protos_TrackEvent_set_name_iid(ev, p->i_name_iid);
     else
-        perfetto_protos_TrackEvent_set_cstr_name(ev, p->i_name);
+        perfetto_protos_TrackEvent_set_cstr_name(ev, name);
 }
 
-/* A named typed event's type, category and name (on the thread's track: the sequence's default). */
-static inline TRACEC_I_ALWAYS_INLINE void fill_named(tracec_te_packet *p, perfetto_protos_TrackEvent *ev) {
-    tracec_writer *w = ev->msg.w;
-    if (TRACEC_I_LIKELY(p->i_cat_iid != 0 && p->i_name_iid != 0 && p->i_type < 0x80u) &&
-        tracec_writer_reserve(w, 24)) { /* the common case, unchecked: type, category and name iids */
-        uint8_t *q = tracec_put_tag(w->ptr, TAG_(TrackEvent, type, VARINT));
-        *q++ = (uint8_t)p->i_type;
-        q = tracec_put_varint64(tracec_put_tag(q, TAG_(TrackEvent, category_iids, VARINT)), p->i_cat_iid);
-        w->ptr = tracec_put_varint64(tracec_put_tag(q, TAG_(TrackEvent, name_iid, VARINT)), p->i_name_iid);
-        return;
+/* A typed event's name and category iids when they are not both interned yet (or the name is dynamic). */
+static TRACEC_I_NOINLINE void open_names(te_thread *t, tracec_te_packet *p, tracec_te_category *cat, const char *name,
+                                         int variant) {
+    pending pend[2];
+    size_t np = 0;
+    const char *key;
+    if (variant == OPEN_LITERAL) {
+        p->i_name_iid = want(t, pend, &np, name, name, K_NAME);
+        p->i_cat_iid = want(t, pend, &np, cat, cat->c.name, K_CAT);
+        if (TRACEC_I_UNLIKELY(np != 0)) {
+            intern_pending(t, pend, np);
+            p->i_name_iid = iid_of(t, name, K_NAME);
+            p->i_cat_iid = iid_of(t, cat, K_CAT);
+        }
+    } else { /* the thread's copy is the name's key; no room: written inline */
+        key = dyn_key(name);
+        p->i_name_iid = key != NULL ? want(t, pend, &np, key, key, K_NAME) : 0;
+        p->i_cat_iid = want(t, pend, &np, cat, cat->c.name, K_CAT);
+        if (TRACEC_I_UNLIKELY(np != 0)) {
+            intern_pending(t, pend, np);
+            p->i_name_iid = key != NULL ? iid_of(t, key, K_NAME) : 0;
+            p->i_cat_iid = iid_of(t, cat, K_CAT);
+        }
     }
-    fill_named_slow(p, ev);
 }
-
 
 static inline TRACEC_I_ALWAYS_INLINE int open_event(tracec_te_packet *p, tracec_te_category *cat, const char *name,
                                                     uint32_t type, int variant) {
-    pending pend[2];
-    size_t np = 0;
     te_thread *t;
-    const char *key;
     if (!guard_enter(&te, GUARD_TYPED)) {
         refused_push(&te, variant == OPEN_END                                     ? TRACEC_I_TE_SLICE_END
                           : type == (uint32_t)perfetto_protos_TrackEvent_TYPE_SLICE_BEGIN ? TRACEC_I_TE_SLICE_BEGIN
@@ -1372,49 +1381,39 @@ static inline TRACEC_I_ALWAYS_INLINE int open_event(tracec_te_packet *p, tracec_
         return 0;
     }
     entry *e;
+    bool interned = false, room;
     if (variant == OPEN_LITERAL && TRACEC_I_LIKELY((e = lookup(t, name, K_NAME)) != NULL) &&
         (p->i_cat_iid = cat_iid_with(t, e, cat)) != 0) {
         p->i_name_iid = e->val;
-    } else if (variant == OPEN_LITERAL) {
-        p->i_name_iid = want(t, pend, &np, name, name, K_NAME);
-        p->i_cat_iid = want(t, pend, &np, cat, cat->c.name, K_CAT);
-        if (TRACEC_I_UNLIKELY(np != 0)) {
-            intern_pending(t, pend, np);
-            p->i_name_iid = iid_of(t, name, K_NAME);
-            p->i_cat_iid = iid_of(t, cat, K_CAT);
-        }
-    } else if (variant == OPEN_DYN) { /* the thread's copy is the name's key; no room: written inline */
-        key = dyn_key(name);
-        p->i_name_iid = key != NULL ? want(t, pend, &np, key, key, K_NAME) : 0;
-        p->i_cat_iid = want(t, pend, &np, cat, cat->c.name, K_CAT);
-        if (TRACEC_I_UNLIKELY(np != 0)) {
-            intern_pending(t, pend, np);
-            p->i_name_iid = key != NULL ? iid_of(t, key, K_NAME) : 0;
-            p->i_cat_iid = iid_of(t, cat, K_CAT);
-        }
+        interned = true;
+    } else if (variant != OPEN_END) {
+        open_names(t, p, cat, name, variant);
     } else { /* an END has neither name nor category */
         p->i_name_iid = 0;
         p->i_cat_iid = 0;
     }
     begin_raw(t, &p->w, &p->pkt, TRACEC_BUFFER_TRACING_TRACK_EVENT);
     t->last_ts = now_ns(t);
-    /* room for the header, the TrackEvent's tag and length and fill_named's fields; false: the begin failed */
-    if (TRACEC_I_LIKELY(tracec_writer_reserve(&p->w, HEADER_MAX + TRACEC_MAX_TAG_SIZE + TRACEC_NESTED_SIZE_BYTES + 24u)))
-        p->w.ptr = put_header_raw(t, p->w.ptr, t->last_ts);
+    /* room for the header, the TrackEvent's tag and length and the named event's fields; false: the begin failed */
+    room = tracec_writer_reserve(&p->w, HEADER_MAX + TRACEC_MAX_TAG_SIZE + TRACEC_NESTED_SIZE_BYTES + 24u);
+    if (TRACEC_I_LIKELY(room)) p->w.ptr = put_header_raw(t, p->w.ptr, t->last_ts);
     p->i_thread = t;
-    p->i_name = name;
-    p->i_cat = cat;
     p->i_type = type;
     {   /* the TrackEvent the block writes into, its type, category and name set */
         perfetto_protos_TrackEvent ev;
         tracec_msg_begin_nested(&p->pkt.msg, TAG_(TracePacket, track_event, LEN), &ev.msg);
-        if (variant == OPEN_END)
+        if (TRACEC_I_LIKELY(interned && room)) { /* unchecked: reserved above */
+            uint8_t *q = tracec_put_tag(p->w.ptr, TAG_(TrackEvent, type, VARINT));
+            *q++ = (uint8_t)type;
+            q = tracec_put_varint64(tracec_put_tag(q, TAG_(TrackEvent, category_iids, VARINT)), p->i_cat_iid);
+            p->w.ptr = tracec_put_varint64(tracec_put_tag(q, TAG_(TrackEvent, name_iid, VARINT)), p->i_name_iid);
+        } else if (variant == OPEN_END) {
             perfetto_protos_TrackEvent_set_type(&ev, (perfetto_protos_TrackEvent_Type)type);
-        else
-            fill_named(p, &ev);
+        } else {
+            fill_named_slow(p, &ev, cat, name);
+        }
         p->i_ev = ev.msg;
     }
-    p->i_state = 1;
     t->in_event = 1;
     return 1;
 }
@@ -1432,15 +1431,6 @@ HOT_ENTRY int tracec_i_te_open_end(tracec_te_packet *p, tracec_te_category *cat,
     return open_event(p, cat, NULL, type, OPEN_END);
 }
 
-/* Kept for code compiled against an earlier header (the macros no longer call them): as open_event's fills. */
-HOT_ENTRY void tracec_i_te_fill(tracec_te_packet *p, perfetto_protos_TrackEvent *ev) {
-    fill_named(p, ev);
-}
-
-HOT_ENTRY void tracec_i_te_fill_end(tracec_te_packet *p, perfetto_protos_TrackEvent *ev) {
-    perfetto_protos_TrackEvent_set_type(ev, (perfetto_protos_TrackEvent_Type)p->i_type);
-}
-
 HOT_ENTRY void tracec_i_te_close(tracec_te_packet *p) {
     te_thread *t = (te_thread *)p->i_thread;
     bool ok = end(t, &p->w, &p->pkt);
@@ -1450,7 +1440,6 @@ HOT_ENTRY void tracec_i_te_close(tracec_te_packet *p) {
         owe(t, t->last_ts, 1); /* as emit: the slice is open in the trace, ended after the next written event */
     if (TRACEC_I_UNLIKELY(t->nowed != 0) && ok) write_owed(t);
     t->in_event = 0;
-    p->i_state = 2;
     guard_leave(t, GUARD_TYPED);
 }
 

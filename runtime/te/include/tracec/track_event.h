@@ -416,24 +416,19 @@ typedef struct tracec_te_packet {
     tracec_writer w;
     perfetto_protos_TracePacket pkt;
     void *i_thread;
-    const char *i_name;
-    tracec_te_category *i_cat;
     uint64_t i_name_iid, i_cat_iid; /* 0: written inline */
     uint32_t i_type;
-    uint32_t i_state; /* 1 open, 2 done */
     tracec_msg i_ev;  /* the TrackEvent open in pkt, its type, category and name written */
 } tracec_te_packet;
 
 /*
  * `type`: a TrackEvent.Type.  _dyn: `name` is interned by content; _end: an
  * END (no name).  Opens the packet and its TrackEvent (i_ev) with the type,
- * category and name written.  (_fill, _fill_end: unused by the macros.)
+ * category and name written.
  */
 int tracec_i_te_open(tracec_te_packet *p, tracec_te_category *cat, const char *name, uint32_t type);
 int tracec_i_te_open_dyn(tracec_te_packet *p, tracec_te_category *cat, const char *name, uint32_t type);
 int tracec_i_te_open_end(tracec_te_packet *p, tracec_te_category *cat, const char *name, uint32_t type);
-void tracec_i_te_fill(tracec_te_packet *p, perfetto_protos_TrackEvent *ev);
-void tracec_i_te_fill_end(tracec_te_packet *p, perfetto_protos_TrackEvent *ev);
 void tracec_i_te_close(tracec_te_packet *p);
 
 
