@@ -86,7 +86,8 @@
 enum { SEQ_CLEARED = 1, SEQ_NEEDS = 2 };
 enum { GUARD_EVENT = 1, GUARD_TYPED = 2, GUARD_SESSION = 4, GUARD_DYN = 8 };
 enum { K_NAME = 1, K_CAT, K_DBG, K_CTRACK };
-enum { INC_CLOCK = 64 }; /* the sequence's incremental clock (sequence-scoped ids are 64..127) */
+enum { INC_CLOCK = 64 };
+enum { NEED_HEADER = 1, NEED_BASE = 2 }; /* the sequence's incremental clock (sequence-scoped ids are 64..127) */
 enum { TABLE_SIZE = 512, TABLE_MAX = 384, MAX_PENDING = 32, MAX_TRACKS = 256, MAX_ARGS = 32, MAX_DEPTH = 8, OWED_GROUPS = 8 };
 
 typedef struct entry {
@@ -116,8 +117,8 @@ typedef struct te_thread {
     uint32_t clock_id; /* the session's timestamp clock, read when the thread bound to it */
     int clk;           /* its clockid_t */
     uint32_t seq;
-    uint32_t need_header;
-    uint32_t need_base; /* the sequence's incremental clock is to be declared (a ClockSnapshot) */
+    /* NEED_HEADER: the sequence's first packet is to be written; NEED_BASE: its incremental clock declared */
+    uint32_t need;
     /*
      * Timestamps as deltas ("Timestamps" above): `inc_mode` when the session
      * allows them (read at binding), `inc_ok` while the sequence's clock is
@@ -356,8 +357,7 @@ static void reset_sequence(te_thread *t) {
     t->used = 0;
     t->next_iid = 1;
     t->seq = __atomic_fetch_add(&next_seq, 1u, __ATOMIC_RELAXED);
-    t->need_header = 1;
-    t->need_base = 0; /* declared after the header */
+    t->need = NEED_HEADER; /* the clock is declared after the header */
     t->inc_ok = 0;
     t->inc_last = t->inc_pend = 0;
     t->dropped = 0;
@@ -403,7 +403,8 @@ static TRACEC_I_NOINLINE void put_defaults(te_thread *t, perfetto_protos_TracePa
 
 static inline TRACEC_I_ALWAYS_INLINE bool end(te_thread *t, tracec_writer *w, perfetto_protos_TracePacket *pkt) {
     tracec_status_t st;
-    if (TRACEC_I_UNLIKELY(t->dropped)) {
+    uint32_t dropped = t->dropped;
+    if (TRACEC_I_UNLIKELY(dropped)) {
         perfetto_protos_TracePacket_set_previous_packet_dropped(pkt, true);
         perfetto_protos_TracePacket_set_sequence_flags(pkt, SEQ_CLEARED | SEQ_NEEDS);
         put_defaults(t, pkt);
@@ -411,9 +412,9 @@ static inline TRACEC_I_ALWAYS_INLINE bool end(te_thread *t, tracec_writer *w, pe
     st = tracec_buffer_end_packet(&t->bw, w, &pkt->msg);
     if (TRACEC_I_LIKELY(st == TRACEC_STATUS_SUCCESS)) {
         t->inc_last = t->inc_pend;
-        if (TRACEC_I_UNLIKELY(t->dropped)) { /* the state is cleared: the clock is declared again */
+        if (TRACEC_I_UNLIKELY(dropped)) { /* the state is cleared: the clock is declared again */
             t->dropped = 0;
-            t->need_base = t->inc_mode;
+            t->need |= t->inc_mode ? (uint32_t)NEED_BASE : 0u;
         }
         return true;
     }
@@ -437,7 +438,7 @@ static bool write_thread_header(te_thread *t) {
     char name[sizeof t->name] = "";
     (void)pthread_getname_np(pthread_self(), name, sizeof name); /* prctl(PR_GET_NAME): async-signal-safe */
     begin(t, &w, &pkt, TRACEC_BUFFER_TRACING_TRACK_DESCRIPTOR);
-    if (t->need_header) {
+    if (t->need & NEED_HEADER) {
         perfetto_protos_TracePacket_set_sequence_flags(&pkt, SEQ_CLEARED);
         perfetto_protos_TracePacket_set_first_packet_on_sequence(&pkt, true);
         put_defaults(t, &pkt);
@@ -468,7 +469,7 @@ static TRACEC_I_NOINLINE void write_base(te_thread *t) {
     perfetto_protos_ClockSnapshot cs;
     perfetto_protos_ClockSnapshot_Clock c;
     uint64_t now = now_ns(t);
-    t->need_base = 0;
+    t->need &= ~(uint32_t)NEED_BASE;
     begin(t, &w, &pkt, TRACEC_BUFFER_TRACING_TRACK_DESCRIPTOR);
     perfetto_protos_TracePacket_begin_clock_snapshot(&pkt, &cs);
     perfetto_protos_ClockSnapshot_begin_clocks(&cs, &c);
@@ -593,18 +594,17 @@ static TRACEC_I_NOINLINE te_thread *thread_ready_slow(void) {
         }
         uint64_t run = __atomic_load_n(&tracec_i_te_run, __ATOMIC_ACQUIRE);
         if (run != t->run && t->hint != UINT64_MAX) /* a new run (not the session's first): slices open at its stop end */
-            nest_boundary(t, __atomic_load_n(&tracec_i_te_run_end_ts, __ATOMIC_RELAXED), !t->need_header);
+            nest_boundary(t, __atomic_load_n(&tracec_i_te_run_end_ts, __ATOMIC_RELAXED), !(t->need & NEED_HEADER));
         t->run = run;
-        if (!t->need_header) refresh_thread_name(t);
+        if (!(t->need & NEED_HEADER)) refresh_thread_name(t);
         t->hint = hint;
     }
-    if (TRACEC_I_UNLIKELY(t->need_header | t->need_base)) {
-        if (t->need_header) {
+    if (TRACEC_I_UNLIKELY(t->need != 0)) {
+        if (t->need & NEED_HEADER) {
             if (!write_thread_header(t)) return NULL;
-            t->need_header = 0;
-            t->need_base = t->inc_mode;
+            t->need = t->inc_mode ? (uint32_t)NEED_BASE : 0u;
         }
-        if (t->need_base) write_base(t);
+        if (t->need & NEED_BASE) write_base(t);
     }
     return t;
 }
@@ -614,7 +614,7 @@ static inline TRACEC_I_ALWAYS_INLINE te_thread *thread_ready(void) {
     te_thread *t = &te;
     uint64_t gen = __atomic_load_n(&tracec_i_te_gen, __ATOMIC_ACQUIRE);
     uint64_t hint = __atomic_load_n(&tracec_i_te_epoch_hint, __ATOMIC_ACQUIRE);
-    if (TRACEC_I_LIKELY(gen != 0 && gen == t->gen && hint == t->hint && (t->need_header | t->need_base) == 0))
+    if (TRACEC_I_LIKELY(gen != 0 && gen == t->gen && hint == t->hint && t->need == 0))
         return t;
     return thread_ready_slow();
 }
