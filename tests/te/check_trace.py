@@ -24,12 +24,17 @@ Invariants:
   * every track_uuid used has a TrackDescriptor somewhere in the trace, and
     counter events are on tracks whose descriptor has `counter`;
   * per track, slice ends never outnumber begins (and, unless
-    --allow-open, every slice is closed).
+    --allow-open, every slice is closed);
+  * an event's timestamp on a sequence-scoped clock (its own
+    timestamp_clock_id, else its sequence's TracePacketDefaults) follows a
+    ClockSnapshot of that clock on the sequence.
 Summary keys: sequences, packets, events:<TYPE>, names (sorted, |-joined),
 categories, dropped_flags, interned_event_names (EventName entries of the
 InternedData), inline_names (events with an inline name), clocks
-(timestamp_clock_id of the events, 0 for none), ext:<field> (typed
-extension fields seen).
+(the clocks of the events' timestamps, 0 for none: for a sequence-scoped
+clock, the other clock of the ClockSnapshot that declared it), incremental
+(events whose timestamp is a delta on an incremental clock), ext:<field>
+(typed extension fields seen).
 """
 import sys
 
@@ -63,6 +68,7 @@ def main():
     inline_names = 0  # events whose name is written inline
     ext = {}
     clocks = set()
+    incremental = 0
     invalid = set()  # sequences whose incremental state the reader holds invalid
     for i, p in enumerate(trace.packet):
         if p.HasField("track_descriptor"):
@@ -75,16 +81,25 @@ def main():
         if seq and seq not in seqs:
             if not flags & 1 or not p.first_packet_on_sequence:
                 problems.append("packet %d: first packet of sequence %d lacks CLEARED/first_packet_on_sequence" % (i, seq))
-            seqs[seq] = {"names": {}, "cats": {}, "dbg": {}, "track": None}
+            seqs[seq] = {"names": {}, "cats": {}, "dbg": {}, "track": None, "clock": 0, "scoped": {}}
         st = seqs.get(seq)
         if flags & 1 and st is not None:
             st["names"].clear(), st["cats"].clear(), st["dbg"].clear()
             st["track"] = None  # TracePacketDefaults are incremental state too
+            st["clock"] = 0
             invalid.discard(seq)
         elif p.previous_packet_dropped and seq:
             invalid.add(seq)
         if seq in invalid and (flags & 2 or p.HasField("interned_data")):
             problems.append("packet %d: sequence %d lost a packet and was not cleared since: the reader skips this" % (i, seq))
+        if st is not None and p.trace_packet_defaults.HasField("timestamp_clock_id"):
+            st["clock"] = p.trace_packet_defaults.timestamp_clock_id
+        if st is not None and p.HasField("clock_snapshot"):
+            cs = p.clock_snapshot.clocks
+            for c in cs:
+                if 64 <= c.clock_id < 128:
+                    others = [o.clock_id for o in cs if not 64 <= o.clock_id < 128]
+                    st["scoped"][c.clock_id] = (others[0] if others else 0, c.is_incremental)
         if st is not None and p.trace_packet_defaults.track_event_defaults.HasField("track_uuid"):
             st["track"] = p.trace_packet_defaults.track_event_defaults.track_uuid
         if p.HasField("interned_data"):
@@ -99,7 +114,14 @@ def main():
         if not p.HasField("track_event"):
             continue
         te = p.track_event
-        clocks.add(p.timestamp_clock_id)
+        cid = p.timestamp_clock_id if p.HasField("timestamp_clock_id") else (st["clock"] if st else 0)
+        if 64 <= cid < 128:
+            if st is None or cid not in st["scoped"]:
+                problems.append("packet %d: timestamp on clock %d, not declared on sequence %d" % (i, cid, seq))
+            else:
+                incremental += st["scoped"][cid][1]
+                cid = st["scoped"][cid][0]
+        clocks.add(cid)
         tname = te.DESCRIPTOR.fields_by_number[9].enum_type.values_by_number[te.type].name
         events[tname] = events.get(tname, 0) + 1
         uses_iid = False
@@ -163,6 +185,7 @@ def main():
     print("interned_event_names\t%d" % interned_names)
     print("inline_names\t%d" % inline_names)
     print("clocks\t%s" % "|".join(str(c) for c in sorted(clocks)))
+    print("incremental\t%d" % incremental)
     for k in sorted(ext):
         print("ext:%s\t%s" % (k, ext[k]))
     return 1 if problems else 0

@@ -382,6 +382,7 @@ static tracec_status_t session_start(const tracec_session_config *config, tracec
     __atomic_store_n(&tracec_i_te_in_order,
                      config->mode != TRACEC_BUFFERING_MODE_ONESHOT && config->mode != TRACEC_BUFFERING_MODE_CIRCULAR,
                      __ATOMIC_RELAXED);
+    __atomic_store_n(&tracec_i_te_incremental, config->mode != TRACEC_BUFFERING_MODE_CIRCULAR, __ATOMIC_RELAXED);
     __atomic_store_n(&tracec_i_te_buf, s->buf.handle, __ATOMIC_RELEASE);
     __atomic_store_n(&tracec_i_te_gen, ++gen, __ATOMIC_RELEASE);
     if ((st = tracec_start_context(s->ctx)) != TRACEC_STATUS_SUCCESS) goto fail;

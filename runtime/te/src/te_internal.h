@@ -23,6 +23,12 @@ extern int tracec_i_te_clk; /* clockid_t */
  */
 extern int tracec_i_te_in_order;
 /*
+ * 1 when the session's sequences write timestamps as deltas on an
+ * incremental clock (ONESHOT, STREAMING); 0 for CIRCULAR, whose wraps
+ * overwrite the packets a delta would be counted from (see track_event.c).
+ */
+extern int tracec_i_te_incremental;
+/*
  * Bumped whenever the buffer's epoch may have changed (a resume, a fork
  * child), so producers read the epoch only then: one load per event.
  */

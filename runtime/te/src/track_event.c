@@ -32,6 +32,21 @@
  * CLEARED written after it would be read before the earlier events and
  * unresolve their iids, so those modes neither clear nor flag the loss (the
  * buffer's statistics count it).
+ *
+ * Timestamps.  In ONESHOT and STREAMING a sequence's packets carry their
+ * timestamp as the delta from the previous delivered one, as Perfetto's SDK
+ * does: the first packet's TracePacketDefaults name the sequence-scoped
+ * incremental clock INC_CLOCK, and a ClockSnapshot right after it (durable,
+ * so read before the events) sets that clock and the session's clock to the
+ * same value.  Only a delivered packet moves the clock (the reader never
+ * sees a refused one), so a drop costs nothing.  A packet whose time is
+ * earlier than the clock's (an owed END, an explicit TRACEC_TE_TIMESTAMP in
+ * the past) carries an absolute timestamp on the session's clock instead,
+ * as does every packet while the clock is not declared: the first packet
+ * after a STREAMING loss (it clears the state; the clock is declared again
+ * after it) or a sequence whose ClockSnapshot was refused.  CIRCULAR keeps
+ * absolute timestamps: a wrap overwrites the oldest packets, and a delta
+ * from an overwritten packet would misplace every later event.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -57,15 +72,31 @@
 #include "tracec/registry.h"
 #include "tracec/abi/hints.h" /* last: the branch hints */
 
+/*
+ * The entry points of events: every call in them is inlined (the buffer's
+ * inline packet functions included, whatever the optimisation level's
+ * limits), except the cold paths, which are TRACEC_I_NOINLINE.
+ */
+#if defined(__GNUC__) || defined(__clang__)
+#define HOT_ENTRY __attribute__((flatten))
+#else
+#define HOT_ENTRY
+#endif
+
 enum { SEQ_CLEARED = 1, SEQ_NEEDS = 2 };
 enum { GUARD_EVENT = 1, GUARD_TYPED = 2, GUARD_SESSION = 4, GUARD_DYN = 8 };
 enum { K_NAME = 1, K_CAT, K_DBG, K_CTRACK };
+enum { INC_CLOCK = 64 };
+enum { NEED_HEADER = 1, NEED_BASE = 2 }; /* the sequence's incremental clock (sequence-scoped ids are 64..127) */
 enum { TABLE_SIZE = 512, TABLE_MAX = 384, MAX_PENDING = 32, MAX_TRACKS = 256, MAX_ARGS = 32, MAX_DEPTH = 8, OWED_GROUPS = 8 };
 
 typedef struct entry {
     const void *key;
     uint64_t val; /* iid, or a counter track's uuid */
     uint32_t kind;
+    /* K_NAME: the category last used with the name, and its iid (both in this dictionary): one lookup for two */
+    const void *cat;
+    uint64_t cat_iid;
 } entry;
 
 typedef struct pending {
@@ -88,7 +119,19 @@ typedef struct te_thread {
     uint32_t clock_id; /* the session's timestamp clock, read when the thread bound to it */
     int clk;           /* its clockid_t */
     uint32_t seq;
-    uint32_t need_header;
+    /* NEED_HEADER: the sequence's first packet is to be written; NEED_BASE: its incremental clock declared */
+    uint32_t need;
+    /*
+     * Timestamps as deltas ("Timestamps" above): `inc_mode` when the session
+     * allows them (read at binding), `inc_ok` while the sequence's clock is
+     * declared and may be used; `inc_last` is the clock's value as the reader
+     * has it (the last delivered packet on it), `inc_pend` the value once the
+     * open packet is delivered (equal to inc_last when it has no delta).
+     */
+    uint32_t inc_mode;
+    uint32_t inc_ok;
+    uint64_t inc_last;
+    uint64_t inc_pend;
     uint32_t dropped; /* a packet was lost (STREAMING): the next one says so and clears the state */
     uint32_t in_event; /* a typed event is open (its block runs) */
     /*
@@ -173,6 +216,7 @@ uint64_t tracec_i_te_run_end_ts;
 uint64_t tracec_i_te_epoch_hint;
 uint64_t tracec_i_te_buf;
 int tracec_i_te_in_order;
+int tracec_i_te_incremental;
 uint32_t tracec_i_te_clock_id = 6;
 int tracec_i_te_clk = CLOCK_BOOTTIME;
 
@@ -239,7 +283,7 @@ static entry *lookup(te_thread *t, const void *key, uint32_t kind) {
 static void insert(te_thread *t, const void *key, uint32_t kind, uint64_t val) {
     uint32_t i = slot_of(key, kind);
     while (t->table[i].key != NULL) i = (i + 1u) & (TABLE_SIZE - 1u);
-    t->table[i] = (entry){key, val, kind};
+    t->table[i] = (entry){key, val, kind, NULL, 0};
     t->used++;
 }
 
@@ -275,21 +319,37 @@ static const char *dyn_key(const char *s) {
     }
 }
 
+/* The iid of `cat` used with the name entry `e` (looked up once, then kept in `e`); 0 when not interned. */
+static inline TRACEC_I_ALWAYS_INLINE uint64_t cat_iid_with(te_thread *t, entry *e, const tracec_te_category *cat) {
+    const entry *c;
+    if (TRACEC_I_LIKELY(e->cat == cat)) return e->cat_iid;
+    if ((c = lookup(t, cat, K_CAT)) == NULL) return 0;
+    e->cat = cat;
+    e->cat_iid = c->val;
+    return c->val;
+}
+
 /*
  * After a lost packet: the names go (the next packet sets CLEARED), the
  * counter tracks stay (their descriptors were delivered, and tracks are
  * not sequence state).
  */
-static void forget_names(te_thread *t) {
-    entry keep[TABLE_SIZE];
+static TRACEC_I_NOINLINE void forget_names(te_thread *t) {
+    struct {
+        const void *key;
+        uint64_t uuid;
+    } keep[TABLE_MAX]; /* a counter track enters only while used < TABLE_MAX */
     uint32_t nk = 0;
-    for (uint32_t i = 0; i < TABLE_SIZE; i++)
-        if (t->table[i].key != NULL && t->table[i].kind == K_CTRACK) keep[nk++] = t->table[i];
+    for (uint32_t i = 0; i < TABLE_SIZE && nk < TABLE_MAX; i++)
+        if (t->table[i].key != NULL && t->table[i].kind == K_CTRACK) {
+            keep[nk].key = t->table[i].key;
+            keep[nk++].uuid = t->table[i].val;
+        }
     memset(t->table, 0, sizeof t->table);
     t->used = 0;
     t->next_iid = 1;
     dyn_clear();
-    for (uint32_t i = 0; i < nk; i++) insert(t, keep[i].key, keep[i].kind, keep[i].val);
+    for (uint32_t i = 0; i < nk; i++) insert(t, keep[i].key, K_CTRACK, keep[i].uuid);
 }
 
 static void nest_boundary(te_thread *t, uint64_t end_ts, int write_ends);
@@ -301,7 +361,9 @@ static void reset_sequence(te_thread *t) {
     t->used = 0;
     t->next_iid = 1;
     t->seq = __atomic_fetch_add(&next_seq, 1u, __ATOMIC_RELAXED);
-    t->need_header = 1;
+    t->need = NEED_HEADER; /* the clock is declared after the header */
+    t->inc_ok = 0;
+    t->inc_last = t->inc_pend = 0;
     t->dropped = 0;
     t->tid = 0; /* a fork child changes the epoch: pid and tid are new */
     t->uuid = 0;
@@ -317,6 +379,12 @@ static inline TRACEC_I_ALWAYS_INLINE void begin(te_thread *t, tracec_writer *w, 
     perfetto_protos_TracePacket_set_trusted_packet_sequence_id(pkt, t->seq);
 }
 
+/* The same without the sequence id: put_header_raw writes it. */
+static inline TRACEC_I_ALWAYS_INLINE void begin_raw(te_thread *t, tracec_writer *w, perfetto_protos_TracePacket *pkt,
+                                                   uint32_t kind) {
+    tracec_buffer_begin_packet(&t->bw, w, TRACEC_BUFFER_CATEGORY_TRACING, kind, &pkt->msg);
+}
+
 /*
  * Closes a packet.  The first one after a loss also says so and clears the
  * state (the dictionary was emptied when the packet was lost): written
@@ -328,10 +396,11 @@ static inline TRACEC_I_ALWAYS_INLINE void begin(te_thread *t, tracec_writer *w, 
  * track_uuid (10 bytes each).  Defaults are incremental state, so every
  * packet that clears the state sets them again.
  */
-static void put_defaults(te_thread *t, perfetto_protos_TracePacket *pkt) {
+static TRACEC_I_NOINLINE void put_defaults(te_thread *t, perfetto_protos_TracePacket *pkt) {
     perfetto_protos_TracePacketDefaults d;
     perfetto_protos_TrackEventDefaults ted;
     perfetto_protos_TracePacket_begin_trace_packet_defaults(pkt, &d);
+    if (t->inc_mode) perfetto_protos_TracePacketDefaults_set_timestamp_clock_id(&d, INC_CLOCK);
     perfetto_protos_TracePacketDefaults_begin_track_event_defaults(&d, &ted);
     perfetto_protos_TrackEventDefaults_set_track_uuid(&ted, thread_uuid(t));
     perfetto_protos_TracePacketDefaults_end_track_event_defaults(&d, &ted);
@@ -340,21 +409,28 @@ static void put_defaults(te_thread *t, perfetto_protos_TracePacket *pkt) {
 
 static inline TRACEC_I_ALWAYS_INLINE bool end(te_thread *t, tracec_writer *w, perfetto_protos_TracePacket *pkt) {
     tracec_status_t st;
-    if (TRACEC_I_UNLIKELY(t->dropped)) {
+    uint32_t dropped = t->dropped;
+    if (TRACEC_I_UNLIKELY(dropped)) {
         perfetto_protos_TracePacket_set_previous_packet_dropped(pkt, true);
         perfetto_protos_TracePacket_set_sequence_flags(pkt, SEQ_CLEARED | SEQ_NEEDS);
         put_defaults(t, pkt);
     }
     st = tracec_buffer_end_packet(&t->bw, w, &pkt->msg);
-    if (st == TRACEC_STATUS_SUCCESS) {
-        t->dropped = 0;
+    if (TRACEC_I_LIKELY(st == TRACEC_STATUS_SUCCESS)) {
+        t->inc_last = t->inc_pend;
+        if (TRACEC_I_UNLIKELY(dropped)) { /* the state is cleared: the clock is declared again */
+            t->dropped = 0;
+            t->need |= t->inc_mode ? (uint32_t)NEED_BASE : 0u;
+        }
         return true;
     }
+    t->inc_pend = t->inc_last; /* the reader does not see it: the clock stays */
     if (st == TRACEC_STATUS_CLOSED) /* the run stopped under the event: the buffer does not count it */
         __atomic_fetch_add(&tracec_i_te_lost, 1u, __ATOMIC_RELAXED);
     if ((st == TRACEC_STATUS_BUFFER_FULL || st == TRACEC_STATUS_WOULD_DEADLOCK || st == TRACEC_STATUS_OUT_OF_MEMORY) &&
         __atomic_load_n(&tracec_i_te_in_order, __ATOMIC_RELAXED) && !t->dropped) {
         t->dropped = 1; /* until a packet lands nothing enters the dictionary: forgetting once is enough */
+        t->inc_ok = 0;  /* the packet that clears the state carries an absolute timestamp */
         forget_names(t);
     }
     return false;
@@ -368,7 +444,7 @@ static bool write_thread_header(te_thread *t) {
     char name[sizeof t->name] = "";
     (void)pthread_getname_np(pthread_self(), name, sizeof name); /* prctl(PR_GET_NAME): async-signal-safe */
     begin(t, &w, &pkt, TRACEC_BUFFER_TRACING_TRACK_DESCRIPTOR);
-    if (t->need_header) {
+    if (t->need & NEED_HEADER) {
         perfetto_protos_TracePacket_set_sequence_flags(&pkt, SEQ_CLEARED);
         perfetto_protos_TracePacket_set_first_packet_on_sequence(&pkt, true);
         put_defaults(t, &pkt);
@@ -387,6 +463,35 @@ static bool write_thread_header(te_thread *t) {
     return true;
 }
 
+/*
+ * Declares the sequence's incremental clock: INC_CLOCK and the session's
+ * clock at one value, now.  Durable, so in ONESHOT it is read before the
+ * events (with the header).  Not retried when refused (the sequence keeps
+ * absolute timestamps; a STREAMING loss declares it again once cleared).
+ */
+static TRACEC_I_NOINLINE void write_base(te_thread *t) {
+    tracec_writer w;
+    perfetto_protos_TracePacket pkt;
+    perfetto_protos_ClockSnapshot cs;
+    perfetto_protos_ClockSnapshot_Clock c;
+    uint64_t now = now_ns(t);
+    t->need &= ~(uint32_t)NEED_BASE;
+    begin(t, &w, &pkt, TRACEC_BUFFER_TRACING_TRACK_DESCRIPTOR);
+    perfetto_protos_TracePacket_begin_clock_snapshot(&pkt, &cs);
+    perfetto_protos_ClockSnapshot_begin_clocks(&cs, &c);
+    perfetto_protos_ClockSnapshot_Clock_set_clock_id(&c, INC_CLOCK);
+    perfetto_protos_ClockSnapshot_Clock_set_timestamp(&c, now);
+    perfetto_protos_ClockSnapshot_Clock_set_is_incremental(&c, true);
+    perfetto_protos_ClockSnapshot_end_clocks(&cs, &c);
+    perfetto_protos_ClockSnapshot_begin_clocks(&cs, &c);
+    perfetto_protos_ClockSnapshot_Clock_set_clock_id(&c, t->clock_id);
+    perfetto_protos_ClockSnapshot_Clock_set_timestamp(&c, now);
+    perfetto_protos_ClockSnapshot_end_clocks(&cs, &c);
+    perfetto_protos_TracePacket_end_clock_snapshot(&pkt, &cs);
+    t->inc_pend = now;
+    t->inc_ok = end(t, &w, &pkt);
+}
+
 /* At a thread's first event of a run: a new TrackDescriptor when its name changed since the last one. */
 static void refresh_thread_name(te_thread *t) {
     char name[sizeof t->name] = "";
@@ -401,7 +506,7 @@ static void refresh_thread_name(te_thread *t) {
  * the newest takes the later timestamp, which moves only the instants
  * written between the two, never a slice.
  */
-static void owe(te_thread *t, uint64_t ts, uint64_t n) {
+static TRACEC_I_NOINLINE void owe(te_thread *t, uint64_t ts, uint64_t n) {
     if (n == 0) return;
     if (t->nowed != 0) {
         uint32_t top = t->nowed - 1u;
@@ -423,7 +528,7 @@ static void owe(te_thread *t, uint64_t ts, uint64_t n) {
  * (phantom levels).  Without `write_ends` (a new sequence or session: the
  * BEGINs are not on it) the owed ENDs go too.
  */
-static void nest_boundary(te_thread *t, uint64_t end_ts, int write_ends) {
+static TRACEC_I_NOINLINE void nest_boundary(te_thread *t, uint64_t end_ts, int write_ends) {
     uint32_t n = t->nlive;
     if (n == 0 && t->nowed == 0) return;
     if (write_ends) {
@@ -469,7 +574,7 @@ static inline TRACEC_I_ALWAYS_INLINE bool nest_pop(te_thread *t) {
 static TRACEC_I_NOINLINE te_thread *paused(te_thread *t) {
     uint64_t run = __atomic_load_n(&tracec_i_te_run, __ATOMIC_ACQUIRE);
     if (t->hint != UINT64_MAX && t->pause_seen != run + 1u) {
-        nest_boundary(t, __atomic_load_n(&tracec_i_te_run_end_ts, __ATOMIC_RELAXED), !t->need_header);
+        nest_boundary(t, __atomic_load_n(&tracec_i_te_run_end_ts, __ATOMIC_RELAXED), !(t->need & NEED_HEADER));
         t->pause_seen = run + 1u;
     }
     __atomic_fetch_add(&tracec_i_te_lost, 1u, __ATOMIC_RELAXED);
@@ -492,7 +597,7 @@ static TRACEC_I_NOINLINE void pause_nest(te_thread *t, uint32_t kind) {
  * the buffer's epoch and announced; NULL when there is no session (or the
  * sequence cannot be announced: the event is then not written).
  */
-static te_thread *thread_ready(void) {
+static TRACEC_I_NOINLINE te_thread *thread_ready_slow(void) {
     te_thread *t = &te;
     uint64_t gen = __atomic_load_n(&tracec_i_te_gen, __ATOMIC_ACQUIRE);
     uint64_t epoch, hint;
@@ -510,6 +615,7 @@ static te_thread *thread_ready(void) {
            this binding stale: its packets are refused) */
         t->clock_id = __atomic_load_n(&tracec_i_te_clock_id, __ATOMIC_RELAXED);
         t->clk = __atomic_load_n(&tracec_i_te_clk, __ATOMIC_RELAXED);
+        t->inc_mode = (uint32_t)__atomic_load_n(&tracec_i_te_incremental, __ATOMIC_RELAXED);
         t->epoch = UINT64_MAX;
         t->hint = UINT64_MAX; /* look at the epoch now */
     }
@@ -521,20 +627,33 @@ static te_thread *thread_ready(void) {
         /* A new run (not the session's first): slices open at its stop end there.  Owed before a cleared
            buffer's new sequence starts: the stop delivered their BEGINs, whatever the start clears. */
         if (run != t->run && t->hint != UINT64_MAX)
-            nest_boundary(t, __atomic_load_n(&tracec_i_te_run_end_ts, __ATOMIC_RELAXED), !t->need_header);
+            nest_boundary(t, __atomic_load_n(&tracec_i_te_run_end_ts, __ATOMIC_RELAXED), !(t->need & NEED_HEADER));
         t->run = run;
         if (epoch != t->epoch) {
             reset_sequence(t);
             t->epoch = epoch;
         }
-        if (!t->need_header) refresh_thread_name(t);
+        if (!(t->need & NEED_HEADER)) refresh_thread_name(t);
         t->hint = hint;
     }
-    if (TRACEC_I_UNLIKELY(t->need_header)) {
-        if (!write_thread_header(t)) return NULL;
-        t->need_header = 0;
+    if (TRACEC_I_UNLIKELY(t->need != 0)) {
+        if (t->need & NEED_HEADER) {
+            if (!write_thread_header(t)) return NULL;
+            t->need = t->inc_mode ? (uint32_t)NEED_BASE : 0u;
+        }
+        if (t->need & NEED_BASE) write_base(t);
     }
     return t;
+}
+
+/* The same, inline while nothing changed since the thread's last event. */
+static inline TRACEC_I_ALWAYS_INLINE te_thread *thread_ready(void) {
+    te_thread *t = &te;
+    uint64_t gen = __atomic_load_n(&tracec_i_te_gen, __ATOMIC_ACQUIRE);
+    uint64_t hint = __atomic_load_n(&tracec_i_te_epoch_hint, __ATOMIC_ACQUIRE);
+    if (TRACEC_I_LIKELY(gen != 0 && gen == t->gen && hint == t->hint && t->need == 0))
+        return t;
+    return thread_ready_slow();
 }
 
 /* Looks at the thread's name again at its next event (after the session's own packets). */
@@ -561,13 +680,13 @@ static inline TRACEC_I_ALWAYS_INLINE uint64_t want(te_thread *t, pending *p, siz
 }
 
 /* After intern_pending: the iid of a name that was pending (0 if its packet was refused). */
-static uint64_t iid_of(te_thread *t, const void *key, uint32_t kind) {
+static TRACEC_I_NOINLINE uint64_t iid_of(te_thread *t, const void *key, uint32_t kind) {
     entry *e = lookup(t, key, kind);
     return e != NULL ? e->val : 0;
 }
 
 /* Writes the pending names in one durable packet; on success they enter the dictionary. */
-static void intern_pending(te_thread *t, pending *p, size_t np) {
+static TRACEC_I_NOINLINE void intern_pending(te_thread *t, pending *p, size_t np) {
     tracec_writer w;
     perfetto_protos_TracePacket pkt;
     perfetto_protos_InternedData id;
@@ -603,7 +722,7 @@ static void intern_pending(te_thread *t, pending *p, size_t np) {
     for (size_t i = 0; i < np; i++) insert(t, p[i].key, p[i].kind, p[i].iid);
 }
 
-static bool write_track_descriptor(te_thread *t, uint64_t uuid, const char *name, int counter) {
+static TRACEC_I_NOINLINE bool write_track_descriptor(te_thread *t, uint64_t uuid, const char *name, int counter) {
     tracec_writer w;
     perfetto_protos_TracePacket pkt;
     perfetto_protos_TrackDescriptor td;
@@ -622,7 +741,7 @@ static bool write_track_descriptor(te_thread *t, uint64_t uuid, const char *name
 }
 
 /* The counter track of `name` (a literal), its descriptor written once per sequence; 0 if it could not be. */
-static uint64_t counter_track(te_thread *t, const char *name) {
+static TRACEC_I_NOINLINE uint64_t counter_track(te_thread *t, const char *name) {
     entry *e = lookup(t, name, K_CTRACK);
     uint64_t uuid;
     if (TRACEC_I_LIKELY(e != NULL)) return e->val;
@@ -632,10 +751,15 @@ static uint64_t counter_track(te_thread *t, const char *name) {
     return uuid;
 }
 
-static inline TRACEC_I_ALWAYS_INLINE void put_packet_header(const te_thread *t, perfetto_protos_TracePacket *pkt,
+static inline TRACEC_I_ALWAYS_INLINE void put_packet_header(te_thread *t, perfetto_protos_TracePacket *pkt,
                                                              uint64_t ts) {
-    perfetto_protos_TracePacket_set_timestamp(pkt, ts);
-    if (t->clock_id != 6u) perfetto_protos_TracePacket_set_timestamp_clock_id(pkt, t->clock_id);
+    if (TRACEC_I_LIKELY(t->inc_ok && ts >= t->inc_last)) {
+        perfetto_protos_TracePacket_set_timestamp(pkt, ts - t->inc_last);
+        t->inc_pend = ts;
+    } else { /* absolute, on the session's clock (the defaults name the incremental one when inc_mode) */
+        perfetto_protos_TracePacket_set_timestamp(pkt, ts);
+        if (t->clock_id != 6u || t->inc_mode) perfetto_protos_TracePacket_set_timestamp_clock_id(pkt, t->clock_id);
+    }
     perfetto_protos_TracePacket_set_sequence_flags(pkt, SEQ_NEEDS);
 }
 
@@ -699,7 +823,7 @@ static TRACEC_I_NOINLINE uint32_t own_slice_kind(const tracec_te_arg *a, size_t 
 }
 
 /* An event the layer drops (misuse): counted; its slice level is kept so the ENDs still match. */
-static void drop_event(te_thread *t, const tracec_te_arg *a, size_t n) {
+static TRACEC_I_NOINLINE void drop_event(te_thread *t, const tracec_te_arg *a, size_t n) {
     uint32_t kind = own_slice_kind(a, n);
     t->misuse++;
     __atomic_fetch_add(&tracec_i_te_lost, 1u, __ATOMIC_RELAXED);
@@ -717,7 +841,7 @@ static void drop_event(te_thread *t, const tracec_te_arg *a, size_t n) {
  * again) and before a BEGIN on the thread's track.  Stops at the first one
  * the buffer refuses.
  */
-static void write_owed(te_thread *t) {
+static TRACEC_I_NOINLINE void write_owed(te_thread *t) {
     while (t->nowed != 0) {
         tracec_writer w;
         perfetto_protos_TracePacket pkt;
@@ -829,16 +953,186 @@ static inline TRACEC_I_ALWAYS_INLINE void guard_leave(te_thread *g, uint32_t bit
     g->guard &= ~bit;
 }
 
-static inline TRACEC_I_ALWAYS_INLINE void emit(te_thread *t, tracec_te_category *cat, const tracec_te_arg *a, size_t n);
+static TRACEC_I_NOINLINE void emit_any(te_thread *t, tracec_te_category *cat, const tracec_te_arg *a, size_t n);
 
-void tracec_i_te_emit(tracec_te_category *cat, const tracec_te_arg *a, size_t n) {
-    te_thread *g = &te;
+#define TAG_(msg, field, wt) TRACEC_TAG(perfetto_protos_##msg##_##field##_field_number, TRACEC_WIRE_##wt)
+
+/*
+ * The packet header of an event (sequence id, timestamp as put_packet_header,
+ * sequence flags), unchecked: room is reserved.  After begin_raw.
+ */
+static inline TRACEC_I_ALWAYS_INLINE uint8_t *put_header_raw(te_thread *t, uint8_t *p, uint64_t ts) {
+    p = tracec_put_varint32(tracec_put_tag(p, TAG_(TracePacket, trusted_packet_sequence_id, VARINT)), t->seq);
+    p = tracec_put_tag(p, TAG_(TracePacket, timestamp, VARINT));
+    if (TRACEC_I_LIKELY(t->inc_ok && ts >= t->inc_last)) {
+        p = tracec_put_varint64(p, ts - t->inc_last);
+        t->inc_pend = ts;
+    } else {
+        p = tracec_put_varint64(p, ts);
+        if (t->clock_id != 6u || t->inc_mode)
+            p = tracec_put_varint32(tracec_put_tag(p, TAG_(TracePacket, timestamp_clock_id, VARINT)), t->clock_id);
+    }
+    p = tracec_put_tag(p, TAG_(TracePacket, sequence_flags, VARINT));
+    *p++ = SEQ_NEEDS;
+    return p;
+}
+
+/*
+ * The common event, written in one pass with one room check: a slice BEGIN
+ * or END or an instant on the thread's track, at most FAST_ARGS scalar
+ * annotations and a timestamp, every name already interned.  Anything else
+ * (a name to intern, strings, dicts, flows, tracks, counters, misuse) is
+ * left to emit_any: false, with nothing done but binding the thread.  The
+ * packet is the one emit_any would write.
+ */
+enum { HEADER_MAX = 26, FAST_ARGS = 3, FAST_MAX = 128 }; /* header 6 + 20, TrackEvent 2 + 2 + 11 + 11, each annotation 2 + 11 + 11 */
+
+static inline TRACEC_I_ALWAYS_INLINE bool emit_fast(te_thread *t, tracec_te_category *cat, const tracec_te_arg *a,
+                                                    size_t n) {
+    const tracec_te_arg *type = NULL;
+    uint64_t iid[FAST_ARGS + 2], cat_iid = 0, ts = 0;
+    uint32_t kind = 0;
+    int have_ts = 0;
+    entry *named = NULL;
+    if (TRACEC_I_UNLIKELY(n > FAST_ARGS + 2u)) return false;
+    for (size_t i = 0; i < n; i++) {
+        entry *e;
+        switch (a[i].kind) {
+        case TRACEC_I_TE_SLICE_BEGIN:
+        case TRACEC_I_TE_INSTANT:
+            if (type != NULL || (e = lookup(t, a[i].name, K_NAME)) == NULL) return false;
+            iid[i] = e->val;
+            type = &a[i];
+            named = e;
+            break;
+        case TRACEC_I_TE_SLICE_END:
+            if (type != NULL) return false;
+            type = &a[i];
+            break;
+        case TRACEC_I_TE_TIMESTAMP:
+            if (have_ts) return false;
+            ts = a[i].v.u, have_ts = 1;
+            break;
+        case TRACEC_I_TE_ARG_INT:
+        case TRACEC_I_TE_ARG_UINT:
+        case TRACEC_I_TE_ARG_DOUBLE:
+        case TRACEC_I_TE_ARG_BOOL:
+        case TRACEC_I_TE_ARG_POINTER:
+            if ((e = lookup(t, a[i].name, K_DBG)) == NULL) return false;
+            iid[i] = e->val;
+            break;
+        default: return false;
+        }
+    }
+    if (type == NULL || n - (size_t)have_ts > FAST_ARGS + 1u) return false;
+    kind = type->kind;
+    if (kind != TRACEC_I_TE_SLICE_END) {
+        if ((cat_iid = cat_iid_with(t, named, cat)) == 0) return false;
+    } else if (!nest_pop(t)) {
+        return true; /* its BEGIN is not in the trace, or the runtime ended the slice at a boundary */
+    }
+    if (kind == TRACEC_I_TE_SLICE_BEGIN && !owed_written(t)) return true;
+    if (!have_ts) ts = now_ns(t);
+    t->last_ts = ts;
+
+    tracec_writer w;
+    perfetto_protos_TracePacket pkt;
+    begin_raw(t, &w, &pkt, TRACEC_BUFFER_TRACING_TRACK_EVENT);
+    if (TRACEC_I_LIKELY(tracec_writer_reserve(&w, FAST_MAX))) { /* false: the packet failed at its begin */
+        uint8_t *p = put_header_raw(t, w.ptr, ts), *ev_len, *da_len;
+        p = tracec_put_tag(p, TAG_(TracePacket, track_event, LEN));
+        ev_len = p++;
+        p = tracec_put_tag(p, TAG_(TrackEvent, type, VARINT));
+        *p++ = (uint8_t)(kind == TRACEC_I_TE_SLICE_BEGIN ? perfetto_protos_TrackEvent_TYPE_SLICE_BEGIN
+                         : kind == TRACEC_I_TE_SLICE_END ? perfetto_protos_TrackEvent_TYPE_SLICE_END
+                                                         : perfetto_protos_TrackEvent_TYPE_INSTANT);
+        if (kind != TRACEC_I_TE_SLICE_END) {
+            p = tracec_put_varint64(tracec_put_tag(p, TAG_(TrackEvent, category_iids, VARINT)), cat_iid);
+            p = tracec_put_varint64(tracec_put_tag(p, TAG_(TrackEvent, name_iid, VARINT)), iid[type - a]);
+        }
+        for (size_t i = 0; i < n; i++) {
+            const tracec_te_arg *x = &a[i];
+            if (x == type || x->kind == TRACEC_I_TE_TIMESTAMP) continue;
+            p = tracec_put_tag(p, TAG_(TrackEvent, debug_annotations, LEN));
+            da_len = p++;
+            p = tracec_put_varint64(tracec_put_tag(p, TAG_(DebugAnnotation, name_iid, VARINT)), iid[i]);
+            switch (x->kind) {
+            case TRACEC_I_TE_ARG_INT:
+                p = tracec_put_varint64(tracec_put_tag(p, TAG_(DebugAnnotation, int_value, VARINT)), (uint64_t)x->v.i);
+                break;
+            case TRACEC_I_TE_ARG_UINT:
+                p = tracec_put_varint64(tracec_put_tag(p, TAG_(DebugAnnotation, uint_value, VARINT)), x->v.u);
+                break;
+            case TRACEC_I_TE_ARG_DOUBLE:
+                p = tracec_put_fixed64(tracec_put_tag(p, TAG_(DebugAnnotation, double_value, FIXED64)),
+                                       tracec_double_bits(x->v.d));
+                break;
+            case TRACEC_I_TE_ARG_BOOL:
+                p = tracec_put_tag(p, TAG_(DebugAnnotation, bool_value, VARINT));
+                *p++ = x->v.u != 0;
+                break;
+            default:
+                p = tracec_put_varint64(tracec_put_tag(p, TAG_(DebugAnnotation, pointer_value, VARINT)), x->v.u);
+                break;
+            }
+            *da_len = (uint8_t)(p - da_len - 1);
+        }
+        *ev_len = (uint8_t)(p - ev_len - 1);
+        w.ptr = p;
+    }
+    bool ok = end(t, &w, &pkt);
+    if (kind == TRACEC_I_TE_SLICE_BEGIN)
+        nest_push(t, ok);
+    else if (kind == TRACEC_I_TE_SLICE_END && TRACEC_I_UNLIKELY(!ok))
+        owe(t, ts, 1); /* the slice is open in the trace: ended after the thread's next written event */
+    if (TRACEC_I_UNLIKELY(t->nowed != 0) && ok) write_owed(t);
+    return true;
+}
+
+static inline TRACEC_I_ALWAYS_INLINE void emit_entry(tracec_te_category *cat, const tracec_te_arg *a, size_t n) {
+    te_thread *g = &te, *t;
     if (!guard_enter_with(g, GUARD_EVENT, a)) {
         refused_push(g, own_slice_kind(a, n));
         return;
     }
-    emit(g, cat, a, n);
+    if ((t = thread_ready()) != NULL) {
+        if (!emit_fast(t, cat, a, n)) emit_any(t, cat, a, n);
+    } else if (TRACEC_I_UNLIKELY(g->pause_drop)) {
+        pause_nest(g, own_slice_kind(a, n));
+    }
     guard_leave(g, GUARD_EVENT);
+}
+
+HOT_ENTRY void tracec_i_te_emit(tracec_te_category *cat, const tracec_te_arg *a, size_t n) {
+    emit_entry(cat, a, n);
+}
+
+/* The shorthands without parts: the same event, its one part known here (the compiler folds the part walk). */
+static inline TRACEC_I_ALWAYS_INLINE void emit_plain(tracec_te_category *cat, uint32_t kind, const char *name) {
+    te_thread *g = &te, *t;
+    if (!guard_enter(g, GUARD_EVENT)) {
+        refused_push(g, kind);
+        return;
+    }
+    if ((t = thread_ready()) != NULL) {
+        const tracec_te_arg a[1] = {{kind, name, {0}}};
+        if (!emit_fast(t, cat, a, 1)) emit_any(t, cat, a, 1);
+    } else if (TRACEC_I_UNLIKELY(g->pause_drop)) {
+        pause_nest(g, kind);
+    }
+    guard_leave(g, GUARD_EVENT);
+}
+
+HOT_ENTRY void tracec_i_te_slice_begin(tracec_te_category *cat, const char *name) {
+    emit_plain(cat, TRACEC_I_TE_SLICE_BEGIN, name);
+}
+
+HOT_ENTRY void tracec_i_te_slice_end(tracec_te_category *cat) {
+    emit_plain(cat, TRACEC_I_TE_SLICE_END, NULL);
+}
+
+HOT_ENTRY void tracec_i_te_instant(tracec_te_category *cat, const char *name) {
+    emit_plain(cat, TRACEC_I_TE_INSTANT, name);
 }
 
 /*
@@ -890,7 +1184,7 @@ void tracec_i_te_emit_dyn(tracec_te_category *cat, const tracec_te_arg *a, size_
     te_dyn_names.handover = NULL;
 }
 
-static inline TRACEC_I_ALWAYS_INLINE void emit(te_thread *g, tracec_te_category *cat, const tracec_te_arg *a, size_t n) {
+static TRACEC_I_NOINLINE void emit_any(te_thread *t, tracec_te_category *cat, const tracec_te_arg *a, size_t n) {
     pending p[MAX_PENDING];
     uint64_t iid[MAX_ARGS]; /* per part: its name's iid, 0 when written inline */
     size_t np = 0;
@@ -898,11 +1192,6 @@ static inline TRACEC_I_ALWAYS_INLINE void emit(te_thread *g, tracec_te_category 
     const char *dyn = NULL;
     uint64_t ts = 0, track = 0, cat_iid = 0;
     int have_ts = 0, have_track = 0, named, depth = 0;
-    te_thread *t = thread_ready();
-    if (t == NULL) {
-        if (TRACEC_I_UNLIKELY(g->pause_drop)) pause_nest(g, own_slice_kind(a, n));
-        return;
-    }
     if (TRACEC_I_UNLIKELY(n > MAX_ARGS)) {
         drop_event(t, a, n);
         return;
@@ -1049,6 +1338,7 @@ void tracec_i_te_thread_abandon(void) {
     te_thread *t = &te;
     if (!t->in_event) return;
     tracec_buffer_writer_release(&t->bw); /* the open packet is refused and counted */
+    t->inc_pend = t->inc_last;
     t->in_event = 0;
     t->guard &= ~(uint32_t)GUARD_TYPED;
     t->gen = 0;
@@ -1070,13 +1360,49 @@ void tracec_i_te_session_leave(int entered) {
 
 enum { OPEN_LITERAL, OPEN_DYN, OPEN_END };
 
-static inline TRACEC_I_ALWAYS_INLINE int open_event(tracec_te_packet *p, tracec_te_category *cat, const char *name,
-                                                    uint32_t type, int variant) {
+/* A named typed event's type, category and name, checked: names written inline, or a failed writer. */
+static TRACEC_I_NOINLINE void fill_named_slow(tracec_te_packet *p, perfetto_protos_TrackEvent *ev,
+                                              const tracec_te_category *cat, const char *name) {
+    perfetto_protos_TrackEvent_set_type(ev, (perfetto_protos_TrackEvent_Type)p->i_type);
+    if (TRACEC_I_LIKELY(p->i_cat_iid != 0))
+        perfetto_protos_TrackEvent_set_category_iids(ev, p->i_cat_iid);
+    else
+        perfetto_protos_TrackEvent_set_cstr_categories(ev, cat->c.name);
+    if (TRACEC_I_LIKELY(p->i_name_iid != 0))
+        perfetto_protos_TrackEvent_set_name_iid(ev, p->i_name_iid);
+    else
+        perfetto_protos_TrackEvent_set_cstr_name(ev, name);
+}
+
+/* A typed event's name and category iids when they are not both interned yet (or the name is dynamic). */
+static TRACEC_I_NOINLINE void open_names(te_thread *t, tracec_te_packet *p, tracec_te_category *cat, const char *name,
+                                         int variant) {
     pending pend[2];
     size_t np = 0;
-    te_thread *t;
     const char *key;
-    p->i_state = 2; /* the loop runs at most once whatever happens */
+    if (variant == OPEN_LITERAL) {
+        p->i_name_iid = want(t, pend, &np, name, name, K_NAME);
+        p->i_cat_iid = want(t, pend, &np, cat, cat->c.name, K_CAT);
+        if (TRACEC_I_UNLIKELY(np != 0)) {
+            intern_pending(t, pend, np);
+            p->i_name_iid = iid_of(t, name, K_NAME);
+            p->i_cat_iid = iid_of(t, cat, K_CAT);
+        }
+    } else { /* the thread's copy is the name's key; no room: written inline */
+        key = dyn_key(name);
+        p->i_name_iid = key != NULL ? want(t, pend, &np, key, key, K_NAME) : 0;
+        p->i_cat_iid = want(t, pend, &np, cat, cat->c.name, K_CAT);
+        if (TRACEC_I_UNLIKELY(np != 0)) {
+            intern_pending(t, pend, np);
+            p->i_name_iid = key != NULL ? iid_of(t, key, K_NAME) : 0;
+            p->i_cat_iid = iid_of(t, cat, K_CAT);
+        }
+    }
+}
+
+static inline TRACEC_I_ALWAYS_INLINE int open_event(tracec_te_packet *p, tracec_te_category *cat, const char *name,
+                                                    uint32_t type, int variant) {
+    te_thread *t;
     if (!guard_enter(&te, GUARD_TYPED)) {
         refused_push(&te, variant == OPEN_END                                     ? TRACEC_I_TE_SLICE_END
                           : type == (uint32_t)perfetto_protos_TrackEvent_TYPE_SLICE_BEGIN ? TRACEC_I_TE_SLICE_BEGIN
@@ -1102,71 +1428,58 @@ static inline TRACEC_I_ALWAYS_INLINE int open_event(tracec_te_packet *p, tracec_
         guard_leave(&te, GUARD_TYPED);
         return 0;
     }
-    if (variant == OPEN_LITERAL) {
-        p->i_name_iid = want(t, pend, &np, name, name, K_NAME);
-        p->i_cat_iid = want(t, pend, &np, cat, cat->c.name, K_CAT);
-        if (TRACEC_I_UNLIKELY(np != 0)) {
-            intern_pending(t, pend, np);
-            p->i_name_iid = iid_of(t, name, K_NAME);
-            p->i_cat_iid = iid_of(t, cat, K_CAT);
-        }
-    } else if (variant == OPEN_DYN) { /* the thread's copy is the name's key; no room: written inline */
-        key = dyn_key(name);
-        p->i_name_iid = key != NULL ? want(t, pend, &np, key, key, K_NAME) : 0;
-        p->i_cat_iid = want(t, pend, &np, cat, cat->c.name, K_CAT);
-        if (TRACEC_I_UNLIKELY(np != 0)) {
-            intern_pending(t, pend, np);
-            p->i_name_iid = key != NULL ? iid_of(t, key, K_NAME) : 0;
-            p->i_cat_iid = iid_of(t, cat, K_CAT);
-        }
+    entry *e;
+    bool interned = false, room;
+    if (variant == OPEN_LITERAL && TRACEC_I_LIKELY((e = lookup(t, name, K_NAME)) != NULL) &&
+        (p->i_cat_iid = cat_iid_with(t, e, cat)) != 0) {
+        p->i_name_iid = e->val;
+        interned = true;
+    } else if (variant != OPEN_END) {
+        open_names(t, p, cat, name, variant);
     } else { /* an END has neither name nor category */
         p->i_name_iid = 0;
         p->i_cat_iid = 0;
     }
-    begin(t, &p->w, &p->pkt, TRACEC_BUFFER_TRACING_TRACK_EVENT);
-    put_packet_header(t, &p->pkt, t->last_ts = now_ns(t));
+    begin_raw(t, &p->w, &p->pkt, TRACEC_BUFFER_TRACING_TRACK_EVENT);
+    t->last_ts = now_ns(t);
+    /* room for the header, the TrackEvent's tag and length and the named event's fields; false: the begin failed */
+    room = tracec_writer_reserve(&p->w, HEADER_MAX + TRACEC_MAX_TAG_SIZE + TRACEC_NESTED_SIZE_BYTES + 24u);
+    if (TRACEC_I_LIKELY(room)) p->w.ptr = put_header_raw(t, p->w.ptr, t->last_ts);
     p->i_thread = t;
-    p->i_name = name;
-    p->i_cat = cat;
     p->i_type = type;
-    p->i_state = 1;
+    {   /* the TrackEvent the block writes into, its type, category and name set */
+        perfetto_protos_TrackEvent ev;
+        tracec_msg_begin_nested(&p->pkt.msg, TAG_(TracePacket, track_event, LEN), &ev.msg);
+        if (TRACEC_I_LIKELY(interned && room)) { /* unchecked: reserved above */
+            uint8_t *q = tracec_put_tag(p->w.ptr, TAG_(TrackEvent, type, VARINT));
+            *q++ = (uint8_t)type;
+            q = tracec_put_varint64(tracec_put_tag(q, TAG_(TrackEvent, category_iids, VARINT)), p->i_cat_iid);
+            p->w.ptr = tracec_put_varint64(tracec_put_tag(q, TAG_(TrackEvent, name_iid, VARINT)), p->i_name_iid);
+        } else if (variant == OPEN_END) {
+            perfetto_protos_TrackEvent_set_type(&ev, (perfetto_protos_TrackEvent_Type)type);
+        } else {
+            fill_named_slow(p, &ev, cat, name);
+        }
+        p->i_ev = ev.msg;
+    }
     t->in_event = 1;
     return 1;
 }
 
-int tracec_i_te_open(tracec_te_packet *p, tracec_te_category *cat, const char *name, uint32_t type) {
+HOT_ENTRY int tracec_i_te_open(tracec_te_packet *p, tracec_te_category *cat, const char *name, uint32_t type) {
     return open_event(p, cat, name, type, OPEN_LITERAL);
 }
 
-int tracec_i_te_open_dyn(tracec_te_packet *p, tracec_te_category *cat, const char *name, uint32_t type) {
+HOT_ENTRY int tracec_i_te_open_dyn(tracec_te_packet *p, tracec_te_category *cat, const char *name, uint32_t type) {
     return open_event(p, cat, name, type, OPEN_DYN);
 }
 
-int tracec_i_te_open_end(tracec_te_packet *p, tracec_te_category *cat, const char *name, uint32_t type) {
+HOT_ENTRY int tracec_i_te_open_end(tracec_te_packet *p, tracec_te_category *cat, const char *name, uint32_t type) {
     (void)name;
     return open_event(p, cat, NULL, type, OPEN_END);
 }
 
-void tracec_i_te_fill(tracec_te_packet *p, perfetto_protos_TrackEvent *ev) {
-    te_thread *t = (te_thread *)p->i_thread;
-    perfetto_protos_TrackEvent_set_type(ev, (perfetto_protos_TrackEvent_Type)p->i_type);
-    (void)t; /* on the thread's track: the sequence's default */
-    if (TRACEC_I_LIKELY(p->i_cat_iid != 0))
-        perfetto_protos_TrackEvent_set_category_iids(ev, p->i_cat_iid);
-    else
-        perfetto_protos_TrackEvent_set_cstr_categories(ev, p->i_cat->c.name);
-    if (TRACEC_I_LIKELY(p->i_name_iid != 0))
-        perfetto_protos_TrackEvent_set_name_iid(ev, p->i_name_iid);
-    else
-        perfetto_protos_TrackEvent_set_cstr_name(ev, p->i_name);
-}
-
-/* An END: its type only (on the thread's track; no name, no category). */
-void tracec_i_te_fill_end(tracec_te_packet *p, perfetto_protos_TrackEvent *ev) {
-    perfetto_protos_TrackEvent_set_type(ev, (perfetto_protos_TrackEvent_Type)p->i_type);
-}
-
-void tracec_i_te_close(tracec_te_packet *p) {
+HOT_ENTRY void tracec_i_te_close(tracec_te_packet *p) {
     te_thread *t = (te_thread *)p->i_thread;
     bool ok = end(t, &p->w, &p->pkt);
     if (p->i_type == (uint32_t)perfetto_protos_TrackEvent_TYPE_SLICE_BEGIN)
@@ -1175,7 +1488,6 @@ void tracec_i_te_close(tracec_te_packet *p) {
         owe(t, t->last_ts, 1); /* as emit: the slice is open in the trace, ended after the next written event */
     if (TRACEC_I_UNLIKELY(t->nowed != 0) && ok) write_owed(t);
     t->in_event = 0;
-    p->i_state = 2;
     guard_leave(t, GUARD_TYPED);
 }
 

@@ -391,11 +391,20 @@ static inline tracec_te_arg tracec_i_te_arg_s(uint32_t k, const char *n, const c
         }                                                                                                  \
     } while (0)
 
-/* Shorthands. */
-#define TRACEC_SLICE_BEGIN(cat, name) TRACEC_TE(cat, TRACEC_TE_SLICE_BEGIN(name))
+/* Shorthands (the ones without parts have entry points of their own: the same events, fewer instructions). */
+void tracec_i_te_slice_begin(tracec_te_category *cat, const char *name);
+void tracec_i_te_slice_end(tracec_te_category *cat);
+void tracec_i_te_instant(tracec_te_category *cat, const char *name);
+#define TRACEC_I_TE_CALL(cat, call)                                                                        \
+    do {                                                                                                   \
+        if (TRACEC_TE_ENABLED(cat)) call;                                                                  \
+    } while (0)
+#define TRACEC_SLICE_BEGIN(cat, name) \
+    TRACEC_I_TE_CALL(cat, tracec_i_te_slice_begin(&tracec_te_cat_##cat, TRACEC_I_TE_LITERAL_NAME(name)))
 #define TRACEC_SLICE_BEGIN_DYN(cat, str) TRACEC_TE(cat, TRACEC_TE_SLICE_BEGIN_DYN(str))
-#define TRACEC_SLICE_END(cat) TRACEC_TE(cat, TRACEC_TE_SLICE_END())
-#define TRACEC_INSTANT(cat, name) TRACEC_TE(cat, TRACEC_TE_INSTANT(name))
+#define TRACEC_SLICE_END(cat) TRACEC_I_TE_CALL(cat, tracec_i_te_slice_end(&tracec_te_cat_##cat))
+#define TRACEC_INSTANT(cat, name) \
+    TRACEC_I_TE_CALL(cat, tracec_i_te_instant(&tracec_te_cat_##cat, TRACEC_I_TE_LITERAL_NAME(name)))
 #define TRACEC_INSTANT_DYN(cat, str) TRACEC_TE(cat, TRACEC_TE_INSTANT_DYN(str))
 #define TRACEC_COUNTER(cat, name, value) TRACEC_TE(cat, TRACEC_TE_COUNTER_INT(name, value))
 #define TRACEC_COUNTER_DOUBLE(cat, name, value) TRACEC_TE(cat, TRACEC_TE_COUNTER_DOUBLE(name, value))
@@ -407,26 +416,21 @@ typedef struct tracec_te_packet {
     tracec_writer w;
     perfetto_protos_TracePacket pkt;
     void *i_thread;
-    const char *i_name;
-    tracec_te_category *i_cat;
     uint64_t i_name_iid, i_cat_iid; /* 0: written inline */
     uint32_t i_type;
-    uint32_t i_state; /* 0 to open, 1 open, 2 done */
+    tracec_msg i_ev;  /* the TrackEvent open in pkt, its type, category and name written */
 } tracec_te_packet;
 
-/* `type`: a TrackEvent.Type.  _dyn: `name` is interned by content; _end: an END (no name). */
+/*
+ * `type`: a TrackEvent.Type.  _dyn: `name` is interned by content; _end: an
+ * END (no name).  Opens the packet and its TrackEvent (i_ev) with the type,
+ * category and name written.
+ */
 int tracec_i_te_open(tracec_te_packet *p, tracec_te_category *cat, const char *name, uint32_t type);
 int tracec_i_te_open_dyn(tracec_te_packet *p, tracec_te_category *cat, const char *name, uint32_t type);
 int tracec_i_te_open_end(tracec_te_packet *p, tracec_te_category *cat, const char *name, uint32_t type);
-void tracec_i_te_fill(tracec_te_packet *p, perfetto_protos_TrackEvent *ev);
-void tracec_i_te_fill_end(tracec_te_packet *p, perfetto_protos_TrackEvent *ev);
 void tracec_i_te_close(tracec_te_packet *p);
 
-#ifdef __cplusplus
-#define TRACEC_I_TE_PACKET_INIT {}
-#else
-#define TRACEC_I_TE_PACKET_INIT {.i_state = 0}
-#endif
 
 /*
  * A TrackEvent written as the user's generated wrapper writer `Wrapper`
@@ -446,13 +450,15 @@ void tracec_i_te_close(tracec_te_packet *p);
  * the runtime at thread exit or session end, never written half) and the
  * thread's later events of the session are dropped as misuse.
  */
-#define TRACEC_I_EVENT_AS(cat, Wrapper, ev, name, type, open, fill, close)                             \
-    for (tracec_te_packet tracec_i_te_p_ = TRACEC_I_TE_PACKET_INIT;                                      \
-         tracec_i_te_p_.i_state == 0 && TRACEC_TE_ENABLED(cat) &&                                        \
-         open(&tracec_i_te_p_, &tracec_te_cat_##cat, name, type);)                                       \
+/* (The begin function is named, not called: only a TrackEvent wrapper has one.) */
+/* (The packet is left uninitialised: open sets what close reads; the state says whether it ran.) */
+#define TRACEC_I_EVENT_AS(cat, Wrapper, ev, name, type, open, close)                                   \
+    for (int tracec_i_te_s_ = 0; tracec_i_te_s_ == 0 && TRACEC_TE_ENABLED(cat); tracec_i_te_s_ = 1)      \
+        for (tracec_te_packet tracec_i_te_p_;                                                            \
+             tracec_i_te_s_ == 0 && (tracec_i_te_s_ = 1, open(&tracec_i_te_p_, &tracec_te_cat_##cat, name, type));) \
         for (Wrapper ev, *tracec_i_te_once_ =                                                            \
-                             (perfetto_protos_TracePacket_begin_track_event_as_##Wrapper(&tracec_i_te_p_.pkt, &ev), \
-                              fill(&tracec_i_te_p_, &ev.base), &ev);                                     \
+                             ((void)&perfetto_protos_TracePacket_begin_track_event_as_##Wrapper,        \
+                              ev.base.msg = tracec_i_te_p_.i_ev, &ev);                                   \
              tracec_i_te_once_ != NULL;                                                                  \
              perfetto_protos_TracePacket_end_track_event_as_##Wrapper(&tracec_i_te_p_.pkt, &ev),         \
              close(&tracec_i_te_p_), tracec_i_te_once_ = NULL)
@@ -462,22 +468,20 @@ void tracec_i_te_close(tracec_te_packet *p);
 
 #define TRACEC_EVENT_AS(cat, Wrapper, ev, name)                                                          \
     TRACEC_I_EVENT_AS(cat, Wrapper, ev, TRACEC_I_TE_LITERAL_NAME(name),                                  \
-                      (uint32_t)perfetto_protos_TrackEvent_TYPE_INSTANT, tracec_i_te_open, tracec_i_te_fill, \
-                      tracec_i_te_close)
+                      (uint32_t)perfetto_protos_TrackEvent_TYPE_INSTANT, tracec_i_te_open, tracec_i_te_close)
 #define TRACEC_SLICE_BEGIN_AS(cat, Wrapper, ev, name)                                                    \
     TRACEC_I_EVENT_AS(cat, Wrapper, ev, TRACEC_I_TE_LITERAL_NAME(name),                                  \
-                      (uint32_t)perfetto_protos_TrackEvent_TYPE_SLICE_BEGIN, tracec_i_te_open,           \
-                      tracec_i_te_fill, tracec_i_te_close)
+                      (uint32_t)perfetto_protos_TrackEvent_TYPE_SLICE_BEGIN, tracec_i_te_open, tracec_i_te_close)
 /*
  * The same with a name known at run time (any NUL-terminated string, read
  * before the block runs), interned by content like TRACEC_TE_INSTANT_DYN.
  */
 #define TRACEC_EVENT_AS_DYN(cat, Wrapper, ev, str)                                                       \
     TRACEC_I_EVENT_AS(cat, Wrapper, ev, (str), (uint32_t)perfetto_protos_TrackEvent_TYPE_INSTANT,         \
-                      tracec_i_te_open_dyn, tracec_i_te_fill, tracec_i_te_close)
+                      tracec_i_te_open_dyn, tracec_i_te_close)
 #define TRACEC_SLICE_BEGIN_AS_DYN(cat, Wrapper, ev, str)                                                 \
     TRACEC_I_EVENT_AS(cat, Wrapper, ev, (str), (uint32_t)perfetto_protos_TrackEvent_TYPE_SLICE_BEGIN,     \
-                      tracec_i_te_open_dyn, tracec_i_te_fill, tracec_i_te_close)
+                      tracec_i_te_open_dyn, tracec_i_te_close)
 /*
  * The END of the innermost slice of the thread's track, written as
  * `Wrapper`: fields known only at the end (a status, a size) go on it, and
@@ -490,7 +494,7 @@ void tracec_i_te_close(tracec_te_packet *p);
  */
 #define TRACEC_SLICE_END_AS(cat, Wrapper, ev)                                                            \
     TRACEC_I_EVENT_AS(cat, Wrapper, ev, (const char *)NULL, (uint32_t)perfetto_protos_TrackEvent_TYPE_SLICE_END, \
-                      tracec_i_te_open_end, tracec_i_te_fill_end, tracec_i_te_close)
+                      tracec_i_te_open_end, tracec_i_te_close)
 
 /* ---- tracks --------------------------------------------------------------------- */
 
