@@ -46,8 +46,8 @@ struct tracec_provider {
 
     pthread_mutex_t lock; /* packets, mapping, started */
     int started;          /* atomic; cleared before taking the lock, set under it */
-    uint64_t run;         /* atomic; bumped at each start */
-    uint64_t conn;        /* atomic; bumped at each connection to a recorder (a new sequence) */
+    uint64_t run;         /* atomic; a new value (next_id) at each start */
+    uint64_t conn;        /* atomic; a new value (next_id) at each connection to a recorder (a new sequence) */
     uint64_t stop_run, stop_ts; /* atomic; the last run stopped and when (slices open then end there) */
 
     /* the mapping (under lock) */
@@ -87,6 +87,11 @@ static pthread_mutex_t provider_mu = PTHREAD_MUTEX_INITIALIZER;
 /* The run this thread's descriptor was written in (read under the provider's lock at every packet:
    initial-exec, so the read is not a __tls_get_addr call in the PIC library). */
 static __thread uint64_t thread_run __attribute__((tls_model("initial-exec")));
+
+/* Runs and connections are numbered across the process's providers (one registered after another
+   unregistered included), so a thread's state of an earlier one never passes for the current one's. */
+static uint64_t id_counter;
+static uint64_t next_id(void) { return __atomic_add_fetch(&id_counter, 1u, __ATOMIC_RELAXED); }
 
 /*
  * The calling thread's slices on its own track (tracec_provider_slice_begin
@@ -855,7 +860,7 @@ static void on_start(tracec_provider *p, const tracec_i_msg *m) {
         reset_durable(p);
     }
     snprintf(p->extra, sizeof p->extra, "%s", m->text);
-    __atomic_add_fetch(&p->run, 1u, __ATOMIC_RELEASE);
+    __atomic_store_n(&p->run, next_id(), __ATOMIC_RELEASE);
     __atomic_add_fetch(&p->runs, 1u, __ATOMIC_RELAXED);
     write_run_header(p); /* before any event of the run: writers wait for the lock */
     __atomic_store_n(&p->started, 1, __ATOMIC_RELAXED);
@@ -962,7 +967,7 @@ static void *control_main(void *arg) {
            slices its threads left open (nest_sync) */
         pthread_mutex_lock(&p->lock);
         p->lost_pending = 0;
-        __atomic_add_fetch(&p->conn, 1u, __ATOMIC_RELEASE);
+        __atomic_store_n(&p->conn, next_id(), __ATOMIC_RELEASE);
         pthread_mutex_unlock(&p->lock);
         int ok = tracec_i_rec_send(conn, m, NULL, 0) == 0;
         free(m);
