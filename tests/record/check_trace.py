@@ -1,6 +1,8 @@
 """Reads a trace written by `tracec record` with python3-protobuf (an oracle
 independent of tracec's decoder) and prints one line per sequence:
   seq=N packets=P events=E pid=PID uid=UID
+one line per sequence with slice events:
+  slices seq=N begins=B ends=E
 and one line per recorder summary:
   summary name=NAME produced=P dropped=D delivered=X ended_early=B timed_out=T corrupt=C
 Usage: check_trace.py DESCRIPTOR_SET TRACE"""
@@ -22,6 +24,8 @@ with open(sys.argv[2], "rb") as f:
 
 packets = defaultdict(int)
 events = defaultdict(int)
+begins = defaultdict(int)
+ends = defaultdict(int)
 pids = {}
 uids = {}
 for p in trace.packet:
@@ -30,6 +34,10 @@ for p in trace.packet:
     if p.HasField("track_event"):
         events[seq] += 1
         ev = p.track_event
+        if ev.type == 1:  # TYPE_SLICE_BEGIN
+            begins[seq] += 1
+        elif ev.type == 2:  # TYPE_SLICE_END
+            ends[seq] += 1
         if ev.name.startswith("provider "):
             ann = {a.name: a.int_value for a in ev.debug_annotations}
             print("summary name=%s produced=%d dropped=%d delivered=%d ended_early=%d timed_out=%d corrupt=%d seq=%d"
@@ -42,3 +50,5 @@ for p in trace.packet:
 for seq in sorted(packets):
     print("seq=%d packets=%d events=%d pid=%d uid=%d" % (seq, packets[seq], events[seq], pids.get(seq, 0),
                                                          uids.get(seq, -1)))
+for seq in sorted(set(begins) | set(ends)):
+    print("slices seq=%d begins=%d ends=%d" % (seq, begins[seq], ends[seq]))

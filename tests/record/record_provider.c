@@ -29,6 +29,17 @@
  *                                           recorder) for those N, then lets it go on, waits 300 ms and
  *                                           writes M more (indexes N..N+M-1); with BIG > 0 every BIG-th
  *                                           instant is named with 20000 bytes (too large for a 16k buffer)
+ *   record_provider nested NAME N M         as indexed, with slices nested two levels ("outer", "inner" with
+ *                                           an instant "step" inside): N iterations with the recorder
+ *                                           SIGSTOPped, then M more once it goes on, and one more
+ *                                           300 ms later
+ *   record_provider refused NAME            with the recorder SIGSTOPped: BEGIN outer, BEGIN a, instants
+ *                                           until the buffer refuses one, END (refused), BEGIN lost and its
+ *                                           END (refused); then the recorder goes on: BEGIN b, END, END
+ *                                           (of outer); prints the status of each call
+ *   record_provider restart NAME            BEGIN outer, BEGIN in, prints "inside"; once tracing stopped:
+ *                                           END (of in), prints "off"; once started again (within 10 s),
+ *                                           50 ms later: END (of outer), BEGIN after, END
  *
  * Prints "produced P dropped D" (the library's counters) on stdout at the end.
  * RECORD_PROVIDER_MAX_WAIT (env): the max_wait_ms the library modes register with.
@@ -382,6 +393,71 @@ static int indexed(long n, long m, long big) {
     return 0;
 }
 
+/* Two levels of slices with an instant inside, `n` times. */
+static void nested_slices(long n) {
+    for (long i = 0; i < n; i++) {
+        tracec_provider_slice_begin(g_p, "outer");
+        tracec_provider_slice_begin(g_p, "inner");
+        tracec_provider_instant(g_p, "step");
+        tracec_provider_slice_end(g_p);
+        tracec_provider_slice_end(g_p);
+    }
+}
+
+static int nested(long n, long m) {
+    kill(getppid(), SIGSTOP); /* the recorder saves nothing meanwhile: the halves fill, packets drop */
+    nested_slices(n);
+    kill(getppid(), SIGCONT);
+    usleep(300000); /* it saves the full halves */
+    nested_slices(m);
+    usleep(300000);
+    nested_slices(1); /* written: the ENDs still owed go before it */
+    print_stats();
+    tracec_provider_unregister(g_p);
+    return 0;
+}
+
+static int refused(void) {
+    kill(getppid(), SIGSTOP);
+    int outer = (int)tracec_provider_slice_begin(g_p, "outer");
+    int a = (int)tracec_provider_slice_begin(g_p, "a");
+    long fill = 0;
+    /* instants without a name: as large as an END, so the END after the first refused one is refused too */
+    while (tracec_provider_instant(g_p, NULL) == TRACEC_STATUS_SUCCESS && fill < 100000) fill++;
+    int end_a = (int)tracec_provider_slice_end(g_p);
+    int lost = (int)tracec_provider_slice_begin(g_p, "lost");
+    int end_lost = (int)tracec_provider_slice_end(g_p);
+    kill(getppid(), SIGCONT);
+    usleep(300000);
+    int b = (int)tracec_provider_slice_begin(g_p, "b");
+    int end_b = (int)tracec_provider_slice_end(g_p);
+    int end_outer = (int)tracec_provider_slice_end(g_p);
+    printf("fill %ld outer %d a %d end_a %d lost %d end_lost %d b %d end_b %d end_outer %d\n", fill, outer, a, end_a,
+           lost, end_lost, b, end_b, end_outer);
+    print_stats();
+    tracec_provider_unregister(g_p);
+    return 0;
+}
+
+static int restart(void) {
+    tracec_provider_slice_begin(g_p, "outer");
+    tracec_provider_slice_begin(g_p, "in");
+    printf("inside\n");
+    fflush(stdout);
+    for (int i = 0; i < 10000 && tracec_provider_started(g_p); i++) usleep(1000);
+    int end_in = (int)tracec_provider_slice_end(g_p); /* tracing is off: not written */
+    printf("off %d\n", end_in);
+    fflush(stdout);
+    for (int i = 0; i < 10000 && !tracec_provider_started(g_p); i++) usleep(1000);
+    usleep(50000);
+    tracec_provider_slice_end(g_p);
+    tracec_provider_slice_begin(g_p, "after");
+    tracec_provider_slice_end(g_p);
+    print_stats();
+    tracec_provider_unregister(g_p);
+    return 0;
+}
+
 static int cats(const char *name, const char *declared, const char *probes, long ms) {
     tracec_provider_registration reg = TRACEC_PROVIDER_REGISTRATION_INIT;
     reg.name = name;
@@ -447,6 +523,9 @@ int main(int argc, char **argv) {
         fprintf(stderr, "record_provider: tracing never started\n");
         return 4;
     }
+    if (strcmp(mode, "nested") == 0) return nested(g_n, argc > 4 ? atol(argv[4]) : 0);
+    if (strcmp(mode, "refused") == 0) return refused();
+    if (strcmp(mode, "restart") == 0) return restart();
     if (strcmp(mode, "indexed") == 0) return indexed(g_n, argc > 4 ? atol(argv[4]) : 0, argc > 5 ? atol(argv[5]) : 0);
     if (strcmp(mode, "survive") == 0) {
         long end = now_ms() + g_n, loops = 0, fast = 0;

@@ -438,3 +438,39 @@ Test(provider_protocol, durable_area_holds_the_descriptors) {
     tracec_provider_unregister(p);
     close(conn);
 }
+
+/* A provider registered after another was unregistered (in the same process, on the same thread) is a new
+   connection, so a new sequence: the slice left open under the first writes no END under the second, and
+   the thread is described again before its first packet. */
+Test(provider_protocol, a_provider_registered_again_starts_afresh) {
+    tracec_provider *p;
+    cr_assert_eq(tracec_provider_register("first", &p), TRACEC_STATUS_SUCCESS);
+    int conn = accept_provider();
+    cr_assert(recv_msg(conn, 3000));
+    shm a;
+    int fifo = send_initialize(conn, &a, "");
+    send_ctl(conn, TRACEC_I_MSG_START, TRACEC_BUFFER_DISPOSITION_CLEAR_ENTIRE, NULL);
+    cr_assert_eq(fifo_next(fifo, 3000), TRACEC_I_FIFO_STARTED);
+    pthread_setname_np(pthread_self(), "again-writer");
+    cr_expect_eq(tracec_provider_slice_begin(p, "open"), TRACEC_STATUS_SUCCESS);
+    cr_expect(has(&a, TRACEC_I_SHM_HEADER, a.h->half[0].fill, "again-writer"));
+    tracec_provider_unregister(p);
+    close(conn);
+    close(fifo);
+
+    cr_assert_eq(tracec_provider_register("second", &p), TRACEC_STATUS_SUCCESS);
+    conn = accept_provider();
+    cr_assert(recv_msg(conn, 3000));
+    shm b;
+    fifo = send_initialize(conn, &b, "");
+    send_ctl(conn, TRACEC_I_MSG_START, TRACEC_BUFFER_DISPOSITION_CLEAR_ENTIRE, NULL);
+    cr_assert_eq(fifo_next(fifo, 3000), TRACEC_I_FIFO_STARTED);
+    uint32_t f0 = __atomic_load_n(&b.h->half[0].fill, __ATOMIC_ACQUIRE);
+    cr_expect_eq(tracec_provider_slice_end(p), TRACEC_STATUS_SUCCESS);
+    cr_expect_eq(b.h->half[0].fill, f0, "the END of a slice begun under another provider is not written");
+    cr_expect_eq(tracec_provider_instant(p, "x"), TRACEC_STATUS_SUCCESS);
+    cr_expect(has(&b, TRACEC_I_SHM_HEADER, b.h->half[0].fill, "again-writer"), "the thread is described again");
+    tracec_provider_unregister(p);
+    close(conn);
+    close(fifo);
+}

@@ -529,7 +529,12 @@ static summary mode_case(const char *mode, bool expect_drops) {
     char *view = py_view(trace);
     summary s = find_summary(view, "m");
     cr_assert(s.found, "%s", view);
-    cr_expect_eq(s.produced, 2000 * 3 + 2);
+    /* every packet once, the descriptors too, when nothing is lost; after a loss the END of a BEGIN not in
+       the trace is not written (and an owed END may be tried again): docs/record.md, "Nesting after losses" */
+    if (s.dropped == 0)
+        cr_expect_eq(s.produced, 2000 * 3 + 2);
+    else
+        cr_expect(s.produced > 2000 * 2 && s.produced <= 2000 * 3 + 2 + s.dropped, "%s: produced %ld", mode, s.produced);
     cr_expect_eq(s.delivered + s.dropped, s.produced, "%s: %ld + %ld != %ld", mode, s.delivered, s.dropped, s.produced);
     cr_expect_eq(seq_packets(view, s.seq), s.delivered);
     if (expect_drops) cr_expect(s.dropped > 0, "%s: a 16k buffer cannot hold 6000 packets", mode);
@@ -1146,4 +1151,205 @@ Test(record, corrupt_record_marks_the_next_run) {
     cr_assert_eq(run(cmd, &out), 0, "%s", out);
     cr_expect_str_eq(out, "1 0\n1001 1\n1002 0\n1003 0\n", "timestamp and mark of each packet of its sequence");
     free(out);
+}
+
+/* ---- nesting after losses (docs/record.md, "Nesting after losses") ---- */
+
+/* The trace processor's misplaced_end_event (an END with no slice open, or closing another one). */
+static long misplaced_ends(const char *trace) { return tp_stat(trace, "misplaced_end_event"); }
+
+/*
+ * STREAMING, the recorder stopped while the program nests two levels 3000 times in a 16k buffer (most
+ * packets dropped, BEGINs and ENDs alike), then 100 times more and once more 300 ms later: every kept
+ * slice is at the depth the program nests it, none is unfinished, no END is misplaced.
+ */
+Test(record, streaming_losses_keep_the_nesting) {
+    char cmd[1024], trace[128], *out;
+    snprintf(trace, sizeof trace, "%s/nest.pftrace", g_dir);
+    snprintf(cmd, sizeof cmd, "%s record -o %s --mode streaming --buffer-size 16k -- %s nested n 3000 100", TRACEC,
+             trace, PROV);
+    cr_assert_eq(run(cmd, &out), 0, "%s", out);
+    long produced = -1, dropped = -1;
+    cr_assert_eq(sscanf(out, "produced %ld dropped %ld", &produced, &dropped), 2, "%s", out);
+    cr_expect_gt(dropped, 0, "packets were lost: %s", out);
+    free(out);
+    char *rows = tp_query(trace, "select sum(name = 'outer' and depth <> 0) + sum(name = 'inner' and depth <> 1) + "
+                                 "sum(name = 'step' and depth <> 2) as misnested, sum(dur = -1) as unfinished, "
+                                 "sum(name = 'outer') as outers from slice where name in ('outer', 'inner', 'step');\n");
+    long misnested = -1, unfinished = -1, outers = -1;
+    const char *row = strchr(rows, '\n');
+    cr_assert(row && sscanf(row + 1, "%ld,%ld,%ld", &misnested, &unfinished, &outers) == 3, "%s", rows);
+    cr_expect_eq(misnested, 0, "slices at another depth than the program's:\n%s", rows);
+    cr_expect_eq(unfinished, 0, "unfinished slices:\n%s", rows);
+    cr_expect_geq(outers, 2, "%s", rows);
+    free(rows);
+    cr_expect_eq(misplaced_ends(trace), 0);
+    cr_expect_eq(tp_stat(trace, "traced_buf_trace_writer_packet_loss"), dropped, "the loss is data_loss");
+}
+
+/*
+ * The buffer full (the recorder stopped) inside two slices: the END of the inner one is refused, then a
+ * BEGIN ("lost", refused: the owed END is tried first) and its END.  Once the recorder saved, the next
+ * BEGIN writes the owed END first, with its own time: "a" ends before "b" begins, "b" is at depth 1
+ * inside "outer", "lost" is nowhere and its END closes nothing.
+ */
+Test(record, refused_end_is_written_before_the_next_begin) {
+    char cmd[1024], trace[128], *out;
+    snprintf(trace, sizeof trace, "%s/refused.pftrace", g_dir);
+    snprintf(cmd, sizeof cmd, "%s record -o %s --mode streaming --buffer-size 16k -- %s refused r", TRACEC, trace,
+             PROV);
+    cr_assert_eq(run(cmd, &out), 0, "%s", out);
+    long fill = -1;
+    int outer = -1, a = -1, end_a = -1, lost = -1, end_lost = -1, b = -1, end_b = -1, end_outer = -1;
+    cr_assert_eq(sscanf(out, "fill %ld outer %d a %d end_a %d lost %d end_lost %d b %d end_b %d end_outer %d", &fill,
+                        &outer, &a, &end_a, &lost, &end_lost, &b, &end_b, &end_outer),
+                 9, "%s", out);
+    cr_expect(fill > 0 && outer == 0 && a == 0 && b == 0 && end_b == 0 && end_outer == 0, "%s", out);
+    cr_expect_eq(end_a, TRACEC_STATUS_BUFFER_FULL, "%s", out);
+    cr_expect_eq(lost, TRACEC_STATUS_BUFFER_FULL, "%s", out);
+    cr_expect_eq(end_lost, TRACEC_STATUS_SUCCESS, "the END of a BEGIN not in the trace is not written: %s", out);
+    free(out);
+    char *rows = tp_query(trace, "select name, depth, dur > 0 as ended from slice where name in "
+                                 "('outer', 'a', 'lost', 'b') order by ts;\n");
+    cr_expect_str_eq(rows, "\"name\",\"depth\",\"ended\"\n\"outer\",0,1\n\"a\",1,1\n\"b\",1,1\n");
+    free(rows);
+    char *order = tp_query(trace, "select (select ts + dur from slice where name = 'a') < "
+                                  "(select ts from slice where name = 'b') as a_ends_first;\n");
+    cr_expect_str_eq(order, "\"a_ends_first\"\n1\n");
+    free(order);
+    cr_expect_eq(misplaced_ends(trace), 0);
+}
+
+/*
+ * Tracing stopped (the recorder's stop) while the program is inside two slices, the inner one's END
+ * while it is off, the outer one's after the next start: both slices end at the stop, the program's END
+ * after the start is not written, and the slice it writes next is at depth 0.
+ */
+Test(record, slices_open_at_a_stop_end_there) {
+    char sock[128], trace[128], out[128];
+    snprintf(sock, sizeof sock, "%s/r.sock", g_dir);
+    snprintf(trace, sizeof trace, "%s/restart.pftrace", g_dir);
+    snprintf(out, sizeof out, "%s/prov.out", g_dir);
+    tracec_recorder_config cfg = TRACEC_RECORDER_CONFIG_INIT;
+    cfg.socket_path = sock;
+    cfg.output_path = trace;
+    FILE *log = tmpfile();
+    cfg.log = log;
+    tracec_recorder *r;
+    cr_assert_eq(tracec_recorder_open(&cfg, &r), TRACEC_STATUS_SUCCESS);
+    cr_assert_eq(tracec_recorder_start(r), TRACEC_STATUS_SUCCESS);
+    pid_t kid = fork();
+    if (kid == 0) {
+        cr_assert_not_null(freopen(out, "w", stdout));
+        setenv("TRACEC_RECORDER_SOCKET", sock, 1);
+        execl(PROV, "record_provider", "restart", "restart", (char *)NULL);
+        _exit(127);
+    }
+    char text[256] = "";
+    for (int i = 0; i < 500 && strstr(text, "inside") == NULL; i++) { /* up to 5 s */
+        poll_for(r, 10);
+        FILE *f = fopen(out, "r");
+        size_t n = f ? fread(text, 1, sizeof text - 1, f) : 0;
+        text[n] = '\0';
+        if (f) fclose(f);
+    }
+    cr_assert_not_null(strstr(text, "inside"), "the program never got inside its slices: %s", text);
+    cr_assert_eq(tracec_recorder_stop(r), TRACEC_STATUS_SUCCESS);
+    poll_for(r, 100);
+    cr_assert_eq(tracec_recorder_start(r), TRACEC_STATUS_SUCCESS);
+    poll_for(r, 400);
+    cr_assert_eq(tracec_recorder_stop(r), TRACEC_STATUS_SUCCESS);
+    int st;
+    cr_assert_eq(waitpid(kid, &st, 0), kid);
+    cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 0, "record_provider restart: status %d", st);
+    cr_assert_eq(tracec_recorder_close(r), TRACEC_STATUS_SUCCESS);
+    fclose(log);
+    FILE *f = fopen(out, "r");
+    size_t n = f ? fread(text, 1, sizeof text - 1, f) : 0;
+    text[n] = '\0';
+    if (f) fclose(f);
+    cr_expect_not_null(strstr(text, "off "), "%s", text);
+    char *rows = tp_query(trace, "select name, depth, dur > 0 as ended from slice where name in "
+                                 "('outer', 'in', 'after') order by ts;\n");
+    cr_expect_str_eq(rows, "\"name\",\"depth\",\"ended\"\n\"outer\",0,1\n\"in\",1,1\n\"after\",0,1\n");
+    free(rows);
+    /* both end at the stop: before the start, 50 ms before "after" at least */
+    char *ends = tp_query(trace, "select (select ts + dur from slice where name = 'outer') = "
+                                 "(select ts + dur from slice where name = 'in') as together, "
+                                 "(select ts from slice where name = 'after') - "
+                                 "(select ts + dur from slice where name = 'outer') > 50000000 as at_the_stop;\n");
+    cr_expect_str_eq(ends, "\"together\",\"at_the_stop\"\n1,1\n");
+    free(ends);
+    cr_expect_eq(misplaced_ends(trace), 0);
+}
+
+/*
+ * The same program under one recorder, then another (a new connection: another sequence in another
+ * trace): the slices it left open under the first end there (they are in the first trace), and the
+ * program's ENDs for them under the second are not written: the second trace has "after" at depth 0
+ * and no END without its BEGIN.
+ */
+Test(record, slices_open_under_another_recorder_write_no_end) {
+    char sock[128], trace1[128], trace2[128], out[128];
+    snprintf(sock, sizeof sock, "%s/r.sock", g_dir);
+    snprintf(trace1, sizeof trace1, "%s/first.pftrace", g_dir);
+    snprintf(trace2, sizeof trace2, "%s/second.pftrace", g_dir);
+    snprintf(out, sizeof out, "%s/prov.out", g_dir);
+    tracec_recorder_config cfg = TRACEC_RECORDER_CONFIG_INIT;
+    cfg.socket_path = sock;
+    cfg.output_path = trace1;
+    FILE *log = tmpfile();
+    cfg.log = log;
+    tracec_recorder *r;
+    cr_assert_eq(tracec_recorder_open(&cfg, &r), TRACEC_STATUS_SUCCESS);
+    cr_assert_eq(tracec_recorder_start(r), TRACEC_STATUS_SUCCESS);
+    pid_t kid = fork();
+    if (kid == 0) {
+        cr_assert_not_null(freopen(out, "w", stdout));
+        setenv("TRACEC_RECORDER_SOCKET", sock, 1);
+        execl(PROV, "record_provider", "restart", "again", (char *)NULL);
+        _exit(127);
+    }
+    char text[256] = "";
+    for (int i = 0; i < 500 && strstr(text, "inside") == NULL; i++) {
+        poll_for(r, 10);
+        FILE *f = fopen(out, "r");
+        size_t n = f ? fread(text, 1, sizeof text - 1, f) : 0;
+        text[n] = '\0';
+        if (f) fclose(f);
+    }
+    cr_assert_not_null(strstr(text, "inside"), "the program never got inside its slices: %s", text);
+    cr_assert_eq(tracec_recorder_stop(r), TRACEC_STATUS_SUCCESS);
+    cr_assert_eq(tracec_recorder_close(r), TRACEC_STATUS_SUCCESS);
+    cfg.output_path = trace2;
+    cr_assert_eq(tracec_recorder_open(&cfg, &r), TRACEC_STATUS_SUCCESS);
+    cr_assert_eq(tracec_recorder_start(r), TRACEC_STATUS_SUCCESS);
+    poll_for(r, 600);
+    cr_assert_eq(tracec_recorder_stop(r), TRACEC_STATUS_SUCCESS);
+    int st;
+    cr_assert_eq(waitpid(kid, &st, 0), kid);
+    cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 0, "record_provider restart: status %d", st);
+    cr_assert_eq(tracec_recorder_close(r), TRACEC_STATUS_SUCCESS);
+    fclose(log);
+    char *rows = tp_query(trace1, "select name, depth, dur from slice where name in ('outer', 'in', 'after') "
+                                  "order by ts;\n");
+    cr_expect_str_eq(rows, "\"name\",\"depth\",\"dur\"\n\"outer\",0,-1\n\"in\",1,-1\n",
+                     "the first trace holds the slices as its recording left them");
+    free(rows);
+    rows = tp_query(trace2, "select name, depth, dur > 0 as ended from slice where name in ('outer', 'in', 'after') "
+                            "order by ts;\n");
+    cr_expect_str_eq(rows, "\"name\",\"depth\",\"ended\"\n\"after\",0,1\n");
+    free(rows);
+    /* the trace processor ignores an END on a track with no slice open: count them (python3-protobuf) */
+    char *view = py_view(trace2);
+    summary s = find_summary(view, "again");
+    cr_assert(s.found, "%s", view);
+    char key[64];
+    snprintf(key, sizeof key, "slices seq=%ld ", s.seq);
+    const char *at = strstr(view, key);
+    long begins = -1, ends = -1;
+    cr_assert(at && sscanf(at + strlen(key), "begins=%ld ends=%ld", &begins, &ends) == 2, "%s", view);
+    cr_expect_eq(begins, 1, "%s", view);
+    cr_expect_eq(ends, 1, "an END whose BEGIN is in the other trace was written:\n%s", view);
+    free(view);
 }

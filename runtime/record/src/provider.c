@@ -46,7 +46,9 @@ struct tracec_provider {
 
     pthread_mutex_t lock; /* packets, mapping, started */
     int started;          /* atomic; cleared before taking the lock, set under it */
-    uint64_t run;         /* atomic; bumped at each start */
+    uint64_t run;         /* atomic; a new value (next_id) at each start */
+    uint64_t conn;        /* atomic; a new value (next_id) at each connection to a recorder (a new sequence) */
+    uint64_t stop_run, stop_ts; /* atomic; the last run stopped and when (slices open then end there) */
 
     /* the mapping (under lock) */
     int initialized;
@@ -86,8 +88,40 @@ static pthread_mutex_t provider_mu = PTHREAD_MUTEX_INITIALIZER;
    initial-exec, so the read is not a __tls_get_addr call in the PIC library). */
 static __thread uint64_t thread_run __attribute__((tls_model("initial-exec")));
 
+/* Runs and connections are numbered across the process's providers (one registered after another
+   unregistered included), so a thread's state of an earlier one never passes for the current one's. */
+static uint64_t id_counter;
+static uint64_t next_id(void) { return __atomic_add_fetch(&id_counter, 1u, __ATOMIC_RELAXED); }
+
+/*
+ * The calling thread's slices on its own track (tracec_provider_slice_begin
+ * / _end), so that they nest as the program meant whatever was lost
+ * (docs/record.md, "Nesting after losses").  Thread-local, touched by its
+ * thread only, no allocation.
+ */
+enum { OWED_GROUPS = 4 };
+typedef struct nest_state {
+    uint64_t conn;     /* the connection (sequence) the levels below belong to; 0: none yet */
+    uint64_t run;      /* the run the thread last wrote in (its written levels are in it); 0: none */
+    uint64_t last_ts;  /* the thread's last event written */
+    uint64_t written;  /* a bit per open level, the innermost in bit 0: is its BEGIN in the trace? */
+    uint32_t nlive;    /* open levels (from 64 up not tracked: they count as written) */
+    uint32_t phantoms; /* levels ended at a run boundary: the program's ENDs for them are not written */
+    uint32_t nowed;    /* groups of owed ENDs, oldest first */
+    struct {
+        uint64_t ts, n;
+    } owed[OWED_GROUPS];
+} nest_state;
+static __thread nest_state nest __attribute__((tls_model("initial-exec")));
+
 static void *control_main(void *arg);
 static void stop_self(tracec_provider *p);
+
+/* Notes when the current run stops, before `started` is cleared: the slices open then end there. */
+static void note_stop(tracec_provider *p) {
+    __atomic_store_n(&p->stop_ts, tracec_i_rec_now_ns(), __ATOMIC_RELAXED);
+    __atomic_store_n(&p->stop_run, __atomic_load_n(&p->run, __ATOMIC_RELAXED), __ATOMIC_RELEASE);
+}
 
 /* At exit the provider stops itself (STOPPED on the fifo), so the recorder
    does not count a program that simply ended as a provider that died. */
@@ -415,6 +449,15 @@ static void thread_descriptor(tracec_provider *p, perfetto_protos_TracePacket *p
     perfetto_protos_TracePacket_end_track_descriptor(pkt, &td);
 }
 
+/* Starts a packet (lock held, tracing on). */
+static void begin_locked(tracec_provider *p, tracec_writer *w, tracec_msg *packet) {
+    /* A thread's first packet of a run describes the thread first (whoever writes the packet: the
+       helpers or the caller by hand), so its events land on its named track.  Retried if dropped. */
+    uint64_t run = __atomic_load_n(&p->run, __ATOMIC_RELAXED);
+    if (thread_run != run && put_descriptor(p, thread_descriptor, NULL) == TRACEC_STATUS_SUCCESS) thread_run = run;
+    half_begin(p, w, packet);
+}
+
 void tracec_provider_begin_packet(tracec_provider *p, tracec_writer *w, tracec_msg *packet) {
     if (!tracec_provider_started(p)) {
         dead_writer(w, packet);
@@ -426,11 +469,7 @@ void tracec_provider_begin_packet(tracec_provider *p, tracec_writer *w, tracec_m
         dead_writer(w, packet);
         return;
     }
-    /* A thread's first packet of a run describes the thread first (whoever writes the packet: the
-       helpers or the caller by hand), so its events land on its named track.  Retried if dropped. */
-    uint64_t run = __atomic_load_n(&p->run, __ATOMIC_RELAXED);
-    if (thread_run != run && put_descriptor(p, thread_descriptor, NULL) == TRACEC_STATUS_SUCCESS) thread_run = run;
-    half_begin(p, w, packet);
+    begin_locked(p, w, packet);
 }
 
 tracec_status_t tracec_provider_end_packet(tracec_provider *p, tracec_writer *w, tracec_msg *packet) {
@@ -447,19 +486,173 @@ uint64_t tracec_provider_thread_track_uuid(tracec_provider *p) {
     return tracec_i_rec_thread_uuid((uint32_t)getpid(), my_tid());
 }
 
-static tracec_status_t write_event(tracec_provider *p, uint32_t type, const char *name) {
-    if (!tracec_provider_started(p)) return TRACEC_STATUS_CLOSED;
+/* ---- nesting after losses (nest_state above; docs/record.md, "Nesting after losses") ---- */
+
+/*
+ * Owes `n` ENDs at `ts` (after the ones owed already).  A BEGIN is never
+ * written while ENDs are owed, so every owed END closes a slice begun
+ * before the oldest of them: when the groups are full the newest takes the
+ * later timestamp, which moves only the instants written between the two,
+ * never a slice.
+ */
+static void owe(nest_state *t, uint64_t ts, uint64_t n) {
+    if (n == 0) return;
+    if (t->nowed != 0) {
+        uint32_t top = t->nowed - 1u;
+        if (ts <= t->owed[top].ts || t->nowed == OWED_GROUPS) {
+            if (ts > t->owed[top].ts) t->owed[top].ts = ts;
+            t->owed[top].n += n;
+            return;
+        }
+    }
+    t->owed[t->nowed].ts = ts;
+    t->owed[t->nowed].n = n;
+    t->nowed++;
+}
+
+/*
+ * A run boundary: the slices open on the thread's track ended at `end_ts`
+ * (their ENDs are owed when `write_ends`: their BEGINs are on this
+ * sequence), and the program's own ENDs for them are not written (phantom
+ * levels).  Without `write_ends` (a new sequence: the BEGINs are in
+ * another trace) the owed ENDs go too.
+ */
+static void nest_boundary(nest_state *t, uint64_t end_ts, int write_ends) {
+    uint32_t n = t->nlive;
+    if (write_ends) {
+        uint32_t w = (n > 64u ? n - 64u : 0u) + (uint32_t)__builtin_popcountll(t->written);
+        if (end_ts < t->last_ts) end_ts = t->last_ts; /* an event that raced the stop */
+        owe(t, end_ts, w);
+    } else {
+        t->nowed = 0;
+    }
+    t->phantoms += n;
+    t->nlive = 0;
+    t->written = 0;
+}
+
+static void nest_push(nest_state *t, bool written) {
+    if (t->nlive < 64u) t->written = (t->written << 1) | (uint64_t)written;
+    t->nlive++;
+}
+
+/* An END on the thread's track: true when it must be written (its BEGIN is in the trace). */
+static bool nest_pop(nest_state *t) {
+    if (t->nlive == 0) {
+        if (t->phantoms == 0) return true; /* more ENDs than BEGINs: the program's own imbalance */
+        t->phantoms--;
+        return false;
+    }
+    if (--t->nlive >= 64u) return true;
+    bool w = (t->written & 1u) != 0;
+    t->written >>= 1;
+    return w;
+}
+
+/*
+ * Brings the thread's levels up to the provider's state (`on`: tracing is
+ * on, read under the lock).  A new connection is another sequence (or
+ * trace): the open levels become phantoms and nothing is owed.  The end of
+ * the run the thread wrote in (stopped, or another run started since):
+ * its open slices end at that stop.
+ */
+static void nest_sync(tracec_provider *p, nest_state *t, int on) {
+    uint64_t conn = __atomic_load_n(&p->conn, __ATOMIC_ACQUIRE);
+    uint64_t run = __atomic_load_n(&p->run, __ATOMIC_ACQUIRE);
+    if (t->conn != conn) {
+        nest_boundary(t, 0, 0);
+        t->conn = conn;
+        t->run = 0;
+    } else if (t->run != 0 && (t->run != run || !on)) {
+        uint64_t end_ts = t->last_ts; /* the stop's time if known, else the thread's last event in that run */
+        if (__atomic_load_n(&p->stop_run, __ATOMIC_ACQUIRE) == t->run)
+            end_ts = __atomic_load_n(&p->stop_ts, __ATOMIC_RELAXED);
+        nest_boundary(t, end_ts, 1);
+        t->run = 0;
+    }
+    if (on) t->run = run;
+}
+
+/* One track event on the thread's track at `ts` (lock held, tracing on); the packet's status. */
+static tracec_status_t put_event(tracec_provider *p, uint32_t type, const char *name, uint64_t ts) {
     tracec_writer w;
     perfetto_protos_TracePacket pkt;
     perfetto_protos_TrackEvent ev;
-    tracec_provider_begin_packet(p, &w, &pkt.msg);
-    perfetto_protos_TracePacket_set_timestamp(&pkt, tracec_i_rec_now_ns());
+    begin_locked(p, &w, &pkt.msg);
+    perfetto_protos_TracePacket_set_timestamp(&pkt, ts);
     perfetto_protos_TracePacket_begin_track_event(&pkt, &ev);
     perfetto_protos_TrackEvent_set_type(&ev, (perfetto_protos_TrackEvent_Type)type);
     perfetto_protos_TrackEvent_set_track_uuid(&ev, tracec_provider_thread_track_uuid(p));
     if (name) perfetto_protos_TrackEvent_set_cstr_name(&ev, name);
     perfetto_protos_TracePacket_end_track_event(&pkt, &ev);
-    return tracec_provider_end_packet(p, &w, &pkt.msg);
+    return half_end(p, &w, &pkt.msg);
+}
+
+/*
+ * Writes the ENDs the thread owes (lock held, tracing on), oldest first,
+ * each with its own, earlier timestamp: the reader sorts by time, so each
+ * closes its slice where it ended.  Stops at the first one refused; SUCCESS
+ * when none is owed any more.
+ */
+static tracec_status_t write_owed(tracec_provider *p, nest_state *t) {
+    while (t->nowed != 0) {
+        tracec_status_t st = put_event(p, perfetto_protos_TrackEvent_TYPE_SLICE_END, NULL, t->owed[0].ts);
+        if (st != TRACEC_STATUS_SUCCESS) return st;
+        if (--t->owed[0].n == 0) {
+            t->nowed--;
+            memmove(&t->owed[0], &t->owed[1], t->nowed * sizeof t->owed[0]);
+        }
+    }
+    return TRACEC_STATUS_SUCCESS;
+}
+
+static tracec_status_t write_event(tracec_provider *p, uint32_t type, const char *name) {
+    nest_state *t = &nest;
+    bool slice = type == perfetto_protos_TrackEvent_TYPE_SLICE_BEGIN || type == perfetto_protos_TrackEvent_TYPE_SLICE_END;
+    if (p == NULL) return TRACEC_STATUS_CLOSED;
+    if (tracec_provider_started(p)) {
+        pthread_mutex_lock(&p->lock);
+        if (__atomic_load_n(&p->started, __ATOMIC_RELAXED)) goto on;
+        pthread_mutex_unlock(&p->lock);
+    }
+    /* off: the event is not written, its level is kept so the ENDs after the next start match */
+    if (slice) {
+        nest_sync(p, t, 0);
+        if (type == perfetto_protos_TrackEvent_TYPE_SLICE_BEGIN)
+            nest_push(t, false);
+        else
+            (void)nest_pop(t);
+    }
+    return TRACEC_STATUS_CLOSED;
+on:;
+    tracec_status_t st;
+    nest_sync(p, t, 1);
+    if (type == perfetto_protos_TrackEvent_TYPE_SLICE_END && !nest_pop(t)) {
+        st = TRACEC_STATUS_SUCCESS; /* its BEGIN is not in the trace (that loss is counted): nor is it */
+        goto out;
+    }
+    if (type == perfetto_protos_TrackEvent_TYPE_SLICE_BEGIN && t->nowed != 0) {
+        /* the owed ENDs first: one written after this BEGIN would close it instead of its own slice */
+        st = write_owed(p, t);
+        if (st != TRACEC_STATUS_SUCCESS) { /* the refused END is counted and stands for this BEGIN */
+            nest_push(t, false);
+            goto out;
+        }
+    }
+    uint64_t ts = tracec_i_rec_now_ns();
+    st = put_event(p, type, name, ts);
+    if (st == TRACEC_STATUS_SUCCESS) {
+        t->last_ts = ts;
+        if (type == perfetto_protos_TrackEvent_TYPE_SLICE_BEGIN) nest_push(t, true);
+        if (t->nowed != 0) (void)write_owed(p, t); /* after a written event: a full buffer is not asked again */
+    } else if (type == perfetto_protos_TrackEvent_TYPE_SLICE_BEGIN) {
+        nest_push(t, false);
+    } else if (type == perfetto_protos_TrackEvent_TYPE_SLICE_END) {
+        owe(t, ts, 1); /* its slice is open in the trace: ended after the thread's next written event */
+    }
+out:
+    pthread_mutex_unlock(&p->lock);
+    return st;
 }
 
 tracec_status_t tracec_provider_slice_begin(tracec_provider *p, const char *name) {
@@ -579,6 +772,7 @@ static void teardown(tracec_provider *p, int lost) {
     /* off first, then the lock: no new packet begins, so the lock is only
        waited for by the packet in flight (a writer in a tight loop would
        otherwise keep retaking it) */
+    if (tracec_provider_started(p)) note_stop(p);
     int was = __atomic_exchange_n(&p->started, 0, __ATOMIC_SEQ_CST);
     pthread_mutex_lock(&p->lock);
     if (was && lost) __atomic_add_fetch(&p->lost, 1u, __ATOMIC_RELAXED);
@@ -666,7 +860,7 @@ static void on_start(tracec_provider *p, const tracec_i_msg *m) {
         reset_durable(p);
     }
     snprintf(p->extra, sizeof p->extra, "%s", m->text);
-    __atomic_add_fetch(&p->run, 1u, __ATOMIC_RELEASE);
+    __atomic_store_n(&p->run, next_id(), __ATOMIC_RELEASE);
     __atomic_add_fetch(&p->runs, 1u, __ATOMIC_RELAXED);
     write_run_header(p); /* before any event of the run: writers wait for the lock */
     __atomic_store_n(&p->started, 1, __ATOMIC_RELAXED);
@@ -680,6 +874,7 @@ static void on_start(tracec_provider *p, const tracec_i_msg *m) {
 
 static void on_stop(tracec_provider *p) {
     if (!p->initialized || !tracec_provider_started(p)) return; /* Stop while stopped is ignored */
+    note_stop(p);
     __atomic_store_n(&p->started, 0, __ATOMIC_SEQ_CST); /* no new packet begins */
     pthread_mutex_lock(&p->lock);                        /* the one in flight is finished */
     pthread_mutex_unlock(&p->lock);
@@ -768,9 +963,11 @@ static void *control_main(void *arg) {
             snprintf(m->text, sizeof m->text, "%s\n%s", p->name, p->declared);
         else
             snprintf(m->text, sizeof m->text, "%s", p->name);
-        /* a new connection, a new sequence: losses of the previous one are not this one's */
+        /* a new connection, a new sequence: losses of the previous one are not this one's, nor are the
+           slices its threads left open (nest_sync) */
         pthread_mutex_lock(&p->lock);
         p->lost_pending = 0;
+        __atomic_store_n(&p->conn, next_id(), __ATOMIC_RELEASE);
         pthread_mutex_unlock(&p->lock);
         int ok = tracec_i_rec_send(conn, m, NULL, 0) == 0;
         free(m);
@@ -787,6 +984,7 @@ static void *control_main(void *arg) {
 
 /* Stops tracing from the program's side and tells the recorder (lock taken here). */
 static void stop_self(tracec_provider *p) {
+    if (tracec_provider_started(p)) note_stop(p);
     int was = __atomic_exchange_n(&p->started, 0, __ATOMIC_SEQ_CST);
     pthread_mutex_lock(&p->lock);
     if (was && p->fifo >= 0) (void)tracec_i_rec_fifo_send(p->fifo, TRACEC_I_FIFO_STOPPED, 0);

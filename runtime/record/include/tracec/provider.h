@@ -144,7 +144,28 @@ void tracec_provider_begin_packet(tracec_provider *p, tracec_writer *w, tracec_m
  */
 tracec_status_t tracec_provider_end_packet(tracec_provider *p, tracec_writer *w, tracec_msg *packet);
 
-/* Track events on the calling thread's track (its descriptor is written at its first packet of a run). */
+/*
+ * Track events on the calling thread's track (its descriptor is written at
+ * its first packet of a run).  SUCCESS: written.  CLOSED: tracing is off.
+ * BUFFER_FULL (or the writer's error): dropped and counted.
+ *
+ * The thread's slices nest in the trace as the program meant whatever was
+ * lost (docs/record.md, "Nesting after losses"); each thread keeps its open
+ * levels (thread-local, the first 64 tracked):
+ * - a BEGIN not written (dropped, tracing off) makes its END not written
+ *   either: slice_end then returns SUCCESS (the loss was counted at the
+ *   BEGIN);
+ * - an END lost for a slice that is in the trace is owed: written with its
+ *   own timestamp after the thread's next event written by these helpers,
+ *   and before any later BEGIN; while the buffer still refuses it, a BEGIN
+ *   is not written (it returns the refusal) and its END is not written;
+ * - when tracing stops (the recorder's Stop, its going away) the thread's
+ *   open slices end at the stop: their ENDs are owed at the stop's time on
+ *   the same sequence (none after a new connection: another trace), and
+ *   the program's own ENDs for them are not written.
+ * Packets written by hand with begin_packet / end_packet are the program's
+ * business: they do not take part in this.
+ */
 tracec_status_t tracec_provider_slice_begin(tracec_provider *p, const char *name);
 tracec_status_t tracec_provider_slice_end(tracec_provider *p);
 tracec_status_t tracec_provider_instant(tracec_provider *p, const char *name);
