@@ -214,11 +214,11 @@ Test(record, recorder_killed_provider_goes_on) {
     wait_listening(sock);
     pid_t killer = fork();
     if (killer == 0) {
-        usleep(300000);
+        usleep(1000000); /* the provider has registered by then, also under a sanitizer on a loaded machine */
         kill(rec, SIGKILL);
         _exit(0);
     }
-    snprintf(cmd, sizeof cmd, "TRACEC_RECORDER_SOCKET=%s %s survive survivor 800", sock, PROV);
+    snprintf(cmd, sizeof cmd, "TRACEC_RECORDER_SOCKET=%s %s survive survivor 1600", sock, PROV);
     int rc = run(cmd, &out);
     waitpid(killer, NULL, 0);
     waitpid(rec, NULL, 0);
@@ -848,9 +848,9 @@ Test(record, counters_are_per_recording) {
     char sock[128], cmd[2048], *out;
     snprintf(sock, sizeof sock, "%s/r.sock", g_dir);
     snprintf(cmd, sizeof cmd,
-             "TRACEC_RECORDER_SOCKET=%s %s survive lasting 2200 > %s/prov.out & "
-             "%s record --attach --socket %s -o %s/first.pftrace --duration 700ms; sleep 0.2; "
-             "%s record --attach --socket %s -o %s/second.pftrace --duration 700ms; wait",
+             "TRACEC_RECORDER_SOCKET=%s %s survive lasting 4000 > %s/prov.out & "
+             "%s record --attach --socket %s -o %s/first.pftrace --duration 1500ms; sleep 0.2; "
+             "%s record --attach --socket %s -o %s/second.pftrace --duration 1500ms; wait",
              sock, PROV, g_dir, TRACEC, sock, g_dir, TRACEC, sock, g_dir);
     cr_assert_eq(run(cmd, &out), 0, "%s", out);
     free(out);
