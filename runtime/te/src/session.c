@@ -437,6 +437,7 @@ tracec_status_t tracec_session_pause(tracec_session *h) {
     if (st == TRACEC_STATUS_SUCCESS) {
         /* The run's categories stay on: their events reach the layer, which drops and counts them (a
            pause loses them; the trace says so).  Paused first, then the hint that makes threads look. */
+        __atomic_fetch_add(&tracec_i_te_pause, 1u, __ATOMIC_RELAXED);
         __atomic_store_n(&tracec_i_te_paused, 1u, __ATOMIC_RELEASE);
         __atomic_fetch_add(&tracec_i_te_epoch_hint, 1u, __ATOMIC_RELEASE);
         for (size_t i = 0; i < k; i++) __atomic_store_n(&on[i]->c.enabled, 1u, __ATOMIC_RELAXED);

@@ -57,6 +57,8 @@ extern uint64_t tracec_i_te_run;
 extern uint64_t tracec_i_te_run_end_ts;
 /* The session is paused: its categories stay on and the layer drops and counts their events. */
 extern uint32_t tracec_i_te_paused;
+/* Bumped by each pause before it sets tracec_i_te_paused (release): which pause a thread saw. */
+extern uint64_t tracec_i_te_pause;
 
 /*
  * Session calls hold the calling thread's guard, so a signal handler's

@@ -114,7 +114,7 @@ typedef struct te_thread {
     uint64_t epoch; /* the buffer's epoch the dictionary is valid for */
     uint64_t hint;  /* tracec_i_te_epoch_hint when the epoch was last read */
     uint64_t run;   /* tracec_i_te_run then */
-    uint64_t pause_seen; /* tracec_i_te_run + 1 of the pause whose boundary the thread took (0: none) */
+    uint64_t pause_seen; /* tracec_i_te_pause of the pause whose boundary the thread took */
     uint32_t pause_drop; /* thread_ready() dropped the event because the session is paused */
     uint32_t clock_id; /* the session's timestamp clock, read when the thread bound to it */
     int clk;           /* its clockid_t */
@@ -212,6 +212,7 @@ uint64_t tracec_i_te_gen;
 uint64_t tracec_i_te_lost;
 uint64_t tracec_i_te_run;
 uint32_t tracec_i_te_paused;
+uint64_t tracec_i_te_pause;
 uint64_t tracec_i_te_run_end_ts;
 uint64_t tracec_i_te_epoch_hint;
 uint64_t tracec_i_te_buf;
@@ -572,10 +573,12 @@ static inline TRACEC_I_ALWAYS_INLINE bool nest_pop(te_thread *t) {
  * of the pause can keep the nesting (pause_nest).
  */
 static TRACEC_I_NOINLINE te_thread *paused(te_thread *t) {
-    uint64_t run = __atomic_load_n(&tracec_i_te_run, __ATOMIC_ACQUIRE);
-    if (t->hint != UINT64_MAX && t->pause_seen != run + 1u) {
+    /* Which pause, not which run: a resume bumps the run before it ends the pause, and an event in
+       between must not take this pause's boundary for the next one's. */
+    uint64_t pause = __atomic_load_n(&tracec_i_te_pause, __ATOMIC_RELAXED);
+    if (t->hint != UINT64_MAX && t->pause_seen != pause) {
         nest_boundary(t, __atomic_load_n(&tracec_i_te_run_end_ts, __ATOMIC_RELAXED), !(t->need & NEED_HEADER));
-        t->pause_seen = run + 1u;
+        t->pause_seen = pause;
     }
     __atomic_fetch_add(&tracec_i_te_lost, 1u, __ATOMIC_RELAXED);
     t->pause_drop = 1;
