@@ -11,18 +11,18 @@ is marked (0 if not).
 Usage: check_loss_marks.py DESCRIPTOR_SET TRACE NAME [list]"""
 import sys
 
-from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+import os
+
+from google.protobuf import descriptor_pb2
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "generator", "codegen"))
+from descriptor_pool_read import parse_trace, pool_of  # noqa: E402
 
 fds = descriptor_pb2.FileDescriptorSet()
 with open(sys.argv[1], "rb") as f:
     fds.ParseFromString(f.read())
-pool = descriptor_pool.DescriptorPool()
-for fd in fds.file:
-    pool.Add(fd)
-Trace = message_factory.MessageFactory(pool).GetPrototype(pool.FindMessageTypeByName("perfetto.protos.Trace"))
-trace = Trace()
 with open(sys.argv[2], "rb") as f:
-    trace.ParseFromString(f.read())
+    trace = parse_trace(*pool_of(list(fds.file)), f.read())
 
 seq = None
 for p in trace.packet:

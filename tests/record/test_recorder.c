@@ -1158,6 +1158,54 @@ Test(record, corrupt_record_marks_the_next_run) {
 /* The trace processor's misplaced_end_event (an END with no slice open, or closing another one). */
 static long misplaced_ends(const char *trace) { return tp_stat(trace, "misplaced_end_event"); }
 
+/* The file's text, at most `size` - 1 bytes (empty when it cannot be read). */
+static void read_text(const char *path, char *text, size_t size) {
+    FILE *f = fopen(path, "r");
+    size_t n = f ? fread(text, 1, size - 1, f) : 0;
+    text[n] = '\0';
+    if (f) fclose(f);
+}
+
+/* A started recorder on `sock` writing `trace`; its log goes to *log (a tmpfile the caller closes). */
+static tracec_recorder *started_recorder(const char *sock, const char *trace, FILE **log) {
+    tracec_recorder_config cfg = TRACEC_RECORDER_CONFIG_INIT;
+    tracec_recorder *r;
+    cfg.socket_path = sock;
+    cfg.output_path = trace;
+    cfg.log = *log != NULL ? *log : (*log = tmpfile());
+    cr_assert_eq(tracec_recorder_open(&cfg, &r), TRACEC_STATUS_SUCCESS);
+    cr_assert_eq(tracec_recorder_start(r), TRACEC_STATUS_SUCCESS);
+    return r;
+}
+
+/*
+ * `record_provider restart NAME` connecting to `sock`, its output in `out`; returns once it wrote
+ * "inside" (the recorder served meanwhile, at most 5 s).
+ */
+static pid_t provider_inside_its_slices(tracec_recorder *r, const char *sock, const char *out, const char *name) {
+    char text[256] = "";
+    pid_t kid = fork();
+    if (kid == 0) {
+        cr_assert_not_null(freopen(out, "w", stdout));
+        setenv("TRACEC_RECORDER_SOCKET", sock, 1);
+        execl(PROV, "record_provider", "restart", name, (char *)NULL);
+        _exit(127);
+    }
+    for (int i = 0; i < 500 && strstr(text, "inside") == NULL; i++) {
+        poll_for(r, 10);
+        read_text(out, text, sizeof text);
+    }
+    cr_assert_not_null(strstr(text, "inside"), "the program never got inside its slices: %s", text);
+    return kid;
+}
+
+/* Waits for the provider started above; it must exit 0. */
+static void provider_done(pid_t kid) {
+    int st;
+    cr_assert_eq(waitpid(kid, &st, 0), kid);
+    cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 0, "record_provider restart: status %d", st);
+}
+
 /*
  * STREAMING, the recorder stopped while the program nests two levels 3000 times in a 16k buffer (most
  * packets dropped, BEGINs and ENDs alike), then 100 times more and once more 300 ms later: every kept
@@ -1226,48 +1274,22 @@ Test(record, refused_end_is_written_before_the_next_begin) {
  * after the start is not written, and the slice it writes next is at depth 0.
  */
 Test(record, slices_open_at_a_stop_end_there) {
-    char sock[128], trace[128], out[128];
+    char sock[128], trace[128], out[128], text[256];
+    FILE *log = NULL;
     snprintf(sock, sizeof sock, "%s/r.sock", g_dir);
     snprintf(trace, sizeof trace, "%s/restart.pftrace", g_dir);
     snprintf(out, sizeof out, "%s/prov.out", g_dir);
-    tracec_recorder_config cfg = TRACEC_RECORDER_CONFIG_INIT;
-    cfg.socket_path = sock;
-    cfg.output_path = trace;
-    FILE *log = tmpfile();
-    cfg.log = log;
-    tracec_recorder *r;
-    cr_assert_eq(tracec_recorder_open(&cfg, &r), TRACEC_STATUS_SUCCESS);
-    cr_assert_eq(tracec_recorder_start(r), TRACEC_STATUS_SUCCESS);
-    pid_t kid = fork();
-    if (kid == 0) {
-        cr_assert_not_null(freopen(out, "w", stdout));
-        setenv("TRACEC_RECORDER_SOCKET", sock, 1);
-        execl(PROV, "record_provider", "restart", "restart", (char *)NULL);
-        _exit(127);
-    }
-    char text[256] = "";
-    for (int i = 0; i < 500 && strstr(text, "inside") == NULL; i++) { /* up to 5 s */
-        poll_for(r, 10);
-        FILE *f = fopen(out, "r");
-        size_t n = f ? fread(text, 1, sizeof text - 1, f) : 0;
-        text[n] = '\0';
-        if (f) fclose(f);
-    }
-    cr_assert_not_null(strstr(text, "inside"), "the program never got inside its slices: %s", text);
+    tracec_recorder *r = started_recorder(sock, trace, &log);
+    pid_t kid = provider_inside_its_slices(r, sock, out, "restart");
     cr_assert_eq(tracec_recorder_stop(r), TRACEC_STATUS_SUCCESS);
     poll_for(r, 100);
     cr_assert_eq(tracec_recorder_start(r), TRACEC_STATUS_SUCCESS);
     poll_for(r, 400);
     cr_assert_eq(tracec_recorder_stop(r), TRACEC_STATUS_SUCCESS);
-    int st;
-    cr_assert_eq(waitpid(kid, &st, 0), kid);
-    cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 0, "record_provider restart: status %d", st);
+    provider_done(kid);
     cr_assert_eq(tracec_recorder_close(r), TRACEC_STATUS_SUCCESS);
     fclose(log);
-    FILE *f = fopen(out, "r");
-    size_t n = f ? fread(text, 1, sizeof text - 1, f) : 0;
-    text[n] = '\0';
-    if (f) fclose(f);
+    read_text(out, text, sizeof text);
     cr_expect_not_null(strstr(text, "off "), "%s", text);
     char *rows = tp_query(trace, "select name, depth, dur > 0 as ended from slice where name in "
                                  "('outer', 'in', 'after') order by ts;\n");
@@ -1291,44 +1313,19 @@ Test(record, slices_open_at_a_stop_end_there) {
  */
 Test(record, slices_open_under_another_recorder_write_no_end) {
     char sock[128], trace1[128], trace2[128], out[128];
+    FILE *log = NULL;
     snprintf(sock, sizeof sock, "%s/r.sock", g_dir);
     snprintf(trace1, sizeof trace1, "%s/first.pftrace", g_dir);
     snprintf(trace2, sizeof trace2, "%s/second.pftrace", g_dir);
     snprintf(out, sizeof out, "%s/prov.out", g_dir);
-    tracec_recorder_config cfg = TRACEC_RECORDER_CONFIG_INIT;
-    cfg.socket_path = sock;
-    cfg.output_path = trace1;
-    FILE *log = tmpfile();
-    cfg.log = log;
-    tracec_recorder *r;
-    cr_assert_eq(tracec_recorder_open(&cfg, &r), TRACEC_STATUS_SUCCESS);
-    cr_assert_eq(tracec_recorder_start(r), TRACEC_STATUS_SUCCESS);
-    pid_t kid = fork();
-    if (kid == 0) {
-        cr_assert_not_null(freopen(out, "w", stdout));
-        setenv("TRACEC_RECORDER_SOCKET", sock, 1);
-        execl(PROV, "record_provider", "restart", "again", (char *)NULL);
-        _exit(127);
-    }
-    char text[256] = "";
-    for (int i = 0; i < 500 && strstr(text, "inside") == NULL; i++) {
-        poll_for(r, 10);
-        FILE *f = fopen(out, "r");
-        size_t n = f ? fread(text, 1, sizeof text - 1, f) : 0;
-        text[n] = '\0';
-        if (f) fclose(f);
-    }
-    cr_assert_not_null(strstr(text, "inside"), "the program never got inside its slices: %s", text);
+    tracec_recorder *r = started_recorder(sock, trace1, &log);
+    pid_t kid = provider_inside_its_slices(r, sock, out, "again");
     cr_assert_eq(tracec_recorder_stop(r), TRACEC_STATUS_SUCCESS);
     cr_assert_eq(tracec_recorder_close(r), TRACEC_STATUS_SUCCESS);
-    cfg.output_path = trace2;
-    cr_assert_eq(tracec_recorder_open(&cfg, &r), TRACEC_STATUS_SUCCESS);
-    cr_assert_eq(tracec_recorder_start(r), TRACEC_STATUS_SUCCESS);
+    r = started_recorder(sock, trace2, &log);
     poll_for(r, 600);
     cr_assert_eq(tracec_recorder_stop(r), TRACEC_STATUS_SUCCESS);
-    int st;
-    cr_assert_eq(waitpid(kid, &st, 0), kid);
-    cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 0, "record_provider restart: status %d", st);
+    provider_done(kid);
     cr_assert_eq(tracec_recorder_close(r), TRACEC_STATUS_SUCCESS);
     fclose(log);
     char *rows = tp_query(trace1, "select name, depth, dur from slice where name in ('outer', 'in', 'after') "
