@@ -128,6 +128,14 @@ static int send_initialize(int conn, shm *s, const char *categories) {
     return sp[0];
 }
 
+/* Initialize (all categories) and Start; returns our end of the fifo once the provider said Started. */
+static int send_initialize_and_start(int conn, shm *s) {
+    int fifo = send_initialize(conn, s, "");
+    send_ctl(conn, TRACEC_I_MSG_START, TRACEC_BUFFER_DISPOSITION_CLEAR_ENTIRE, NULL);
+    cr_assert_eq(fifo_next(fifo, 3000), TRACEC_I_FIFO_STARTED);
+    return fifo;
+}
+
 TestSuite(provider_protocol, .init = setup, .fini = teardown, .timeout = 30);
 
 Test(provider_protocol, provider_rules) {
@@ -205,9 +213,7 @@ Test(provider_protocol, streaming_halves_save_and_drop) {
     int conn = accept_provider();
     cr_assert(recv_msg(conn, 3000));
     shm a;
-    int fifo = send_initialize(conn, &a, "");
-    send_ctl(conn, TRACEC_I_MSG_START, TRACEC_BUFFER_DISPOSITION_CLEAR_ENTIRE, NULL);
-    cr_assert_eq(fifo_next(fifo, 3000), TRACEC_I_FIFO_STARTED);
+    int fifo = send_initialize_and_start(conn, &a);
     /* fill half 0: the provider asks for it to be saved and goes on in half 1 */
     int n = 0;
     while (__atomic_load_n(&a.h->active, __ATOMIC_ACQUIRE) == 0 && n < 10000) {
@@ -301,9 +307,7 @@ Test(provider_protocol, declared_categories) {
     cr_expect_eq(g_m.type, TRACEC_I_MSG_REGISTER);
     cr_expect_str_eq(g_m.text, "cats\ngfx,io");
     shm a;
-    int fifo = send_initialize(conn, &a, "");
-    send_ctl(conn, TRACEC_I_MSG_START, TRACEC_BUFFER_DISPOSITION_CLEAR_ENTIRE, NULL);
-    cr_assert_eq(fifo_next(fifo, 3000), TRACEC_I_FIFO_STARTED);
+    int fifo = send_initialize_and_start(conn, &a);
     cr_expect(tracec_provider_category_enabled(p, "anything"), "an empty list without the flag: all");
     send_ctl(conn, TRACEC_I_MSG_TERMINATE, 0, NULL);
     cr_assert_eq(fifo_next(fifo, 3000), TRACEC_I_FIFO_STOPPED);
@@ -448,9 +452,7 @@ Test(provider_protocol, a_provider_registered_again_starts_afresh) {
     int conn = accept_provider();
     cr_assert(recv_msg(conn, 3000));
     shm a;
-    int fifo = send_initialize(conn, &a, "");
-    send_ctl(conn, TRACEC_I_MSG_START, TRACEC_BUFFER_DISPOSITION_CLEAR_ENTIRE, NULL);
-    cr_assert_eq(fifo_next(fifo, 3000), TRACEC_I_FIFO_STARTED);
+    int fifo = send_initialize_and_start(conn, &a);
     pthread_setname_np(pthread_self(), "again-writer");
     cr_expect_eq(tracec_provider_slice_begin(p, "open"), TRACEC_STATUS_SUCCESS);
     cr_expect(has(&a, TRACEC_I_SHM_HEADER, a.h->half[0].fill, "again-writer"));
@@ -462,9 +464,7 @@ Test(provider_protocol, a_provider_registered_again_starts_afresh) {
     conn = accept_provider();
     cr_assert(recv_msg(conn, 3000));
     shm b;
-    fifo = send_initialize(conn, &b, "");
-    send_ctl(conn, TRACEC_I_MSG_START, TRACEC_BUFFER_DISPOSITION_CLEAR_ENTIRE, NULL);
-    cr_assert_eq(fifo_next(fifo, 3000), TRACEC_I_FIFO_STARTED);
+    fifo = send_initialize_and_start(conn, &b);
     uint32_t f0 = __atomic_load_n(&b.h->half[0].fill, __ATOMIC_ACQUIRE);
     cr_expect_eq(tracec_provider_slice_end(p), TRACEC_STATUS_SUCCESS);
     cr_expect_eq(b.h->half[0].fill, f0, "the END of a slice begun under another provider is not written");
