@@ -31,6 +31,7 @@
 
 #include "tracec/buffer.h"
 #include "tracec/abi/attributes.h"
+#include "tracec/abi/shm_layout.h"
 #include "tracec/status.h"
 #include "tracec/trace_file.h"
 
@@ -130,6 +131,124 @@ tracec_status_t tracec_recorder_list(const char *socket_path, FILE *out) TRACEC_
 tracec_status_t tracec_recorder_read_records(const void *data, size_t size, tracec_trace_file *out, uint32_t seq,
                                              int32_t pid, int32_t uid, uint64_t *packets, size_t *bad_offset,
                                              const char **why) TRACEC_I_WARN_UNUSED;
+
+/* ---- the shared layout of the buffer engine (tracec/abi/shm_layout.h): the reading side ---- */
+
+/*
+ * A writing process's buffer in a memfd, as the recorder reads it: a header
+ * page, its halves, its durable part.  The recorder copies the header, checks
+ * the copy against the geometry it agreed on (tracec_recorder_check_shm_header),
+ * copies a region as one consistent snapshot (tracec_recorder_copy_region), and
+ * walks the copy (tracec_recorder_read_region).  Every byte is hostile: no
+ * value read from the memfd is used before it is checked or clamped, and no
+ * walk reads outside the copy or takes more than extent / 16 steps.
+ * docs/record.md, "Reading the buffer engine's regions".
+ */
+
+/* Regions of a shared buffer: half 0, half 1, then the durable part. */
+#define TRACEC_RECORDER_REGION_DURABLE 2u
+#define TRACEC_RECORDER_REGIONS 3u
+
+/* The geometry a recorder chose for a writer and told it out of band. */
+typedef struct tracec_recorder_shm_geometry {
+    uint32_t mode;          /* tracec_buffering_mode_t: ONESHOT, CIRCULAR or STREAMING */
+    uint32_t halves;        /* 1 (ONESHOT) or 2 */
+    uint64_t size;          /* payload bytes per half */
+    uint64_t half_bytes;    /* bytes of a half's region (at most UINT32_MAX) */
+    uint64_t durable_bytes; /* bytes of the durable part (0: none; at most UINT32_MAX) */
+} tracec_recorder_shm_geometry;
+
+/* Bytes of a shared buffer of geometry `g`: the header page, the halves, the durable part; 0 if `g` is bad. */
+uint64_t tracec_recorder_shm_bytes(const tracec_recorder_shm_geometry *g) TRACEC_I_WARN_UNUSED;
+
+/* A header copy, checked: every value clamped to the geometry. */
+typedef struct tracec_recorder_shm_state {
+    uint32_t active;  /* the half the writers fill: 0 or 1 (0 with one half) */
+    uint32_t handed;  /* bit r set: region r is HANDED (handed == TRACEC_SHM_REGION_HANDED exactly) */
+    uint32_t clamped; /* bit r set: a word of region r was out of range; bit 3: `active` was */
+    /* per region: gen as written; handed 0 or 1; extent <= the region's bytes, a multiple of 8;
+       blocks <= extent / 16; reserved <= the region's bytes.  A region the geometry does not have
+       (half 1 of ONESHOT, the durable part of STREAMING) is all 0. */
+    tracec_shm_region region[TRACEC_RECORDER_REGIONS];
+    uint64_t accepted, dropped, overwritten, refused; /* the writer's counters, as it wrote them */
+} tracec_recorder_shm_state;
+
+/*
+ * Checks `copy` (a copy of the header, not the live mapping) against `g`:
+ * magic, version, header_bytes, and the geometry echo (mode, halves, size,
+ * half_bytes, durable_bytes) must equal; then fills *out, clamped.
+ * INVALID_ARGUMENT: a NULL pointer or a bad `g`; VERSION_MISMATCH: the
+ * magic is right, the version is not; CORRUPT_DATA: anything else differs
+ * (*why, static text, says what; `why` may be NULL).
+ */
+tracec_status_t tracec_recorder_check_shm_header(const tracec_shm_header *copy, const tracec_recorder_shm_geometry *g,
+                                                 tracec_recorder_shm_state *out, const char **why) TRACEC_I_WARN_UNUSED;
+
+/* One copy of a region (tracec_recorder_copy_region). */
+typedef struct tracec_recorder_region_copy {
+    uint64_t gen;    /* the region's generation, the same before and after the copy */
+    uint32_t from;   /* the copy starts at this byte of the region: `from`, or 0 when gen changed */
+    uint32_t extent; /* ... and ends at this one (clamped); the next copy starts here */
+    size_t len;      /* extent - from bytes copied into dst */
+} tracec_recorder_region_copy;
+
+/*
+ * Copies region `r` (0, 1 or TRACEC_RECORDER_REGION_DURABLE) of the live
+ * mapping `map` (map_size bytes, read only; a buffer of geometry `g`) into
+ * dst[cap]: the bytes from `from` (when the region's gen is still
+ * `from_gen`; else from 0) to its extent, as one snapshot: the copy counts
+ * only when the region's gen is the same after it as before (a writer bumps
+ * gen before it rewrites a byte).  Up to 16 tries.  BAD_STATE: the region
+ * was reused during every try (nothing copied; out->len = 0);
+ * CORRUPT_DATA: with gen unchanged the extent went below `from`;
+ * INVALID_ARGUMENT: NULL pointers, a bad `g` or `r`, a map smaller than
+ * tracec_recorder_shm_bytes(g), or cap below the region's bytes.
+ */
+tracec_status_t tracec_recorder_copy_region(const void *map, size_t map_size, const tracec_recorder_shm_geometry *g,
+                                            uint32_t r, uint64_t from_gen, uint32_t from, void *dst, size_t cap,
+                                            tracec_recorder_region_copy *out) TRACEC_I_WARN_UNUSED;
+
+/*
+ * Called with each record of a region, in order: `packet` is its payload,
+ * one TracePacket (without the Trace.packet tag and length) that passed the
+ * record check of tracec_recorder_read_records; `category` and `kind` are
+ * the record header's.  Valid during the call only.  A status other than
+ * SUCCESS ends the walk and is returned by tracec_recorder_read_region.
+ */
+typedef tracec_status_t (*tracec_recorder_packet_fn)(void *data, const uint8_t *packet, size_t size,
+                                                     uint32_t category, uint32_t kind);
+
+/* What a walk of a region found. */
+typedef struct tracec_recorder_region_result {
+    uint64_t records; /* records handed to the callback */
+    uint64_t bytes;   /* their payload bytes */
+    uint64_t blocks;  /* blocks walked (a chunk counts once) */
+    uint64_t empty;   /* records of 0 bytes, skipped */
+    uint64_t stale;   /* 1: the walk ended at a chunk of another generation (left over, not corrupt) */
+    uint64_t unwritten; /* 1: the walk ended at a block header of 16 zero bytes (never written, not corrupt) */
+    uint64_t corrupt; /* 1: the walk ended at a bad block or record */
+    size_t end;       /* the byte where the walk ended: the extent when the region was read whole */
+    const char *why;  /* stale, unwritten or corrupt: what was found at `end` (static text); else NULL */
+} tracec_recorder_region_result;
+
+/*
+ * Walks region[0..extent), a copy of a region's blocks (the bytes of
+ * tracec_recorder_copy_region from a block boundary), and calls fn(data,
+ * ...) for each record.  `gen` is the region's generation (a chunk's tag
+ * must be TRACEC_SHM_CHUNK_TAG(gen)); `durable`: the region is the durable
+ * part, which holds records only.  A block needs body % 8 == 0 and
+ * 16 + body <= the bytes left; a record size <= body and a payload that
+ * passes the record check; a chunk committed <= body and records that pass
+ * the same tests.  SUCCESS: the region was read whole, or the walk ended at
+ * a chunk of another generation (out->stale) or at a zero header
+ * (out->unwritten): what follows is lost, not corrupt.  CORRUPT_DATA: the
+ * walk ended at a bad block or record (out->corrupt, out->end, out->why);
+ * the records before it were handed.  INVALID_ARGUMENT: NULL region with
+ * extent > 0, NULL fn or out.  Or the callback's status.
+ */
+tracec_status_t tracec_recorder_read_region(const void *region, size_t extent, uint64_t gen, bool durable,
+                                            tracec_recorder_packet_fn fn, void *data,
+                                            tracec_recorder_region_result *out) TRACEC_I_WARN_UNUSED;
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,70 @@
+/*
+ * record_seq.h - the recorder's sequence ids (record_seq.c).
+ *
+ * A writing process numbers its own packet sequences: the track-event layer
+ * writes a `trusted_packet_sequence_id` (TracePacket field 10) per thread
+ * and session, unique only inside that process.  The recorder gives each
+ * (peer, local id) a global id of its own, from one counter for the whole
+ * trace, and writes the packet with that id instead: a peer can name only
+ * its own sequences, never another peer's or the recorder's.
+ *
+ * One map per peer: open addressing (linear probing, at most half full),
+ * at most TRACEC_I_REC_SEQ_MAX ids.  A packet that would add one more is
+ * refused and counted, as is one that finds no memory or no global id left.
+ */
+#ifndef TRACEC_RECORD_SEQ_H
+#define TRACEC_RECORD_SEQ_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Local ids one peer may use. */
+#define TRACEC_I_REC_SEQ_MAX 4096u
+/* The TracePacket field that holds the sequence id. */
+#define TRACEC_I_REC_SEQ_FIELD 10u
+/* A rewritten packet is at most this many bytes longer than the packet it came from. */
+#define TRACEC_I_REC_SEQ_EXTRA 6u
+
+typedef struct tracec_i_rec_seq_slot {
+    uint64_t local;  /* the peer's id (any varint value) */
+    uint32_t global; /* 0: the slot is free */
+    uint32_t unused;
+} tracec_i_rec_seq_slot;
+
+typedef struct tracec_i_rec_seqmap {
+    uint32_t default_id; /* the peer's sequence for packets without an id of their own (or with id 0) */
+    uint32_t count;      /* local ids mapped */
+    uint32_t cap;        /* slots (a power of two; 0 until the first id) */
+    uint64_t refused;    /* packets refused: a new id past TRACEC_I_REC_SEQ_MAX, no memory, no global id left */
+    tracec_i_rec_seq_slot *slot;
+} tracec_i_rec_seqmap;
+
+/* An empty map whose packets without an id go to `default_id` (the peer's sequence). */
+void tracec_i_rec_seqmap_init(tracec_i_rec_seqmap *m, uint32_t default_id);
+
+/* Frees the slots; the map is empty again (its default and refused count stay). */
+void tracec_i_rec_seqmap_free(tracec_i_rec_seqmap *m);
+
+/*
+ * The global id of the peer's id `local`: the default sequence for 0 (a
+ * proto3 reader cannot tell 0 from absent), the id given earlier, or a new
+ * one taken from *next (the recorder's counter for the whole trace, which
+ * never hands out 0 and stops at UINT32_MAX).  0 when refused (counted in
+ * m->refused).
+ */
+uint32_t tracec_i_rec_seqmap_get(tracec_i_rec_seqmap *m, uint64_t local, uint32_t *next);
+
+/*
+ * The packet to write for the peer's packet p[0..n) (a TracePacket that
+ * passed tracec_i_rec_packet_ok): every field as it is, except field 10
+ * (whatever its wire type; the last VARINT one is the local id, as for any
+ * protobuf reader), then field 10 = its global id.  Writes out[0..*out_n)
+ * (cap must be at least n + TRACEC_I_REC_SEQ_EXTRA) and the id to *global.
+ * false: the packet is refused (the map is full, counted; or cap too small,
+ * or p is malformed), nothing written.
+ */
+bool tracec_i_rec_seq_rewrite(tracec_i_rec_seqmap *m, uint32_t *next, const uint8_t *p, size_t n, uint8_t *out,
+                              size_t cap, size_t *out_n, uint32_t *global);
+
+#endif /* TRACEC_RECORD_SEQ_H */
