@@ -1,0 +1,164 @@
+/*
+ * test_region_seq.c - the recorder's sequence ids (record_seq.h): each
+ * (peer, local trusted_packet_sequence_id) gets a global id of its own, a
+ * packet without one (or with 0) goes to the peer's default sequence, a peer
+ * gets at most 4096 ids (past them its packets are refused and counted), and
+ * the packet written carries exactly one field 10, the global id (checked
+ * with protoc --decode).
+ */
+#define _GNU_SOURCE
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "record_check.h"
+#include "record_seq.h"
+#include "region_util.h"
+#include "test_util.h"
+
+/* The global id the map gives the packet `name` with local id `local` (has_seq: whether it carries one). */
+static uint32_t rewrite(tracec_i_rec_seqmap *m, uint32_t *next, int has_seq, uint64_t local, uint8_t *out,
+                        size_t *n) {
+    uint8_t pk[128];
+    size_t k = ru_packet(pk, 5, "x", has_seq, local);
+    uint32_t g = 0;
+    if (!tracec_i_rec_seq_rewrite(m, next, pk, k, out, 128 + TRACEC_I_REC_SEQ_EXTRA, n, &g)) return 0;
+    return g;
+}
+
+Test(record_seq, local_ids_map_to_global_ids_per_peer) {
+    uint32_t next = 2;
+    tracec_i_rec_seqmap a, b;
+    tracec_i_rec_seqmap_init(&a, next++);
+    tracec_i_rec_seqmap_init(&b, next++);
+    uint8_t out[160];
+    size_t n;
+    cr_expect_eq(rewrite(&a, &next, 1, 1, out, &n), 4);
+    cr_expect_eq(rewrite(&a, &next, 1, 2, out, &n), 5);
+    cr_expect_eq(rewrite(&b, &next, 1, 1, out, &n), 6, "another peer's local id 1 is another sequence");
+    cr_expect_eq(rewrite(&a, &next, 1, 1, out, &n), 4, "the same id again");
+    cr_expect_eq(rewrite(&a, &next, 0, 0, out, &n), 2, "no id: the peer's default sequence");
+    cr_expect_eq(rewrite(&b, &next, 0, 0, out, &n), 3);
+    cr_expect_eq(rewrite(&a, &next, 1, 0, out, &n), 2, "id 0: the default sequence too");
+    cr_expect_eq(a.count, 2);
+    cr_expect_eq(a.refused + b.refused, 0);
+    tracec_i_rec_seqmap_free(&a);
+    tracec_i_rec_seqmap_free(&b);
+}
+
+Test(record_seq, huge_varints_are_ids_of_their_own) {
+    uint32_t next = 10;
+    tracec_i_rec_seqmap m;
+    tracec_i_rec_seqmap_init(&m, 9);
+    uint8_t out[160];
+    size_t n;
+    uint32_t small = rewrite(&m, &next, 1, 5, out, &n);
+    uint32_t wide = rewrite(&m, &next, 1, (UINT64_C(1) << 32) + 5, out, &n); /* a uint32 reader would see 5 */
+    uint32_t max = rewrite(&m, &next, 1, UINT64_MAX, out, &n);               /* a 10-byte varint */
+    cr_expect(small != 0 && wide != 0 && max != 0);
+    cr_expect_neq(small, wide);
+    cr_expect_neq(wide, max);
+    cr_expect_eq(rewrite(&m, &next, 1, UINT64_MAX, out, &n), max);
+    tracec_i_rec_seqmap_free(&m);
+}
+
+Test(record_seq, a_peer_gets_at_most_4096_ids) {
+    uint32_t next = 2;
+    tracec_i_rec_seqmap m, other;
+    tracec_i_rec_seqmap_init(&m, next++);
+    tracec_i_rec_seqmap_init(&other, next++);
+    uint8_t out[160];
+    size_t n;
+    uint32_t first = 0;
+    for (uint64_t i = 1; i <= 5000; i++) {
+        uint32_t g = rewrite(&m, &next, 1, i * 7919u, out, &n);
+        if (i == 1) first = g;
+        if (i <= TRACEC_I_REC_SEQ_MAX)
+            cr_assert_eq(g, 4 + i - 1, "id %llu", (unsigned long long)i);
+        else
+            cr_assert_eq(g, 0, "id %llu refused", (unsigned long long)i);
+    }
+    cr_expect_eq(m.count, TRACEC_I_REC_SEQ_MAX);
+    cr_expect_eq(m.refused, 5000 - TRACEC_I_REC_SEQ_MAX);
+    cr_expect_leq(m.cap, 2 * TRACEC_I_REC_SEQ_MAX, "the map stays bounded");
+    cr_expect_eq(next, 4 + TRACEC_I_REC_SEQ_MAX, "refused ids take no global id");
+    /* the ids it has keep working, its default sequence too; the other peer is not affected */
+    cr_expect_eq(rewrite(&m, &next, 1, 7919u, out, &n), first);
+    cr_expect_eq(rewrite(&m, &next, 0, 0, out, &n), 2);
+    cr_expect_eq(rewrite(&other, &next, 1, 1, out, &n), 4 + TRACEC_I_REC_SEQ_MAX);
+    tracec_i_rec_seqmap_free(&m);
+    tracec_i_rec_seqmap_free(&other);
+}
+
+Test(record_seq, global_ids_run_out_at_uint32_max) {
+    uint32_t next = UINT32_MAX - 1;
+    tracec_i_rec_seqmap m;
+    tracec_i_rec_seqmap_init(&m, 2);
+    uint8_t out[160];
+    size_t n;
+    cr_expect_eq(rewrite(&m, &next, 1, 1, out, &n), UINT32_MAX - 1);
+    cr_expect_eq(rewrite(&m, &next, 1, 2, out, &n), 0);
+    cr_expect_eq(m.refused, 1);
+    cr_expect_eq(rewrite(&m, &next, 0, 0, out, &n), 2);
+    tracec_i_rec_seqmap_free(&m);
+}
+
+/* The rewritten packet keeps every other field and holds one field 10, the global id, whatever the peer
+   put there: several ids (the last wins, as for any reader), an id with another wire type. */
+Test(record_seq, the_packet_written_holds_only_the_global_id) {
+    char dir[] = "/tmp/tracec-seq-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    uint8_t pk[128], *p;
+    size_t k = ru_packet(pk, 77, "evt", 1, 3);
+    p = pk + k;
+    *p++ = 0x50; /* field 10 again: 9 (the last one wins) */
+    *p++ = 9;
+    *p++ = 0x52; /* field 10 as LEN: not an id; dropped all the same */
+    *p++ = 2;
+    *p++ = 'h';
+    *p++ = 'i';
+    *p++ = 0x55; /* field 10 as FIXED32 */
+    memset(p, 0xee, 4);
+    p += 4;
+    k = (size_t)(p - pk);
+    const char *why;
+    cr_assert(tracec_i_rec_packet_ok(pk, k, &why), "%s", why);
+    uint32_t next = 40;
+    tracec_i_rec_seqmap m;
+    tracec_i_rec_seqmap_init(&m, 39);
+    uint8_t out[128 + TRACEC_I_REC_SEQ_EXTRA];
+    size_t n = 0;
+    uint32_t g = 0;
+    cr_assert(tracec_i_rec_seq_rewrite(&m, &next, pk, k, out, sizeof out, &n, &g));
+    cr_expect_eq(g, 40);
+    cr_expect_eq(m.count, 1);
+    cr_expect_eq(rewrite(&m, &next, 1, 9, out + 0, &n), 40, "the last id (9) was the one mapped");
+    cr_assert(tracec_i_rec_seq_rewrite(&m, &next, pk, k, out, sizeof out, &n, &g));
+    cr_expect(tracec_i_rec_packet_ok(out, n, &why));
+    /* too little room: refused before anything is written, not counted as the peer's fault */
+    cr_expect_not(tracec_i_rec_seq_rewrite(&m, &next, pk, k, out, k, &n, &g));
+    /* the independent reader's view: the fields it had, and one trusted_packet_sequence_id */
+    char path[64], cmd[512];
+    snprintf(path, sizeof path, "%s/packet.bin", dir);
+    FILE *f = fopen(path, "wb");
+    cr_assert_not_null(f);
+    cr_assert_eq(fwrite(out, 1, n, f), n);
+    fclose(f);
+    snprintf(cmd, sizeof cmd,
+             "%s --decode=perfetto.protos.TracePacket -I %s/protos perfetto/trace/trace_packet.proto < %s",
+             TRACEC_PROTOC, TRACEC_SOURCE_DIR, path);
+    tt_buf b = {0};
+    cr_assert_eq(tt_capture(cmd, &b), 0, "%s", b.data ? b.data : "");
+    cr_expect_str_eq(b.data, "timestamp: 77\n"
+                             "trusted_packet_sequence_id: 40\n"
+                             "track_event {\n"
+                             "  type: TYPE_INSTANT\n"
+                             "  name: \"evt\"\n"
+                             "}\n");
+    tt_buf_free(&b);
+    tracec_i_rec_seqmap_free(&m);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    (void)system(cmd);
+}
