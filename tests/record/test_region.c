@@ -391,7 +391,7 @@ static void recorder_reads(shm *m, tracec_trace_file *trace, tracec_i_rec_seqmap
         uint32_t r = order[i];
         if (!(st.handed & (1u << r)) || (i > 0 && r >= m->g.halves)) continue;
         tracec_recorder_region_copy c;
-        cr_assert_eq(tracec_recorder_copy_region(m->ro, m->bytes, &m->g, r, 0, 0, scratch, m->g.half_bytes, &c),
+        cr_assert_eq(tracec_recorder_copy_region(m->ro, m->bytes, &m->g, r, false, 0, 0, scratch, m->g.half_bytes, &c),
                      TRACEC_STATUS_SUCCESS);
         cr_assert_eq(c.gen, st.region[r].gen);
         tracec_recorder_region_result res;
@@ -634,7 +634,7 @@ static void copy_under_reuse(int bumps, tracec_status_t want) {
     cr_assert_eq(mprotect(g_pages, PAGE, PROT_NONE), 0);
     uint8_t *scratch = malloc(2 * PAGE);
     tracec_recorder_region_copy c;
-    tracec_status_t st = tracec_recorder_copy_region(m.ro, m.bytes, &m.g, 0, 4, 0, scratch, 2 * PAGE, &c);
+    tracec_status_t st = tracec_recorder_copy_region(m.ro, m.bytes, &m.g, 0, false, 4, 0, scratch, 2 * PAGE, &c);
     mprotect(g_pages, 2 * PAGE, PROT_READ);
     signal(SIGSEGV, SIG_DFL);
     cr_expect_eq(st, want);
@@ -670,7 +670,7 @@ Test(region_copy, from_and_extent) {
     uint8_t *scratch = malloc(m.g.half_bytes);
     tracec_recorder_region_copy c;
     /* the same gen: from where the last copy ended */
-    cr_assert_eq(tracec_recorder_copy_region(m.ro, m.bytes, &m.g, 1, 3, (uint32_t)mid, scratch, m.g.half_bytes, &c),
+    cr_assert_eq(tracec_recorder_copy_region(m.ro, m.bytes, &m.g, 1, false, 3, (uint32_t)mid, scratch, m.g.half_bytes, &c),
                  TRACEC_STATUS_SUCCESS);
     cr_expect_eq(c.from, mid);
     cr_expect_eq(c.extent, w.off);
@@ -680,25 +680,25 @@ Test(region_copy, from_and_extent) {
     cr_expect_eq(s.n, 1);
     cr_expect_str_eq(s.names[0], "b");
     /* another gen: from 0 */
-    cr_assert_eq(tracec_recorder_copy_region(m.ro, m.bytes, &m.g, 1, 2, (uint32_t)mid, scratch, m.g.half_bytes, &c),
+    cr_assert_eq(tracec_recorder_copy_region(m.ro, m.bytes, &m.g, 1, false, 2, (uint32_t)mid, scratch, m.g.half_bytes, &c),
                  TRACEC_STATUS_SUCCESS);
     cr_expect_eq(c.from, 0);
     cr_expect_eq(c.len, w.off);
     /* the same gen with an extent below where the last copy ended: corrupt */
-    cr_expect_eq(tracec_recorder_copy_region(m.ro, m.bytes, &m.g, 1, 3, (uint32_t)w.off + 8, scratch, m.g.half_bytes,
+    cr_expect_eq(tracec_recorder_copy_region(m.ro, m.bytes, &m.g, 1, false, 3, (uint32_t)w.off + 8, scratch, m.g.half_bytes,
                                              &c),
                  TRACEC_STATUS_CORRUPT_DATA);
     /* an extent past the region is clamped to it */
     hdr(&m)->half[1].extent = UINT32_MAX;
-    cr_assert_eq(tracec_recorder_copy_region(m.ro, m.bytes, &m.g, 1, 0, 0, scratch, m.g.half_bytes, &c),
+    cr_assert_eq(tracec_recorder_copy_region(m.ro, m.bytes, &m.g, 1, false, 0, 0, scratch, m.g.half_bytes, &c),
                  TRACEC_STATUS_SUCCESS);
     cr_expect_eq(c.extent, m.g.half_bytes);
     /* bad arguments */
-    cr_expect_eq(tracec_recorder_copy_region(m.ro, m.bytes - 1, &m.g, 1, 0, 0, scratch, m.g.half_bytes, &c),
+    cr_expect_eq(tracec_recorder_copy_region(m.ro, m.bytes - 1, &m.g, 1, false, 0, 0, scratch, m.g.half_bytes, &c),
                  TRACEC_STATUS_INVALID_ARGUMENT);
-    cr_expect_eq(tracec_recorder_copy_region(m.ro, m.bytes, &m.g, 1, 0, 0, scratch, m.g.half_bytes - 8, &c),
+    cr_expect_eq(tracec_recorder_copy_region(m.ro, m.bytes, &m.g, 1, false, 0, 0, scratch, m.g.half_bytes - 8, &c),
                  TRACEC_STATUS_INVALID_ARGUMENT);
-    cr_expect_eq(tracec_recorder_copy_region(m.ro, m.bytes, &m.g, 3, 0, 0, scratch, m.g.half_bytes, &c),
+    cr_expect_eq(tracec_recorder_copy_region(m.ro, m.bytes, &m.g, 3, false, 0, 0, scratch, m.g.half_bytes, &c),
                  TRACEC_STATUS_INVALID_ARGUMENT);
     free(scratch);
     shm_free(&m);
@@ -777,4 +777,72 @@ Test(region_engine, records_the_engine_wrote_read_back) {
     munmap((void *)ro, need);
     cr_assert_eq(tracec_destroy_buffer(b), TRACEC_STATUS_SUCCESS);
     close(fd);
+}
+
+/* ---- fuzz_record's seeds of the header-page shape -------------------------------------------------- */
+
+/* Each region_* seed of fuzz_record's corpus (fuzz/record/make_region_seeds.py: a header, then half 0, half 1 and
+   the durable part) read as the recorder reads a peer: kept, cut short, stale or refused as its name says. */
+Test(region, fuzz_seeds_read_as_their_names_say) {
+    static const struct {
+        const char *name;
+        tracec_buffering_mode_t mode;
+        uint64_t records;
+        int end; /* 0 whole, 1 corrupt, 2 stale, 3 unwritten, 4 header refused */
+    } seeds[] = {
+        {"region_streaming", TRACEC_BUFFERING_MODE_STREAMING, 6, 0},
+        {"region_circular", TRACEC_BUFFERING_MODE_CIRCULAR, 7, 0},
+        {"region_oneshot", TRACEC_BUFFERING_MODE_ONESHOT, 5, 0},
+        {"region_truncated_chunk", TRACEC_BUFFERING_MODE_STREAMING, 1, 1},
+        {"region_foreign_tag", TRACEC_BUFFERING_MODE_STREAMING, 1, 2},
+        {"region_huge_committed", TRACEC_BUFFERING_MODE_STREAMING, 1, 1},
+        {"region_salvage", TRACEC_BUFFERING_MODE_STREAMING, 1, 3},
+        {"region_other_geometry", TRACEC_BUFFERING_MODE_CIRCULAR, 0, 4},
+    };
+    for (size_t i = 0; i < sizeof seeds / sizeof seeds[0]; i++) {
+        char path[256];
+        snprintf(path, sizeof path, "%s/fuzz/record/corpus/%s", TRACEC_SOURCE_DIR, seeds[i].name);
+        tt_buf file = {0};
+        cr_assert(tt_read_file(path, &file), "%s", path);
+        tracec_recorder_shm_geometry g = {seeds[i].mode, seeds[i].mode == TRACEC_BUFFERING_MODE_ONESHOT ? 1u : 2u,
+                                          256, 768, seeds[i].mode == TRACEC_BUFFERING_MODE_STREAMING ? 0u : 256u};
+        size_t bytes = (size_t)tracec_recorder_shm_bytes(&g);
+        cr_assert_geq(file.size, sizeof(tracec_shm_header));
+        uint8_t *map = calloc(1, bytes), *scratch = malloc(768);
+        memcpy(map, file.data, sizeof(tracec_shm_header));
+        size_t rest = file.size - sizeof(tracec_shm_header);
+        memcpy(map + PAGE, file.data + sizeof(tracec_shm_header), rest < bytes - PAGE ? rest : bytes - PAGE);
+        tracec_shm_header h;
+        memcpy(&h, map, sizeof h);
+        tracec_recorder_shm_state st;
+        tracec_status_t hs = tracec_recorder_check_shm_header(&h, &g, &st, NULL);
+        cr_expect_eq(hs, seeds[i].end == 4 ? TRACEC_STATUS_CORRUPT_DATA : TRACEC_STATUS_SUCCESS, "%s", seeds[i].name);
+        uint64_t records = 0, corrupt = 0, stale = 0, unwritten = 0;
+        const uint32_t order[] = {TRACEC_RECORDER_REGION_DURABLE, st.active ^ 1u, st.active};
+        for (size_t k = 0; hs == TRACEC_STATUS_SUCCESS && k < 3 && corrupt == 0; k++) {
+            uint32_t r = order[k];
+            if (r < TRACEC_RECORDER_REGION_DURABLE && r >= g.halves) continue;
+            bool salvage = r == st.active && !(st.handed & (1u << r));
+            if (!(st.handed & (1u << r)) && !salvage) continue;
+            tracec_recorder_region_copy c;
+            cr_assert_eq(tracec_recorder_copy_region(map, bytes, &g, r, salvage, 0, 0, scratch, 768, &c),
+                         TRACEC_STATUS_SUCCESS);
+            sink s = new_sink();
+            tracec_recorder_region_result res;
+            tracec_status_t rs = tracec_recorder_read_region(scratch, c.len, c.gen,
+                                                             r == TRACEC_RECORDER_REGION_DURABLE, collect, &s, &res);
+            cr_expect_eq(rs, res.corrupt ? TRACEC_STATUS_CORRUPT_DATA : TRACEC_STATUS_SUCCESS, "%s", seeds[i].name);
+            records += res.records;
+            corrupt += res.corrupt;
+            stale += res.stale;
+            unwritten += res.unwritten;
+        }
+        cr_expect_eq(records, seeds[i].records, "%s", seeds[i].name);
+        cr_expect_eq(corrupt, seeds[i].end == 1, "%s", seeds[i].name);
+        cr_expect_eq(stale, seeds[i].end == 2, "%s", seeds[i].name);
+        cr_expect_eq(unwritten, seeds[i].end == 3, "%s", seeds[i].name);
+        free(map);
+        free(scratch);
+        tt_buf_free(&file);
+    }
 }

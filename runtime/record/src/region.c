@@ -115,8 +115,8 @@ tracec_status_t tracec_recorder_check_shm_header(const tracec_shm_header *copy, 
 /* ---- the copy ------------------------------------------------------------------------ */
 
 tracec_status_t tracec_recorder_copy_region(const void *map, size_t map_size, const tracec_recorder_shm_geometry *g,
-                                            uint32_t r, uint64_t from_gen, uint32_t from, void *dst, size_t cap,
-                                            tracec_recorder_region_copy *out) {
+                                            uint32_t r, bool salvage, uint64_t from_gen, uint32_t from, void *dst,
+                                            size_t cap, tracec_recorder_region_copy *out) {
     if (out) memset(out, 0, sizeof *out);
     uint64_t need = tracec_recorder_shm_bytes(g);
     if (map == NULL || dst == NULL || out == NULL || need == 0 || map_size < need || r >= TRACEC_RECORDER_REGIONS)
@@ -127,7 +127,8 @@ tracec_status_t tracec_recorder_copy_region(const void *map, size_t map_size, co
     const uint8_t *src = (const uint8_t *)map + region_offset(g, r);
     for (int attempt = 0; attempt < COPY_TRIES; attempt++) {
         uint64_t gen = __atomic_load_n(&live->gen, __ATOMIC_ACQUIRE);
-        uint32_t extent = __atomic_load_n(&live->extent, __ATOMIC_ACQUIRE);
+        uint32_t extent = salvage ? __atomic_load_n(&live->reserved, __ATOMIC_RELAXED)
+                                  : __atomic_load_n(&live->extent, __ATOMIC_ACQUIRE);
         (void)clamp32(&extent, size);
         extent -= extent % TRACEC_I_BLK_ALIGN;
         uint32_t start = gen == from_gen ? from : 0;

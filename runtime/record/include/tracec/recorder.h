@@ -188,7 +188,7 @@ tracec_status_t tracec_recorder_check_shm_header(const tracec_shm_header *copy, 
 typedef struct tracec_recorder_region_copy {
     uint64_t gen;    /* the region's generation, the same before and after the copy */
     uint32_t from;   /* the copy starts at this byte of the region: `from`, or 0 when gen changed */
-    uint32_t extent; /* ... and ends at this one (clamped); the next copy starts here */
+    uint32_t extent; /* ... and ends at this one (the extent, or with salvage the reserved hint; clamped) */
     size_t len;      /* extent - from bytes copied into dst */
 } tracec_recorder_region_copy;
 
@@ -198,15 +198,18 @@ typedef struct tracec_recorder_region_copy {
  * dst[cap]: the bytes from `from` (when the region's gen is still
  * `from_gen`; else from 0) to its extent, as one snapshot: the copy counts
  * only when the region's gen is the same after it as before (a writer bumps
- * gen before it rewrites a byte).  Up to 16 tries.  BAD_STATE: the region
- * was reused during every try (nothing copied; out->len = 0);
- * CORRUPT_DATA: with gen unchanged the extent went below `from`;
- * INVALID_ARGUMENT: NULL pointers, a bad `g` or `r`, a map smaller than
- * tracec_recorder_shm_bytes(g), or cap below the region's bytes.
+ * gen before it rewrites a byte).  Up to 16 tries.  `salvage`: up to the
+ * region's `reserved` hint instead of its extent (the writer died: what it
+ * reserved past the extent may be half written, which the walk tells
+ * apart).  BAD_STATE: the region was reused during every try (nothing
+ * copied; out->len = 0); CORRUPT_DATA: with gen unchanged the end went
+ * below `from`; INVALID_ARGUMENT: NULL pointers, a bad `g` or `r`, a map
+ * smaller than tracec_recorder_shm_bytes(g), or cap below the region's
+ * bytes.
  */
 tracec_status_t tracec_recorder_copy_region(const void *map, size_t map_size, const tracec_recorder_shm_geometry *g,
-                                            uint32_t r, uint64_t from_gen, uint32_t from, void *dst, size_t cap,
-                                            tracec_recorder_region_copy *out) TRACEC_I_WARN_UNUSED;
+                                            uint32_t r, bool salvage, uint64_t from_gen, uint32_t from, void *dst,
+                                            size_t cap, tracec_recorder_region_copy *out) TRACEC_I_WARN_UNUSED;
 
 /*
  * Called with each record of a region, in order: `packet` is its payload,
