@@ -57,6 +57,14 @@ static bool clamp32(uint32_t *v, uint64_t max) {
     return true;
 }
 
+/* Clamps a byte count to max and down to a multiple of 8 (blocks are); true if it had to. */
+static bool clamp_bytes(uint32_t *v, uint64_t max) {
+    bool bad = clamp32(v, max);
+    if (*v % TRACEC_I_BLK_ALIGN == 0) return bad;
+    *v -= *v % TRACEC_I_BLK_ALIGN;
+    return true;
+}
+
 tracec_status_t tracec_recorder_check_shm_header(const tracec_shm_header *copy, const tracec_recorder_shm_geometry *g,
                                                  tracec_recorder_shm_state *out, const char **why) {
     const char *w = NULL;
@@ -94,13 +102,9 @@ tracec_status_t tracec_recorder_check_shm_header(const tracec_shm_header *copy, 
         }
         if (cap == 0 && (v.gen != 0 || v.handed != 0)) bad = true;
         if (cap == 0) v.gen = v.handed = 0;
-        bad |= clamp32(&v.extent, cap);
-        if (v.extent % TRACEC_I_BLK_ALIGN != 0) {
-            v.extent -= v.extent % TRACEC_I_BLK_ALIGN;
-            bad = true;
-        }
+        bad |= clamp_bytes(&v.extent, cap);
         bad |= clamp32(&v.blocks, v.extent / TRACEC_I_BLK_HDR);
-        bad |= clamp32(&v.reserved, cap);
+        bad |= clamp_bytes(&v.reserved, cap);
         out->region[r] = v;
         if (v.handed == TRACEC_SHM_REGION_HANDED) out->handed |= 1u << r;
         if (bad) out->clamped |= 1u << r;
@@ -129,8 +133,7 @@ tracec_status_t tracec_recorder_copy_region(const void *map, size_t map_size, co
         uint64_t gen = __atomic_load_n(&live->gen, __ATOMIC_ACQUIRE);
         uint32_t extent = salvage ? __atomic_load_n(&live->reserved, __ATOMIC_RELAXED)
                                   : __atomic_load_n(&live->extent, __ATOMIC_ACQUIRE);
-        (void)clamp32(&extent, size);
-        extent -= extent % TRACEC_I_BLK_ALIGN;
+        (void)clamp_bytes(&extent, size);
         uint32_t start = gen == from_gen ? from : 0;
         if (start <= extent) memcpy(dst, src + start, extent - start);
         TRACEC_I_REC_FENCE(__ATOMIC_ACQUIRE);

@@ -167,7 +167,7 @@ typedef struct tracec_recorder_shm_state {
     uint32_t handed;  /* bit r set: region r is HANDED (handed == TRACEC_SHM_REGION_HANDED exactly) */
     uint32_t clamped; /* bit r set: a word of region r was out of range; bit 3: `active` was */
     /* per region: gen as written; handed 0 or 1; extent <= the region's bytes, a multiple of 8;
-       blocks <= extent / 16; reserved <= the region's bytes.  A region the geometry does not have
+       blocks <= extent / 16; reserved <= the region's bytes, a multiple of 8.  A region the geometry does not have
        (half 1 of ONESHOT, the durable part of STREAMING) is all 0. */
     tracec_shm_region region[TRACEC_RECORDER_REGIONS];
     uint64_t accepted, dropped, overwritten, refused; /* the writer's counters, as it wrote them */
