@@ -30,6 +30,10 @@ CALLS = {
     "tracec_recorder_provider": "tracec_recorder_provider(r, 0, &info)",
     "tracec_recorder_list": "tracec_recorder_list(NULL, stdout)",
     "tracec_recorder_read_records": "tracec_recorder_read_records(NULL, 0, NULL, 1, 1, 1, &n, &bad, NULL)",
+    "tracec_recorder_shm_bytes": "tracec_recorder_shm_bytes(&g)",
+    "tracec_recorder_check_shm_header": "tracec_recorder_check_shm_header(NULL, &g, &st, NULL)",
+    "tracec_recorder_copy_region": "tracec_recorder_copy_region(NULL, 0, &g, 0, false, 0, 0, NULL, 0, &cp)",
+    "tracec_recorder_read_region": "tracec_recorder_read_region(NULL, 0, 0, false, NULL, NULL, &res)",
 }
 
 PRELUDE = """#include <stdio.h>
@@ -43,7 +47,11 @@ void calls(tracec_provider *p, tracec_recorder *r) {
     tracec_recorder_provider_info info;
     uint64_t n;
     size_t bad;
-    (void)b, (void)reg, (void)cfg, (void)info, (void)n, (void)bad;
+    tracec_recorder_shm_geometry g = {0, 0, 0, 0, 0};
+    tracec_recorder_shm_state st;
+    tracec_recorder_region_copy cp;
+    tracec_recorder_region_result res;
+    (void)b, (void)reg, (void)cfg, (void)info, (void)n, (void)bad, (void)g, (void)st, (void)cp, (void)res;
 """
 
 
