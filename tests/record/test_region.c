@@ -62,16 +62,9 @@ static tracec_status_t collect(void *data, const uint8_t *packet, size_t size, u
     name_of(packet, size, s->names[s->n], sizeof s->names[0]);
     s->kinds[s->n] = kind;
     s->n++;
-    if (s->trace) {
-        uint8_t out[512 + TRACEC_I_REC_SEQ_EXTRA], rec[600], *p = rec;
-        size_t k = 0;
-        cr_assert(tracec_i_rec_seq_rewrite(s->map, s->next, packet, size, out, sizeof out, &k, NULL));
-        *p++ = 0x0a;
-        p = ru_varint(p, k);
-        memcpy(p, out, k);
-        p += k;
-        cr_assert_eq(tracec_trace_file_append_raw(s->trace, rec, (size_t)(p - rec)), TRACEC_STATUS_SUCCESS);
-    }
+    if (s->trace)
+        cr_assert_eq(tracec_i_rec_write_packet(s->trace, s->map, s->next, packet, size, 4321, 1000, NULL),
+                     TRACEC_STATUS_SUCCESS);
     return TRACEC_STATUS_SUCCESS;
 }
 

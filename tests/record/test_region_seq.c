@@ -17,6 +17,7 @@
 #include "record_seq.h"
 #include "region_util.h"
 #include "test_util.h"
+#include "tracec/trace_file.h"
 
 /* The global id the map gives the packet `name` with local id `local` (has_seq: whether it carries one). */
 static uint32_t rewrite(tracec_i_rec_seqmap *m, uint32_t *next, int has_seq, uint64_t local, uint8_t *out,
@@ -156,6 +157,62 @@ Test(record_seq, the_packet_written_holds_only_the_global_id) {
                              "track_event {\n"
                              "  type: TYPE_INSTANT\n"
                              "  name: \"evt\"\n"
+                             "}\n");
+    tt_buf_free(&b);
+    tracec_i_rec_seqmap_free(&m);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    (void)system(cmd);
+}
+
+/* The packet as the recorder writes it into the trace: the global id, then trusted_pid, trusted_uid and the
+   loss mark appended; a packet the map refuses writes nothing. */
+Test(record_seq, write_packet_appends_the_trusted_fields) {
+    char dir[] = "/tmp/tracec-seqw-XXXXXX", path[64], cmd[512];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/t.pftrace", dir);
+    tracec_trace_file *f;
+    cr_assert_eq(tracec_trace_file_open(path, &f), TRACEC_STATUS_SUCCESS);
+    uint32_t next = 5;
+    tracec_i_rec_seqmap m;
+    tracec_i_rec_seqmap_init(&m, 4);
+    uint8_t pk[128];
+    int mark = 1;
+    size_t k = ru_packet(pk, 1, "first", 1, 77);
+    cr_expect_eq(tracec_i_rec_write_packet(f, &m, &next, pk, k, 321, 1000, &mark), TRACEC_STATUS_SUCCESS);
+    cr_expect_eq(mark, 0, "the mark went on the first packet");
+    k = ru_packet(pk, 2, "second", 0, 0);
+    cr_expect_eq(tracec_i_rec_write_packet(f, &m, &next, pk, k, 321, 1000, &mark), TRACEC_STATUS_SUCCESS);
+    /* a full map refuses, and writes nothing */
+    for (uint32_t i = 1; m.count < TRACEC_I_REC_SEQ_MAX; i++) (void)tracec_i_rec_seqmap_get(&m, 1000 + i, &next);
+    k = ru_packet(pk, 3, "refused", 1, 99);
+    cr_expect_eq(tracec_i_rec_write_packet(f, &m, &next, pk, k, 321, 1000, &mark), TRACEC_STATUS_LIMIT_EXCEEDED);
+    cr_expect_eq(m.refused, 1);
+    cr_expect_eq(tracec_trace_file_packets(f), 2);
+    cr_assert_eq(tracec_trace_file_close(f), TRACEC_STATUS_SUCCESS);
+    snprintf(cmd, sizeof cmd, "%s --decode=perfetto.protos.Trace -I %s/protos perfetto/trace/trace.proto < %s",
+             TRACEC_PROTOC, TRACEC_SOURCE_DIR, path);
+    tt_buf b = {0};
+    cr_assert_eq(tt_capture(cmd, &b), 0, "%s", b.data ? b.data : "");
+    cr_expect_str_eq(b.data, "packet {\n"
+                             "  trusted_uid: 1000\n"
+                             "  timestamp: 1\n"
+                             "  trusted_packet_sequence_id: 5\n"
+                             "  track_event {\n"
+                             "    type: TYPE_INSTANT\n"
+                             "    name: \"first\"\n"
+                             "  }\n"
+                             "  previous_packet_dropped: true\n"
+                             "  trusted_pid: 321\n"
+                             "}\n"
+                             "packet {\n"
+                             "  trusted_uid: 1000\n"
+                             "  timestamp: 2\n"
+                             "  trusted_packet_sequence_id: 4\n"
+                             "  track_event {\n"
+                             "    type: TYPE_INSTANT\n"
+                             "    name: \"second\"\n"
+                             "  }\n"
+                             "  trusted_pid: 321\n"
                              "}\n");
     tt_buf_free(&b);
     tracec_i_rec_seqmap_free(&m);

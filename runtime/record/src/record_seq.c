@@ -5,7 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "perfetto/trace/trace_packet.tracec.h"
 #include "record_seq.h"
+#include "tracec/trace_file.h"
 #include "tracec/wire.h"
 #include "tracec/writer.h"
 
@@ -68,22 +70,28 @@ uint32_t tracec_i_rec_seqmap_get(tracec_i_rec_seqmap *m, uint64_t local, uint32_
     return s->global;
 }
 
-bool tracec_i_rec_seq_rewrite(tracec_i_rec_seqmap *m, uint32_t *next, const uint8_t *p, size_t n, uint8_t *out,
-                              size_t cap, size_t *out_n, uint32_t *global) {
-    if (cap < n + TRACEC_I_REC_SEQ_EXTRA) return false;
+bool tracec_i_rec_seq_local(const uint8_t *p, size_t n, uint64_t *local) {
     const uint8_t *q = p, *end = p + n, *at;
     const char *why;
     tracec_wire_field f;
-    uint64_t local = 0;
     int rc;
-    /* first the id: the map may refuse the packet, and then nothing is written */
+    *local = 0;
     while ((rc = tracec_wire_read_field(&q, end, 0, &f, &why, &at)) > 0)
-        if (f.number == TRACEC_I_REC_SEQ_FIELD && f.type == TRACEC_WIRE_VARINT) local = f.value;
-    if (rc < 0) return false;
+        if (f.number == TRACEC_I_REC_SEQ_FIELD && f.type == TRACEC_WIRE_VARINT) *local = f.value;
+    return rc == 0;
+}
+
+bool tracec_i_rec_seq_rewrite(tracec_i_rec_seqmap *m, uint32_t *next, const uint8_t *p, size_t n, uint8_t *out,
+                              size_t cap, size_t *out_n, uint32_t *global) {
+    uint64_t local;
+    /* first the id: the map may refuse the packet, and then nothing is written */
+    if (cap < n + TRACEC_I_REC_SEQ_EXTRA || !tracec_i_rec_seq_local(p, n, &local)) return false;
     uint32_t g = tracec_i_rec_seqmap_get(m, local, next);
     if (g == 0) return false;
+    const uint8_t *q = p, *end = p + n, *at;
+    const char *why;
+    tracec_wire_field f;
     uint8_t *o = out;
-    q = p;
     while (tracec_wire_read_field(&q, end, 0, &f, &why, &at) > 0) {
         if (f.number == TRACEC_I_REC_SEQ_FIELD) continue;
         memcpy(o, f.start, (size_t)(f.end - f.start));
@@ -94,4 +102,25 @@ bool tracec_i_rec_seq_rewrite(tracec_i_rec_seqmap *m, uint32_t *next, const uint
     *out_n = (size_t)(o - out);
     if (global) *global = g;
     return true;
+}
+
+tracec_status_t tracec_i_rec_write_packet(struct tracec_trace_file *out, tracec_i_rec_seqmap *m, uint32_t *next,
+                                          const uint8_t *p, size_t n, int32_t pid, int32_t uid, int *mark) {
+    uint64_t local;
+    if (!tracec_i_rec_seq_local(p, n, &local)) return TRACEC_STATUS_CORRUPT_DATA;
+    if (tracec_i_rec_seqmap_get(m, local, next) == 0) return TRACEC_STATUS_LIMIT_EXCEEDED;
+    tracec_writer w;
+    perfetto_protos_TracePacket pkt;
+    tracec_trace_file_begin_packet(out, &w, &pkt.msg);
+    if (tracec_writer_reserve(&w, n + TRACEC_I_REC_SEQ_EXTRA)) {
+        size_t k = 0;
+        /* the id is mapped already: the rewrite cannot be refused */
+        if (tracec_i_rec_seq_rewrite(m, next, p, n, w.ptr, n + TRACEC_I_REC_SEQ_EXTRA, &k, NULL)) w.ptr += k;
+    }
+    perfetto_protos_TracePacket_set_trusted_pid(&pkt, pid);
+    perfetto_protos_TracePacket_set_trusted_uid(&pkt, uid);
+    if (mark && *mark) perfetto_protos_TracePacket_set_previous_packet_dropped(&pkt, true);
+    tracec_status_t st = tracec_trace_file_end_packet(out, &w, &pkt.msg);
+    if (st == TRACEC_STATUS_SUCCESS && mark) *mark = 0;
+    return st;
 }

@@ -19,6 +19,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "tracec/status.h"
+
 /* Local ids one peer may use. */
 #define TRACEC_I_REC_SEQ_MAX 4096u
 /* The TracePacket field that holds the sequence id. */
@@ -66,5 +68,21 @@ uint32_t tracec_i_rec_seqmap_get(tracec_i_rec_seqmap *m, uint64_t local, uint32_
  */
 bool tracec_i_rec_seq_rewrite(tracec_i_rec_seqmap *m, uint32_t *next, const uint8_t *p, size_t n, uint8_t *out,
                               size_t cap, size_t *out_n, uint32_t *global);
+
+/* The peer's id in p[0..n): the last VARINT field 10, or 0 (none).  false: p is malformed. */
+bool tracec_i_rec_seq_local(const uint8_t *p, size_t n, uint64_t *local);
+
+/*
+ * Appends the peer's packet p[0..n) (it passed tracec_i_rec_packet_ok) to
+ * `out` as the recorder writes it: rewritten with its global sequence id
+ * (tracec_i_rec_seq_rewrite), then trusted_pid = pid and trusted_uid = uid
+ * appended (they win over anything the peer wrote), and
+ * previous_packet_dropped when *mark (then cleared; mark may be NULL).
+ * LIMIT_EXCEEDED: refused by the map (counted in m->refused), nothing
+ * written; or any status of the trace file.
+ */
+struct tracec_trace_file;
+tracec_status_t tracec_i_rec_write_packet(struct tracec_trace_file *out, tracec_i_rec_seqmap *m, uint32_t *next,
+                                          const uint8_t *p, size_t n, int32_t pid, int32_t uid, int *mark);
 
 #endif /* TRACEC_RECORD_SEQ_H */
