@@ -63,6 +63,7 @@
 #include "tracec/buffer.h"
 #include "tracec/context.h"
 #include "tracec/service.h"
+#include "tracec/abi/shm_layout.h"
 #include "tracec/abi/hints.h" /* last: the branch hints */
 
 #define TRACEC_I_SEALED (1ull << 63)
@@ -83,7 +84,7 @@ typedef struct tracec_i_half {
     uint8_t *mem;
     /* under the buffer mutex: */
     int phase;
-    uint64_t gen;
+    uint64_t gen;      /* advanced by 2 at each reset (so consecutive gens have distinct chunk tags); the memfd header's */
     uint32_t cur_blk;  /* blocks already delivered (ONESHOT/CIRCULAR) */
     size_t cur_off;    /* their bytes */
     int pinned;        /* a delivery is reading it */
@@ -128,9 +129,13 @@ typedef struct tracec_i_buffer {
     /* Durable part (ONESHOT, CIRCULAR): bump-only, written under dmu. */
     pthread_mutex_t dmu;
     uint8_t *dmem;
-    /* A memfd's mapping that holds both halves and dmem (NULL: they are process memory). */
+    /* A memfd's mapping that holds the header page, both halves and dmem (NULL: they are process memory),
+       and its header (tracec/abi/shm_layout.h; NULL in process memory).  The engine only writes the
+       header: nothing read back from the memfd steers it. */
     uint8_t *map;
     size_t map_size;
+    tracec_shm_header *hdr;
+    uint64_t dgen; /* the durable part's generation (under dmu and mu), advanced by 2 at each clear */
     _Atomic size_t doff; /* committed bytes */
     size_t dcur;         /* delivered bytes (deliverer only) */
     uint8_t *snap;       /* CIRCULAR: the copy a delivery hands out (deliverer only) */
@@ -323,7 +328,12 @@ bool tracec_i_full_drop(tracec_i_buffer *b, uint32_t body, tracec_status_t *st);
 bool tracec_i_is_durable(const tracec_i_buffer *b, uint32_t category, uint32_t kind);
 int tracec_i_make_room(tracec_i_buffer *b, int h, uint32_t body, const tracec_i_wstate *ws, bool in_grow);
 void tracec_i_publish(tracec_i_half *hf);
-void tracec_i_reset_half(tracec_i_half *hf, bool unseal);
+void tracec_i_reset_half(tracec_i_buffer *b, int h, bool unseal);
+/* The memfd header (no-ops in process memory): the active half; the counters (under mu). */
+void tracec_i_shm_set_active(tracec_i_buffer *b, uint32_t h);
+void tracec_i_shm_publish_counters(tracec_i_buffer *b);
+/* The durable part is cleared: its generation advances before any byte is rewritten.  Under dmu and mu. */
+void tracec_i_reset_durable(tracec_i_buffer *b);
 void tracec_i_steal_half(tracec_i_buffer *b, int h, bool barrier);
 tracec_i_blk *tracec_i_try_reserve(tracec_i_buffer *b, tracec_i_half *hf, uint32_t body, uint32_t min_body, uint64_t *old, bool *sealed);
 uint64_t tracec_i_wait_published(tracec_i_half *hf);

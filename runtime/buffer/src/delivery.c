@@ -104,7 +104,7 @@ static void deliver_streaming_half(dctx *d, int f) {
     dflush(d);
     tracec_i_lock(&b->mu);
     F->phase = TRACEC_I_FREE;
-    tracec_i_reset_half(F, false);
+    tracec_i_reset_half(b, f, false);
     pthread_cond_broadcast(&b->cv);
 }
 
@@ -268,6 +268,7 @@ void tracec_i_deliver_pass(tracec_i_buffer *b) {
         deliver_snapshot(&d);
     }
     if (b->flush_done < ticket) b->flush_done = ticket;
+    tracec_i_shm_publish_counters(b);
     b->delivering = 0;
     pthread_cond_broadcast(&b->cv);
     bool again = atomic_load_explicit(&b->pending, memory_order_acquire) != 0;

@@ -79,6 +79,7 @@ void tracec_i_buffer_start(tracec_i_buffer *b, tracec_buffer_disposition_t dispo
     tracec_i_steal_half(b, 0, true);
     tracec_i_steal_half(b, 1, true);
     if (disposition == TRACEC_BUFFER_DISPOSITION_CLEAR_ENTIRE) {
+        tracec_i_reset_durable(b);
         atomic_store_explicit(&b->doff, 0, memory_order_relaxed);
         b->dcur = 0;
         atomic_fetch_add_explicit(&b->epoch, 1, memory_order_relaxed);
@@ -90,15 +91,16 @@ void tracec_i_buffer_start(tracec_i_buffer *b, tracec_buffer_disposition_t dispo
     if (b->mode == TRACEC_BUFFERING_MODE_STREAMING) {
         /* stop delivered and freed both halves */
         X->phase = TRACEC_I_ACTIVE;
-        tracec_i_reset_half(X, true);
+        tracec_i_reset_half(b, x, true);
     } else if (clear) {
         atomic_store_explicit(&b->full, 0, memory_order_relaxed); /* published by the state's release below */
         for (int i = 0; i < 2; i++) {
             if (b->half[i].mem == NULL) continue;
             b->half[i].phase = TRACEC_I_FREE;
-            tracec_i_reset_half(&b->half[i], false);
+            tracec_i_reset_half(b, i, false);
         }
         atomic_store_explicit(&b->active, 0, memory_order_release);
+        tracec_i_shm_set_active(b, 0);
         b->half[0].phase = TRACEC_I_ACTIVE;
         atomic_store_explicit(&b->half[0].state, 0, memory_order_release);
     } else {
@@ -162,16 +164,20 @@ static void adopt(tracec_i_buffer *b, const tracec_i_buffer *t, tracec_i_thread 
     atomic_store_explicit(&b->destroyed, 0, memory_order_relaxed);
     atomic_store_explicit(&b->full, 0, memory_order_relaxed);
     atomic_store_explicit(&b->active, 0, memory_order_relaxed);
+    b->dmem = t->dmem;
+    b->map = t->map;
+    b->map_size = t->map_size;
+    b->hdr = t->hdr;
     for (int i = 0; i < 2; i++) {
         tracec_i_half *hf = &b->half[i];
         hf->mem = t->half[i].mem;
         hf->phase = TRACEC_I_FREE;
         hf->pinned = 0;
-        tracec_i_reset_half(hf, false);
+        hf->gen = 0;
+        tracec_i_reset_half(b, i, false);
     }
-    b->dmem = t->dmem;
-    b->map = t->map;
-    b->map_size = t->map_size;
+    b->dgen = 0;
+    tracec_i_reset_durable(b);
     atomic_store_explicit(&b->doff, 0, memory_order_relaxed);
     b->dcur = 0;
     b->snap = NULL;
@@ -221,6 +227,7 @@ static void free_memory(tracec_i_buffer *t) {
     }
     t->map = NULL;
     t->map_size = 0;
+    t->hdr = NULL;
     t->half[0].mem = t->half[1].mem = NULL;
     t->dmem = NULL;
 }
@@ -255,11 +262,16 @@ static bool geometry_of(int mode, size_t size, size_t durable_size, geometry *g)
     return true;
 }
 
+/* The bytes of a memfd that holds this geometry: the header page, the halves, the durable part. */
+static size_t memfd_bytes(const geometry *g) {
+    return (size_t)TRACEC_SHM_HEADER_BYTES + (size_t)g->halves * g->half_bytes + g->durable_cap;
+}
+
 size_t tracec_buffer_memory_size(tracec_buffering_mode_t mode, size_t size, size_t durable_size) {
     geometry g;
     int m = mode == TRACEC_BUFFERING_MODE_DEFAULT ? TRACEC_BUFFERING_MODE_STREAMING : (int)mode;
     if (!geometry_of(m, size, durable_size, &g)) return 0;
-    return (size_t)g.halves * g.half_bytes + g.durable_cap;
+    return memfd_bytes(&g);
 }
 
 uint32_t tracec_i_buffer_test_memfd;
@@ -268,7 +280,7 @@ static tracec_status_t map_memfd(tracec_i_buffer *t, const geometry *g, int fd);
 
 /* Tests: a memfd of the buffer's own, as a caller makes one (sized, sealed), mapped, then closed. */
 static tracec_status_t own_memfd(tracec_i_buffer *t, const geometry *g) {
-    size_t need = (size_t)g->halves * g->half_bytes + g->durable_cap;
+    size_t need = memfd_bytes(g);
     int fd = memfd_create("tracec-buffer", MFD_CLOEXEC | MFD_ALLOW_SEALING);
     if (fd < 0) return TRACEC_STATUS_OUT_OF_MEMORY;
     tracec_status_t st = TRACEC_STATUS_OUT_OF_MEMORY;
@@ -299,7 +311,7 @@ static tracec_status_t place_memory(tracec_i_buffer *t, const geometry *g, const
 }
 
 static tracec_status_t map_memfd(tracec_i_buffer *t, const geometry *g, int fd) {
-    size_t need = (size_t)g->halves * g->half_bytes + g->durable_cap;
+    size_t need = memfd_bytes(g);
     struct stat st;
     int seals = fcntl(fd, F_GET_SEALS); /* fails (EINVAL) for anything but a memfd */
     if (seals < 0 || !(seals & F_SEAL_SHRINK) || fstat(fd, &st) != 0 || st.st_size < 0 ||
@@ -310,8 +322,22 @@ static tracec_status_t map_memfd(tracec_i_buffer *t, const geometry *g, int fd) 
     (void)madvise(m, need, MADV_DONTFORK); /* a fork child never writes into it (fork_child) */
     t->map = (uint8_t *)m;
     t->map_size = need;
-    for (int i = 0; i < g->halves; i++) t->half[i].mem = t->map + (size_t)i * g->half_bytes;
-    if (g->durable_cap) t->dmem = t->map + (size_t)g->halves * g->half_bytes;
+    uint8_t *regions = t->map + TRACEC_SHM_HEADER_BYTES;
+    for (int i = 0; i < g->halves; i++) t->half[i].mem = regions + (size_t)i * g->half_bytes;
+    if (g->durable_cap) t->dmem = regions + (size_t)g->halves * g->half_bytes;
+    /* The header (tracec/abi/shm_layout.h): whatever the memfd held is overwritten; the geometry
+       now, the region words as the buffer runs (adopt() writes the first generations). */
+    tracec_shm_header *hd = (tracec_shm_header *)(void *)t->map;
+    memset(hd, 0, TRACEC_SHM_HEADER_BYTES);
+    hd->version = TRACEC_SHM_VERSION;
+    hd->header_bytes = TRACEC_SHM_HEADER_BYTES;
+    hd->mode = (uint32_t)t->mode;
+    hd->halves = (uint32_t)g->halves;
+    hd->size = g->size;
+    hd->half_bytes = g->half_bytes;
+    hd->durable_bytes = g->durable_cap;
+    __atomic_store_n(&hd->magic, TRACEC_SHM_MAGIC, __ATOMIC_RELEASE); /* last: the header is whole */
+    t->hdr = hd;
     return TRACEC_STATUS_SUCCESS;
 }
 
@@ -576,6 +602,7 @@ static void fork_child(void) {
                destroyed (every call refuses its handle; its slot can be taken again). */
             b->map = NULL;
             b->map_size = 0;
+            b->hdr = NULL;
             b->half[0].mem = b->half[1].mem = NULL;
             b->dmem = NULL;
             b->durable_cap = 0;
@@ -591,7 +618,7 @@ static void fork_child(void) {
         for (int h = 0; h < 2; h++) {
             b->half[h].phase = TRACEC_I_FREE;
             b->half[h].pinned = 0;
-            tracec_i_reset_half(&b->half[h], false);
+            tracec_i_reset_half(b, h, false);
         }
         atomic_store(&b->active, 0);
         atomic_store(&b->full, 0);

@@ -39,7 +39,7 @@ static int acquire_chunk(tracec_i_buffer *b, tracec_i_wstate *ws, uint32_t min_b
         if (blk != NULL) {
             blk->size = TRACEC_I_CHUNK_MARK;
             __atomic_store_n(&blk->committed, 0u, __ATOMIC_RELAXED);
-            blk->kind = 0;
+            blk->kind = TRACEC_SHM_CHUNK_TAG(hf->gen); /* the half's generation (hf->gen: under mu) */
             uint8_t *body = (uint8_t *)(blk + 1);
             if (partial) memcpy(body, partial_src, partial);
             tracec_i_publish(hf);

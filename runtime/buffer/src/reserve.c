@@ -19,6 +19,69 @@ bool tracec_i_is_durable(const tracec_i_buffer *b, uint32_t category, uint32_t k
            tracec_i_kind_durable(kind);
 }
 
+/* ---- the memfd header (tracec/abi/shm_layout.h); no-ops in process memory ---- */
+
+/* A store into the header another process reads: atomic, so it is never torn. */
+#define SHM_STORE(field, v, order) __atomic_store_n(&(field), (v), order)
+
+/*
+ * Resets half h (under mu): its generation advances (in the memfd header
+ * too, with a release store, before the state word below lets any writer
+ * reserve in it again: every byte rewritten from now on comes after it),
+ * and its region words say "nothing handed, nothing reserved".
+ */
+void tracec_i_reset_half(tracec_i_buffer *b, int h, bool unseal) {
+    tracec_i_half *hf = &b->half[h];
+    hf->gen += 2u;
+    if (b->hdr != NULL && hf->mem != NULL) {
+        tracec_shm_region *r = &b->hdr->half[h];
+        SHM_STORE(r->gen, hf->gen, __ATOMIC_RELEASE);
+        SHM_STORE(r->handed, (uint32_t)TRACEC_SHM_REGION_FREE, __ATOMIC_RELEASE);
+        SHM_STORE(r->extent, 0u, __ATOMIC_RELAXED);
+        SHM_STORE(r->blocks, 0u, __ATOMIC_RELAXED);
+        SHM_STORE(r->reserved, 0u, __ATOMIC_RELAXED);
+    }
+    hf->cur_blk = 0;
+    hf->cur_off = 0;
+    atomic_store_explicit(&hf->published, 0, memory_order_relaxed);
+    atomic_store_explicit(&hf->state, unseal ? 0 : TRACEC_I_SEALED, memory_order_release);
+}
+
+void tracec_i_reset_durable(tracec_i_buffer *b) {
+    b->dgen += 2u;
+    if (b->hdr == NULL || b->dmem == NULL) return;
+    tracec_shm_region *r = &b->hdr->durable;
+    SHM_STORE(r->gen, b->dgen, __ATOMIC_RELEASE);
+    SHM_STORE(r->handed, (uint32_t)TRACEC_SHM_REGION_FREE, __ATOMIC_RELEASE);
+    SHM_STORE(r->extent, 0u, __ATOMIC_RELAXED);
+    SHM_STORE(r->blocks, 0u, __ATOMIC_RELAXED);
+    SHM_STORE(r->reserved, 0u, __ATOMIC_RELAXED);
+}
+
+void tracec_i_shm_set_active(tracec_i_buffer *b, uint32_t h) {
+    if (b->hdr != NULL) SHM_STORE(b->hdr->active, h, __ATOMIC_RELEASE);
+}
+
+void tracec_i_shm_publish_counters(tracec_i_buffer *b) {
+    if (b->hdr == NULL) return;
+    uint64_t in_writers = 0;
+    for (tracec_i_wstate *ws = b->writers; ws; ws = ws->next) in_writers += __atomic_load_n(&ws->packets, __ATOMIC_RELAXED);
+    tracec_shm_header *hd = b->hdr;
+    SHM_STORE(hd->accepted, atomic_load_explicit(&b->accepted, memory_order_relaxed) + in_writers, __ATOMIC_RELAXED);
+    SHM_STORE(hd->dropped, atomic_load_explicit(&b->dropped, memory_order_relaxed), __ATOMIC_RELAXED);
+    SHM_STORE(hd->overwritten, atomic_load_explicit(&b->overwritten, memory_order_relaxed), __ATOMIC_RELAXED);
+    SHM_STORE(hd->refused, atomic_load_explicit(&b->refused, memory_order_relaxed), __ATOMIC_RELEASE);
+}
+
+/*
+ * The salvage hint of half h: bytes reserved so far, `end` (relaxed; racing
+ * reservers may store out of order, which a hint tolerates).
+ */
+static void shm_note_reserved(tracec_i_buffer *b, const tracec_i_half *hf, uint64_t end) {
+    uint32_t *w = &b->hdr->half[hf - b->half].reserved;
+    if (__atomic_load_n(w, __ATOMIC_RELAXED) < (uint32_t)end) SHM_STORE(*w, (uint32_t)end, __ATOMIC_RELAXED);
+}
+
 static void request(tracec_i_buffer *b, uint32_t flag) {
     uint32_t old = atomic_fetch_or_explicit(&b->pending, flag, memory_order_acq_rel);
     if (old == 0) tracec_i_kick(b);
@@ -58,6 +121,8 @@ tracec_i_blk *tracec_i_try_reserve(tracec_i_buffer *b, tracec_i_half *hf, uint32
         if (atomic_compare_exchange_weak_explicit(&hf->state, &s, s + TRACEC_I_ONE_BLOCK + take,
                                                   memory_order_acquire, memory_order_relaxed)) {
             *old = s;
+            if (b->hdr != NULL)
+                shm_note_reserved(b, hf, (uint64_t)TRACEC_I_CHARGED(s) + take + (size_t)TRACEC_I_BLK_HDR * (TRACEC_I_BLOCKS(s) + 1u));
             tracec_i_blk *blk =
                 (tracec_i_blk *)(void *)(hf->mem + TRACEC_I_CHARGED(s) + (size_t)TRACEC_I_BLK_HDR * TRACEC_I_BLOCKS(s));
             blk->body = take;
@@ -120,14 +185,6 @@ void tracec_i_wait_writers(const tracec_i_buffer *b, tracec_i_wstate *list, int 
     }
 }
 
-void tracec_i_reset_half(tracec_i_half *hf, bool unseal) {
-    hf->gen++;
-    hf->cur_blk = 0;
-    hf->cur_off = 0;
-    atomic_store_explicit(&hf->published, 0, memory_order_relaxed);
-    atomic_store_explicit(&hf->state, unseal ? 0 : TRACEC_I_SEALED, memory_order_release);
-}
-
 /* Number of records in blocks [from, to) starting at byte `off`. */
 static uint64_t count_records(const tracec_i_half *hf, uint32_t from, uint32_t to, size_t off) {
     uint64_t n = 0;
@@ -155,8 +212,9 @@ static void swap_halves(tracec_i_buffer *b, int x) {
     int y = 1 - x;
     tracec_i_half *X = &b->half[x], *Y = &b->half[y];
     Y->phase = TRACEC_I_ACTIVE;
-    tracec_i_reset_half(Y, true);
+    tracec_i_reset_half(b, y, true);
     atomic_store_explicit(&b->active, (uint32_t)y, memory_order_release);
+    tracec_i_shm_set_active(b, (uint32_t)y);
     atomic_fetch_or_explicit(&X->state, TRACEC_I_SEALED, memory_order_acq_rel);
     X->phase = TRACEC_I_FULL;
     tracec_i_steal_half(b, x, false);

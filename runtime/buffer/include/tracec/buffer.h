@@ -110,7 +110,8 @@ typedef struct tracec_buffer_config_t {
      * writers.  The buffer maps it shared (not into fork children) for its
      * lifetime; the caller may close its descriptor once the create returns.
      * Another process that maps the same memfd sees the records as they are
-     * written (the layout is internal and not a contract).
+     * written, behind a header page: tracec/abi/shm_layout.h (installed, not
+     * a user API) is the layout.
      */
     uint32_t memory;
     int memory_fd;
@@ -124,8 +125,8 @@ typedef struct tracec_buffer_config_t {
 
 /*
  * The bytes a memfd must hold for a buffer of this mode, size and durable
- * size (as in tracec_buffer_config_t); 0 for a bad mode or a size over the
- * limit.
+ * size (as in tracec_buffer_config_t), the header page included; 0 for a
+ * bad mode or a size over the limit.
  */
 size_t tracec_buffer_memory_size(tracec_buffering_mode_t mode, size_t size, size_t durable_size);
 
