@@ -59,6 +59,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "tracec/buffer.h"
 #include "tracec/context.h"
@@ -76,7 +77,8 @@ _Static_assert(sizeof(tracec_i_blk) == TRACEC_I_BLK_HDR && TRACEC_I_BLK_HDR % TR
 #define TRACEC_I_BATCH 1024u
 #define TRACEC_I_DEFAULT_RESERVE 256u
 
-enum { TRACEC_I_FREE = 0, TRACEC_I_ACTIVE, TRACEC_I_FULL, TRACEC_I_WRAPPING };
+/* A half's phase.  HANDED: a STREAMING half given to the reader (handoff), free once it saved it. */
+enum { TRACEC_I_FREE = 0, TRACEC_I_ACTIVE, TRACEC_I_FULL, TRACEC_I_WRAPPING, TRACEC_I_HANDED };
 
 typedef struct tracec_i_half {
     _Atomic uint64_t state;
@@ -115,6 +117,9 @@ typedef struct tracec_i_buffer {
     size_t size, watermark, phys, durable_cap, chunk;
     tracec_buffer_tracing_cb_t callback;
     void *callback_data;
+    tracec_buffer_handoff_cb_t handoff; /* non-NULL: handoff delivery (memfd only) */
+    void *handoff_data;
+    uint32_t max_wait_ms; /* LOSSLESS waits for room: 0 = no cap */
     int asym; /* chunk handover: asymmetric fence (membarrier) instead of a seq_cst store per packet */
 
     _Atomic int accepting;   /* the context is started and the buffer alive */
@@ -137,7 +142,8 @@ typedef struct tracec_i_buffer {
     tracec_shm_header *hdr;
     uint64_t dgen; /* the durable part's generation (under dmu and mu), advanced by 2 at each clear */
     _Atomic size_t doff; /* committed bytes */
-    size_t dcur;         /* delivered bytes (deliverer only) */
+    size_t dcur;         /* delivered (handoff: walked) bytes (deliverer only) */
+    uint32_t dcur_blocks; /* handoff: blocks in [0, dcur) (deliverer only) */
     uint8_t *snap;       /* CIRCULAR: the copy a delivery hands out (deliverer only) */
     size_t snap_cap;
 
@@ -147,11 +153,18 @@ typedef struct tracec_i_buffer {
     uint64_t flush_req, flush_done;
     int delivering;
     int stealing;
+    /* Handoff bookkeeping of each region (halves 0, 1; 2 the durable part), under mu: handoffs
+       not saved yet, and the gen and extent of the last one (a region is handed again only with
+       something new).  `stalled`: a capped wait ran out; writers drop at once until a half is freed. */
+    uint32_t owed[3], last_extent[3];
+    uint64_t last_gen[3];
+    int stalled;
     struct tracec_i_wstate *writers;
     void (*deliver)(struct tracec_i_buffer *b); /* tracec_i_deliver_pass: what its callback thread runs */
     _Atomic(struct tracec_i_thread *) thread;
 
     _Atomic uint64_t accepted, dropped, overwritten, delivered, deliveries, wm_requests, switches, waits, refused;
+    _Atomic uint64_t saves_ignored;
     _Atomic uint64_t epoch;
 } tracec_i_buffer;
 
@@ -326,14 +339,22 @@ void tracec_i_do_switch(tracec_i_buffer *b, int x);
 tracec_status_t tracec_i_drop(tracec_i_buffer *b, tracec_status_t why);
 bool tracec_i_full_drop(tracec_i_buffer *b, uint32_t body, tracec_status_t *st);
 bool tracec_i_is_durable(const tracec_i_buffer *b, uint32_t category, uint32_t kind);
-int tracec_i_make_room(tracec_i_buffer *b, int h, uint32_t body, const tracec_i_wstate *ws, bool in_grow);
+/* `deadline`: the caller's, zeroed before its first call for a record or packet (a capped wait sets it). */
+int tracec_i_make_room(tracec_i_buffer *b, int h, uint32_t body, const tracec_i_wstate *ws, bool in_grow,
+                       struct timespec *deadline);
 void tracec_i_publish(tracec_i_half *hf);
 void tracec_i_reset_half(tracec_i_buffer *b, int h, bool unseal);
 /* The memfd header (no-ops in process memory): the active half; the counters (under mu). */
 void tracec_i_shm_set_active(tracec_i_buffer *b, uint32_t h);
 void tracec_i_shm_publish_counters(tracec_i_buffer *b);
+/* The durable part's salvage hint: its bytes committed so far (under dmu). */
+void tracec_i_shm_note_durable(tracec_i_buffer *b, size_t end);
 /* The durable part is cleared: its generation advances before any byte is rewritten.  Under dmu and mu. */
 void tracec_i_reset_durable(tracec_i_buffer *b);
+/* Handoff: a region's words in the memfd header: extent, blocks, then handed (release).  Under mu. */
+void tracec_i_shm_hand(tracec_i_buffer *b, uint32_t region, uint32_t extent, uint32_t blocks);
+/* Handoff: the region's handed word back to FREE (all its handoffs were saved).  Under mu. */
+void tracec_i_shm_unhand(tracec_i_buffer *b, uint32_t region);
 void tracec_i_steal_half(tracec_i_buffer *b, int h, bool barrier);
 tracec_i_blk *tracec_i_try_reserve(tracec_i_buffer *b, tracec_i_half *hf, uint32_t body, uint32_t min_body, uint64_t *old, bool *sealed);
 uint64_t tracec_i_wait_published(tracec_i_half *hf);

@@ -60,8 +60,16 @@ tracec_status_t tracec_flush_buffer_async(tracec_buffer_id_t buffer_id) {
     return st;
 }
 
+/* Wakes every writer waiting for room: they find the buffer not accepting (CLOSED). */
+static void release_waiters(tracec_i_buffer *b) {
+    tracec_i_lock(&b->mu);
+    pthread_cond_broadcast(&b->cv);
+    tracec_i_unlock(&b->mu);
+}
+
 void tracec_i_buffer_stop(tracec_i_buffer *b) {
     atomic_store_explicit(&b->accepting, 0, memory_order_seq_cst);
+    release_waiters(b);
     uint64_t ticket = flush_request(b);
     if (tracec_i_current_thread == NULL) flush_wait(b, ticket);
 }
@@ -88,10 +96,20 @@ void tracec_i_buffer_start(tracec_i_buffer *b, tracec_buffer_disposition_t dispo
                  disposition == TRACEC_BUFFER_DISPOSITION_CLEAR_NONDURABLE;
     int x = (int)atomic_load_explicit(&b->active, memory_order_relaxed);
     tracec_i_half *X = &b->half[x];
+    b->stalled = 0;
     if (b->mode == TRACEC_BUFFERING_MODE_STREAMING) {
-        /* stop delivered and freed both halves */
+        /* Stop delivered and freed both halves, or handed them (handoff): the run starts in a
+           free one; if the reader still owes both, the active one is taken back (its gen
+           advances first, so a reader that copies it late sees the change). */
+        if (X->phase != TRACEC_I_FREE && b->half[1 - x].phase == TRACEC_I_FREE) {
+            x = 1 - x;
+            X = &b->half[x];
+            atomic_store_explicit(&b->active, (uint32_t)x, memory_order_release);
+        }
+        if (X->phase == TRACEC_I_HANDED) tracec_i_shm_unhand(b, (uint32_t)x);
         X->phase = TRACEC_I_ACTIVE;
         tracec_i_reset_half(b, x, true);
+        tracec_i_shm_set_active(b, (uint32_t)x);
     } else if (clear) {
         atomic_store_explicit(&b->full, 0, memory_order_relaxed); /* published by the state's release below */
         for (int i = 0; i < 2; i++) {
@@ -158,6 +176,11 @@ static void adopt(tracec_i_buffer *b, const tracec_i_buffer *t, tracec_i_thread 
     b->chunk = t->chunk;
     b->callback = t->callback;
     b->callback_data = t->callback_data;
+    b->handoff = t->handoff;
+    b->handoff_data = t->handoff_data;
+    b->max_wait_ms = t->max_wait_ms;
+    b->stalled = 0;
+    b->dcur_blocks = 0;
     b->asym = t->asym;
     b->deliver = tracec_i_deliver_pass;
     atomic_store_explicit(&b->accepting, 0, memory_order_relaxed);
@@ -188,8 +211,9 @@ static void adopt(tracec_i_buffer *b, const tracec_i_buffer *t, tracec_i_thread 
     b->stealing = 0;
     b->writers = NULL; /* empty: a state holds its buffer until it is detached */
     atomic_store_explicit(&b->thread, thread, memory_order_relaxed);
-    _Atomic uint64_t *counters[] = {&b->accepted, &b->dropped,  &b->overwritten, &b->delivered, &b->deliveries,
-                                    &b->wm_requests, &b->switches, &b->waits,      &b->refused};
+    _Atomic uint64_t *counters[] = {&b->accepted,    &b->dropped,  &b->overwritten, &b->delivered,
+                                    &b->deliveries,  &b->wm_requests, &b->switches, &b->waits,
+                                    &b->refused,     &b->saves_ignored};
     for (size_t i = 0; i < sizeof counters / sizeof counters[0]; i++)
         atomic_store_explicit(counters[i], 0, memory_order_relaxed);
     atomic_fetch_add_explicit(&b->epoch, 1, memory_order_relaxed); /* never an earlier incarnation's */
@@ -354,7 +378,11 @@ tracec_status_t tracec_create_buffer_with_config(tracec_context_id_t context, co
         return TRACEC_STATUS_INVALID_ARGUMENT;
     if (mode != TRACEC_BUFFERING_MODE_STREAMING && cfg->policy == TRACEC_BUFFER_POLICY_LOSSLESS)
         return TRACEC_STATUS_UNSUPPORTED;
-    if (cfg->size == 0 || cfg->callback == NULL || cfg->watermark > cfg->size) return TRACEC_STATUS_INVALID_ARGUMENT;
+    if (cfg->size == 0 || cfg->watermark > cfg->size) return TRACEC_STATUS_INVALID_ARGUMENT;
+    /* One delivery: the callback, or a handoff of the memfd's regions to their reader. */
+    if (cfg->handoff != NULL ? cfg->callback != NULL || cfg->memory != TRACEC_BUFFER_MEMORY_MEMFD
+                             : cfg->callback == NULL)
+        return TRACEC_STATUS_INVALID_ARGUMENT;
     if (cfg->size > TRACEC_MAX_BUFFER_SIZE || cfg->durable_size > TRACEC_MAX_BUFFER_SIZE)
         return TRACEC_STATUS_LIMIT_EXCEEDED;
     if (!tracec_i_context_exists(context.handle)) return TRACEC_STATUS_CONTEXT_NOT_FOUND;
@@ -378,6 +406,9 @@ tracec_status_t tracec_create_buffer_with_config(tracec_context_id_t context, co
     t.chunk = chunk & ~(size_t)7;
     t.callback = cfg->callback;
     t.callback_data = cfg->callback_data;
+    t.handoff = cfg->handoff;
+    t.handoff_data = cfg->handoff_data;
+    t.max_wait_ms = cfg->max_wait_ms != 0 || cfg->handoff == NULL ? cfg->max_wait_ms : TRACEC_BUFFER_MAX_WAIT_DEFAULT_MS;
     t.ctx_handle = context.handle;
     t.durable_cap = g.durable_cap;
     tracec_status_t placed = place_memory(&t, &g, cfg);
@@ -451,6 +482,7 @@ static tracec_status_t destroy(tracec_i_buffer *b, uint64_t handle) {
     atomic_store_explicit(&b->destroyed, 1, memory_order_release);
     /* Deliver what is left while the buffer still looks alive to its thread. */
     atomic_store_explicit(&b->accepting, 0, memory_order_seq_cst);
+    release_waiters(b);
     if (!atomic_load_explicit(&tracec_i_finalized, memory_order_acquire)) flush_wait(b, flush_request(b));
     tracec_i_lock(&b->dmu);
     tracec_i_lock(&b->mu);
@@ -533,6 +565,7 @@ tracec_status_t tracec_query_buffer_stats(tracec_buffer_id_t buffer_id, tracec_b
     st->half_switches = atomic_load(&b->switches);
     st->producer_waits = atomic_load(&b->waits);
     st->refused = atomic_load(&b->refused);
+    st->saves_ignored = atomic_load(&b->saves_ignored);
     tracec_i_buffer_put(b);
     return TRACEC_STATUS_SUCCESS;
 }
@@ -634,6 +667,7 @@ static void fork_child(void) {
         atomic_store(&b->switches, 0);
         atomic_store(&b->waits, 0);
         atomic_store(&b->refused, 0);
+        atomic_store(&b->saves_ignored, 0);
         if (atomic_load(&b->accepting)) {
             b->half[0].phase = TRACEC_I_ACTIVE;
             atomic_store(&b->half[0].state, 0);
