@@ -1,12 +1,13 @@
 /*
  * buffer_internal.h - the buffer module's one internal header (not
- * installed): the state and the functions its files share.  Its sections
- * follow the layers, bottom first; a file calls only down (no cycle):
+ * installed): the state and the functions its files share, one section a
+ * file:
  *
  *   context.c, service.c        contexts, the lifecycle, service routes
- *   lifecycle.c                 flush/stop/start, create/destroy, fork
- *   delivery.c, packet_writer.c delivery passes; the out-of-line writer
- *   reserve.c                   blocks, halves, switch/wrap, emit
+ *   lifecycle.c                 flush/stop/start, create/destroy, memory, fork
+ *   delivery.c                  delivery passes: callback, handoff
+ *   packet_writer.c             the out-of-line writer, chunks, grow()
+ *   reserve.c                   blocks, halves, switch/wrap, waits, emit; the memfd header
  *   writers.c                   writer states
  *   fence.c                     the asymmetric fence, small helpers
  *   buffer_thread.c, kinds.c    callback threads; the kind registry
@@ -50,6 +51,8 @@
  *     header is written; a sealed half is complete when published == blocks.
  *   - A half is unsealed only while it is the active half of a running
  *     buffer, so a successful CAS always lands in the live generation.
+ *   - In a memfd, a header page comes first, then the halves and the
+ *     durable part (tracec/abi/shm_layout.h); b->hdr points at it.
  */
 #ifndef TRACEC_BUFFER_INTERNAL_H
 #define TRACEC_BUFFER_INTERNAL_H
@@ -160,7 +163,6 @@ typedef struct tracec_i_buffer {
     uint64_t last_gen[3];
     int stalled;
     struct tracec_i_wstate *writers;
-    void (*deliver)(struct tracec_i_buffer *b); /* tracec_i_deliver_pass: what its callback thread runs */
     _Atomic(struct tracec_i_thread *) thread;
 
     _Atomic uint64_t accepted, dropped, overwritten, delivered, deliveries, wm_requests, switches, waits, refused;
@@ -209,8 +211,8 @@ static inline void tracec_i_unlock(pthread_mutex_t *m) {
     tracec_i_tls_locks--;
 }
 
-/* ---- handles.c: the bottom layer ------------------------------------------ */
-/* A live context as the layers below context.c see it (under tracec_i_global_mu). */
+/* ---- handles.c --------------------------------------------------------------- */
+/* A live context as the files other than context.c see it (under tracec_i_global_mu). */
 typedef struct tracec_i_ctx_slot {
     uint64_t handle; /* 0: free slot */
     int started;
@@ -259,21 +261,23 @@ static inline tracec_i_buffer *tracec_i_buffer_get(uint64_t handle) {
     return b;
 }
 
+/* Registers the process hooks (handles.c) with atexit and pthread_atfork, once. */
+void tracec_i_runtime_init(void);
 /*
- * What a layer does at exit() and around fork(); handles.c runs them, so no
- * file calls up to the layer above it.  at_exit runs from the top layer
- * down; fork_prepare from the bottom up after taking tracec_i_global_mu;
- * fork_parent and fork_child from the top down, then release it.
+ * What each part does at exit() and around fork(); handles.c calls them:
+ * at exit the contexts' hook; before a fork, after taking
+ * tracec_i_global_mu, the buffers' then the threads'; after it, in the
+ * parent and the child, the contexts' (child only), the threads' then the
+ * buffers', then tracec_i_global_mu is released.
  */
-typedef struct tracec_i_hooks {
-    void (*at_exit)(void);
-    void (*fork_prepare)(void);
-    void (*fork_parent)(void);
-    void (*fork_child)(void);
-} tracec_i_hooks;
-enum { TRACEC_I_LAYER_BUFFERS, TRACEC_I_LAYER_THREADS, TRACEC_I_LAYER_CONTEXTS, TRACEC_I_LAYERS };
-/* Registers `hooks` for `layer` (the first call of each layer wins) and atexit/atfork, once. */
-void tracec_i_runtime_init(int layer, const tracec_i_hooks *hooks);
+void tracec_i_contexts_at_exit(void);        /* context.c */
+void tracec_i_contexts_fork_child(void);     /* context.c */
+void tracec_i_threads_fork_prepare(void);    /* buffer_thread.c */
+void tracec_i_threads_fork_parent(void);
+void tracec_i_threads_fork_child(void);
+void tracec_i_buffers_fork_prepare(void);    /* lifecycle.c */
+void tracec_i_buffers_fork_parent(void);
+void tracec_i_buffers_fork_child(void);
 
 /* ---- kinds.c: the registry of buffer tracing kinds -------------------------- */
 bool tracec_i_kind_durable(uint32_t kind);

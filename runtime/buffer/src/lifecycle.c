@@ -131,11 +131,6 @@ void tracec_i_buffer_start(tracec_i_buffer *b, tracec_buffer_disposition_t dispo
     tracec_i_unlock(&b->dmu);
 }
 
-static void fork_prepare(void);
-static void fork_parent(void);
-static void fork_child(void);
-static const tracec_i_hooks hooks = {NULL, fork_prepare, fork_parent, fork_child};
-
 /* ---- creation, destruction, queries ---------------------------------------- */
 
 /*
@@ -182,7 +177,6 @@ static void adopt(tracec_i_buffer *b, const tracec_i_buffer *t, tracec_i_thread 
     b->stalled = 0;
     b->dcur_blocks = 0;
     b->asym = t->asym;
-    b->deliver = tracec_i_deliver_pass;
     atomic_store_explicit(&b->accepting, 0, memory_order_relaxed);
     atomic_store_explicit(&b->destroyed, 0, memory_order_relaxed);
     atomic_store_explicit(&b->full, 0, memory_order_relaxed);
@@ -368,7 +362,7 @@ static tracec_status_t map_memfd(tracec_i_buffer *t, const geometry *g, int fd) 
 tracec_status_t tracec_create_buffer_with_config(tracec_context_id_t context, const tracec_buffer_config_t *cfg,
                                                  tracec_buffer_id_t *buffer_id) {
     if (cfg == NULL || buffer_id == NULL) return TRACEC_STATUS_INVALID_ARGUMENT;
-    tracec_i_runtime_init(TRACEC_I_LAYER_BUFFERS, &hooks);
+    tracec_i_runtime_init();
     if (atomic_load_explicit(&tracec_i_finalized, memory_order_acquire)) return TRACEC_STATUS_BAD_STATE;
     int mode = cfg->mode == TRACEC_BUFFERING_MODE_DEFAULT ? TRACEC_BUFFERING_MODE_STREAMING : (int)cfg->mode;
     if (mode < TRACEC_BUFFERING_MODE_ONESHOT || mode >= TRACEC_BUFFERING_MODE_LAST)
@@ -581,7 +575,7 @@ tracec_status_t tracec_buffer_epoch(tracec_buffer_id_t buffer_id, uint64_t *epoc
 
 /* ---- fork ------------------------------------------------------------------ */
 
-static void fork_prepare(void) {
+void tracec_i_buffers_fork_prepare(void) {
     for (size_t i = 0; i < TRACEC_MAX_BUFFERS; i++) {
         tracec_i_buffer *b = atomic_load_explicit(&tracec_i_buffers[i], memory_order_acquire);
         if (b == NULL) continue;
@@ -590,7 +584,7 @@ static void fork_prepare(void) {
     pthread_mutex_lock(&tracec_i_pool_mu); /* after the buffers': tracec_i_make_room() takes it under b->mu */
 }
 
-static void fork_parent(void) {
+void tracec_i_buffers_fork_parent(void) {
     pthread_mutex_unlock(&tracec_i_pool_mu);
     for (size_t i = TRACEC_MAX_BUFFERS; i-- > 0;) {
         tracec_i_buffer *b = atomic_load_explicit(&tracec_i_buffers[i], memory_order_acquire);
@@ -600,7 +594,7 @@ static void fork_parent(void) {
 }
 
 /* The child starts with empty buffers: it must never deliver the parent's records. */
-static void fork_child(void) {
+void tracec_i_buffers_fork_child(void) {
     pthread_mutex_init(&tracec_i_pool_mu, NULL);
     /* The registration belongs to the process: make sure the child has one, or fall back. */
     if (tracec_i_membarrier && !tracec_i_membarrier_register()) {
