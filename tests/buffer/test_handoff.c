@@ -525,6 +525,37 @@ Test(buffer_handoff, the_default_cap_is_used_when_max_wait_ms_is_0) {
     test_end();
 }
 
+/* max_wait_ms caps a LOSSLESS wait with callback delivery too (there 0 means no cap). */
+Test(buffer_handoff, the_cap_applies_to_a_callback_buffer_that_sets_it) {
+    tracec_context_id_t ctx = started_context();
+    gate g;
+    gate_init(&g);
+    tracec_buffer_config_t cfg = TRACEC_BUFFER_CONFIG_INIT;
+    cfg.size = 4096;
+    cfg.watermark = 4096;
+    cfg.callback = gate_cb; /* holds the callback thread, and with it the first full half */
+    cfg.callback_data = &g;
+    cfg.max_wait_ms = 30;
+    tracec_buffer_id_t b;
+    OK(tracec_create_buffer_with_config(ctx, &cfg, &b));
+    uint64_t ok, full;
+    double t0 = now_ms();
+    emit_many(b, 1000, &ok, &full);
+    double waited = now_ms() - t0;
+    cr_assert_eq(ok, 128);
+    cr_assert_eq(full, 1000 - 128);
+    cr_assert_geq(waited, 27.0, "%.1f ms", waited);
+    cr_assert_lt(waited, 5000.0, "one wait, not one a record: %.1f ms", waited);
+    tracec_buffer_stats_t st;
+    OK(tracec_query_buffer_stats(b, &st));
+    cr_assert_eq(st.dropped, full);
+    gate_open(&g);
+    OK(tracec_flush_buffer(b)); /* the held half is delivered and freed: writers go on */
+    OK(emit_trec(b, TRACEC_BUFFER_CATEGORY_USER, 0, 0, 0, 64));
+    OK(tracec_destroy_buffer(b));
+    test_end();
+}
+
 Test(buffer_handoff, discard_drops_and_counts_while_the_other_half_is_handed) {
     tracec_context_id_t ctx = started_context();
     reader r;

@@ -395,7 +395,7 @@ static void handoff_streaming(tracec_i_buffer *b, uint32_t flags) {
             continue;
         }
         uint64_t s = atomic_load_explicit(&X->state, memory_order_acquire);
-        if (flags & TRACEC_I_REQ_FLUSH) {
+        if ((flags & TRACEC_I_REQ_FLUSH) && TRACEC_I_BLOCKS(s) != 0) {
             uint64_t sx, sy;
             take_prefix(b, x, false, &sx, &sy);
             if (X->phase == TRACEC_I_ACTIVE && (int)atomic_load_explicit(&b->active, memory_order_acquire) == x)

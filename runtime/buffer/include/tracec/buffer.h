@@ -214,7 +214,7 @@ tracec_status_t tracec_destroy_buffer(tracec_buffer_id_t buffer_id);
 
 /*
  * Delivers everything emitted (and every packet ended) before the call and
- * returns after the callback has returned.  WOULD_DEADLOCK (nothing done)
+ * returns after the callback (or the handoff) has returned.  WOULD_DEADLOCK (nothing done)
  * when called from any callback thread: use the async form there.
  */
 tracec_status_t tracec_flush_buffer(tracec_buffer_id_t buffer_id);
