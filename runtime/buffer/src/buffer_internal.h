@@ -74,7 +74,6 @@
 #define TRACEC_I_CHARGED(s) ((uint32_t)((s) & 0xffffffffull))
 #define TRACEC_I_BLOCKS(s) ((uint32_t)(((s) >> 32) & 0x7fffffffull))
 #define TRACEC_I_ONE_BLOCK (1ull << 32)
-#define TRACEC_I_CHUNK_MARK 0xffffffffu
 _Static_assert(sizeof(tracec_i_blk) == TRACEC_I_BLK_HDR && TRACEC_I_BLK_HDR % TRACEC_I_BLK_ALIGN == 0,
                "a block header keeps bodies aligned");
 #define TRACEC_I_BATCH 1024u

@@ -12,8 +12,6 @@
 #include "tracec/recorder.h"
 #include "tracec/writer.h"
 
-/* A block header's `size` that marks a writer's chunk (tracec/abi/buffer_abi.h). */
-#define CHUNK_MARK 0xffffffffu
 /* How many times a copy is tried while the writer keeps reusing the region. */
 #define COPY_TRIES 16
 
@@ -244,7 +242,7 @@ tracec_status_t tracec_recorder_read_region(const void *region, size_t extent, u
         const char *why = block_bad(&b, rest);
         if (why) return stop(&k, p, &out->corrupt, why, TRACEC_STATUS_CORRUPT_DATA);
         tracec_status_t st;
-        if (b.size == CHUNK_MARK) {
+        if (b.size == TRACEC_I_CHUNK_MARK) {
             if (durable)
                 return stop(&k, p, &out->corrupt, "a chunk in the durable part", TRACEC_STATUS_CORRUPT_DATA);
             if (b.kind != tag)

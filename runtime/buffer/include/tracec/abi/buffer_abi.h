@@ -29,6 +29,8 @@ extern "C" {
 
 #define TRACEC_I_BLK_HDR 16u  /* bytes of a block (and record) header */
 #define TRACEC_I_BLK_ALIGN 8u /* a body is a multiple of this */
+/* A block's `size` when the block is a writer's chunk. */
+#define TRACEC_I_CHUNK_MARK 0xffffffffu
 /* The body of a record of `n` payload bytes. */
 #define TRACEC_I_BLK_BODY(n) (((n) + (TRACEC_I_BLK_ALIGN - 1u)) & ~(size_t)(TRACEC_I_BLK_ALIGN - 1u))
 

@@ -46,7 +46,7 @@ extern "C" {
 #define TRACEC_SHM_VERSION 2u
 #define TRACEC_SHM_HEADER_BYTES 4096u
 
-/* The tag of a chunk block taken from a half of generation `gen`. */
+/* The tag of a chunk block taken from a half of generation `gen` (gens are even, so tags differ). */
 #define TRACEC_SHM_CHUNK_TAG(gen) ((uint32_t)(gen) | 1u)
 
 /* A region's `handed` word. */
@@ -54,7 +54,7 @@ enum { TRACEC_SHM_REGION_FREE = 0, TRACEC_SHM_REGION_HANDED = 1 };
 
 /* One half, or the durable part. */
 typedef struct tracec_shm_region {
-    uint64_t gen;      /* bumped, before any byte of the region is rewritten, each time it is reset */
+    uint64_t gen;      /* even; advanced by 2, before any byte of the region is rewritten, at each reset */
     uint32_t handed;   /* HANDED: [0, extent) was given to the reader, which owes a "saved" for (region, gen) */
     uint32_t extent;   /* bytes of complete blocks from the region's start, stored before `handed` (release) */
     uint32_t blocks;   /* blocks in [0, extent) */
