@@ -1242,18 +1242,21 @@ static TRACEC_I_NOINLINE bool event_ok(const tracec_te_arg *a, size_t n, int dyn
     return types == 1;
 }
 
-/* One reading of each clock per event written to several slots: slots on one clock get one timestamp. */
+/*
+ * One reading of each clock per event written to several slots: slots on
+ * one clock get one timestamp.  Indexed by the clockid_t (REALTIME 0,
+ * MONOTONIC 1, BOOTTIME 7: the low 3 bits tell them apart).
+ */
 typedef struct ts_cache {
-    int n;
-    int clk[TRACEC_TE_MAX_SESSIONS];
-    uint64_t ts[TRACEC_TE_MAX_SESSIONS];
+    uint32_t have; /* bit c: ts[c] read */
+    uint64_t ts[8];
 } ts_cache;
 
-static uint64_t ts_for(ts_cache *c, const te_seq *t) {
-    for (int i = 0; i < c->n; i++)
-        if (c->clk[i] == t->clk) return c->ts[i];
-    c->clk[c->n] = t->clk;
-    return c->ts[c->n++] = now_ns(t);
+static inline TRACEC_I_ALWAYS_INLINE uint64_t ts_for(ts_cache *c, const te_seq *t) {
+    uint32_t k = (uint32_t)t->clk & 7u;
+    if (c->have & (1u << k)) return c->ts[k];
+    c->have |= 1u << k;
+    return c->ts[k] = now_ns(t);
 }
 
 /*
@@ -1286,28 +1289,50 @@ static TRACEC_I_NOINLINE void emit_dyn_on(te_seq *t, tracec_te_category *cat, co
 
 /*
  * An event for several slots (or none: a session stopped since the macro
- * looked): checked once, then written to each slot's sequence, the slots
- * on one clock at one timestamp.
+ * looked): checked once (emit_fast takes only valid events; event_ok looks
+ * at the others), then written to each slot's sequence, the slots on one
+ * clock at one timestamp.
  */
-static TRACEC_I_NOINLINE void emit_multi(te_thread *g, tracec_te_category *cat, const tracec_te_arg *a, size_t n,
-                                         uint32_t mask, int dyn) {
+static inline TRACEC_I_ALWAYS_INLINE void emit_multi_on(te_thread *g, tracec_te_category *cat, const tracec_te_arg *a,
+                                                        size_t n, uint32_t mask, int dyn) {
     ts_cache tc;
+    int checked = 0;
     if (mask == 0) return;
-    if (!event_ok(a, n, dyn)) {
+    if (dyn && !event_ok(a, n, dyn)) {
         drop_event_all(g, mask, a, n);
         return;
     }
-    tc.n = 0;
+    tc.have = 0;
     for (uint32_t m = mask; m != 0; m &= m - 1u) {
         te_seq *t = seq_ready(g, (uint32_t)__builtin_ctz(m));
         if (t == NULL) continue;
         uint64_t ts = ts_for(&tc, t);
-        if (dyn)
+        if (dyn) {
             emit_dyn_on(t, cat, a, n, ts);
-        else if (!emit_fast(t, cat, a, n, ts))
+        } else if (!emit_fast(t, cat, a, n, ts)) {
+            if (!checked) { /* no slot took it yet when it is not valid: one misuse, dropped in every slot */
+                if (!event_ok(a, n, 0)) {
+                    drop_event_all(g, m, a, n);
+                    break;
+                }
+                checked = 1;
+            }
             emit_any(t, cat, a, n, ts);
+        }
     }
     if (TRACEC_I_UNLIKELY(g->pause_drop)) pause_nest(g, own_slice_kind(a, n));
+}
+
+/* External, as the entry points are: flatten inlines the buffer's packet functions whole here too. */
+void tracec_i_te_emit_multi(void *g, tracec_te_category *cat, const tracec_te_arg *a, size_t n, uint32_t mask);
+TRACEC_I_NOINLINE HOT_ENTRY void tracec_i_te_emit_multi(void *g, tracec_te_category *cat, const tracec_te_arg *a,
+                                                        size_t n, uint32_t mask) {
+    emit_multi_on((te_thread *)g, cat, a, n, mask, 0);
+}
+
+static TRACEC_I_NOINLINE void emit_multi_dyn(te_thread *g, tracec_te_category *cat, const tracec_te_arg *a, size_t n,
+                                             uint32_t mask) {
+    emit_multi_on(g, cat, a, n, mask, 1);
 }
 
 /* The slots whose session enables `cat` now. */
@@ -1320,13 +1345,16 @@ static inline TRACEC_I_ALWAYS_INLINE bool one_slot(uint32_t m) { return m != 0 &
 /*
  * An event whose mask is not one current sequence's: the sequence of a
  * single slot made ready (returned: the caller writes the event), or the
- * event written to several slots (emit_multi; NULL), or nothing (NULL).
+ * event written to several slots (tracec_i_te_emit_multi; NULL), or nothing (NULL).
  */
 static TRACEC_I_NOINLINE te_seq *entry_slow(te_thread *g, tracec_te_category *cat, const tracec_te_arg *a, size_t n,
                                             uint32_t m, int dyn) {
     te_seq *t;
     if (!one_slot(m)) {
-        emit_multi(g, cat, a, n, m, dyn);
+        if (dyn)
+            emit_multi_dyn(g, cat, a, n, m);
+        else
+            tracec_i_te_emit_multi(g, cat, a, n, m);
         return NULL;
     }
     if ((t = seq_ready_slow(g, (uint32_t)__builtin_ctz(m))) == NULL && g->pause_drop) pause_nest(g, own_slice_kind(a, n));
@@ -1342,7 +1370,14 @@ static inline TRACEC_I_ALWAYS_INLINE void emit_entry(tracec_te_category *cat, co
         return;
     }
     /* one session, current: the straight path */
-    if (TRACEC_I_UNLIKELY((t = seq_fast(g, m)) == NULL)) t = entry_slow(g, cat, a, n, m, 0);
+    if (TRACEC_I_UNLIKELY((t = seq_fast(g, m)) == NULL)) {
+        if (one_slot(m)) {
+            t = entry_slow(g, cat, a, n, m, 0);
+        } else {
+            tracec_i_te_emit_multi(g, cat, a, n, m);
+            t = NULL;
+        }
+    }
     if (t != NULL && !emit_fast(t, cat, a, n, 0)) emit_any(t, cat, a, n, 0);
     guard_leave(g, GUARD_EVENT);
 }
@@ -1692,7 +1727,7 @@ static TRACEC_I_NOINLINE int open_multi(te_thread *g, tracec_te_packet *p, trace
         drop_event_all(g, mask, a, 1);
         return 0;
     }
-    tc.n = 0;
+    tc.have = 0;
     for (uint32_t m = mask; m != 0; m &= m - 1u) {
         uint32_t i = (uint32_t)__builtin_ctz(m);
         te_seq *t = seq_ready(g, i);
