@@ -198,6 +198,9 @@ typedef struct te_seq {
 
 /* The thread: what is the same for every slot, and its sequences. */
 typedef struct te_thread {
+    /* The sequence of slot i at [1 << i]; the other entries stay NULL: indexed by a category's mask, an
+       entry is the one sequence of a single-slot mask. */
+    te_seq *seq_of[1u << TRACEC_TE_MAX_SESSIONS];
     /*
      * The re-entrancy guard: set while the thread runs the track-event layer
      * (an event, a typed block, a session call).  An event that finds it set,
@@ -207,8 +210,6 @@ typedef struct te_thread {
      */
     uint32_t guard; /* written between compiler barriers (__atomic_signal_fence) */
     uint32_t pause_drop; /* slots whose sequence dropped the event because the session is paused */
-    uint64_t misuse;
-    int32_t tid;
     /*
      * Slice levels of events refused at the guard (an event inside a typed
      * block, or a handler's event while the thread was inside the layer),
@@ -219,9 +220,8 @@ typedef struct te_thread {
      * sequences' stacks at the thread's next entry, so the ENDs still match.
      */
     uint64_t refused;
-    /* The sequence of slot i at [1 << i]; the other entries stay NULL: indexed by a category's mask, an
-       entry is the one sequence of a single-slot mask. */
-    te_seq *seq_of[1u << TRACEC_TE_MAX_SESSIONS];
+    uint64_t misuse;
+    int32_t tid;
 } te_thread;
 
 #define SEQ(g, i) ((g)->seq_of[1u << (i)])
@@ -726,9 +726,14 @@ static inline TRACEC_I_ALWAYS_INLINE te_seq *seq_ready(te_thread *g, uint32_t i)
     return seq_ready_slow(g, i);
 }
 
-/* The sequence of a single-slot mask `m` when it is current (the straight path); NULL otherwise. */
+/*
+ * The sequence of a single-slot mask `m` when it is current (the straight
+ * path); NULL otherwise.  A mask has only the slots' bits (the sessions set
+ * them, a context registering the category writes 0 or 1): it indexes
+ * seq_of as it is.
+ */
 static inline TRACEC_I_ALWAYS_INLINE te_seq *seq_fast(te_thread *g, uint32_t m) {
-    te_seq *t = g->seq_of[m & ((1u << TRACEC_TE_MAX_SESSIONS) - 1u)];
+    te_seq *t = g->seq_of[m];
     return TRACEC_I_LIKELY(t != NULL && seq_current(t)) ? t : NULL;
 }
 
