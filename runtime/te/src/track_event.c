@@ -3,6 +3,12 @@
  * sequences (writer, sequence id, interning dictionary), the packets an
  * event is made of, tracks and the session's durable packets.
  *
+ * Sessions live in slots (te_internal.h).  An event reads its category's
+ * mask of slots once: one slot whose sequence on this thread is current
+ * (its hint equals the slot's version word) is the straight path; several
+ * slots are written one after the other (tracec_i_te_emit_multi, and for
+ * typed events open_multi / close_more, which copy the block's bytes).
+ *
  * One sequence per thread and session:
  *
  *   first packet   durable TRACK_DESCRIPTOR: SEQ_INCREMENTAL_STATE_CLEARED,
@@ -85,7 +91,7 @@
 #endif
 
 enum { SEQ_CLEARED = 1, SEQ_NEEDS = 2 };
-enum { GUARD_EVENT = 1, GUARD_TYPED = 2, GUARD_SESSION = 4, GUARD_DYN = 8 };
+enum { GUARD_EVENT = 1, GUARD_TYPED = 2, GUARD_SESSION = 4 };
 enum { K_NAME = 1, K_CAT, K_DBG, K_CTRACK };
 enum { INC_CLOCK = 64 };
 enum { NEED_HEADER = 1, NEED_BASE = 2 }; /* the sequence's incremental clock (sequence-scoped ids are 64..127) */
