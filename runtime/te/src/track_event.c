@@ -1385,7 +1385,7 @@ static inline TRACEC_I_ALWAYS_INLINE void emit_entry(tracec_te_category *cat, co
         if (one_slot(m)) {
             t = entry_slow(g, cat, a, n, m, 0);
         } else {
-            tracec_i_te_emit_multi(g, cat, a, n, m);
+            emit_multi_on(g, cat, a, n, m, 0);
             t = NULL;
         }
     }
