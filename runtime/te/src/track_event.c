@@ -461,26 +461,8 @@ static TRACEC_I_NOINLINE void put_defaults(te_seq *t, perfetto_protos_TracePacke
     perfetto_protos_TracePacket_end_trace_packet_defaults(pkt, &d);
 }
 
-static inline TRACEC_I_ALWAYS_INLINE bool end(te_seq *t, tracec_writer *w, perfetto_protos_TracePacket *pkt) {
-    tracec_status_t st;
-    uint32_t dropped = t->dropped;
-    if (TRACEC_I_UNLIKELY(dropped)) {
-        perfetto_protos_TracePacket_set_previous_packet_dropped(pkt, true);
-        perfetto_protos_TracePacket_set_sequence_flags(pkt, SEQ_CLEARED | SEQ_NEEDS);
-        put_defaults(t, pkt);
-    }
-    st = tracec_buffer_end_packet(&t->bw, w, &pkt->msg);
-    if (TRACEC_I_LIKELY(st == TRACEC_STATUS_SUCCESS)) {
-        t->inc_last = t->inc_pend;
-        if (TRACEC_I_UNLIKELY(dropped)) { /* the state is cleared: the clock is declared again */
-            t->dropped = 0;
-            if (t->inc_mode) {
-                t->need |= NEED_BASE;
-                t->hint = UINT64_MAX - 1u; /* the next event takes the slow path, which declares it */
-            }
-        }
-        return true;
-    }
+/* A packet that was not accepted: the clock stays; a loss in order (STREAMING) restarts the incremental state. */
+static TRACEC_I_NOINLINE bool end_refused(te_seq *t, tracec_status_t st) {
     t->inc_pend = t->inc_last; /* the reader does not see it: the clock stays */
     if (st == TRACEC_STATUS_CLOSED) /* the run stopped under the event: the buffer does not count it */
         __atomic_fetch_add(&tracec_i_te_slots[t->slot].lost, 1u, __ATOMIC_RELAXED);
@@ -491,6 +473,34 @@ static inline TRACEC_I_ALWAYS_INLINE bool end(te_seq *t, tracec_writer *w, perfe
         forget_names(t);
     }
     return false;
+}
+
+/* The first packet after a loss: it also says so and clears the state (see end). */
+static TRACEC_I_NOINLINE bool end_after_loss(te_seq *t, tracec_writer *w, perfetto_protos_TracePacket *pkt) {
+    tracec_status_t st;
+    perfetto_protos_TracePacket_set_previous_packet_dropped(pkt, true);
+    perfetto_protos_TracePacket_set_sequence_flags(pkt, SEQ_CLEARED | SEQ_NEEDS);
+    put_defaults(t, pkt);
+    st = tracec_buffer_end_packet(&t->bw, w, &pkt->msg);
+    if (st != TRACEC_STATUS_SUCCESS) return end_refused(t, st);
+    t->inc_last = t->inc_pend;
+    t->dropped = 0; /* the state is cleared: the clock is declared again */
+    if (t->inc_mode) {
+        t->need |= NEED_BASE;
+        t->hint = UINT64_MAX - 1u; /* the next event takes the slow path, which declares it */
+    }
+    return true;
+}
+
+static inline TRACEC_I_ALWAYS_INLINE bool end(te_seq *t, tracec_writer *w, perfetto_protos_TracePacket *pkt) {
+    tracec_status_t st;
+    if (TRACEC_I_UNLIKELY(t->dropped)) return end_after_loss(t, w, pkt);
+    st = tracec_buffer_end_packet(&t->bw, w, &pkt->msg);
+    if (TRACEC_I_LIKELY(st == TRACEC_STATUS_SUCCESS)) {
+        t->inc_last = t->inc_pend;
+        return true;
+    }
+    return end_refused(t, st);
 }
 
 static bool write_thread_header(te_seq *t) {
