@@ -411,3 +411,62 @@ Test(te_sessions, a_session_stops_while_threads_write_to_the_others, .timeout = 
     cr_assert_eq(tp_long(pb, "select count(*) from slice where name = 'w' and depth > 0;"), 0);
     cr_assert_eq(tp_long(pd, "select count(*) from slice where name = 'w' and depth > 0;"), 0);
 }
+
+static pthread_barrier_t nest_settle;
+
+static void *nesting_writer(void *p) {
+    (void)p;
+    for (long i = 0; !__atomic_load_n(&stop_writers, __ATOMIC_RELAXED); i++) {
+        TRACEC_TE(al, TRACEC_TE_SLICE_BEGIN("outer"), TRACEC_TE_ARG_INT("i", i));
+        TRACEC_SLICE_BEGIN(al, "inner");
+        TRACEC_INSTANT(al, "tick");
+        TRACEC_SLICE_END(al);
+        TRACEC_SLICE_END(al);
+    }
+    /* one more event in the last run: the ENDs of slices a pause ended are written after the next event */
+    pthread_barrier_wait(&nest_settle);
+    TRACEC_INSTANT(al, "last");
+    return NULL;
+}
+
+/*
+ * One session pauses and resumes (its events of the pause lost and
+ * counted) while threads write to it and to another session: the other
+ * session's trace is whole and lossless, and in both no slice nests deeper
+ * than the program's two levels.
+ */
+Test(te_sessions, pausing_one_session_leaves_the_other_whole, .timeout = 120) {
+    static const char *const a[] = {"alpha"};
+    const char *p1 = te_path("pause1.pftrace"), *p2 = te_path("pause2.pftrace");
+    struct timespec ms = {0, 3000000L};
+    pthread_t th[STOP_THREADS];
+    tracec_session *s1 = start_file(p1, TRACEC_BUFFERING_MODE_STREAMING, 6, a, 1);
+    tracec_session *s2 = start_file(p2, TRACEC_BUFFERING_MODE_STREAMING, 3, a, 1);
+    __atomic_store_n(&stop_writers, 0, __ATOMIC_RELAXED);
+    pthread_barrier_init(&nest_settle, NULL, STOP_THREADS + 1);
+    for (int i = 0; i < STOP_THREADS; i++) cr_assert_eq(pthread_create(&th[i], NULL, nesting_writer, NULL), 0);
+    for (int round = 0; round < 10; round++) {
+        nanosleep(&ms, NULL);
+        cr_assert_eq(tracec_session_pause(s1), TRACEC_STATUS_SUCCESS);
+        nanosleep(&ms, NULL);
+        cr_assert_eq(tracec_session_resume(s1, TRACEC_BUFFER_DISPOSITION_RETAIN), TRACEC_STATUS_SUCCESS);
+    }
+    __atomic_store_n(&stop_writers, 1, __ATOMIC_RELAXED);
+    pthread_barrier_wait(&nest_settle);
+    for (int i = 0; i < STOP_THREADS; i++) pthread_join(th[i], NULL);
+    pthread_barrier_destroy(&nest_settle);
+    cr_assert_eq(tracec_session_stop(s1), TRACEC_STATUS_SUCCESS);
+    cr_assert_eq(tracec_session_stop(s2), TRACEC_STATUS_SUCCESS);
+    free(check_ok(p2, NULL)); /* the other session: every slice whole, no loss */
+    expect_no_loss(p2);
+    /* the paused one: as te_losses' pause tests, the nesting as the trace processor shows it */
+    if (tp_long(p1, "select count(*) from slice;") == -2) return;
+    for (int i = 0; i < 2; i++) {
+        const char *p = i == 0 ? p1 : p2;
+        cr_assert_gt(tp_long(p, "select count(*) from slice where name = 'inner';"), 0, "%s", p);
+        cr_assert_eq(tp_long(p, "select count(*) from slice where name = 'outer' and depth > 0;"), 0, "%s", p);
+        cr_assert_eq(tp_long(p, "select count(*) from slice where name = 'inner' and depth > 1;"), 0, "%s", p);
+        cr_assert_eq(tp_long(p, "select count(*) from slice where dur < 0;"), 0, "%s", p);
+    }
+    cr_assert_gt(te_tp_packet_loss(p1), 0, "the events of the pauses are counted in the paused session");
+}
