@@ -1273,11 +1273,25 @@ typedef struct ts_cache {
     uint64_t ts[8];
 } ts_cache;
 
-static inline TRACEC_I_ALWAYS_INLINE uint64_t ts_for(ts_cache *c, const te_seq *t) {
+static inline TRACEC_I_ALWAYS_INLINE uint64_t ts_for(ts_cache *c, const te_seq *t, bool fresh) {
     uint32_t k = (uint32_t)t->clk & 7u;
-    if (c->have & (1u << k)) return c->ts[k];
+    if ((c->have & (1u << k)) && !fresh) return c->ts[k];
     c->have |= 1u << k;
     return c->ts[k] = now_ns(t);
+}
+
+/*
+ * Slot `i`'s sequence for an event written to several slots, ready; *fresh
+ * when it took the slow path: it may have just taken a run boundary whose
+ * ENDs are owed at the stop's time, later than a timestamp read for an
+ * earlier slot, so its event reads the clock again (ts_for).
+ */
+static inline TRACEC_I_ALWAYS_INLINE te_seq *seq_ready_multi(te_thread *g, uint32_t i, bool *fresh) {
+    te_seq *t = SEQ(g, i);
+    *fresh = false;
+    if (TRACEC_I_LIKELY(t != NULL && seq_current(t))) return t;
+    *fresh = true;
+    return seq_ready_slow(g, i);
 }
 
 /*
@@ -1325,9 +1339,10 @@ static inline TRACEC_I_ALWAYS_INLINE void emit_multi_on(te_thread *g, tracec_te_
     }
     tc.have = 0;
     for (uint32_t m = mask; m != 0; m &= m - 1u) {
-        te_seq *t = seq_ready(g, (uint32_t)__builtin_ctz(m));
+        bool fresh;
+        te_seq *t = seq_ready_multi(g, (uint32_t)__builtin_ctz(m), &fresh);
         if (t == NULL) continue;
-        uint64_t ts = ts_for(&tc, t);
+        uint64_t ts = ts_for(&tc, t, fresh);
         if (dyn) {
             emit_dyn_on(t, cat, a, n, ts);
         } else if (!emit_fast(t, cat, a, n, ts)) {
@@ -1751,9 +1766,10 @@ static TRACEC_I_NOINLINE int open_multi(te_thread *g, tracec_te_packet *p, trace
     tc.have = 0;
     for (uint32_t m = mask; m != 0; m &= m - 1u) {
         uint32_t i = (uint32_t)__builtin_ctz(m);
-        te_seq *t = seq_ready(g, i);
+        bool fresh;
+        te_seq *t = seq_ready_multi(g, i, &fresh);
         if (t == NULL || !open_check(t, type, variant)) continue;
-        uint64_t ts = ts_for(&tc, t);
+        uint64_t ts = ts_for(&tc, t, fresh);
         if (first == NULL) {
             open_on(t, p, &p->w, &p->pkt, &p->i_ev, cat, name, type, variant, ts);
             first = t;
