@@ -3,7 +3,10 @@
  * each start gets a buffer (in a slot an earlier session's buffer had, with
  * a new generation) and the previous session's buffer handle stays refused,
  * as does the previous session's own handle; sessions started and stopped
- * while another thread writes track events.
+ * while another thread writes track events.  Up to TRACEC_TE_MAX_SESSIONS
+ * sessions at once, with their own modes, clocks and categories, each trace
+ * checked by check_trace.py and the trace processor; the typed form's
+ * block runs once and every session gets its fields.
  * Runs under TSan too (label tsan; with tests/common/tsan_runner in the
  * TSan build).
  */
@@ -14,9 +17,14 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <stdlib.h>
+#include <time.h>
+
+#include "my_events.tracec.h"
+#include "te_util.h"
 #include "tracec/track_event.h"
 
-#define SESSION_CATEGORIES(C) C(cyc, "cycles")
+#define SESSION_CATEGORIES(C) C(cyc, "cycles") C(al, "alpha") C(be, "beta") C(ga, "gamma")
 TRACEC_TE_DECLARE_CATEGORIES(SESSION_CATEGORIES)
 TRACEC_TE_DEFINE_CATEGORIES(SESSION_CATEGORIES)
 
@@ -146,4 +154,319 @@ Test(te_sessions, an_ended_sessions_handle_is_refused_after_a_new_start) {
     cr_assert_geq(k2.bytes, before);
     cr_assert_eq(tracec_session_stop(s2), TRACEC_STATUS_BAD_STATE);
     cr_assert_eq(tracec_session_stop(NULL), TRACEC_STATUS_BAD_STATE);
+}
+
+/* ---- several sessions at once --------------------------------------------------- */
+
+static tracec_session *start_file(const char *path, tracec_buffering_mode_t mode, uint32_t clock_id,
+                                  const char *const *cats, size_t ncats) {
+    tracec_session_config cfg = TRACEC_SESSION_CONFIG_INIT;
+    tracec_session *s = NULL;
+    cfg.path = path;
+    cfg.mode = mode;
+    cfg.clock_id = clock_id;
+    cfg.categories = cats;
+    cfg.num_categories = ncats;
+    cfg.process_name = "sessions";
+    tracec_status_t st = tracec_session_start(&cfg, &s);
+    cr_assert_eq(st, TRACEC_STATUS_SUCCESS, "start %s: %s", path, tracec_status_str(st));
+    return s;
+}
+
+/* check_trace.py finds no problem; returns its summary (malloc'd). */
+static char *check_ok(const char *trace, const char *flags) {
+    char *out;
+    int rc = te_check(trace, flags, &out);
+    cr_assert_eq(rc, 0, "check_trace.py on %s:\n%s", trace, out ? out : "");
+    return out;
+}
+
+static void expect_summary(const char *trace, const char *summary, const char *key, const char *want) {
+    char *v = te_summary(summary, key);
+    cr_assert(v != NULL && strcmp(v, want) == 0, "%s: %s: got '%s', want '%s'\n%s", trace, key, v ? v : "(none)",
+              want, summary);
+    free(v);
+}
+
+/* The first value of the trace processor's answer to `sql` (-2 without a trace processor). */
+static long tp_long(const char *trace, const char *sql) {
+    char *out;
+    long v = -1;
+    if (!te_tp(trace, sql, &out)) return -2;
+    const char *nl = out ? strchr(out, '\n') : NULL;
+    if (nl != NULL && nl[1] != '\0') v = atol(nl + 1);
+    free(out);
+    return v;
+}
+
+static void expect_tp_long(const char *trace, const char *sql, long want) {
+    long got = tp_long(trace, sql);
+    if (got == -2) return;
+    cr_assert_eq(got, want, "%s: %s: got %ld, want %ld", trace, sql, got, want);
+}
+
+static void expect_no_loss(const char *trace) {
+    char *bad = te_tp_bad_stats(trace);
+    long lost = te_tp_packet_loss(trace);
+    cr_assert_str_eq(bad, "", "%s: error / data_loss stats:\n%s", trace, bad);
+    free(bad);
+    if (lost != -2) cr_assert_eq(lost, 0, "%s: packet loss %ld", trace, lost);
+}
+
+enum { MIX_THREADS = 2, MIX_ITERS = 200, BIG = 200 };
+
+static void *mixed_writer(void *p) {
+    char name[16], dyn[16];
+    snprintf(name, sizeof name, "mix%d", (int)(intptr_t)p);
+    pthread_setname_np(pthread_self(), name);
+    for (int i = 0; i < MIX_ITERS; i++) {
+        TRACEC_TE(al, TRACEC_TE_SLICE_BEGIN("a_slice"), TRACEC_TE_ARG_INT("i", i));
+        TRACEC_INSTANT(be, "b_instant");
+        snprintf(dyn, sizeof dyn, "b_dyn%d", i % 4);
+        TRACEC_INSTANT_DYN(be, dyn);
+        TRACEC_COUNTER(ga, "g_counter", i);
+        TRACEC_SLICE_END(al);
+    }
+    return NULL;
+}
+
+/*
+ * Four sessions at once: STREAMING on BOOTTIME (alpha, beta), ONESHOT on
+ * MONOTONIC (alpha), CIRCULAR on REALTIME (beta), STREAMING on MONOTONIC
+ * (gamma).  A fifth start is refused.  Each trace holds exactly its
+ * categories' events, on its clock, with its own sequences and interning
+ * (check_trace.py resolves every iid on its own sequence), and no loss.
+ */
+Test(te_sessions, four_sessions_with_their_own_modes_clocks_and_categories, .timeout = 120) {
+    static const char *const ab[] = {"alpha", "beta"}, *const a[] = {"alpha"}, *const b[] = {"beta"},
+                             *const g[] = {"gamma"};
+    const char *path[4] = {te_path("mix0.pftrace"), te_path("mix1.pftrace"), te_path("mix2.pftrace"),
+                           te_path("mix3.pftrace")};
+    tracec_session *s[4], *fifth = NULL;
+    pthread_t th[MIX_THREADS];
+    char big[BIG + 1];
+    int ran = 0;
+    memset(big, 'x', BIG);
+    big[BIG] = '\0';
+    s[0] = start_file(path[0], TRACEC_BUFFERING_MODE_STREAMING, 6, ab, 2);
+    s[1] = start_file(path[1], TRACEC_BUFFERING_MODE_ONESHOT, 3, a, 1);
+    s[2] = start_file(path[2], TRACEC_BUFFERING_MODE_CIRCULAR, 1, b, 1);
+    s[3] = start_file(path[3], TRACEC_BUFFERING_MODE_STREAMING, 3, g, 1);
+    {
+        tracec_session_config cfg = TRACEC_SESSION_CONFIG_INIT;
+        cfg.path = te_path("fifth.pftrace");
+        cr_assert_eq(tracec_session_start(&cfg, &fifth), TRACEC_STATUS_LIMIT_EXCEEDED, "a fifth session is refused");
+    }
+    for (int i = 0; i < MIX_THREADS; i++) cr_assert_eq(pthread_create(&th[i], NULL, mixed_writer, (void *)(intptr_t)i), 0);
+    TRACEC_EVENT_AS(al, my_app_MyEvent, ev, "a_typed") {
+        my_app_MyEvent_set_cstr_custom_string(&ev, big);
+        my_app_MyEvent_set_custom_counter(&ev, 7);
+        ran++;
+    }
+    for (int i = 0; i < MIX_THREADS; i++) pthread_join(th[i], NULL);
+    cr_assert_eq(ran, 1, "the block ran once");
+    for (int i = 0; i < 4; i++) cr_assert_eq(tracec_session_stop(s[i]), TRACEC_STATUS_SUCCESS);
+
+    static const char *const names[4] = {"a_slice|a_typed|b_dyn0|b_dyn1|b_dyn2|b_dyn3|b_instant", "a_slice|a_typed",
+                                         "b_dyn0|b_dyn1|b_dyn2|b_dyn3|b_instant", ""};
+    static const char *const clocks[4] = {"6", "3", "1", "3"};
+    for (int i = 0; i < 4; i++) {
+        char *sum = check_ok(path[i], NULL);
+        expect_summary(path[i], sum, "names", names[i]);
+        expect_summary(path[i], sum, "clocks", clocks[i]);
+        free(sum);
+        expect_no_loss(path[i]);
+    }
+    const long n = (long)MIX_THREADS * MIX_ITERS;
+    expect_tp_long(path[0], "select count(*) from slice where name = 'a_slice';", n);
+    expect_tp_long(path[0], "select count(*) from slice where name like 'b_%';", 2 * n);
+    expect_tp_long(path[0], "select count(*) from counter;", 0);
+    expect_tp_long(path[1], "select count(*) from slice where name = 'a_slice';", n);
+    expect_tp_long(path[1], "select count(*) from slice where name like 'b_%';", 0);
+    expect_tp_long(path[2], "select count(*) from slice where name like 'b_%';", 2 * n);
+    expect_tp_long(path[2], "select count(*) from slice where name like 'a_%';", 0);
+    expect_tp_long(path[3], "select count(*) from slice;", 0);
+    expect_tp_long(path[3], "select count(*) from counter c join counter_track t on c.track_id = t.id "
+                            "where t.name = 'g_counter';", n);
+    for (int i = 0; i < 2; i++) { /* the typed event's fields in both sessions of alpha */
+        expect_tp_long(path[i], "select length(a.string_value) from slice s join args a using(arg_set_id) "
+                                "where s.name = 'a_typed' and a.key = 'custom_string';", BIG);
+        expect_tp_long(path[i], "select a.int_value from slice s join args a using(arg_set_id) "
+                                "where s.name = 'a_typed' and a.key = 'custom_counter';", 7);
+    }
+}
+
+/*
+ * The typed forms' block runs once; each other session gets its own packet
+ * with a copy of the block's fields, whatever their size (the TrackEvent's
+ * length is one byte up to 127 and widens from 128), and the typed END's
+ * fields are merged into the slice in both.
+ */
+Test(te_sessions, a_typed_block_runs_once_and_every_session_gets_its_fields) {
+    static const char *const a[] = {"alpha"};
+    static const size_t sizes[] = {0, 5, 100, 118, 119, 120, 127, 128, 129, 300, 5000};
+    enum { NSIZES = sizeof sizes / sizeof sizes[0] };
+    const char *p1 = te_path("typed1.pftrace"), *p2 = te_path("typed2.pftrace");
+    tracec_session *s1 = start_file(p1, TRACEC_BUFFERING_MODE_STREAMING, 6, a, 1);
+    tracec_session *s2 = start_file(p2, TRACEC_BUFFERING_MODE_ONESHOT, 3, a, 1);
+    char *str = malloc(5001);
+    int ran = 0;
+    cr_assert_not_null(str);
+    for (size_t k = 0; k < NSIZES; k++) {
+        memset(str, 'a' + (int)k, sizes[k]);
+        str[sizes[k]] = '\0';
+        TRACEC_EVENT_AS(al, my_app_MyEvent, ev, "typed") {
+            my_app_MyEvent_set_cstr_custom_string(&ev, str);
+            my_app_MyEvent_set_custom_counter(&ev, (int64_t)sizes[k]);
+            ran++;
+        }
+    }
+    TRACEC_SLICE_BEGIN_AS(al, my_app_MyEvent, ev, "typed slice") { ran++; my_app_MyEvent_set_custom_counter(&ev, 1); }
+    TRACEC_SLICE_END_AS(al, my_app_MyEvent, ev) { ran++; my_app_MyEvent_set_mood(&ev, my_app_MOOD_CALM); }
+    cr_assert_eq(ran, NSIZES + 2, "each block ran once");
+    cr_assert_eq(tracec_session_stop(s1), TRACEC_STATUS_SUCCESS);
+    cr_assert_eq(tracec_session_stop(s2), TRACEC_STATUS_SUCCESS);
+    free(str);
+    const char *paths[2] = {p1, p2};
+    char *answer[2] = {NULL, NULL};
+    for (int i = 0; i < 2; i++) {
+        char *sum = check_ok(paths[i], NULL);
+        expect_summary(paths[i], sum, "names", "typed|typed slice");
+        free(sum);
+        expect_no_loss(paths[i]);
+        for (size_t k = 0; k < NSIZES; k++) {
+            char sql[256];
+            snprintf(sql, sizeof sql,
+                     "select length(a.string_value) from slice s join args a using(arg_set_id) where s.name = "
+                     "'typed' and a.key = 'custom_string' and s.arg_set_id in (select arg_set_id from args where "
+                     "key = 'custom_counter' and int_value = %zu);",
+                     sizes[k]);
+            if (sizes[k] != 0) expect_tp_long(paths[i], sql, (long)sizes[k]);
+        }
+        expect_tp_long(paths[i], "select count(*) from slice where name = 'typed';", NSIZES);
+        if (!te_tp(paths[i],
+                   "select s.name, s.dur >= 0 as ended, a.key, a.int_value, a.string_value from slice s "
+                   "join args a using(arg_set_id) where s.name = 'typed slice' and a.key not like 'event.%' "
+                   "and a.key not like 'legacy%' order by a.key;",
+                   &answer[i]))
+            return;
+    }
+    cr_assert_str_eq(answer[0], answer[1], "the same typed slice in both sessions:\n%s---\n%s", answer[0], answer[1]);
+    cr_assert(strstr(answer[0], "\"mood\"") != NULL && strstr(answer[0], "\"custom_counter\"") != NULL,
+              "the BEGIN's and the END's fields:\n%s", answer[0]);
+    free(answer[0]);
+    free(answer[1]);
+}
+
+enum { STOP_THREADS = 2 };
+static volatile int stop_writers;
+
+static void *alpha_writer(void *p) {
+    (void)p;
+    for (long i = 0; !__atomic_load_n(&stop_writers, __ATOMIC_RELAXED); i++) {
+        TRACEC_TE(al, TRACEC_TE_SLICE_BEGIN("w"), TRACEC_TE_ARG_INT("i", i));
+        TRACEC_INSTANT(al, "tick");
+        TRACEC_SLICE_END(al);
+    }
+    return NULL;
+}
+
+/*
+ * Threads write to three sessions while one of them stops and a new one
+ * takes its slot: the others' traces are whole (every slice closed, no
+ * loss), the stopped one's and the new one's are valid.
+ */
+Test(te_sessions, a_session_stops_while_threads_write_to_the_others, .timeout = 120) {
+    static const char *const a[] = {"alpha"};
+    const char *pa = te_path("stopA.pftrace"), *pb = te_path("stopB.pftrace"), *pc = te_path("stopC.pftrace"),
+               *pd = te_path("stopD.pftrace");
+    struct timespec ms = {0, 20000000L};
+    pthread_t th[STOP_THREADS];
+    tracec_session *sa = start_file(pa, TRACEC_BUFFERING_MODE_STREAMING, 6, a, 1);
+    tracec_session *sb = start_file(pb, TRACEC_BUFFERING_MODE_STREAMING, 3, a, 1);
+    tracec_session *sc = start_file(pc, TRACEC_BUFFERING_MODE_CIRCULAR, 6, a, 1);
+    tracec_session *sd;
+    __atomic_store_n(&stop_writers, 0, __ATOMIC_RELAXED);
+    for (int i = 0; i < STOP_THREADS; i++) cr_assert_eq(pthread_create(&th[i], NULL, alpha_writer, NULL), 0);
+    nanosleep(&ms, NULL);
+    cr_assert_eq(tracec_session_stop(sb), TRACEC_STATUS_SUCCESS);
+    nanosleep(&ms, NULL);
+    sd = start_file(pd, TRACEC_BUFFERING_MODE_ONESHOT, 1, a, 1);
+    nanosleep(&ms, NULL);
+    __atomic_store_n(&stop_writers, 1, __ATOMIC_RELAXED);
+    for (int i = 0; i < STOP_THREADS; i++) pthread_join(th[i], NULL);
+    cr_assert_eq(tracec_session_stop(sa), TRACEC_STATUS_SUCCESS);
+    cr_assert_eq(tracec_session_stop(sc), TRACEC_STATUS_SUCCESS);
+    cr_assert_eq(tracec_session_stop(sd), TRACEC_STATUS_SUCCESS);
+    free(check_ok(pa, NULL)); /* every slice closed */
+    free(check_ok(pb, "--allow-open")); /* stopped under the writers: slices open at its stop */
+    free(check_ok(pc, "--allow-open")); /* CIRCULAR: a wrap may have taken begins */
+    free(check_ok(pd, "--allow-open")); /* started under the writers, or ONESHOT full */
+    expect_no_loss(pa);
+    if (tp_long(pa, "select count(*) from slice;") == -2) return;
+    cr_assert_gt(tp_long(pa, "select count(*) from slice where name = 'w';"), 0);
+    cr_assert_gt(tp_long(pb, "select count(*) from slice where name = 'w';"), 0);
+    cr_assert_gt(tp_long(pd, "select count(*) from slice where name = 'w';"), 0);
+    cr_assert_eq(tp_long(pa, "select count(*) from slice where name = 'w' and depth > 0;"), 0);
+    cr_assert_eq(tp_long(pb, "select count(*) from slice where name = 'w' and depth > 0;"), 0);
+    cr_assert_eq(tp_long(pd, "select count(*) from slice where name = 'w' and depth > 0;"), 0);
+}
+
+static pthread_barrier_t nest_settle;
+
+static void *nesting_writer(void *p) {
+    (void)p;
+    for (long i = 0; !__atomic_load_n(&stop_writers, __ATOMIC_RELAXED); i++) {
+        TRACEC_TE(al, TRACEC_TE_SLICE_BEGIN("outer"), TRACEC_TE_ARG_INT("i", i));
+        TRACEC_SLICE_BEGIN(al, "inner");
+        TRACEC_INSTANT(al, "tick");
+        TRACEC_SLICE_END(al);
+        TRACEC_SLICE_END(al);
+    }
+    /* one more event in the last run: the ENDs of slices a pause ended are written after the next event */
+    pthread_barrier_wait(&nest_settle);
+    TRACEC_INSTANT(al, "last");
+    return NULL;
+}
+
+/*
+ * One session pauses and resumes (its events of the pause lost and
+ * counted) while threads write to it and to another session: the other
+ * session's trace is whole and lossless, and in both no slice nests deeper
+ * than the program's two levels.
+ */
+Test(te_sessions, pausing_one_session_leaves_the_other_whole, .timeout = 120) {
+    static const char *const a[] = {"alpha"};
+    const char *p1 = te_path("pause1.pftrace"), *p2 = te_path("pause2.pftrace");
+    struct timespec ms = {0, 3000000L};
+    pthread_t th[STOP_THREADS];
+    tracec_session *s1 = start_file(p1, TRACEC_BUFFERING_MODE_STREAMING, 6, a, 1);
+    tracec_session *s2 = start_file(p2, TRACEC_BUFFERING_MODE_STREAMING, 3, a, 1);
+    __atomic_store_n(&stop_writers, 0, __ATOMIC_RELAXED);
+    pthread_barrier_init(&nest_settle, NULL, STOP_THREADS + 1);
+    for (int i = 0; i < STOP_THREADS; i++) cr_assert_eq(pthread_create(&th[i], NULL, nesting_writer, NULL), 0);
+    for (int round = 0; round < 10; round++) {
+        nanosleep(&ms, NULL);
+        cr_assert_eq(tracec_session_pause(s1), TRACEC_STATUS_SUCCESS);
+        nanosleep(&ms, NULL);
+        cr_assert_eq(tracec_session_resume(s1, TRACEC_BUFFER_DISPOSITION_RETAIN), TRACEC_STATUS_SUCCESS);
+    }
+    __atomic_store_n(&stop_writers, 1, __ATOMIC_RELAXED);
+    pthread_barrier_wait(&nest_settle);
+    for (int i = 0; i < STOP_THREADS; i++) pthread_join(th[i], NULL);
+    pthread_barrier_destroy(&nest_settle);
+    cr_assert_eq(tracec_session_stop(s1), TRACEC_STATUS_SUCCESS);
+    cr_assert_eq(tracec_session_stop(s2), TRACEC_STATUS_SUCCESS);
+    free(check_ok(p2, NULL)); /* the other session: every slice whole, no loss */
+    expect_no_loss(p2);
+    /* the paused one: as te_losses' pause tests, the nesting as the trace processor shows it */
+    if (tp_long(p1, "select count(*) from slice;") == -2) return;
+    for (int i = 0; i < 2; i++) {
+        const char *p = i == 0 ? p1 : p2;
+        cr_assert_gt(tp_long(p, "select count(*) from slice where name = 'inner';"), 0, "%s", p);
+        cr_assert_eq(tp_long(p, "select count(*) from slice where name = 'outer' and depth > 0;"), 0, "%s", p);
+        cr_assert_eq(tp_long(p, "select count(*) from slice where name = 'inner' and depth > 1;"), 0, "%s", p);
+        cr_assert_eq(tp_long(p, "select count(*) from slice where dur < 0;"), 0, "%s", p);
+    }
+    cr_assert_gt(te_tp_packet_loss(p1), 0, "the events of the pauses are counted in the paused session");
 }

@@ -448,8 +448,22 @@ Test(track_event, misuse_has_a_documented_outcome) {
     tracec_session_config cfg = TRACEC_SESSION_CONFIG_INIT;
     TRACEC_INSTANT(a, "no session yet"); /* disabled: nothing happens */
     tracec_session *s = start(path, TRACEC_BUFFERING_MODE_STREAMING, 0);
-    cfg.path = te_path("second.pftrace");
-    cr_assert_eq(tracec_session_start(&cfg, &s2), TRACEC_STATUS_BAD_STATE, "one session at a time");
+    {
+        tracec_session *more[TRACEC_TE_MAX_SESSIONS - 1];
+        static const char *const none[] = {"none"};
+        cfg.path = te_path("second.pftrace");
+        cfg.categories = none;
+        cfg.num_categories = 1;
+        for (int i = 0; i < TRACEC_TE_MAX_SESSIONS - 1; i++)
+            cr_assert_eq(tracec_session_start(&cfg, &more[i]), TRACEC_STATUS_SUCCESS, "up to %d sessions at a time",
+                         TRACEC_TE_MAX_SESSIONS);
+        cr_assert_eq(tracec_session_start(&cfg, &s2), TRACEC_STATUS_LIMIT_EXCEEDED, "at most %d sessions at a time",
+                     TRACEC_TE_MAX_SESSIONS);
+        for (int i = 0; i < TRACEC_TE_MAX_SESSIONS - 1; i++)
+            cr_assert_eq(tracec_session_stop(more[i]), TRACEC_STATUS_SUCCESS);
+        cfg.categories = NULL;
+        cfg.num_categories = 0;
+    }
     uint64_t before = tracec_te_thread_misuse();
     TRACEC_EVENT_AS(a, my_app_MyEvent, ev, "outer typed") {
         TRACEC_INSTANT(a, "nested"); /* an event while one is open on this thread: dropped, counted */

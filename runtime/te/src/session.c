@@ -2,15 +2,16 @@
  * session.c - tracec_session: a context and a buffer made, started and
  * written to a .pftrace file (or a callback) in one call, stopped at
  * tracec_session_stop or at process exit; and the process-wide list of
- * track-event categories every session registers with its context.
+ * track-event categories, whose bits each session sets for itself.
  *
- * One session at a time: it is a static object, so producers that race
- * with a stop never touch freed memory (the buffer's handle goes stale and
- * the runtime refuses it, also once a later session's buffer has taken its
- * slot: handles carry the slot's generation).  The program holds a handle,
- * not its address: a `tracec_session *` whose value is the session's
- * number (times 16), so the handle of an ended session never names a later
- * one and every call refuses it.
+ * Up to TRACEC_TE_MAX_SESSIONS sessions at a time, each a static object in
+ * its track-event slot (te_internal.h), so producers that race with a stop
+ * never touch freed memory (the buffer's handle goes stale and the runtime
+ * refuses it, also once a later session's buffer has taken its slot:
+ * handles carry the slot's generation).  The program holds a handle, not
+ * its address: a `tracec_session *` whose value is the session's number
+ * (times 16), so the handle of an ended session never names a later one
+ * and every call refuses it.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -30,6 +31,7 @@
 
 struct tracec_session {
     int active;
+    int slot;    /* its index in sessions[] and in tracec_i_te_slots */
     uintptr_t token; /* the handle the program holds (0: none) */
     tracec_context_id_t ctx;
     tracec_buffer_id_t buf;
@@ -41,7 +43,7 @@ struct tracec_session {
     int has_process_name;
     pid_t pid; /* the process that started the session: a fork child never writes the parent's output */
     int paused; /* tracec_session_pause kept the run's categories on */
-    uint64_t lost_base; /* tracec_i_te_lost when the session started */
+    uint64_t lost_base; /* its slot's lost count when the session started */
     uint32_t flush_period_ms;
     int stop_on_signals;
     int flusher_running;
@@ -55,24 +57,29 @@ static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t out_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct sigaction old_int, old_term; /* the program's, chained to */
 static int sig_installed;
-static tracec_session the_session;
+static tracec_session sessions[TRACEC_TE_MAX_SESSIONS];
 static uint64_t gen;
-/* The active session's handle; 0 when none.  Atomic: session calls check it without the lock. */
-static uintptr_t cur_token;
+/* Each slot's active session's handle; 0 when none.  Atomic: session calls check it without the lock. */
+static uintptr_t cur_token[TRACEC_TE_MAX_SESSIONS];
 static int exit_hooked;
-static tracec_te_category *all_cats; /* every registered category, through i_next */
+tracec_te_category *tracec_i_te_all_cats; /* every registered category, through i_next */
 
 void tracec_te_register_categories(tracec_te_category *const *cats) {
     if (cats == NULL) return;
     pthread_mutex_lock(&mu);
     for (; *cats != NULL; cats++) {
         tracec_te_category *c = *cats, *k;
-        for (k = all_cats; k != NULL && k != c; k = k->i_next) {
+        for (k = tracec_i_te_all_cats; k != NULL && k != c; k = k->i_next) {
         }
         if (k != NULL) continue;
-        c->i_next = all_cats;
-        all_cats = c;
-        if (the_session.active) (void)tracec_register_category(the_session.ctx, &c->c);
+        c->i_next = tracec_i_te_all_cats;
+        tracec_i_te_all_cats = c;
+        for (int i = 0; i < TRACEC_TE_MAX_SESSIONS; i++) { /* the active sessions that enable it */
+            bool en = false;
+            if (sessions[i].active && tracec_context_category_enabled(sessions[i].ctx, c->c.name, &en) ==
+                                          TRACEC_STATUS_SUCCESS && en)
+                __atomic_fetch_or(&c->c.enabled, 1u << i, __ATOMIC_RELAXED);
+        }
     }
     pthread_mutex_unlock(&mu);
 }
@@ -108,12 +115,12 @@ static void write_stats(tracec_session *s, const tracec_buffer_stats_t *bs, size
     perfetto_protos_TracePacket pkt;
     perfetto_protos_TraceStats ts;
     perfetto_protos_TraceStats_BufferStats b;
-    uint64_t te_lost = __atomic_load_n(&tracec_i_te_lost, __ATOMIC_RELAXED) - s->lost_base;
-    uint32_t clock_id = __atomic_load_n(&tracec_i_te_clock_id, __ATOMIC_RELAXED);
+    uint64_t te_lost = __atomic_load_n(&tracec_i_te_slots[s->slot].lost, __ATOMIC_RELAXED) - s->lost_base;
+    uint32_t clock_id = __atomic_load_n(&tracec_i_te_slots[s->slot].clock_id, __ATOMIC_RELAXED);
     if (getpid() != s->pid) return;
     tracec_writer_init_array(&w, mem, sizeof mem);
     tracec_writer_begin_packet(&w, &pkt.msg);
-    perfetto_protos_TracePacket_set_timestamp(&pkt, tracec_i_te_now());
+    perfetto_protos_TracePacket_set_timestamp(&pkt, tracec_i_te_now(s->slot));
     if (clock_id != 6u) perfetto_protos_TracePacket_set_timestamp_clock_id(&pkt, clock_id);
     perfetto_protos_TracePacket_begin_trace_stats(&pkt, &ts);
     perfetto_protos_TraceStats_begin_buffer_stats(&ts, &b);
@@ -146,8 +153,10 @@ static tracec_status_t session_stop(uintptr_t token);
 /* The session `h` names: the active one when `h` is its handle; NULL for NULL or the handle of an ended session. */
 static tracec_session *resolve(const tracec_session *h) {
     uintptr_t tok = (uintptr_t)h;
-    if (tok == 0 || tok != __atomic_load_n(&cur_token, __ATOMIC_ACQUIRE)) return NULL;
-    return &the_session;
+    if (tok == 0) return NULL;
+    for (int i = 0; i < TRACEC_TE_MAX_SESSIONS; i++)
+        if (tok == __atomic_load_n(&cur_token[i], __ATOMIC_ACQUIRE)) return &sessions[i];
+    return NULL;
 }
 
 /*
@@ -192,12 +201,15 @@ static void *flusher_main(void *p) {
 static void on_stop_signal(int sig, siginfo_t *info, void *uctx) {
     int e = errno;
     struct sigaction *old = sig == SIGINT ? &old_int : &old_term;
-    tracec_session *s = &the_session;
     int dies = !(old->sa_flags & SA_SIGINFO) && old->sa_handler == SIG_DFL;
-    if (__atomic_load_n(&s->active, __ATOMIC_ACQUIRE) && s->flusher_running && s->pid == getpid()) {
-        char c = dies ? 's' : 'f';
-        struct pollfd pf = {s->done[0], POLLIN, 0};
-        if (write(s->ctl[1], &c, 1) == 1 && poll(&pf, 1, 2000) == 1) (void)!read(s->done[0], &c, 1);
+    for (int i = 0; i < TRACEC_TE_MAX_SESSIONS; i++) { /* every session that asked for it, one after the other */
+        tracec_session *s = &sessions[i];
+        if (__atomic_load_n(&s->active, __ATOMIC_ACQUIRE) && s->stop_on_signals && s->flusher_running &&
+            s->pid == getpid()) {
+            char c = dies ? 's' : 'f';
+            struct pollfd pf = {s->done[0], POLLIN, 0};
+            if (write(s->ctl[1], &c, 1) == 1 && poll(&pf, 1, 2000) == 1) (void)!read(s->done[0], &c, 1);
+        }
     }
     if (old->sa_flags & SA_SIGINFO) {
         if (old->sa_sigaction != NULL) old->sa_sigaction(sig, info, uctx);
@@ -261,44 +273,49 @@ static void flusher_start(tracec_session *s) {
     if (s->stop_on_signals) signals_install();
 }
 
+/* Whether another active session than `s` stops on signals. */
+static int others_stop_on_signals(const tracec_session *s) {
+    for (int i = 0; i < TRACEC_TE_MAX_SESSIONS; i++)
+        if (&sessions[i] != s && sessions[i].active && sessions[i].stop_on_signals && sessions[i].flusher_running)
+            return 1;
+    return 0;
+}
+
 static void flusher_stop(tracec_session *s) {
     char q = 'q';
     if (!s->flusher_running) return;
     s->flusher_running = 0;
     if (getpid() != s->pid) return; /* a fork child has no flusher */
-    signals_restore();
+    if (!others_stop_on_signals(s)) signals_restore();
     (void)!write(s->ctl[1], &q, 1);
     pthread_join(s->flusher, NULL);
     close(s->ctl[0]), close(s->ctl[1]), close(s->done[0]), close(s->done[1]);
 }
 
 static void at_exit(void) {
-    pthread_mutex_lock(&mu);
-    uintptr_t token = the_session.active && the_session.pid == getpid() ? the_session.token : 0;
-    pthread_mutex_unlock(&mu);
-    if (token != 0) (void)tracec_session_stop((tracec_session *)token);
+    for (int i = 0; i < TRACEC_TE_MAX_SESSIONS; i++) {
+        pthread_mutex_lock(&mu);
+        uintptr_t token = sessions[i].active && sessions[i].pid == getpid() ? sessions[i].token : 0;
+        pthread_mutex_unlock(&mu);
+        if (token != 0) (void)tracec_session_stop((tracec_session *)token);
+    }
 }
 
 static void fork_child(void) {
     pthread_mutex_init(&out_mu, NULL);
-    __atomic_fetch_add(&tracec_i_te_epoch_hint, 1u, __ATOMIC_RELEASE);
-}
-
-static clockid_t clock_of(uint32_t id) {
-    switch (id) {
-    case 1: return CLOCK_REALTIME;
-    case 3: return CLOCK_MONOTONIC;
-    default: return CLOCK_BOOTTIME;
-    }
+    for (int i = 0; i < TRACEC_TE_MAX_SESSIONS; i++) tracec_i_te_slot_bump(i);
 }
 
 /* Undoes a start that failed half-way (mu held). */
 static void teardown(tracec_session *s) {
-    __atomic_store_n(&tracec_i_te_gen, 0, __ATOMIC_RELEASE);
+    int slot = s->slot;
+    tracec_i_te_slot_set_categories(slot, s->ctx, 0);
+    tracec_i_te_slot_close(slot);
     flusher_stop(s);
     if (s->ctx.handle != 0) (void)tracec_destroy_context(s->ctx);
     if (s->file != NULL) (void)tracec_trace_file_close(s->file);
     memset(s, 0, sizeof *s);
+    s->slot = slot;
 }
 
 static tracec_status_t session_start(const tracec_session_config *config, tracec_session **out);
@@ -312,20 +329,25 @@ tracec_status_t tracec_session_start(const tracec_session_config *config, tracec
 }
 
 static tracec_status_t session_start(const tracec_session_config *config, tracec_session **out) {
-    tracec_session *s = &the_session;
+    tracec_session *s = NULL;
     tracec_status_t st;
+    int slot;
     if (config == NULL || out == NULL || (config->path == NULL && config->write == NULL))
         return TRACEC_STATUS_INVALID_ARGUMENT;
     if (config->clock_id != 0 && config->clock_id != 1 && config->clock_id != 3 && config->clock_id != 6)
         return TRACEC_STATUS_INVALID_ARGUMENT;
     pthread_mutex_lock(&mu);
-    if (s->active) {
+    for (slot = 0; slot < TRACEC_TE_MAX_SESSIONS; slot++) /* a slot no session holds (a fork child's copies included) */
+        if (!sessions[slot].active && __atomic_load_n(&tracec_i_te_slots[slot].gen, __ATOMIC_RELAXED) == 0) break;
+    if (slot == TRACEC_TE_MAX_SESSIONS) {
         pthread_mutex_unlock(&mu);
-        return TRACEC_STATUS_BAD_STATE;
+        return TRACEC_STATUS_LIMIT_EXCEEDED;
     }
+    s = &sessions[slot];
     memset(s, 0, sizeof *s);
+    s->slot = slot;
     s->pid = getpid();
-    s->lost_base = __atomic_load_n(&tracec_i_te_lost, __ATOMIC_RELAXED);
+    s->lost_base = __atomic_load_n(&tracec_i_te_slots[slot].lost, __ATOMIC_RELAXED);
     s->flush_period_ms = config->flush_period_ms;
     s->stop_on_signals = config->stop_on_signals;
     if (s->flush_period_ms == 0 && config->path != NULL) s->flush_period_ms = TRACEC_SESSION_FLUSH_PERIOD_DEFAULT_MS;
@@ -372,29 +394,19 @@ static tracec_status_t session_start(const tracec_session_config *config, tracec
         bc.callback_data = s;
         if ((st = tracec_create_buffer_with_config(s->ctx, &bc, &s->buf)) != TRACEC_STATUS_SUCCESS) goto fail;
     }
-    for (tracec_te_category *c = all_cats; c != NULL; c = c->i_next)
-        if ((st = tracec_register_category(s->ctx, &c->c)) != TRACEC_STATUS_SUCCESS) goto fail;
-    {
-        uint32_t id = config->clock_id ? config->clock_id : 6u; /* relaxed: the generation's release publishes it */
-        __atomic_store_n(&tracec_i_te_clock_id, id, __ATOMIC_RELAXED);
-        __atomic_store_n(&tracec_i_te_clk, (int)clock_of(id), __ATOMIC_RELAXED);
-    }
-    __atomic_store_n(&tracec_i_te_in_order,
-                     config->mode != TRACEC_BUFFERING_MODE_ONESHOT && config->mode != TRACEC_BUFFERING_MODE_CIRCULAR,
-                     __ATOMIC_RELAXED);
-    __atomic_store_n(&tracec_i_te_incremental, config->mode != TRACEC_BUFFERING_MODE_CIRCULAR, __ATOMIC_RELAXED);
-    __atomic_store_n(&tracec_i_te_buf, s->buf.handle, __ATOMIC_RELEASE);
-    __atomic_store_n(&tracec_i_te_gen, ++gen, __ATOMIC_RELEASE);
+    tracec_i_te_slot_open(slot, s->buf.handle, config->mode, config->clock_id ? config->clock_id : 6u);
+    ++gen;
     if ((st = tracec_start_context(s->ctx)) != TRACEC_STATUS_SUCCESS) goto fail;
     s->active = 1;
-    st = tracec_i_te_write_session_packets(1, s->has_process_name ? s->process_name : NULL);
+    st = tracec_i_te_write_session_packets(slot, 1, s->has_process_name ? s->process_name : NULL);
     if (st != TRACEC_STATUS_SUCCESS) {
         s->active = 0;
         goto fail;
     }
+    tracec_i_te_slot_set_categories(slot, s->ctx, 1); /* after the session packets: the events follow them */
     /* the session's number, times 16 (a pointer's alignment); on a 32-bit system the numbers wrap after 2^28 */
     s->token = (uintptr_t)(gen << 4) != 0 ? (uintptr_t)(gen << 4) : (uintptr_t)16u;
-    __atomic_store_n(&cur_token, s->token, __ATOMIC_RELEASE);
+    __atomic_store_n(&cur_token[slot], s->token, __ATOMIC_RELEASE);
     flusher_start(s);
     *out = (tracec_session *)s->token;
     pthread_mutex_unlock(&mu);
@@ -422,41 +434,26 @@ tracec_status_t tracec_session_pause(tracec_session *h) {
     tracec_status_t st;
     int entered;
     if (s == NULL || !s->active) return TRACEC_STATUS_BAD_STATE;
+    tracec_i_te_slot *slot = &tracec_i_te_slots[s->slot];
     entered = tracec_i_te_session_enter();
     pthread_mutex_lock(&mu);
-    tracec_i_te_thread_abandon();
-    size_t n = 0, k = 0;
-    for (tracec_te_category *c = all_cats; c != NULL; c = c->i_next) n++;
-    tracec_te_category **on = n ? (tracec_te_category **)malloc(n * sizeof *on) : NULL;
-    for (tracec_te_category *c = all_cats; c != NULL && on != NULL; c = c->i_next)
-        if (tracec_category_is_enabled(&c->c)) on[k++] = c;
+    tracec_i_te_thread_abandon(s->slot);
     st = tracec_stop_context(s->ctx);
     /* Slices open now end here: after the stop, so after every event the run took (their timestamps were
        read before their packets began, and the stop waited for those). */
-    __atomic_store_n(&tracec_i_te_run_end_ts, tracec_i_te_now(), __ATOMIC_RELAXED);
+    __atomic_store_n(&slot->run_end_ts, tracec_i_te_now(s->slot), __ATOMIC_RELAXED);
     if (st == TRACEC_STATUS_SUCCESS) {
         /* The run's categories stay on: their events reach the layer, which drops and counts them (a
-           pause loses them; the trace says so).  Paused first, then the hint that makes threads look. */
-        __atomic_fetch_add(&tracec_i_te_pause, 1u, __ATOMIC_RELAXED);
-        __atomic_store_n(&tracec_i_te_paused, 1u, __ATOMIC_RELEASE);
-        __atomic_fetch_add(&tracec_i_te_epoch_hint, 1u, __ATOMIC_RELEASE);
-        for (size_t i = 0; i < k; i++) __atomic_store_n(&on[i]->c.enabled, 1u, __ATOMIC_RELAXED);
+           pause loses them; the trace says so).  Paused first, then the bump that makes threads look. */
+        __atomic_fetch_add(&slot->pause, 1u, __ATOMIC_RELAXED);
+        __atomic_store_n(&slot->paused, 1u, __ATOMIC_RELEASE);
+        tracec_i_te_slot_bump(s->slot);
         s->paused = 1;
         session_stats(s);
     }
-    free(on);
     pthread_mutex_unlock(&mu);
     tracec_i_te_session_leave(entered);
     return st;
-}
-
-/* The categories a pause kept on are off again (the context's own start or stop sets the others). */
-static void unpause(tracec_session *s) {
-    if (!s->paused) return;
-    s->paused = 0;
-    __atomic_store_n(&tracec_i_te_paused, 0u, __ATOMIC_RELEASE);
-    for (tracec_te_category *c = all_cats; c != NULL; c = c->i_next)
-        __atomic_store_n(&c->c.enabled, 0u, __ATOMIC_RELAXED);
 }
 
 tracec_status_t tracec_session_resume_with_options(tracec_session *h, const tracec_start_options_t *options) {
@@ -471,19 +468,24 @@ tracec_status_t tracec_session_resume_with_options(tracec_session *h, const trac
     pthread_mutex_lock(&mu);
     /* An epoch that cannot be read counts as changed: the session packets are written again. */
     bool same = tracec_buffer_epoch(s->buf, &before) == TRACEC_STATUS_SUCCESS;
-    __atomic_fetch_add(&tracec_i_te_run, 1u, __ATOMIC_RELEASE); /* a new run: seen with the hint */
-    __atomic_fetch_add(&tracec_i_te_epoch_hint, 1u, __ATOMIC_RELEASE); /* before and after: no thread keeps */
-    st = tracec_start_context_with_options(s->ctx, &o);                /* an epoch read in between */
+    tracec_i_te_slot *slot = &tracec_i_te_slots[s->slot];
+    __atomic_fetch_add(&slot->run, 1u, __ATOMIC_RELEASE); /* a new run: seen with the bump */
+    tracec_i_te_slot_bump(s->slot);                    /* before and after: no thread keeps */
+    st = tracec_start_context_with_options(s->ctx, &o); /* an epoch read in between */
     same = tracec_buffer_epoch(s->buf, &after) == TRACEC_STATUS_SUCCESS && same && before == after;
-    if (st == TRACEC_STATUS_SUCCESS && s->paused) { /* the start set every category's flag for its run */
+    /* This run's categories (the options may add some), while still paused as the old run's were: the threads
+       take the run's boundary after the change, so the levels they track match the events they see. */
+    if (st == TRACEC_STATUS_SUCCESS) tracec_i_te_slot_set_categories(s->slot, s->ctx, 1);
+    if (st == TRACEC_STATUS_SUCCESS && s->paused) {
         s->paused = 0;
-        __atomic_store_n(&tracec_i_te_paused, 0u, __ATOMIC_RELEASE); /* before the hint below */
+        __atomic_store_n(&slot->paused, 0u, __ATOMIC_RELEASE); /* before the bump below */
     }
-    __atomic_fetch_add(&tracec_i_te_epoch_hint, 1u, __ATOMIC_RELEASE);
+    tracec_i_te_slot_bump(s->slot);
     if (st == TRACEC_STATUS_SUCCESS) {
         /* The run has started: a packet a full buffer refused (the producers may have filled it since the
            start) is a loss the buffer counts, not a failed resume. */
-        tracec_status_t pst = tracec_i_te_write_session_packets(!same, s->has_process_name ? s->process_name : NULL);
+        tracec_status_t pst =
+            tracec_i_te_write_session_packets(s->slot, !same, s->has_process_name ? s->process_name : NULL);
         if (pst != TRACEC_STATUS_BUFFER_FULL) st = pst;
     }
     pthread_mutex_unlock(&mu);
@@ -500,21 +502,27 @@ tracec_status_t tracec_session_resume(tracec_session *s, tracec_buffer_dispositi
 
 /* Stops the session whose handle is `token` (BAD_STATE when that is not the active one). */
 static tracec_status_t session_stop(uintptr_t token) {
-    tracec_session *s = &the_session;
+    tracec_session *s = NULL;
     tracec_status_t st, st2;
     tracec_buffer_stats_t bs;
     int have_stats;
     if (token == 0) return TRACEC_STATUS_BAD_STATE;
     pthread_mutex_lock(&mu);
-    if (!s->active || s->token != token) {
+    for (int i = 0; i < TRACEC_TE_MAX_SESSIONS; i++)
+        if (sessions[i].active && sessions[i].token == token) s = &sessions[i];
+    if (s == NULL) {
         pthread_mutex_unlock(&mu);
         return TRACEC_STATUS_BAD_STATE;
     }
-    __atomic_store_n(&cur_token, 0, __ATOMIC_RELEASE); /* every call with the handle is refused from now on */
+    __atomic_store_n(&cur_token[s->slot], 0, __ATOMIC_RELEASE); /* every call with the handle is refused from now on */
+    tracec_i_te_slot_set_categories(s->slot, s->ctx, 0); /* its events stop here */
     flusher_stop(s);
-    __atomic_store_n(&tracec_i_te_gen, 0, __ATOMIC_RELEASE);
-    tracec_i_te_thread_abandon();
-    unpause(s);
+    tracec_i_te_slot_close(s->slot);
+    tracec_i_te_thread_abandon(s->slot);
+    if (s->paused) {
+        s->paused = 0;
+        __atomic_store_n(&tracec_i_te_slots[s->slot].paused, 0u, __ATOMIC_RELEASE);
+    }
     st = tracec_stop_context(s->ctx); /* delivers everything */
     have_stats = tracec_query_buffer_stats(s->buf, &bs) == TRACEC_STATUS_SUCCESS;
     st2 = tracec_destroy_context(s->ctx); /* delivers what is left; no callback runs after it */

@@ -1,7 +1,13 @@
 /*
- * te_internal.h - what track_event.c and session.c share: the active
- * session as the producers see it (published with release stores, read
- * with acquire loads), and the packets the session asks a thread to write.
+ * te_internal.h - what track_event.c and session.c share: the session
+ * slots as the producers see them (published with release stores, read
+ * with acquire loads), and the packets a session asks a thread to write.
+ *
+ * Up to TRACEC_TE_MAX_SESSIONS sessions are active at once, each in a slot.
+ * A category's `enabled` word is the mask of the slots whose session
+ * enables it; an event goes to every slot of the mask.  A slot is filled
+ * from a context and a buffer made by the caller (tracec_i_te_slot_open),
+ * so a session of another kind than tracec_session can take one.
  */
 #ifndef TRACEC_TE_INTERNAL_H
 #define TRACEC_TE_INTERNAL_H
@@ -10,55 +16,69 @@
 
 #include "tracec/track_event.h"
 
-/* 0: no session.  A new value for every session start. */
-extern uint64_t tracec_i_te_gen;
-/* The active session's buffer handle and timestamp clock (valid once gen is seen). */
-extern uint64_t tracec_i_te_buf;
-extern uint32_t tracec_i_te_clock_id;
-extern int tracec_i_te_clk; /* clockid_t */
+typedef struct tracec_i_te_slot {
+    /* 0: free.  A new value for every session start (the buffer and clock below are published before it). */
+    uint64_t gen;
+    uint64_t buf;      /* the session's buffer handle (valid once gen is seen) */
+    uint32_t clock_id; /* its timestamp clock (a BuiltinClock) and the clockid_t */
+    int clk;
+    /*
+     * 1 when the buffer delivers packets in the order they are written
+     * (STREAMING): a lost packet then restarts the sequence's incremental
+     * state (see track_event.c).  0 for ONESHOT and CIRCULAR.
+     */
+    int in_order;
+    /*
+     * 1 when the session's sequences write timestamps as deltas on an
+     * incremental clock (ONESHOT, STREAMING); 0 for CIRCULAR, whose wraps
+     * overwrite the packets a delta would be counted from.
+     */
+    int incremental;
+    /* Events the layer dropped for this slot (re-entered from a signal handler, misuse, the run stopped
+       under them, paused); the session adds them to its trace's data-loss statistics.  Atomic. */
+    uint64_t lost;
+    uint64_t run;        /* bumped before each resume starts a run (with ver, which a thread sees first) */
+    uint64_t run_end_ts; /* when the last run stopped, on the slot's clock: slices open then end there */
+    uint32_t paused;     /* paused: its categories stay on and the layer drops and counts their events */
+    uint64_t pause;      /* bumped by each pause before it sets `paused` (release): which pause a thread saw */
+} tracec_i_te_slot;
+
+extern tracec_i_te_slot tracec_i_te_slots[TRACEC_TE_MAX_SESSIONS];
 /*
- * 1 when the session's buffer delivers packets in the order they are
- * written (STREAMING): a lost packet then restarts the sequence's
- * incremental state (see track_event.c).  0 for ONESHOT and CIRCULAR.
+ * Per slot, bumped whenever a thread must look at the slot again (a start,
+ * a stop, a resume, a pause, a fork child): a thread's sequence compares it
+ * with the value it last looked at, one load per event.  An array of its
+ * own: one indexed load.
  */
-extern int tracec_i_te_in_order;
-/*
- * 1 when the session's sequences write timestamps as deltas on an
- * incremental clock (ONESHOT, STREAMING); 0 for CIRCULAR, whose wraps
- * overwrite the packets a delta would be counted from (see track_event.c).
- */
-extern int tracec_i_te_incremental;
-/*
- * Bumped whenever the buffer's epoch may have changed (a resume, a fork
- * child), so producers read the epoch only then: one load per event.
- */
-extern uint64_t tracec_i_te_epoch_hint;
+extern uint64_t tracec_i_te_ver[TRACEC_TE_MAX_SESSIONS];
 
 /*
- * Writes, through the calling thread's sequence: with `durable`, the
- * extension descriptors of the registered files, the process track and
- * the declared tracks; always a ClockSnapshot.  `process_name` may be NULL.
- * Returns the first failing status.
+ * Fills slot `i` (free, caller-serialised) for a started buffer `buf` of
+ * `mode` with timestamps on `clock_id`, and publishes it: after this the
+ * calling thread can write the session packets to it.  The categories'
+ * bits are set by the caller afterwards (tracec_i_te_slot_set_categories).
  */
-tracec_status_t tracec_i_te_write_session_packets(int durable, const char *process_name);
+void tracec_i_te_slot_open(int i, uint64_t buf, tracec_buffering_mode_t mode, uint32_t clock_id);
+/* Sets (on) or clears slot `i`'s bit in every registered category that `ctx` enables (clears: all of them). */
+void tracec_i_te_slot_set_categories(int i, tracec_context_id_t ctx, int on);
+/* The slot is free again (after its bits were cleared). */
+void tracec_i_te_slot_close(int i);
+/* A thread must look at slot `i` again (ver bumped, release). */
+void tracec_i_te_slot_bump(int i);
+
+/*
+ * Writes to slot `slot`, through the calling thread's sequence there: with
+ * `durable`, the extension descriptors of the registered files, the process
+ * track and the declared tracks; always a ClockSnapshot.  `process_name`
+ * may be NULL.  Returns the first failing status.
+ */
+tracec_status_t tracec_i_te_write_session_packets(int slot, int durable, const char *process_name);
 
 /* Bytes of the ExtensionDescriptor packets a session writes at start. */
 size_t tracec_i_te_descriptor_bytes(void);
 
-/*
- * Events the layer dropped in this process (re-entered from a signal
- * handler, misuse, the run stopped under them); the session adds them to
- * the trace's data-loss statistics.  Atomic.
- */
-extern uint64_t tracec_i_te_lost;
-/* Bumped before each resume starts a run (with the epoch hint, which a thread sees first). */
-extern uint64_t tracec_i_te_run;
-/* When the last run stopped, on the session's clock: slices open then are ended there. */
-extern uint64_t tracec_i_te_run_end_ts;
-/* The session is paused: its categories stay on and the layer drops and counts their events. */
-extern uint32_t tracec_i_te_paused;
-/* Bumped by each pause before it sets tracec_i_te_paused (release): which pause a thread saw. */
-extern uint64_t tracec_i_te_pause;
+/* Every registered category (the process-wide list, through i_next); session.c owns it under its lock. */
+extern tracec_te_category *tracec_i_te_all_cats;
 
 /*
  * Session calls hold the calling thread's guard, so a signal handler's
@@ -71,14 +91,14 @@ void tracec_i_te_session_leave(int entered);
 /* The calling thread looks at its name again at its next event. */
 void tracec_i_te_recheck_name(void);
 
-/* The session's clock now. */
-uint64_t tracec_i_te_now(void);
+/* Slot `slot`'s clock now. */
+uint64_t tracec_i_te_now(int slot);
 
 /*
- * A typed event the calling thread left open (a block left with break or
- * return) is given up: its packet is refused and counted, so the stop or
- * pause that follows does not wait for it.
+ * A typed event the calling thread left open in slot `slot` (a block left
+ * with break or return) is given up: its packet is refused and counted, so
+ * the stop or pause that follows does not wait for it.
  */
-void tracec_i_te_thread_abandon(void);
+void tracec_i_te_thread_abandon(int slot);
 
 #endif /* TRACEC_TE_INTERNAL_H */

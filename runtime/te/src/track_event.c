@@ -3,6 +3,12 @@
  * sequences (writer, sequence id, interning dictionary), the packets an
  * event is made of, tracks and the session's durable packets.
  *
+ * Sessions live in slots (te_internal.h).  An event reads its category's
+ * mask of slots once: one slot whose sequence on this thread is current
+ * (its hint equals the slot's version word) is the straight path; several
+ * slots are written one after the other (tracec_i_te_emit_multi, and for
+ * typed events open_multi / close_more, which copy the block's bytes).
+ *
  * One sequence per thread and session:
  *
  *   first packet   durable TRACK_DESCRIPTOR: SEQ_INCREMENTAL_STATE_CLEARED,
@@ -53,6 +59,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -84,7 +91,7 @@
 #endif
 
 enum { SEQ_CLEARED = 1, SEQ_NEEDS = 2 };
-enum { GUARD_EVENT = 1, GUARD_TYPED = 2, GUARD_SESSION = 4, GUARD_DYN = 8 };
+enum { GUARD_EVENT = 1, GUARD_TYPED = 2, GUARD_SESSION = 4 };
 enum { K_NAME = 1, K_CAT, K_DBG, K_CTRACK };
 enum { INC_CLOCK = 64 };
 enum { NEED_HEADER = 1, NEED_BASE = 2 }; /* the sequence's incremental clock (sequence-scoped ids are 64..127) */
@@ -106,83 +113,6 @@ typedef struct pending {
     uint64_t iid;
 } pending;
 
-/* A thread's sequence.  Thread-local; the buffer writer's state is runtime-owned and released at thread exit. */
-typedef struct te_thread {
-    tracec_buffer_writer bw;
-    uint64_t gen;   /* session the writer is bound to (0: none) */
-    uint64_t buf;   /* its buffer */
-    uint64_t epoch; /* the buffer's epoch the dictionary is valid for */
-    uint64_t hint;  /* tracec_i_te_epoch_hint when the epoch was last read */
-    uint64_t run;   /* tracec_i_te_run then */
-    uint64_t pause_seen; /* tracec_i_te_pause of the pause whose boundary the thread took */
-    uint32_t pause_drop; /* thread_ready() dropped the event because the session is paused */
-    uint32_t clock_id; /* the session's timestamp clock, read when the thread bound to it */
-    int clk;           /* its clockid_t */
-    uint32_t seq;
-    /* NEED_HEADER: the sequence's first packet is to be written; NEED_BASE: its incremental clock declared */
-    uint32_t need;
-    /*
-     * Timestamps as deltas ("Timestamps" above): `inc_mode` when the session
-     * allows them (read at binding), `inc_ok` while the sequence's clock is
-     * declared and may be used; `inc_last` is the clock's value as the reader
-     * has it (the last delivered packet on it), `inc_pend` the value once the
-     * open packet is delivered (equal to inc_last when it has no delta).
-     */
-    uint32_t inc_mode;
-    uint32_t inc_ok;
-    uint64_t inc_last;
-    uint64_t inc_pend;
-    uint32_t dropped; /* a packet was lost (STREAMING): the next one says so and clears the state */
-    uint32_t in_event; /* a typed event is open (its block runs) */
-    /*
-     * The re-entrancy guard: set while the thread runs the track-event layer
-     * (an event, a typed block, a session call).  An event that finds it set,
-     * or finds the thread inside the buffer runtime (tracec_i_tls_locks), was
-     * started by a signal handler that interrupted it: dropped and counted.
-     * Bits: GUARD_EVENT, GUARD_TYPED, GUARD_SESSION.
-     */
-    uint32_t guard; /* written between compiler barriers (__atomic_signal_fence) */
-    uint32_t used;
-    uint64_t next_iid;
-    uint64_t misuse;
-    int32_t tid;
-    uint64_t uuid; /* the thread's track (0: not computed for this sequence) */
-    /*
-     * Slices on the thread's track as the program opened them (docs/track-
-     * events.md, "Nesting after losses"): `nlive` levels, a stack of bits in
-     * `written` (bit 0 the innermost) set when a level's BEGIN is in the
-     * trace (levels from 64 up are not tracked and count as written);
-     * `phantoms` levels below them whose slices the runtime ended at a run
-     * or session boundary (the program's END for them is not written).
-     * `owed`: ENDs of written slices that could not be written yet, oldest
-     * first, `nowed` groups of `n` ENDs at one timestamp each; they are
-     * written after the thread's next written event, and before any BEGIN
-     * on its track (a BEGIN that cannot follow them is not written).
-     */
-    uint32_t nlive;
-    uint32_t nowed;
-    uint64_t written;
-    uint64_t phantoms;
-    /*
-     * Slice levels of events refused at the guard (an event inside a typed
-     * block, or a handler's event while the thread was inside the layer),
-     * in the order they came: bit i of the low REFUSED_MAX bits is 1 for a
-     * BEGIN, 0 for an END; the count is in the top byte.  Updated with a
-     * compare-and-swap (a handler may interrupt an update) and applied to
-     * the stack above at the thread's next entry, so the ENDs still match.
-     */
-    uint64_t refused;
-    struct {
-        uint64_t ts;
-        uint64_t n;
-    } owed[OWED_GROUPS];
-    uint64_t last_ts; /* the thread's last event: a boundary ends slices no earlier (it may have raced the stop) */
-    char name[16]; /* the thread name in the last TrackDescriptor of the sequence */
-    entry table[TABLE_SIZE];
-} te_thread;
-
-static _Thread_local te_thread te;
-
 /*
  * Names known at run time (the _DYN forms), by content: each distinct name
  * is copied once per sequence, and the copy's address is the name's key in
@@ -199,27 +129,149 @@ typedef struct dyn_entry {
 } dyn_entry;
 
 typedef struct te_dyn {
-    const void *handover; /* the parts tracec_i_te_emit_dyn hands to tracec_i_te_emit */
-    uint32_t n, bytes;    /* entries, bytes of text used */
+    uint32_t n, bytes; /* entries, bytes of text used */
     dyn_entry slot[DYN_SLOTS];
     char text[DYN_BYTES];
 } te_dyn;
 
-static _Thread_local te_dyn te_dyn_names;
-static uint32_t next_seq = 1;
+/*
+ * A thread's sequence in one session slot: made at the thread's first
+ * event there (mmap: no lock, so also from a signal handler), kept while
+ * the thread lives (a later session in the slot starts a new sequence in
+ * it) and unmapped at thread exit.  The buffer writer's state is
+ * runtime-owned and released by the runtime at thread exit.
+ */
+typedef struct te_seq {
+    tracec_buffer_writer bw;
+    uint32_t slot;
+    uint64_t gen;   /* session the writer is bound to (0: none) */
+    uint64_t buf;   /* its buffer */
+    uint64_t epoch; /* the buffer's epoch the dictionary is valid for */
+    uint64_t hint;  /* the slot's ver when the sequence last looked at it */
+    uint64_t run;   /* the slot's run then */
+    uint64_t pause_seen; /* the slot's pause whose boundary the sequence took */
+    uint32_t clock_id; /* the session's timestamp clock, read when the thread bound to it */
+    int clk;           /* its clockid_t */
+    uint32_t seq;
+    /* NEED_HEADER: the sequence's first packet is to be written; NEED_BASE: its incremental clock declared */
+    uint32_t need;
+    /*
+     * Timestamps as deltas ("Timestamps" above): `inc_mode` when the session
+     * allows them (read at binding), `inc_ok` while the sequence's clock is
+     * declared and may be used; `inc_last` is the clock's value as the reader
+     * has it (the last delivered packet on it), `inc_pend` the value once the
+     * open packet is delivered (equal to inc_last when it has no delta).
+     */
+    uint32_t inc_mode;
+    uint32_t inc_ok;
+    uint64_t inc_last;
+    uint64_t inc_pend;
+    uint32_t dropped;  /* a packet was lost (STREAMING): the next one says so and clears the state */
+    uint32_t in_event; /* a typed event's packet is open on this sequence */
+    uint32_t used;
+    uint64_t next_iid;
+    uint64_t uuid; /* the thread's track (0: not computed for this sequence) */
+    const uint64_t *verp; /* the slot's ver */
+    /*
+     * Slices on the thread's track as the program opened them (docs/track-
+     * events.md, "Nesting after losses"): `nlive` levels, a stack of bits in
+     * `written` (bit 0 the innermost) set when a level's BEGIN is in the
+     * trace (levels from 64 up are not tracked and count as written);
+     * `phantoms` levels below them whose slices the runtime ended at a run
+     * or session boundary (the program's END for them is not written).
+     * `owed`: ENDs of written slices that could not be written yet, oldest
+     * first, `nowed` groups of `n` ENDs at one timestamp each; they are
+     * written after the thread's next written event, and before any BEGIN
+     * on its track (a BEGIN that cannot follow them is not written).
+     */
+    uint32_t nlive;
+    uint32_t nowed;
+    uint64_t written;
+    uint64_t phantoms;
+    struct {
+        uint64_t ts;
+        uint64_t n;
+    } owed[OWED_GROUPS];
+    uint64_t last_ts; /* the thread's last event: a boundary ends slices no earlier (it may have raced the stop) */
+    char name[16]; /* the thread name in the last TrackDescriptor of the sequence */
+    /* A typed event written to several slots: this slot's packet, open while another slot's block runs. */
+    tracec_writer tw;
+    perfetto_protos_TracePacket tpkt;
+    tracec_msg tev;
+    entry table[TABLE_SIZE];
+    te_dyn dyn;
+} te_seq;
 
-uint64_t tracec_i_te_gen;
-uint64_t tracec_i_te_lost;
-uint64_t tracec_i_te_run;
-uint32_t tracec_i_te_paused;
-uint64_t tracec_i_te_pause;
-uint64_t tracec_i_te_run_end_ts;
-uint64_t tracec_i_te_epoch_hint;
-uint64_t tracec_i_te_buf;
-int tracec_i_te_in_order;
-int tracec_i_te_incremental;
-uint32_t tracec_i_te_clock_id = 6;
-int tracec_i_te_clk = CLOCK_BOOTTIME;
+/* The thread: what is the same for every slot, and its sequences. */
+typedef struct te_thread {
+    /* The sequence of slot i at [1 << i]; the other entries stay NULL: indexed by a category's mask, an
+       entry is the one sequence of a single-slot mask. */
+    te_seq *seq_of[1u << TRACEC_TE_MAX_SESSIONS];
+    /*
+     * The re-entrancy guard: set while the thread runs the track-event layer
+     * (an event, a typed block, a session call).  An event that finds it set,
+     * or finds the thread inside the buffer runtime (tracec_i_tls_locks), was
+     * started by a signal handler that interrupted it: dropped and counted.
+     * Bits: GUARD_EVENT, GUARD_TYPED, GUARD_SESSION.
+     */
+    uint32_t guard; /* written between compiler barriers (__atomic_signal_fence) */
+    uint32_t pause_drop; /* slots whose sequence dropped the event because the session is paused */
+    /*
+     * Slice levels of events refused at the guard (an event inside a typed
+     * block, or a handler's event while the thread was inside the layer),
+     * in the order they came: REFUSED_BITS bits each (bit 0: 1 for a BEGIN,
+     * 0 for an END; the next TRACEC_TE_MAX_SESSIONS bits: the slots the
+     * event was for), the count in the top 4 bits.  Updated with a compare-
+     * and-swap (a handler may interrupt an update) and applied to the
+     * sequences' stacks at the thread's next entry, so the ENDs still match.
+     */
+    uint64_t refused;
+    uint64_t misuse;
+    int32_t tid;
+} te_thread;
+
+#define SEQ(g, i) ((g)->seq_of[1u << (i)])
+
+static _Thread_local te_thread te;
+static uint32_t next_seq = 1;
+static pthread_key_t seq_key;
+static int seq_key_ok;
+
+tracec_i_te_slot tracec_i_te_slots[TRACEC_TE_MAX_SESSIONS];
+uint64_t tracec_i_te_ver[TRACEC_TE_MAX_SESSIONS];
+
+/* At thread exit: the sequences' memory (the writers' state is the buffer runtime's, released by it). */
+static void seq_free(void *p) {
+    te_thread *g = (te_thread *)p;
+    for (int i = 0; i < TRACEC_TE_MAX_SESSIONS; i++) {
+        if (SEQ(g, i) == NULL) continue;
+        munmap(SEQ(g, i), sizeof(te_seq));
+        SEQ(g, i) = NULL;
+    }
+}
+
+__attribute__((constructor)) static void seq_key_init(void) { seq_key_ok = pthread_key_create(&seq_key, seq_free) == 0; }
+
+/* A new sequence for slot `i` (zeroed); NULL when no memory. */
+static TRACEC_I_NOINLINE te_seq *seq_alloc(te_thread *g, uint32_t i) {
+    void *m = mmap(NULL, sizeof(te_seq), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    te_seq *t;
+    if (m == MAP_FAILED) return NULL;
+    t = (te_seq *)m;
+    t->slot = i;
+    t->hint = UINT64_MAX;
+    t->verp = &tracec_i_te_ver[i];
+    t->next_iid = 1;
+    if (seq_key_ok) (void)pthread_setspecific(seq_key, g); /* a key below 32: no allocation */
+    SEQ(g, i) = t;
+    return t;
+}
+
+/* Counts one event lost for each slot of `mask`. */
+static TRACEC_I_NOINLINE void lost_add(uint32_t mask) {
+    for (; mask != 0; mask &= mask - 1u)
+        __atomic_fetch_add(&tracec_i_te_slots[__builtin_ctz(mask)].lost, 1u, __ATOMIC_RELAXED);
+}
 
 /* ---- ids --------------------------------------------------------------------- */
 
@@ -232,14 +284,15 @@ static uint64_t mix64(uint64_t x) {
 
 uint64_t tracec_te_process_track_uuid(void) { return mix64(((uint64_t)(uint32_t)getpid() << 32) | 0x7063u) | 1u; }
 
-static int32_t thread_tid(te_thread *t) {
-    if (t->tid == 0) t->tid = (int32_t)syscall(SYS_gettid);
-    return t->tid;
+static int32_t thread_tid(void) {
+    te_thread *g = &te;
+    if (g->tid == 0) g->tid = (int32_t)syscall(SYS_gettid);
+    return g->tid;
 }
 
-static uint64_t thread_uuid(te_thread *t) {
+static uint64_t thread_uuid(te_seq *t) {
     if (TRACEC_I_UNLIKELY(t->uuid == 0))
-        t->uuid = mix64(((uint64_t)(uint32_t)getpid() << 32) | (uint32_t)thread_tid(t)) | 1u;
+        t->uuid = mix64(((uint64_t)(uint32_t)getpid() << 32) | (uint32_t)thread_tid()) | 1u;
     return t->uuid;
 }
 
@@ -260,11 +313,11 @@ static uint64_t clock_ns(int clk) {
 }
 
 /* The bound session's clock now (the thread's snapshot: a later session's start does not race with it). */
-static inline TRACEC_I_ALWAYS_INLINE uint64_t now_ns(const te_thread *t) { return clock_ns(t->clk); }
+static inline TRACEC_I_ALWAYS_INLINE uint64_t now_ns(const te_seq *t) { return clock_ns(t->clk); }
 
 uint64_t tracec_te_thread_misuse(void) { return te.misuse; }
 
-uint64_t tracec_i_te_now(void) { return clock_ns(__atomic_load_n(&tracec_i_te_clk, __ATOMIC_RELAXED)); }
+uint64_t tracec_i_te_now(int slot) { return clock_ns(__atomic_load_n(&tracec_i_te_slots[slot].clk, __ATOMIC_RELAXED)); }
 
 /* ---- the dictionary ------------------------------------------------------------ */
 
@@ -273,7 +326,7 @@ static uint32_t slot_of(const void *key, uint32_t kind) {
     return (uint32_t)(h >> 55); /* 9 bits: TABLE_SIZE */
 }
 
-static entry *lookup(te_thread *t, const void *key, uint32_t kind) {
+static entry *lookup(te_seq *t, const void *key, uint32_t kind) {
     for (uint32_t i = slot_of(key, kind);; i = (i + 1u) & (TABLE_SIZE - 1u)) {
         entry *e = &t->table[i];
         if (e->key == key && e->kind == kind) return e;
@@ -281,7 +334,7 @@ static entry *lookup(te_thread *t, const void *key, uint32_t kind) {
     }
 }
 
-static void insert(te_thread *t, const void *key, uint32_t kind, uint64_t val) {
+static void insert(te_seq *t, const void *key, uint32_t kind, uint64_t val) {
     uint32_t i = slot_of(key, kind);
     while (t->table[i].key != NULL) i = (i + 1u) & (TABLE_SIZE - 1u);
     t->table[i] = (entry){key, val, kind, NULL, 0};
@@ -290,16 +343,16 @@ static void insert(te_thread *t, const void *key, uint32_t kind, uint64_t val) {
 
 /* ---- names known at run time ------------------------------------------------ */
 
-static TRACEC_I_NOINLINE void dyn_clear(void) {
-    te_dyn *d = &te_dyn_names;
+static TRACEC_I_NOINLINE void dyn_clear(te_seq *t) {
+    te_dyn *d = &t->dyn;
     if (d->n != 0) memset(d->slot, 0, sizeof d->slot);
     d->n = 0;
     d->bytes = 0;
 }
 
 /* The thread's copy of `s` (the name's key, NUL-terminated), added now if new; NULL when there is no room. */
-static const char *dyn_key(const char *s) {
-    te_dyn *d = &te_dyn_names;
+static const char *dyn_key(te_seq *t, const char *s) {
+    te_dyn *d = &t->dyn;
     size_t len = 0;
     uint32_t h = 2166136261u; /* FNV-1a, and the length, in one pass */
     for (; s[len] != '\0'; len++) {
@@ -321,7 +374,7 @@ static const char *dyn_key(const char *s) {
 }
 
 /* The iid of `cat` used with the name entry `e` (looked up once, then kept in `e`); 0 when not interned. */
-static inline TRACEC_I_ALWAYS_INLINE uint64_t cat_iid_with(te_thread *t, entry *e, const tracec_te_category *cat) {
+static inline TRACEC_I_ALWAYS_INLINE uint64_t cat_iid_with(te_seq *t, entry *e, const tracec_te_category *cat) {
     const entry *c;
     if (TRACEC_I_LIKELY(e->cat == cat)) return e->cat_iid;
     if ((c = lookup(t, cat, K_CAT)) == NULL) return 0;
@@ -335,7 +388,7 @@ static inline TRACEC_I_ALWAYS_INLINE uint64_t cat_iid_with(te_thread *t, entry *
  * counter tracks stay (their descriptors were delivered, and tracks are
  * not sequence state).
  */
-static TRACEC_I_NOINLINE void forget_names(te_thread *t) {
+static TRACEC_I_NOINLINE void forget_names(te_seq *t) {
     struct {
         const void *key;
         uint64_t uuid;
@@ -349,16 +402,16 @@ static TRACEC_I_NOINLINE void forget_names(te_thread *t) {
     memset(t->table, 0, sizeof t->table);
     t->used = 0;
     t->next_iid = 1;
-    dyn_clear();
+    dyn_clear(t);
     for (uint32_t i = 0; i < nk; i++) insert(t, keep[i].key, K_CTRACK, keep[i].uuid);
 }
 
-static void nest_boundary(te_thread *t, uint64_t end_ts, int write_ends);
+static void nest_boundary(te_seq *t, uint64_t end_ts, int write_ends);
 
-static void reset_sequence(te_thread *t) {
+static void reset_sequence(te_seq *t) {
     uint64_t old_uuid = t->uuid;
     memset(t->table, 0, sizeof t->table);
-    dyn_clear();
+    dyn_clear(t);
     t->used = 0;
     t->next_iid = 1;
     t->seq = __atomic_fetch_add(&next_seq, 1u, __ATOMIC_RELAXED);
@@ -366,7 +419,7 @@ static void reset_sequence(te_thread *t) {
     t->inc_ok = 0;
     t->inc_last = t->inc_pend = 0;
     t->dropped = 0;
-    t->tid = 0; /* a fork child changes the epoch: pid and tid are new */
+    te.tid = 0; /* a fork child changes the epoch: pid and tid are new */
     t->uuid = 0;
     /* The new sequence writes on the same thread track unless this is a fork child: the ENDs owed at a run
        boundary (their BEGINs were delivered by the stop) are still written there.  A child's track is new. */
@@ -375,13 +428,13 @@ static void reset_sequence(te_thread *t) {
 
 /* ---- packets ------------------------------------------------------------------ */
 
-static inline TRACEC_I_ALWAYS_INLINE void begin(te_thread *t, tracec_writer *w, perfetto_protos_TracePacket *pkt, uint32_t kind) {
+static inline TRACEC_I_ALWAYS_INLINE void begin(te_seq *t, tracec_writer *w, perfetto_protos_TracePacket *pkt, uint32_t kind) {
     tracec_buffer_begin_packet(&t->bw, w, TRACEC_BUFFER_CATEGORY_TRACING, kind, &pkt->msg);
     perfetto_protos_TracePacket_set_trusted_packet_sequence_id(pkt, t->seq);
 }
 
 /* The same without the sequence id: put_header_raw writes it. */
-static inline TRACEC_I_ALWAYS_INLINE void begin_raw(te_thread *t, tracec_writer *w, perfetto_protos_TracePacket *pkt,
+static inline TRACEC_I_ALWAYS_INLINE void begin_raw(te_seq *t, tracec_writer *w, perfetto_protos_TracePacket *pkt,
                                                    uint32_t kind) {
     tracec_buffer_begin_packet(&t->bw, w, TRACEC_BUFFER_CATEGORY_TRACING, kind, &pkt->msg);
 }
@@ -397,7 +450,7 @@ static inline TRACEC_I_ALWAYS_INLINE void begin_raw(te_thread *t, tracec_writer 
  * track_uuid (10 bytes each).  Defaults are incremental state, so every
  * packet that clears the state sets them again.
  */
-static TRACEC_I_NOINLINE void put_defaults(te_thread *t, perfetto_protos_TracePacket *pkt) {
+static TRACEC_I_NOINLINE void put_defaults(te_seq *t, perfetto_protos_TracePacket *pkt) {
     perfetto_protos_TracePacketDefaults d;
     perfetto_protos_TrackEventDefaults ted;
     perfetto_protos_TracePacket_begin_trace_packet_defaults(pkt, &d);
@@ -408,28 +461,13 @@ static TRACEC_I_NOINLINE void put_defaults(te_thread *t, perfetto_protos_TracePa
     perfetto_protos_TracePacket_end_trace_packet_defaults(pkt, &d);
 }
 
-static inline TRACEC_I_ALWAYS_INLINE bool end(te_thread *t, tracec_writer *w, perfetto_protos_TracePacket *pkt) {
-    tracec_status_t st;
-    uint32_t dropped = t->dropped;
-    if (TRACEC_I_UNLIKELY(dropped)) {
-        perfetto_protos_TracePacket_set_previous_packet_dropped(pkt, true);
-        perfetto_protos_TracePacket_set_sequence_flags(pkt, SEQ_CLEARED | SEQ_NEEDS);
-        put_defaults(t, pkt);
-    }
-    st = tracec_buffer_end_packet(&t->bw, w, &pkt->msg);
-    if (TRACEC_I_LIKELY(st == TRACEC_STATUS_SUCCESS)) {
-        t->inc_last = t->inc_pend;
-        if (TRACEC_I_UNLIKELY(dropped)) { /* the state is cleared: the clock is declared again */
-            t->dropped = 0;
-            t->need |= t->inc_mode ? (uint32_t)NEED_BASE : 0u;
-        }
-        return true;
-    }
+/* A packet that was not accepted: the clock stays; a loss in order (STREAMING) restarts the incremental state. */
+static TRACEC_I_NOINLINE bool end_refused(te_seq *t, tracec_status_t st) {
     t->inc_pend = t->inc_last; /* the reader does not see it: the clock stays */
     if (st == TRACEC_STATUS_CLOSED) /* the run stopped under the event: the buffer does not count it */
-        __atomic_fetch_add(&tracec_i_te_lost, 1u, __ATOMIC_RELAXED);
+        __atomic_fetch_add(&tracec_i_te_slots[t->slot].lost, 1u, __ATOMIC_RELAXED);
     if ((st == TRACEC_STATUS_BUFFER_FULL || st == TRACEC_STATUS_WOULD_DEADLOCK || st == TRACEC_STATUS_OUT_OF_MEMORY) &&
-        __atomic_load_n(&tracec_i_te_in_order, __ATOMIC_RELAXED) && !t->dropped) {
+        __atomic_load_n(&tracec_i_te_slots[t->slot].in_order, __ATOMIC_RELAXED) && !t->dropped) {
         t->dropped = 1; /* until a packet lands nothing enters the dictionary: forgetting once is enough */
         t->inc_ok = 0;  /* the packet that clears the state carries an absolute timestamp */
         forget_names(t);
@@ -437,7 +475,35 @@ static inline TRACEC_I_ALWAYS_INLINE bool end(te_thread *t, tracec_writer *w, pe
     return false;
 }
 
-static bool write_thread_header(te_thread *t) {
+/* The first packet after a loss: it also says so and clears the state (see end). */
+static TRACEC_I_NOINLINE bool end_after_loss(te_seq *t, tracec_writer *w, perfetto_protos_TracePacket *pkt) {
+    tracec_status_t st;
+    perfetto_protos_TracePacket_set_previous_packet_dropped(pkt, true);
+    perfetto_protos_TracePacket_set_sequence_flags(pkt, SEQ_CLEARED | SEQ_NEEDS);
+    put_defaults(t, pkt);
+    st = tracec_buffer_end_packet(&t->bw, w, &pkt->msg);
+    if (st != TRACEC_STATUS_SUCCESS) return end_refused(t, st);
+    t->inc_last = t->inc_pend;
+    t->dropped = 0; /* the state is cleared: the clock is declared again */
+    if (t->inc_mode) {
+        t->need |= NEED_BASE;
+        t->hint = UINT64_MAX - 1u; /* the next event takes the slow path, which declares it */
+    }
+    return true;
+}
+
+static inline TRACEC_I_ALWAYS_INLINE bool end(te_seq *t, tracec_writer *w, perfetto_protos_TracePacket *pkt) {
+    tracec_status_t st;
+    if (TRACEC_I_UNLIKELY(t->dropped)) return end_after_loss(t, w, pkt);
+    st = tracec_buffer_end_packet(&t->bw, w, &pkt->msg);
+    if (TRACEC_I_LIKELY(st == TRACEC_STATUS_SUCCESS)) {
+        t->inc_last = t->inc_pend;
+        return true;
+    }
+    return end_refused(t, st);
+}
+
+static bool write_thread_header(te_seq *t) {
     tracec_writer w;
     perfetto_protos_TracePacket pkt;
     perfetto_protos_TrackDescriptor td;
@@ -455,7 +521,7 @@ static bool write_thread_header(te_thread *t) {
     perfetto_protos_TrackDescriptor_set_parent_uuid(&td, tracec_te_process_track_uuid());
     perfetto_protos_TrackDescriptor_begin_thread(&td, &th);
     perfetto_protos_ThreadDescriptor_set_pid(&th, (int32_t)getpid());
-    perfetto_protos_ThreadDescriptor_set_tid(&th, thread_tid(t));
+    perfetto_protos_ThreadDescriptor_set_tid(&th, thread_tid());
     if (name[0]) perfetto_protos_ThreadDescriptor_set_cstr_thread_name(&th, name);
     perfetto_protos_TrackDescriptor_end_thread(&td, &th);
     perfetto_protos_TracePacket_end_track_descriptor(&pkt, &td);
@@ -470,7 +536,7 @@ static bool write_thread_header(te_thread *t) {
  * events (with the header).  Not retried when refused (the sequence keeps
  * absolute timestamps; a STREAMING loss declares it again once cleared).
  */
-static TRACEC_I_NOINLINE void write_base(te_thread *t) {
+static TRACEC_I_NOINLINE void write_base(te_seq *t) {
     tracec_writer w;
     perfetto_protos_TracePacket pkt;
     perfetto_protos_ClockSnapshot cs;
@@ -494,7 +560,7 @@ static TRACEC_I_NOINLINE void write_base(te_thread *t) {
 }
 
 /* At a thread's first event of a run: a new TrackDescriptor when its name changed since the last one. */
-static void refresh_thread_name(te_thread *t) {
+static void refresh_thread_name(te_seq *t) {
     char name[sizeof t->name] = "";
     (void)pthread_getname_np(pthread_self(), name, sizeof name);
     if (memcmp(name, t->name, sizeof name) != 0) (void)write_thread_header(t);
@@ -507,7 +573,7 @@ static void refresh_thread_name(te_thread *t) {
  * the newest takes the later timestamp, which moves only the instants
  * written between the two, never a slice.
  */
-static TRACEC_I_NOINLINE void owe(te_thread *t, uint64_t ts, uint64_t n) {
+static TRACEC_I_NOINLINE void owe(te_seq *t, uint64_t ts, uint64_t n) {
     if (n == 0) return;
     if (t->nowed != 0) {
         uint32_t top = t->nowed - 1u;
@@ -529,7 +595,7 @@ static TRACEC_I_NOINLINE void owe(te_thread *t, uint64_t ts, uint64_t n) {
  * (phantom levels).  Without `write_ends` (a new sequence or session: the
  * BEGINs are not on it) the owed ENDs go too.
  */
-static TRACEC_I_NOINLINE void nest_boundary(te_thread *t, uint64_t end_ts, int write_ends) {
+static TRACEC_I_NOINLINE void nest_boundary(te_seq *t, uint64_t end_ts, int write_ends) {
     uint32_t n = t->nlive;
     if (n == 0 && t->nowed == 0) return;
     if (write_ends) {
@@ -546,13 +612,13 @@ static TRACEC_I_NOINLINE void nest_boundary(te_thread *t, uint64_t end_ts, int w
 }
 
 /* `written` is a stack of bits, the innermost level in bit 0; levels from 64 up are not tracked (written). */
-static inline TRACEC_I_ALWAYS_INLINE void nest_push(te_thread *t, bool written) {
+static inline TRACEC_I_ALWAYS_INLINE void nest_push(te_seq *t, bool written) {
     if (TRACEC_I_LIKELY(t->nlive < 64u)) t->written = (t->written << 1) | (uint64_t)written;
     t->nlive++;
 }
 
 /* An END of the thread's track: true when it must be written (its BEGIN is in the trace). */
-static inline TRACEC_I_ALWAYS_INLINE bool nest_pop(te_thread *t) {
+static inline TRACEC_I_ALWAYS_INLINE bool nest_pop(te_seq *t) {
     bool w;
     if (TRACEC_I_UNLIKELY(t->nlive == 0)) {
         if (t->phantoms == 0) return true; /* more ENDs than BEGINs: the program's own imbalance */
@@ -572,41 +638,52 @@ static inline TRACEC_I_ALWAYS_INLINE bool nest_pop(te_thread *t) {
  * would (the slices open at the stop end there), so that the slice events
  * of the pause can keep the nesting (pause_nest).
  */
-static TRACEC_I_NOINLINE te_thread *paused(te_thread *t) {
+static TRACEC_I_NOINLINE te_seq *paused(te_seq *t) {
+    tracec_i_te_slot *s = &tracec_i_te_slots[t->slot];
     /* Which pause, not which run: a resume bumps the run before it ends the pause, and an event in
        between must not take this pause's boundary for the next one's. */
-    uint64_t pause = __atomic_load_n(&tracec_i_te_pause, __ATOMIC_RELAXED);
+    uint64_t pause = __atomic_load_n(&s->pause, __ATOMIC_RELAXED);
     if (t->hint != UINT64_MAX && t->pause_seen != pause) {
-        nest_boundary(t, __atomic_load_n(&tracec_i_te_run_end_ts, __ATOMIC_RELAXED), !(t->need & NEED_HEADER));
+        nest_boundary(t, __atomic_load_n(&s->run_end_ts, __ATOMIC_RELAXED), !(t->need & NEED_HEADER));
         t->pause_seen = pause;
     }
-    __atomic_fetch_add(&tracec_i_te_lost, 1u, __ATOMIC_RELAXED);
-    t->pause_drop = 1;
+    __atomic_fetch_add(&s->lost, 1u, __ATOMIC_RELAXED);
+    te.pause_drop |= 1u << t->slot;
     return NULL;
 }
 
-/* After thread_ready() returned NULL: a slice event dropped in a pause keeps its level (a BEGIN not
-   written, an END popping one), so the program's ENDs after the resume match. */
-static TRACEC_I_NOINLINE void pause_nest(te_thread *t, uint32_t kind) {
-    t->pause_drop = 0;
-    if (kind == TRACEC_I_TE_SLICE_BEGIN)
-        nest_push(t, false);
-    else if (kind == TRACEC_I_TE_SLICE_END)
-        (void)nest_pop(t);
+/* After seq_ready() returned NULL: a slice event dropped in a pause keeps its level (a BEGIN not
+   written, an END popping one) on each paused slot's sequence, so the program's ENDs after the resume match. */
+static TRACEC_I_NOINLINE void pause_nest(te_thread *g, uint32_t kind) {
+    uint32_t m = g->pause_drop;
+    g->pause_drop = 0;
+    for (; m != 0; m &= m - 1u) {
+        te_seq *t = SEQ(g, __builtin_ctz(m));
+        if (kind == TRACEC_I_TE_SLICE_BEGIN)
+            nest_push(t, false);
+        else if (kind == TRACEC_I_TE_SLICE_END)
+            (void)nest_pop(t);
+    }
 }
 
 /*
- * The calling thread's sequence for the active session, bound, current with
- * the buffer's epoch and announced; NULL when there is no session (or the
- * sequence cannot be announced: the event is then not written).
+ * The calling thread's sequence in slot `i`, bound to its session, current
+ * with the buffer's epoch and announced; NULL when the slot has no session
+ * (or the sequence cannot be made or announced: the event is then not
+ * written there).
  */
-static TRACEC_I_NOINLINE te_thread *thread_ready_slow(void) {
-    te_thread *t = &te;
-    uint64_t gen = __atomic_load_n(&tracec_i_te_gen, __ATOMIC_ACQUIRE);
+static TRACEC_I_NOINLINE te_seq *seq_ready_slow(te_thread *g, uint32_t i) {
+    tracec_i_te_slot *s = &tracec_i_te_slots[i];
+    te_seq *t = SEQ(g, i);
+    uint64_t gen = __atomic_load_n(&s->gen, __ATOMIC_ACQUIRE);
     uint64_t epoch, hint;
     if (TRACEC_I_UNLIKELY(gen == 0)) return NULL;
+    if (TRACEC_I_UNLIKELY(t == NULL) && (t = seq_alloc(g, i)) == NULL) {
+        __atomic_fetch_add(&s->lost, 1u, __ATOMIC_RELAXED); /* no memory for the sequence: counted */
+        return NULL;
+    }
     if (TRACEC_I_UNLIKELY(t->gen != gen)) {
-        uint64_t buf = __atomic_load_n(&tracec_i_te_buf, __ATOMIC_ACQUIRE);
+        uint64_t buf = __atomic_load_n(&s->buf, __ATOMIC_ACQUIRE);
         if (t->gen != 0) tracec_buffer_writer_release(&t->bw);
         t->gen = 0;
         nest_boundary(t, 0, 0); /* the old session's slices stay in its trace */
@@ -616,21 +693,21 @@ static TRACEC_I_NOINLINE te_thread *thread_ready_slow(void) {
         t->in_event = 0; /* a typed block left with break/return in an earlier session */
         /* published before the generation (release): this session's clock, or a later one's (whose start made
            this binding stale: its packets are refused) */
-        t->clock_id = __atomic_load_n(&tracec_i_te_clock_id, __ATOMIC_RELAXED);
-        t->clk = __atomic_load_n(&tracec_i_te_clk, __ATOMIC_RELAXED);
-        t->inc_mode = (uint32_t)__atomic_load_n(&tracec_i_te_incremental, __ATOMIC_RELAXED);
+        t->clock_id = __atomic_load_n(&s->clock_id, __ATOMIC_RELAXED);
+        t->clk = __atomic_load_n(&s->clk, __ATOMIC_RELAXED);
+        t->inc_mode = (uint32_t)__atomic_load_n(&s->incremental, __ATOMIC_RELAXED);
         t->epoch = UINT64_MAX;
         t->hint = UINT64_MAX; /* look at the epoch now */
     }
-    hint = __atomic_load_n(&tracec_i_te_epoch_hint, __ATOMIC_ACQUIRE);
+    hint = __atomic_load_n(&tracec_i_te_ver[i], __ATOMIC_ACQUIRE);
     if (TRACEC_I_UNLIKELY(hint != t->hint)) { /* a start, a pause or a fork since this thread last looked */
-        if (TRACEC_I_UNLIKELY(__atomic_load_n(&tracec_i_te_paused, __ATOMIC_ACQUIRE))) return paused(t);
+        if (TRACEC_I_UNLIKELY(__atomic_load_n(&s->paused, __ATOMIC_ACQUIRE))) return paused(t);
         if (tracec_buffer_epoch((tracec_buffer_id_t){t->buf}, &epoch) != TRACEC_STATUS_SUCCESS) return NULL;
-        uint64_t run = __atomic_load_n(&tracec_i_te_run, __ATOMIC_ACQUIRE);
+        uint64_t run = __atomic_load_n(&s->run, __ATOMIC_ACQUIRE);
         /* A new run (not the session's first): slices open at its stop end there.  Owed before a cleared
            buffer's new sequence starts: the stop delivered their BEGINs, whatever the start clears. */
         if (run != t->run && t->hint != UINT64_MAX)
-            nest_boundary(t, __atomic_load_n(&tracec_i_te_run_end_ts, __ATOMIC_RELAXED), !(t->need & NEED_HEADER));
+            nest_boundary(t, __atomic_load_n(&s->run_end_ts, __ATOMIC_RELAXED), !(t->need & NEED_HEADER));
         t->run = run;
         if (epoch != t->epoch) {
             reset_sequence(t);
@@ -641,7 +718,10 @@ static TRACEC_I_NOINLINE te_thread *thread_ready_slow(void) {
     }
     if (TRACEC_I_UNLIKELY(t->need != 0)) {
         if (t->need & NEED_HEADER) {
-            if (!write_thread_header(t)) return NULL;
+            if (!write_thread_header(t)) {
+                t->hint = UINT64_MAX - 1u; /* tried again at the next event */
+                return NULL;
+            }
             t->need = t->inc_mode ? (uint32_t)NEED_BASE : 0u;
         }
         if (t->need & NEED_BASE) write_base(t);
@@ -649,20 +729,36 @@ static TRACEC_I_NOINLINE te_thread *thread_ready_slow(void) {
     return t;
 }
 
-/* The same, inline while nothing changed since the thread's last event. */
-static inline TRACEC_I_ALWAYS_INLINE te_thread *thread_ready(void) {
-    te_thread *t = &te;
-    uint64_t gen = __atomic_load_n(&tracec_i_te_gen, __ATOMIC_ACQUIRE);
-    uint64_t hint = __atomic_load_n(&tracec_i_te_epoch_hint, __ATOMIC_ACQUIRE);
-    if (TRACEC_I_LIKELY(gen != 0 && gen == t->gen && hint == t->hint && t->need == 0))
-        return t;
-    return thread_ready_slow();
+/* The slot's sequence is ready as it was at its last event: the hint is current (a sequence with a packet to
+   write first, `need`, never keeps a current hint). */
+static inline TRACEC_I_ALWAYS_INLINE bool seq_current(const te_seq *t) {
+    return t->hint == __atomic_load_n(t->verp, __ATOMIC_ACQUIRE);
+}
+
+/* The same, inline while nothing changed in the slot since the sequence's last event: one load of the slot. */
+static inline TRACEC_I_ALWAYS_INLINE te_seq *seq_ready(te_thread *g, uint32_t i) {
+    te_seq *t = SEQ(g, i);
+    if (TRACEC_I_LIKELY(t != NULL && seq_current(t))) return t;
+    return seq_ready_slow(g, i);
+}
+
+/*
+ * The sequence of a single-slot mask `m` when it is current (the straight
+ * path); NULL otherwise.  A mask has only the slots' bits (the sessions set
+ * them, a context registering the category writes 0 or 1): it indexes
+ * seq_of as it is.
+ */
+static inline TRACEC_I_ALWAYS_INLINE te_seq *seq_fast(te_thread *g, uint32_t m) {
+    te_seq *t = g->seq_of[m];
+    return TRACEC_I_LIKELY(t != NULL && seq_current(t)) ? t : NULL;
 }
 
 /* Looks at the thread's name again at its next event (after the session's own packets). */
 void tracec_i_te_recheck_name(void) {
-    te_thread *t = &te;
-    if (t->gen != 0) t->hint = UINT64_MAX - 1u;
+    for (int i = 0; i < TRACEC_TE_MAX_SESSIONS; i++) {
+        te_seq *t = SEQ(&te, i);
+        if (t != NULL && t->gen != 0) t->hint = UINT64_MAX - 1u;
+    }
 }
 
 /*
@@ -670,7 +766,7 @@ void tracec_i_te_recheck_name(void) {
  * case it is added to the names to intern before the event (unless already
  * pending, or the dictionary is full: it is then written inline).
  */
-static inline TRACEC_I_ALWAYS_INLINE uint64_t want(te_thread *t, pending *p, size_t *np, const void *key,
+static inline TRACEC_I_ALWAYS_INLINE uint64_t want(te_seq *t, pending *p, size_t *np, const void *key,
                                                    const char *str, uint32_t kind) {
     entry *e = lookup(t, key, kind);
     if (TRACEC_I_LIKELY(e != NULL)) return e->val;
@@ -683,13 +779,13 @@ static inline TRACEC_I_ALWAYS_INLINE uint64_t want(te_thread *t, pending *p, siz
 }
 
 /* After intern_pending: the iid of a name that was pending (0 if its packet was refused). */
-static TRACEC_I_NOINLINE uint64_t iid_of(te_thread *t, const void *key, uint32_t kind) {
+static TRACEC_I_NOINLINE uint64_t iid_of(te_seq *t, const void *key, uint32_t kind) {
     entry *e = lookup(t, key, kind);
     return e != NULL ? e->val : 0;
 }
 
 /* Writes the pending names in one durable packet; on success they enter the dictionary. */
-static TRACEC_I_NOINLINE void intern_pending(te_thread *t, pending *p, size_t np) {
+static TRACEC_I_NOINLINE void intern_pending(te_seq *t, pending *p, size_t np) {
     tracec_writer w;
     perfetto_protos_TracePacket pkt;
     perfetto_protos_InternedData id;
@@ -725,7 +821,7 @@ static TRACEC_I_NOINLINE void intern_pending(te_thread *t, pending *p, size_t np
     for (size_t i = 0; i < np; i++) insert(t, p[i].key, p[i].kind, p[i].iid);
 }
 
-static TRACEC_I_NOINLINE bool write_track_descriptor(te_thread *t, uint64_t uuid, const char *name, int counter) {
+static TRACEC_I_NOINLINE bool write_track_descriptor(te_seq *t, uint64_t uuid, const char *name, int counter) {
     tracec_writer w;
     perfetto_protos_TracePacket pkt;
     perfetto_protos_TrackDescriptor td;
@@ -744,7 +840,7 @@ static TRACEC_I_NOINLINE bool write_track_descriptor(te_thread *t, uint64_t uuid
 }
 
 /* The counter track of `name` (a literal), its descriptor written once per sequence; 0 if it could not be. */
-static TRACEC_I_NOINLINE uint64_t counter_track(te_thread *t, const char *name) {
+static TRACEC_I_NOINLINE uint64_t counter_track(te_seq *t, const char *name) {
     entry *e = lookup(t, name, K_CTRACK);
     uint64_t uuid;
     if (TRACEC_I_LIKELY(e != NULL)) return e->val;
@@ -754,7 +850,7 @@ static TRACEC_I_NOINLINE uint64_t counter_track(te_thread *t, const char *name) 
     return uuid;
 }
 
-static inline TRACEC_I_ALWAYS_INLINE void put_packet_header(te_thread *t, perfetto_protos_TracePacket *pkt,
+static inline TRACEC_I_ALWAYS_INLINE void put_packet_header(te_seq *t, perfetto_protos_TracePacket *pkt,
                                                              uint64_t ts) {
     if (TRACEC_I_LIKELY(t->inc_ok && ts >= t->inc_last)) {
         perfetto_protos_TracePacket_set_timestamp(pkt, ts - t->inc_last);
@@ -826,14 +922,35 @@ static TRACEC_I_NOINLINE uint32_t own_slice_kind(const tracec_te_arg *a, size_t 
 }
 
 /* An event the layer drops (misuse): counted; its slice level is kept so the ENDs still match. */
-static TRACEC_I_NOINLINE void drop_event(te_thread *t, const tracec_te_arg *a, size_t n) {
+static TRACEC_I_NOINLINE void drop_event(te_seq *t, const tracec_te_arg *a, size_t n) {
     uint32_t kind = own_slice_kind(a, n);
-    t->misuse++;
-    __atomic_fetch_add(&tracec_i_te_lost, 1u, __ATOMIC_RELAXED);
+    te.misuse++;
+    __atomic_fetch_add(&tracec_i_te_slots[t->slot].lost, 1u, __ATOMIC_RELAXED);
     if (kind == TRACEC_I_TE_SLICE_BEGIN)
         nest_push(t, false);
     else if (kind == TRACEC_I_TE_SLICE_END)
         (void)nest_pop(t);
+}
+
+/* The thread's sequence in slot `i` when it is bound to the slot's session (NULL otherwise). */
+static te_seq *seq_bound(te_thread *g, uint32_t i) {
+    te_seq *t = SEQ(g, i);
+    return t != NULL && t->gen != 0 && t->gen == __atomic_load_n(&tracec_i_te_slots[i].gen, __ATOMIC_ACQUIRE) ? t : NULL;
+}
+
+/* The same for an event meant for the slots of `mask`: one misuse, a loss and the level kept in each. */
+static TRACEC_I_NOINLINE void drop_event_all(te_thread *g, uint32_t mask, const tracec_te_arg *a, size_t n) {
+    uint32_t kind = own_slice_kind(a, n);
+    g->misuse++;
+    lost_add(mask);
+    for (; mask != 0; mask &= mask - 1u) {
+        te_seq *t = seq_bound(g, (uint32_t)__builtin_ctz(mask));
+        if (t == NULL) continue;
+        if (kind == TRACEC_I_TE_SLICE_BEGIN)
+            nest_push(t, false);
+        else if (kind == TRACEC_I_TE_SLICE_END)
+            (void)nest_pop(t);
+    }
 }
 
 /*
@@ -844,7 +961,7 @@ static TRACEC_I_NOINLINE void drop_event(te_thread *t, const tracec_te_arg *a, s
  * again) and before a BEGIN on the thread's track.  Stops at the first one
  * the buffer refuses.
  */
-static TRACEC_I_NOINLINE void write_owed(te_thread *t) {
+static TRACEC_I_NOINLINE void write_owed(te_seq *t) {
     while (t->nowed != 0) {
         tracec_writer w;
         perfetto_protos_TracePacket pkt;
@@ -870,7 +987,7 @@ static TRACEC_I_NOINLINE void write_owed(te_thread *t) {
  * (by the buffer, or as CLOSED by end()) and stands for the lost BEGIN: the
  * END itself stays owed, so each lost event counts once.
  */
-static inline TRACEC_I_ALWAYS_INLINE bool owed_written(te_thread *t) {
+static inline TRACEC_I_ALWAYS_INLINE bool owed_written(te_seq *t) {
     if (TRACEC_I_LIKELY(t->nowed == 0)) return true;
     write_owed(t);
     if (t->nowed == 0) return true;
@@ -878,60 +995,85 @@ static inline TRACEC_I_ALWAYS_INLINE bool owed_written(te_thread *t) {
     return false;
 }
 
-enum { REFUSED_MAX = 56 };
+enum { REFUSED_BITS = 1 + TRACEC_TE_MAX_SESSIONS, REFUSED_MAX = 12, REFUSED_COUNT = 60 };
 
-/* A slice level refused at the guard (TRACEC_I_TE_SLICE_BEGIN or _END; anything else is not queued). */
-static TRACEC_I_NOINLINE void refused_push(te_thread *g, uint32_t kind) {
+/* A slice level refused at the guard (TRACEC_I_TE_SLICE_BEGIN or _END; anything else is not queued), meant for the slots of `mask`. */
+static TRACEC_I_NOINLINE void refused_push(te_thread *g, uint32_t kind, uint32_t mask) {
     uint64_t old = __atomic_load_n(&g->refused, __ATOMIC_RELAXED), nw;
     if (kind != TRACEC_I_TE_SLICE_BEGIN && kind != TRACEC_I_TE_SLICE_END) return;
     do {
-        uint64_t n = old >> REFUSED_MAX;
+        uint64_t n = old >> REFUSED_COUNT;
         if (n == REFUSED_MAX) return; /* more than a handler's worth of unbalanced levels: not tracked */
-        nw = ((n + 1u) << REFUSED_MAX) | (old & ((1ull << REFUSED_MAX) - 1u)) |
-             ((uint64_t)(kind == TRACEC_I_TE_SLICE_BEGIN) << n);
+        uint64_t e = (uint64_t)(kind == TRACEC_I_TE_SLICE_BEGIN) | ((uint64_t)(mask & ((1u << TRACEC_TE_MAX_SESSIONS) - 1u)) << 1);
+        nw = ((n + 1u) << REFUSED_COUNT) | (old & ((1ull << REFUSED_COUNT) - 1u)) | (e << (n * REFUSED_BITS));
     } while (!__atomic_compare_exchange_n(&g->refused, &old, nw, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
 }
 
 /*
- * With the guard held: the refused events, in order, as lost ones: a BEGIN
- * is a level not in the trace; an END pops its level and, when that slice
- * is in the trace, is owed (at the thread's last event's time: a refused
- * event reads no clock).
+ * With the guard held: the refused events, in order, as lost ones on each
+ * slot they were for: a BEGIN is a level not in the trace; an END pops its
+ * level and, when that slice is in the trace, is owed (at the sequence's
+ * last event's time: a refused event reads no clock).
  */
 static TRACEC_I_NOINLINE void refused_apply(te_thread *g) {
     uint64_t q = __atomic_exchange_n(&g->refused, 0, __ATOMIC_RELAXED);
-    uint32_t n = (uint32_t)(q >> REFUSED_MAX);
+    uint32_t n = (uint32_t)(q >> REFUSED_COUNT);
     for (uint32_t i = 0; i < n; i++) {
-        if ((q >> i) & 1u)
-            nest_push(g, false);
-        else if (nest_pop(g))
-            owe(g, g->last_ts, 1);
+        uint32_t e = (uint32_t)(q >> (i * REFUSED_BITS)) & ((1u << REFUSED_BITS) - 1u);
+        for (uint32_t m = e >> 1; m != 0; m &= m - 1u) {
+            te_seq *t = seq_bound(g, (uint32_t)__builtin_ctz(m));
+            if (t == NULL) continue;
+            if (e & 1u)
+                nest_push(t, false);
+            else if (nest_pop(t))
+                owe(t, t->last_ts, 1);
+        }
     }
 }
 
+/* Every typed packet the thread has open is given up (refused and counted by the buffer). */
+static TRACEC_I_NOINLINE void typed_abandon_all(te_thread *g) {
+    for (int i = 0; i < TRACEC_TE_MAX_SESSIONS; i++) {
+        te_seq *t = SEQ(g, i);
+        if (t == NULL || !t->in_event) continue;
+        tracec_buffer_writer_release(&t->bw);
+        t->inc_pend = t->inc_last;
+        t->in_event = 0;
+        t->gen = 0;
+        t->hint = UINT64_MAX;
+    }
+}
+
+/* Whether a typed packet the thread has open belongs to a session that has ended (a block left with break). */
+static TRACEC_I_NOINLINE bool typed_stale(te_thread *g) {
+    for (int i = 0; i < TRACEC_TE_MAX_SESSIONS; i++) {
+        te_seq *t = SEQ(g, i);
+        if (t != NULL && t->in_event && t->gen != __atomic_load_n(&tracec_i_te_slots[i].gen, __ATOMIC_ACQUIRE))
+            return true;
+    }
+    return false;
+}
+
 /*
- * The guard of every entry point: false (the event is dropped and counted)
- * when the thread is already inside the layer or the buffer runtime, which
- * only a signal handler can make happen (or an event inside a typed block:
- * misuse).  A typed block left with break/return in an earlier session
- * does not hold the guard any more.
+ * The guard of every entry point: false (the event is dropped and counted
+ * in the slots of `mask`) when the thread is already inside the layer or
+ * the buffer runtime, which only a signal handler can make happen (or an
+ * event inside a typed block: misuse).  A typed block left with
+ * break/return in an earlier session does not hold the guard any more.
  */
-static TRACEC_I_NOINLINE bool guard_enter_slow(te_thread *g, uint32_t bit, const void *handover) {
+static TRACEC_I_NOINLINE bool guard_enter_slow(te_thread *g, uint32_t bit, uint32_t mask) {
     if ((g->guard | tracec_i_tls_locks) == 0) { /* only refused levels to apply */
         g->guard = bit;
         __atomic_signal_fence(__ATOMIC_SEQ_CST);
         refused_apply(g);
         return true;
     }
-    if (g->guard == GUARD_DYN && handover != NULL && handover == te_dyn_names.handover) {
-        /* tracec_i_te_emit_dyn hands its event over (a handler's event has other parts): still guarded */
-    } else if (g->guard == GUARD_TYPED && tracec_i_tls_locks == 0 &&
-               g->gen != __atomic_load_n(&tracec_i_te_gen, __ATOMIC_ACQUIRE)) {
+    if (g->guard == GUARD_TYPED && tracec_i_tls_locks == 0 && typed_stale(g)) {
         g->guard = 0;
-        g->in_event = 0;
+        typed_abandon_all(g);
     } else {
         if (g->guard & GUARD_TYPED) g->misuse++;
-        __atomic_fetch_add(&tracec_i_te_lost, 1u, __ATOMIC_RELAXED);
+        lost_add(mask);
         return false;
     }
     g->guard = bit;
@@ -940,15 +1082,11 @@ static TRACEC_I_NOINLINE bool guard_enter_slow(te_thread *g, uint32_t bit, const
     return true;
 }
 
-static inline TRACEC_I_ALWAYS_INLINE bool guard_enter_with(te_thread *g, uint32_t bit, const void *handover) {
-    if (TRACEC_I_UNLIKELY(g->guard | tracec_i_tls_locks | g->refused)) return guard_enter_slow(g, bit, handover);
+static inline TRACEC_I_ALWAYS_INLINE bool guard_enter(te_thread *g, uint32_t bit, uint32_t mask) {
+    if (TRACEC_I_UNLIKELY(g->guard | tracec_i_tls_locks | g->refused)) return guard_enter_slow(g, bit, mask);
     g->guard = bit;
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
     return true;
-}
-
-static inline TRACEC_I_ALWAYS_INLINE bool guard_enter(te_thread *g, uint32_t bit) {
-    return guard_enter_with(g, bit, NULL);
 }
 
 static inline TRACEC_I_ALWAYS_INLINE void guard_leave(te_thread *g, uint32_t bit) {
@@ -956,7 +1094,8 @@ static inline TRACEC_I_ALWAYS_INLINE void guard_leave(te_thread *g, uint32_t bit
     g->guard &= ~bit;
 }
 
-static TRACEC_I_NOINLINE void emit_any(te_thread *t, tracec_te_category *cat, const tracec_te_arg *a, size_t n);
+static TRACEC_I_NOINLINE void emit_any(te_seq *t, tracec_te_category *cat, const tracec_te_arg *a, size_t n,
+                                       uint64_t ts_in);
 
 #define TAG_(msg, field, wt) TRACEC_TAG(perfetto_protos_##msg##_##field##_field_number, TRACEC_WIRE_##wt)
 
@@ -964,7 +1103,7 @@ static TRACEC_I_NOINLINE void emit_any(te_thread *t, tracec_te_category *cat, co
  * The packet header of an event (sequence id, timestamp as put_packet_header,
  * sequence flags), unchecked: room is reserved.  After begin_raw.
  */
-static inline TRACEC_I_ALWAYS_INLINE uint8_t *put_header_raw(te_thread *t, uint8_t *p, uint64_t ts) {
+static inline TRACEC_I_ALWAYS_INLINE uint8_t *put_header_raw(te_seq *t, uint8_t *p, uint64_t ts) {
     p = tracec_put_varint32(tracec_put_tag(p, TAG_(TracePacket, trusted_packet_sequence_id, VARINT)), t->seq);
     p = tracec_put_tag(p, TAG_(TracePacket, timestamp, VARINT));
     if (TRACEC_I_LIKELY(t->inc_ok && ts >= t->inc_last)) {
@@ -990,8 +1129,8 @@ static inline TRACEC_I_ALWAYS_INLINE uint8_t *put_header_raw(te_thread *t, uint8
  */
 enum { HEADER_MAX = 26, FAST_ARGS = 3, FAST_MAX = 128 }; /* header 6 + 20, TrackEvent 2 + 2 + 11 + 11, each annotation 2 + 11 + 11 */
 
-static inline TRACEC_I_ALWAYS_INLINE bool emit_fast(te_thread *t, tracec_te_category *cat, const tracec_te_arg *a,
-                                                    size_t n) {
+static inline TRACEC_I_ALWAYS_INLINE bool emit_fast(te_seq *t, tracec_te_category *cat, const tracec_te_arg *a,
+                                                    size_t n, uint64_t ts_in) {
     const tracec_te_arg *type = NULL;
     uint64_t iid[FAST_ARGS + 2], cat_iid = 0, ts = 0;
     uint32_t kind = 0;
@@ -1035,7 +1174,7 @@ static inline TRACEC_I_ALWAYS_INLINE bool emit_fast(te_thread *t, tracec_te_cate
         return true; /* its BEGIN is not in the trace, or the runtime ended the slice at a boundary */
     }
     if (kind == TRACEC_I_TE_SLICE_BEGIN && !owed_written(t)) return true;
-    if (!have_ts) ts = now_ns(t);
+    if (!have_ts) ts = ts_in != 0 ? ts_in : now_ns(t);
     t->last_ts = ts;
 
     tracec_writer w;
@@ -1092,17 +1231,190 @@ static inline TRACEC_I_ALWAYS_INLINE bool emit_fast(te_thread *t, tracec_te_cate
     return true;
 }
 
-static inline TRACEC_I_ALWAYS_INLINE void emit_entry(tracec_te_category *cat, const tracec_te_arg *a, size_t n) {
-    te_thread *g = &te, *t;
-    if (!guard_enter_with(g, GUARD_EVENT, a)) {
-        refused_push(g, own_slice_kind(a, n));
+/* Whether emit_any writes the event (exactly one type, at most MAX_ARGS parts, dicts and arrays that match). */
+static TRACEC_I_NOINLINE bool event_ok(const tracec_te_arg *a, size_t n, int dyn) {
+    int types = 0, depth = 0;
+    if (n > MAX_ARGS) return false;
+    for (size_t i = 0; i < n; i++) {
+        switch (a[i].kind) {
+        case TRACEC_I_TE_SLICE_BEGIN:
+        case TRACEC_I_TE_INSTANT:
+            if (dyn && a[i].v.u != 0 && a[i].name == NULL) return false; /* a NULL run-time name: misuse */
+            /* fall through */
+        case TRACEC_I_TE_SLICE_END:
+        case TRACEC_I_TE_COUNTER_INT:
+        case TRACEC_I_TE_COUNTER_DOUBLE:
+            if (types++ != 0) return false;
+            break;
+        case TRACEC_I_TE_TIMESTAMP:
+        case TRACEC_I_TE_TRACK:
+        case TRACEC_I_TE_DYNAMIC_NAME:
+        case TRACEC_I_TE_FLOW:
+        case TRACEC_I_TE_TERMINATING_FLOW: break;
+        case TRACEC_I_TE_ARG_END:
+            if (depth-- == 0) return false;
+            break;
+        default:
+            if ((a[i].kind == TRACEC_I_TE_ARG_DICT || a[i].kind == TRACEC_I_TE_ARG_ARRAY) && ++depth > MAX_DEPTH)
+                return false;
+            break;
+        }
+    }
+    return types == 1;
+}
+
+/*
+ * One reading of each clock per event written to several slots: slots on
+ * one clock get one timestamp.  Indexed by the clockid_t (REALTIME 0,
+ * MONOTONIC 1, BOOTTIME 7: the low 3 bits tell them apart).
+ */
+typedef struct ts_cache {
+    uint32_t have; /* bit c: ts[c] read */
+    uint64_t ts[8];
+} ts_cache;
+
+static inline TRACEC_I_ALWAYS_INLINE uint64_t ts_for(ts_cache *c, const te_seq *t, bool fresh) {
+    uint32_t k = (uint32_t)t->clk & 7u;
+    if ((c->have & (1u << k)) && !fresh) return c->ts[k];
+    c->have |= 1u << k;
+    return c->ts[k] = now_ns(t);
+}
+
+/*
+ * Slot `i`'s sequence for an event written to several slots, ready; *fresh
+ * when it took the slow path: it may have just taken a run boundary whose
+ * ENDs are owed at the stop's time, later than a timestamp read for an
+ * earlier slot, so its event reads the clock again (ts_for).
+ */
+static inline TRACEC_I_ALWAYS_INLINE te_seq *seq_ready_multi(te_thread *g, uint32_t i, bool *fresh) {
+    te_seq *t = SEQ(g, i);
+    *fresh = false;
+    if (TRACEC_I_LIKELY(t != NULL && seq_current(t))) return t;
+    *fresh = true;
+    return seq_ready_slow(g, i);
+}
+
+/*
+ * An event whose type is a _DYN one (v.u 1), on sequence `t`: its name is
+ * replaced by the sequence's copy of it (the dictionary then interns it
+ * like a literal), or, with no room, written inline
+ * (TRACEC_I_TE_DYNAMIC_NAME).  The event is valid (event_ok).
+ */
+static TRACEC_I_NOINLINE void emit_dyn_on(te_seq *t, tracec_te_category *cat, const tracec_te_arg *a, size_t n,
+                                          uint64_t ts) {
+    static const char no_name[] = "";
+    tracec_te_arg c[MAX_ARGS + 1];
+    size_t m = n;
+    memcpy(c, a, n * sizeof *a);
+    for (size_t i = 0; i < n; i++) {
+        if ((c[i].kind != TRACEC_I_TE_SLICE_BEGIN && c[i].kind != TRACEC_I_TE_INSTANT) || c[i].v.u == 0) continue;
+        c[i].v.u = 0;
+        const char *key = dyn_key(t, c[i].name);
+        if (key == NULL) { /* no room: the name is written inline */
+            c[m].kind = TRACEC_I_TE_DYNAMIC_NAME;
+            c[m].name = NULL;
+            c[m++].v.s = c[i].name;
+            key = no_name;
+        }
+        c[i].name = key;
+        break; /* one type per event: c holds n + 1 parts at most */
+    }
+    if (!emit_fast(t, cat, c, m, ts)) emit_any(t, cat, c, m, ts);
+}
+
+/*
+ * An event for several slots (or none: a session stopped since the macro
+ * looked): checked once (emit_fast takes only valid events; event_ok looks
+ * at the others), then written to each slot's sequence, the slots on one
+ * clock at one timestamp.
+ */
+static inline TRACEC_I_ALWAYS_INLINE void emit_multi_on(te_thread *g, tracec_te_category *cat, const tracec_te_arg *a,
+                                                        size_t n, uint32_t mask, int dyn) {
+    ts_cache tc;
+    int checked = 0;
+    if (mask == 0) return;
+    if (dyn && !event_ok(a, n, dyn)) {
+        drop_event_all(g, mask, a, n);
         return;
     }
-    if ((t = thread_ready()) != NULL) {
-        if (!emit_fast(t, cat, a, n)) emit_any(t, cat, a, n);
-    } else if (TRACEC_I_UNLIKELY(g->pause_drop)) {
-        pause_nest(g, own_slice_kind(a, n));
+    tc.have = 0;
+    for (uint32_t m = mask; m != 0; m &= m - 1u) {
+        bool fresh;
+        te_seq *t = seq_ready_multi(g, (uint32_t)__builtin_ctz(m), &fresh);
+        if (t == NULL) continue;
+        uint64_t ts = ts_for(&tc, t, fresh);
+        if (dyn) {
+            emit_dyn_on(t, cat, a, n, ts);
+        } else if (!emit_fast(t, cat, a, n, ts)) {
+            if (!checked) { /* no slot took it yet when it is not valid: one misuse, dropped in every slot */
+                if (!event_ok(a, n, 0)) {
+                    drop_event_all(g, m, a, n);
+                    break;
+                }
+                checked = 1;
+            }
+            emit_any(t, cat, a, n, ts);
+        }
     }
+    if (TRACEC_I_UNLIKELY(g->pause_drop)) pause_nest(g, own_slice_kind(a, n));
+}
+
+/* External, as the entry points are: flatten inlines the buffer's packet functions whole here too. */
+void tracec_i_te_emit_multi(void *g, tracec_te_category *cat, const tracec_te_arg *a, size_t n, uint32_t mask);
+TRACEC_I_NOINLINE HOT_ENTRY void tracec_i_te_emit_multi(void *g, tracec_te_category *cat, const tracec_te_arg *a,
+                                                        size_t n, uint32_t mask) {
+    emit_multi_on((te_thread *)g, cat, a, n, mask, 0);
+}
+
+static TRACEC_I_NOINLINE void emit_multi_dyn(te_thread *g, tracec_te_category *cat, const tracec_te_arg *a, size_t n,
+                                             uint32_t mask) {
+    emit_multi_on(g, cat, a, n, mask, 1);
+}
+
+/* The slots whose session enables `cat` now. */
+static inline TRACEC_I_ALWAYS_INLINE uint32_t cat_mask(const tracec_te_category *cat) {
+    return __atomic_load_n(&cat->c.enabled, __ATOMIC_RELAXED);
+}
+
+static inline TRACEC_I_ALWAYS_INLINE bool one_slot(uint32_t m) { return m != 0 && (m & (m - 1u)) == 0; }
+
+/*
+ * An event whose mask is not one current sequence's: the sequence of a
+ * single slot made ready (returned: the caller writes the event), or the
+ * event written to several slots (tracec_i_te_emit_multi; NULL), or nothing (NULL).
+ */
+static TRACEC_I_NOINLINE te_seq *entry_slow(te_thread *g, tracec_te_category *cat, const tracec_te_arg *a, size_t n,
+                                            uint32_t m, int dyn) {
+    te_seq *t;
+    if (!one_slot(m)) {
+        if (dyn)
+            emit_multi_dyn(g, cat, a, n, m);
+        else
+            tracec_i_te_emit_multi(g, cat, a, n, m);
+        return NULL;
+    }
+    if ((t = seq_ready_slow(g, (uint32_t)__builtin_ctz(m))) == NULL && g->pause_drop) pause_nest(g, own_slice_kind(a, n));
+    return t;
+}
+
+static inline TRACEC_I_ALWAYS_INLINE void emit_entry(tracec_te_category *cat, const tracec_te_arg *a, size_t n) {
+    te_thread *g = &te;
+    te_seq *t;
+    uint32_t m = cat_mask(cat);
+    if (!guard_enter(g, GUARD_EVENT, m)) {
+        refused_push(g, own_slice_kind(a, n), m);
+        return;
+    }
+    /* one session, current: the straight path */
+    if (TRACEC_I_UNLIKELY((t = seq_fast(g, m)) == NULL)) {
+        if (one_slot(m)) {
+            t = entry_slow(g, cat, a, n, m, 0);
+        } else {
+            emit_multi_on(g, cat, a, n, m, 0);
+            t = NULL;
+        }
+    }
+    if (t != NULL && !emit_fast(t, cat, a, n, 0)) emit_any(t, cat, a, n, 0);
     guard_leave(g, GUARD_EVENT);
 }
 
@@ -1110,18 +1422,25 @@ HOT_ENTRY void tracec_i_te_emit(tracec_te_category *cat, const tracec_te_arg *a,
     emit_entry(cat, a, n);
 }
 
+static TRACEC_I_NOINLINE te_seq *plain_slow(te_thread *g, tracec_te_category *cat, uint32_t kind, const char *name,
+                                            uint32_t m) {
+    const tracec_te_arg a[1] = {{kind, name, {0}}};
+    return entry_slow(g, cat, a, 1, m, 0);
+}
+
 /* The shorthands without parts: the same event, its one part known here (the compiler folds the part walk). */
 static inline TRACEC_I_ALWAYS_INLINE void emit_plain(tracec_te_category *cat, uint32_t kind, const char *name) {
-    te_thread *g = &te, *t;
-    if (!guard_enter(g, GUARD_EVENT)) {
-        refused_push(g, kind);
+    te_thread *g = &te;
+    te_seq *t;
+    uint32_t m = cat_mask(cat);
+    if (!guard_enter(g, GUARD_EVENT, m)) {
+        refused_push(g, kind, m);
         return;
     }
-    if ((t = thread_ready()) != NULL) {
+    if (TRACEC_I_UNLIKELY((t = seq_fast(g, m)) == NULL)) t = plain_slow(g, cat, kind, name, m);
+    if (t != NULL) {
         const tracec_te_arg a[1] = {{kind, name, {0}}};
-        if (!emit_fast(t, cat, a, 1)) emit_any(t, cat, a, 1);
-    } else if (TRACEC_I_UNLIKELY(g->pause_drop)) {
-        pause_nest(g, kind);
+        if (!emit_fast(t, cat, a, 1, 0)) emit_any(t, cat, a, 1, 0);
     }
     guard_leave(g, GUARD_EVENT);
 }
@@ -1138,56 +1457,27 @@ HOT_ENTRY void tracec_i_te_instant(tracec_te_category *cat, const char *name) {
     emit_plain(cat, TRACEC_I_TE_INSTANT, name);
 }
 
-/*
- * An event whose type is a _DYN one (v.u 1): its name is replaced by the
- * thread's copy of it (the dictionary then interns it like a literal), or,
- * with no room, written inline (TRACEC_I_TE_DYNAMIC_NAME).  The guard stays
- * set from here into tracec_i_te_emit, so no handler's event can clear the
- * copies in between.
- */
+/* An event whose type is a _DYN one: the name is interned by content on each slot's sequence (emit_dyn_on). */
 void tracec_i_te_emit_dyn(tracec_te_category *cat, const tracec_te_arg *a, size_t n) {
-    static const char no_name[] = "";
-    tracec_te_arg c[MAX_ARGS + 1];
     te_thread *g = &te;
-    size_t m = n;
-    if (n > MAX_ARGS) { /* dropped by emit */
-        tracec_i_te_emit(cat, a, n);
+    te_seq *t;
+    uint32_t m = cat_mask(cat);
+    if (!guard_enter(g, GUARD_EVENT, m)) {
+        refused_push(g, own_slice_kind(a, n), m);
         return;
     }
-    if (!guard_enter(g, GUARD_DYN)) {
-        refused_push(g, own_slice_kind(a, n));
-        return;
+    if ((t = seq_fast(g, m)) == NULL) t = entry_slow(g, cat, a, n, m, 1);
+    if (t != NULL) {
+        if (event_ok(a, n, 1))
+            emit_dyn_on(t, cat, a, n, 0);
+        else
+            drop_event(t, a, n);
     }
-    if (thread_ready() == NULL) { /* no session (or paused): nothing is written */
-        if (TRACEC_I_UNLIKELY(g->pause_drop)) pause_nest(g, own_slice_kind(a, n));
-        guard_leave(g, GUARD_DYN);
-        return;
-    }
-    memcpy(c, a, n * sizeof *a);
-    for (size_t i = 0; i < n; i++) {
-        if ((c[i].kind != TRACEC_I_TE_SLICE_BEGIN && c[i].kind != TRACEC_I_TE_INSTANT) || c[i].v.u == 0) continue;
-        c[i].v.u = 0;
-        if (c[i].name == NULL) { /* a NULL name: a second type makes emit drop the event (misuse, counted) */
-            c[i].name = no_name;
-            c[m++] = c[i];
-        } else {
-            const char *key = dyn_key(c[i].name);
-            if (key == NULL) { /* no room: the name is written inline */
-                c[m].kind = TRACEC_I_TE_DYNAMIC_NAME;
-                c[m].name = NULL;
-                c[m++].v.s = c[i].name;
-                key = no_name;
-            }
-            c[i].name = key;
-        }
-        break; /* one type per event (a second one makes emit drop it): c holds n + 1 parts at most */
-    }
-    te_dyn_names.handover = c;
-    tracec_i_te_emit(cat, c, m); /* takes the guard over */
-    te_dyn_names.handover = NULL;
+    guard_leave(g, GUARD_EVENT);
 }
 
-static TRACEC_I_NOINLINE void emit_any(te_thread *t, tracec_te_category *cat, const tracec_te_arg *a, size_t n) {
+static TRACEC_I_NOINLINE void emit_any(te_seq *t, tracec_te_category *cat, const tracec_te_arg *a, size_t n,
+                                       uint64_t ts_in) {
     pending p[MAX_PENDING];
     uint64_t iid[MAX_ARGS]; /* per part: its name's iid, 0 when written inline */
     size_t np = 0;
@@ -1259,7 +1549,7 @@ static TRACEC_I_NOINLINE void emit_any(te_thread *t, tracec_te_category *cat, co
                 iid[i] = iid_of(t, a[i].name, &a[i] == type ? (uint32_t)K_NAME : (uint32_t)K_DBG);
         if (named) cat_iid = iid_of(t, cat, K_CAT);
     }
-    if (!have_ts) ts = now_ns(t);
+    if (!have_ts) ts = ts_in != 0 ? ts_in : now_ns(t);
     t->last_ts = ts;
 
     tracec_writer w;
@@ -1337,14 +1627,12 @@ static TRACEC_I_NOINLINE void emit_any(te_thread *t, tracec_te_category *cat, co
     if (TRACEC_I_UNLIKELY(t->nowed != 0) && ok) write_owed(t);
 }
 
-void tracec_i_te_thread_abandon(void) {
-    te_thread *t = &te;
-    if (!t->in_event) return;
-    tracec_buffer_writer_release(&t->bw); /* the open packet is refused and counted */
-    t->inc_pend = t->inc_last;
-    t->in_event = 0;
-    t->guard &= ~(uint32_t)GUARD_TYPED;
-    t->gen = 0;
+void tracec_i_te_thread_abandon(int slot) {
+    te_thread *g = &te;
+    te_seq *t = SEQ(g, slot);
+    if (t == NULL || !t->in_event) return;
+    typed_abandon_all(g); /* the open packets are refused and counted */
+    g->guard &= ~(uint32_t)GUARD_TYPED;
 }
 
 int tracec_i_te_session_enter(void) {
@@ -1378,7 +1666,7 @@ static TRACEC_I_NOINLINE void fill_named_slow(tracec_te_packet *p, perfetto_prot
 }
 
 /* A typed event's name and category iids when they are not both interned yet (or the name is dynamic). */
-static TRACEC_I_NOINLINE void open_names(te_thread *t, tracec_te_packet *p, tracec_te_category *cat, const char *name,
+static TRACEC_I_NOINLINE void open_names(te_seq *t, tracec_te_packet *p, tracec_te_category *cat, const char *name,
                                          int variant) {
     pending pend[2];
     size_t np = 0;
@@ -1392,7 +1680,7 @@ static TRACEC_I_NOINLINE void open_names(te_thread *t, tracec_te_packet *p, trac
             p->i_cat_iid = iid_of(t, cat, K_CAT);
         }
     } else { /* the thread's copy is the name's key; no room: written inline */
-        key = dyn_key(name);
+        key = dyn_key(t, name);
         p->i_name_iid = key != NULL ? want(t, pend, &np, key, key, K_NAME) : 0;
         p->i_cat_iid = want(t, pend, &np, cat, cat->c.name, K_CAT);
         if (TRACEC_I_UNLIKELY(np != 0)) {
@@ -1403,34 +1691,26 @@ static TRACEC_I_NOINLINE void open_names(te_thread *t, tracec_te_packet *p, trac
     }
 }
 
-static inline TRACEC_I_ALWAYS_INLINE int open_event(tracec_te_packet *p, tracec_te_category *cat, const char *name,
-                                                    uint32_t type, int variant) {
-    te_thread *t;
-    if (!guard_enter(&te, GUARD_TYPED)) {
-        refused_push(&te, variant == OPEN_END                                     ? TRACEC_I_TE_SLICE_END
-                          : type == (uint32_t)perfetto_protos_TrackEvent_TYPE_SLICE_BEGIN ? TRACEC_I_TE_SLICE_BEGIN
-                                                                                           : 0u);
-        return 0;
-    }
-    t = thread_ready();
-    if (TRACEC_I_UNLIKELY(t == NULL && te.pause_drop))
-        pause_nest(&te, variant == OPEN_END                                             ? TRACEC_I_TE_SLICE_END
-                        : type == (uint32_t)perfetto_protos_TrackEvent_TYPE_SLICE_BEGIN ? TRACEC_I_TE_SLICE_BEGIN
-                                                                                         : 0u);
-    if (variant == OPEN_DYN && t != NULL && name == NULL) { /* a NULL name: dropped as misuse */
-        t->misuse++;
-        __atomic_fetch_add(&tracec_i_te_lost, 1u, __ATOMIC_RELAXED);
-        if (type == (uint32_t)perfetto_protos_TrackEvent_TYPE_SLICE_BEGIN) nest_push(t, false);
-        t = NULL;
-    }
-    if (t == NULL || (variant == OPEN_END && !nest_pop(t))) { /* an END whose BEGIN is not in the trace: as emit */
-        guard_leave(&te, GUARD_TYPED);
-        return 0;
-    }
-    if (type == (uint32_t)perfetto_protos_TrackEvent_TYPE_SLICE_BEGIN && !owed_written(t)) {
-        guard_leave(&te, GUARD_TYPED);
-        return 0;
-    }
+/*
+ * Whether a typed event is written on sequence `t` (the nesting rules: an
+ * END whose BEGIN is not in the trace is not, nor a BEGIN that cannot
+ * follow the owed ENDs).
+ */
+static inline TRACEC_I_ALWAYS_INLINE bool open_check(te_seq *t, uint32_t type, int variant) {
+    if (variant == OPEN_END && !nest_pop(t)) return false; /* an END whose BEGIN is not in the trace: as emit */
+    if (type == (uint32_t)perfetto_protos_TrackEvent_TYPE_SLICE_BEGIN && !owed_written(t)) return false;
+    return true;
+}
+
+/*
+ * Opens the typed event's packet on `t` through `w` and `pkt`, its header
+ * and TrackEvent (in *ev_out) with the type, category and name written.
+ * `p` holds the iids (and i_type); `ts` 0: now.
+ */
+static inline TRACEC_I_ALWAYS_INLINE void open_on(te_seq *t, tracec_te_packet *p, tracec_writer *w,
+                                                  perfetto_protos_TracePacket *pkt, tracec_msg *ev_out,
+                                                  tracec_te_category *cat, const char *name, uint32_t type,
+                                                  int variant, uint64_t ts) {
     entry *e;
     bool interned = false, room;
     if (variant == OPEN_LITERAL && TRACEC_I_LIKELY((e = lookup(t, name, K_NAME)) != NULL) &&
@@ -1443,29 +1723,108 @@ static inline TRACEC_I_ALWAYS_INLINE int open_event(tracec_te_packet *p, tracec_
         p->i_name_iid = 0;
         p->i_cat_iid = 0;
     }
-    begin_raw(t, &p->w, &p->pkt, TRACEC_BUFFER_TRACING_TRACK_EVENT);
-    t->last_ts = now_ns(t);
+    begin_raw(t, w, pkt, TRACEC_BUFFER_TRACING_TRACK_EVENT);
+    t->last_ts = ts != 0 ? ts : now_ns(t);
     /* room for the header, the TrackEvent's tag and length and the named event's fields; false: the begin failed */
-    room = tracec_writer_reserve(&p->w, HEADER_MAX + TRACEC_MAX_TAG_SIZE + TRACEC_NESTED_SIZE_BYTES + 24u);
-    if (TRACEC_I_LIKELY(room)) p->w.ptr = put_header_raw(t, p->w.ptr, t->last_ts);
-    p->i_thread = t;
+    room = tracec_writer_reserve(w, HEADER_MAX + TRACEC_MAX_TAG_SIZE + TRACEC_NESTED_SIZE_BYTES + 24u);
+    if (TRACEC_I_LIKELY(room)) w->ptr = put_header_raw(t, w->ptr, t->last_ts);
     p->i_type = type;
     {   /* the TrackEvent the block writes into, its type, category and name set */
         perfetto_protos_TrackEvent ev;
-        tracec_msg_begin_nested(&p->pkt.msg, TAG_(TracePacket, track_event, LEN), &ev.msg);
+        tracec_msg_begin_nested(&pkt->msg, TAG_(TracePacket, track_event, LEN), &ev.msg);
         if (TRACEC_I_LIKELY(interned && room)) { /* unchecked: reserved above */
-            uint8_t *q = tracec_put_tag(p->w.ptr, TAG_(TrackEvent, type, VARINT));
+            uint8_t *q = tracec_put_tag(w->ptr, TAG_(TrackEvent, type, VARINT));
             *q++ = (uint8_t)type;
             q = tracec_put_varint64(tracec_put_tag(q, TAG_(TrackEvent, category_iids, VARINT)), p->i_cat_iid);
-            p->w.ptr = tracec_put_varint64(tracec_put_tag(q, TAG_(TrackEvent, name_iid, VARINT)), p->i_name_iid);
+            w->ptr = tracec_put_varint64(tracec_put_tag(q, TAG_(TrackEvent, name_iid, VARINT)), p->i_name_iid);
         } else if (variant == OPEN_END) {
             perfetto_protos_TrackEvent_set_type(&ev, (perfetto_protos_TrackEvent_Type)type);
         } else {
             fill_named_slow(p, &ev, cat, name);
         }
-        p->i_ev = ev.msg;
+        *ev_out = ev.msg;
     }
     t->in_event = 1;
+}
+
+/*
+ * A typed event for several slots (or none): the first slot that takes it
+ * runs the block in `p`; every other one gets its own packet, header and
+ * TrackEvent (its iids, clock and sequence) opened now, in its sequence
+ * (tw, tpkt, tev), and, at the close, a copy of the bytes the block wrote.
+ */
+static TRACEC_I_NOINLINE int open_multi(te_thread *g, tracec_te_packet *p, tracec_te_category *cat, const char *name,
+                                        uint32_t type, int variant, uint32_t mask, uint32_t kind) {
+    te_seq *first = NULL;
+    uint32_t more = 0;
+    ts_cache tc;
+    if (variant == OPEN_DYN && name == NULL && mask != 0) { /* a NULL name: dropped as misuse */
+        const tracec_te_arg a[1] = {{kind, NULL, {0}}};
+        drop_event_all(g, mask, a, 1);
+        return 0;
+    }
+    tc.have = 0;
+    for (uint32_t m = mask; m != 0; m &= m - 1u) {
+        uint32_t i = (uint32_t)__builtin_ctz(m);
+        bool fresh;
+        te_seq *t = seq_ready_multi(g, i, &fresh);
+        if (t == NULL || !open_check(t, type, variant)) continue;
+        uint64_t ts = ts_for(&tc, t, fresh);
+        if (first == NULL) {
+            open_on(t, p, &p->w, &p->pkt, &p->i_ev, cat, name, type, variant, ts);
+            first = t;
+        } else {
+            tracec_te_packet q;
+            open_on(t, &q, &t->tw, &t->tpkt, &t->tev, cat, name, type, variant, ts);
+            more |= 1u << i;
+        }
+    }
+    if (TRACEC_I_UNLIKELY(g->pause_drop)) pause_nest(g, kind);
+    if (first == NULL) return 0;
+    /* the first sequence, tagged (bit 0) when other slots wait for the block's bytes */
+    p->i_thread = (void *)((uintptr_t)first | (more != 0));
+    p->i_more = more;
+    p->i_fill = (uint32_t)(p->w.ptr - p->w.base); /* where the block's bytes start */
+    return 1;
+}
+
+/* The slice kind of a typed event (a part's kind: TRACEC_I_TE_SLICE_BEGIN, _END or 0). */
+static inline TRACEC_I_ALWAYS_INLINE uint32_t typed_kind(uint32_t type, int variant) {
+    return variant == OPEN_END                                                ? TRACEC_I_TE_SLICE_END
+           : type == (uint32_t)perfetto_protos_TrackEvent_TYPE_SLICE_BEGIN ? TRACEC_I_TE_SLICE_BEGIN
+                                                                            : 0u;
+}
+
+static inline TRACEC_I_ALWAYS_INLINE int open_event(tracec_te_packet *p, tracec_te_category *cat, const char *name,
+                                                    uint32_t type, int variant) {
+    te_thread *g = &te;
+    te_seq *t;
+    uint32_t m = cat_mask(cat);
+    if (!guard_enter(g, GUARD_TYPED, m)) {
+        refused_push(g, typed_kind(type, variant), m);
+        return 0;
+    }
+    if (TRACEC_I_UNLIKELY((t = seq_fast(g, m)) == NULL)) {
+        if (!one_slot(m)) {
+            if (open_multi(g, p, cat, name, type, variant, m, typed_kind(type, variant))) return 1;
+            guard_leave(g, GUARD_TYPED);
+            return 0;
+        }
+        t = seq_ready_slow(g, (uint32_t)__builtin_ctz(m));
+        if (t == NULL && g->pause_drop) pause_nest(g, typed_kind(type, variant));
+    }
+    if (variant == OPEN_DYN && t != NULL && name == NULL) { /* a NULL name: dropped as misuse */
+        g->misuse++;
+        __atomic_fetch_add(&tracec_i_te_slots[t->slot].lost, 1u, __ATOMIC_RELAXED);
+        if (type == (uint32_t)perfetto_protos_TrackEvent_TYPE_SLICE_BEGIN) nest_push(t, false);
+        t = NULL;
+    }
+    if (t == NULL || !open_check(t, type, variant)) {
+        guard_leave(g, GUARD_TYPED);
+        return 0;
+    }
+    open_on(t, p, &p->w, &p->pkt, &p->i_ev, cat, name, type, variant, 0);
+    p->i_thread = t;
     return 1;
 }
 
@@ -1482,16 +1841,61 @@ HOT_ENTRY int tracec_i_te_open_end(tracec_te_packet *p, tracec_te_category *cat,
     return open_event(p, cat, NULL, type, OPEN_END);
 }
 
-HOT_ENTRY void tracec_i_te_close(tracec_te_packet *p) {
-    te_thread *t = (te_thread *)p->i_thread;
-    bool ok = end(t, &p->w, &p->pkt);
-    if (p->i_type == (uint32_t)perfetto_protos_TrackEvent_TYPE_SLICE_BEGIN)
+/* After a typed packet's end on `t`: the nesting, and the ENDs owed. */
+static inline TRACEC_I_ALWAYS_INLINE void closed_on(te_seq *t, uint32_t type, bool ok) {
+    if (type == (uint32_t)perfetto_protos_TrackEvent_TYPE_SLICE_BEGIN)
         nest_push(t, ok);
-    else if (!ok && p->i_type == (uint32_t)perfetto_protos_TrackEvent_TYPE_SLICE_END)
+    else if (!ok && type == (uint32_t)perfetto_protos_TrackEvent_TYPE_SLICE_END)
         owe(t, t->last_ts, 1); /* as emit: the slice is open in the trace, ended after the next written event */
     if (TRACEC_I_UNLIKELY(t->nowed != 0) && ok) write_owed(t);
     t->in_event = 0;
-    guard_leave(t, GUARD_TYPED);
+}
+
+/*
+ * The other slots of a typed event: the bytes the block wrote into the
+ * first slot's TrackEvent (after its type, category and name: from i_fill
+ * to the TrackEvent's end, its length read back, a varint that may have
+ * widened) are copied into each one's TrackEvent, which is then closed.
+ */
+static TRACEC_I_NOINLINE void close_more(te_thread *g, tracec_te_packet *p) {
+    const uint8_t *body = NULL;
+    size_t len = 0;
+    if (p->w.status == TRACEC_STATUS_SUCCESS && p->i_ev.size_off < TRACEC_I_FAILED) {
+        const uint8_t *q = p->w.base + p->i_ev.size_off;
+        uint64_t total = 0;
+        for (unsigned sh = 0; sh < 64u; sh += 7u) {
+            uint8_t b = *q++;
+            total |= (uint64_t)(b & 0x7fu) << sh;
+            if (!(b & 0x80u)) break;
+        }
+        size_t fill = p->i_fill - (p->i_ev.size_off + TRACEC_NESTED_SIZE_BYTES);
+        if (total >= fill) {
+            body = q + fill;
+            len = (size_t)(total - fill);
+        }
+    }
+    for (uint32_t m = p->i_more; m != 0; m &= m - 1u) {
+        te_seq *t = SEQ(g, __builtin_ctz(m));
+        if (body == NULL)
+            tracec_writer_fail(&t->tw, p->w.status != TRACEC_STATUS_SUCCESS ? p->w.status : TRACEC_STATUS_NESTING_MISMATCH);
+        else if (len != 0 && tracec_writer_reserve(&t->tw, len)) {
+            memcpy(t->tw.ptr, body, len);
+            t->tw.ptr += len;
+        }
+        tracec_msg_end_nested(&t->tpkt.msg, &t->tev);
+        closed_on(t, p->i_type, end(t, &t->tw, &t->tpkt));
+    }
+}
+
+HOT_ENTRY void tracec_i_te_close(tracec_te_packet *p) {
+    te_thread *g = &te;
+    te_seq *t = (te_seq *)p->i_thread;
+    if (TRACEC_I_UNLIKELY((uintptr_t)t & 1u)) { /* other slots: their copies first (the block's bytes are in p) */
+        t = (te_seq *)((uintptr_t)t & ~(uintptr_t)1u);
+        close_more(g, p);
+    }
+    closed_on(t, p->i_type, end(t, &p->w, &p->pkt));
+    guard_leave(g, GUARD_TYPED);
 }
 
 /* ---- tracks and the session's packets ----------------------------------------- */
@@ -1508,7 +1912,7 @@ static size_t ntracks;
 
 tracec_status_t tracec_te_define_track(uint64_t uuid, const char *name, int counter) {
     tracec_status_t st = TRACEC_STATUS_SUCCESS;
-    te_thread *t;
+    te_seq *t;
     if (uuid == 0 || name == NULL) return TRACEC_STATUS_INVALID_ARGUMENT;
     pthread_mutex_lock(&tracks_mu);
     if (ntracks >= MAX_TRACKS) {
@@ -1523,7 +1927,8 @@ tracec_status_t tracec_te_define_track(uint64_t uuid, const char *name, int coun
     pthread_mutex_unlock(&tracks_mu);
     if (st == TRACEC_STATUS_SUCCESS && tracec_i_tls_locks == 0) {
         int entered = tracec_i_te_session_enter();
-        if (entered && (t = thread_ready()) != NULL) (void)write_track_descriptor(t, uuid, name, counter);
+        for (uint32_t i = 0; entered && i < TRACEC_TE_MAX_SESSIONS; i++)
+            if ((t = seq_ready(&te, i)) != NULL) (void)write_track_descriptor(t, uuid, name, counter);
         te.pause_drop = 0; /* paused: the descriptor is a lost packet (counted), not a slice event */
         tracec_i_te_session_leave(entered);
     }
@@ -1542,7 +1947,7 @@ size_t tracec_i_te_descriptor_bytes(void) {
     return n;
 }
 
-static tracec_status_t write_process_track(te_thread *t, const char *process_name) {
+static tracec_status_t write_process_track(te_seq *t, const char *process_name) {
     tracec_writer w;
     perfetto_protos_TracePacket pkt;
     perfetto_protos_TrackDescriptor td;
@@ -1567,7 +1972,7 @@ static tracec_status_t write_process_track(te_thread *t, const char *process_nam
     return end(t, &w, &pkt) ? TRACEC_STATUS_SUCCESS : TRACEC_STATUS_BUFFER_FULL;
 }
 
-static tracec_status_t write_clock_snapshot(te_thread *t) {
+static tracec_status_t write_clock_snapshot(te_seq *t) {
     static const struct {
         uint32_t id;
         clockid_t clk;
@@ -1591,9 +1996,9 @@ static tracec_status_t write_clock_snapshot(te_thread *t) {
     return end(t, &w, &pkt) ? TRACEC_STATUS_SUCCESS : TRACEC_STATUS_BUFFER_FULL;
 }
 
-tracec_status_t tracec_i_te_write_session_packets(int durable, const char *process_name) {
+tracec_status_t tracec_i_te_write_session_packets(int slot, int durable, const char *process_name) {
     tracec_status_t st = TRACEC_STATUS_SUCCESS, s2;
-    te_thread *t = thread_ready();
+    te_seq *t = seq_ready(&te, (uint32_t)slot);
     if (t == NULL) return TRACEC_STATUS_CLOSED;
     if (durable) {
         for (const tracec_file_descriptor *d = tracec_registry_first(); d; d = tracec_registry_next(d)) {
@@ -1615,4 +2020,49 @@ tracec_status_t tracec_i_te_write_session_packets(int durable, const char *proce
     }
     s2 = write_clock_snapshot(t);
     return st == TRACEC_STATUS_SUCCESS ? s2 : st;
+}
+
+/* ---- slots ----------------------------------------------------------------------- */
+
+static clockid_t clock_of(uint32_t id) {
+    switch (id) {
+    case 1: return CLOCK_REALTIME;
+    case 3: return CLOCK_MONOTONIC;
+    default: return CLOCK_BOOTTIME;
+    }
+}
+
+static uint64_t slot_gens;
+
+void tracec_i_te_slot_bump(int i) { __atomic_fetch_add(&tracec_i_te_ver[i], 1u, __ATOMIC_RELEASE); }
+
+void tracec_i_te_slot_open(int i, uint64_t buf, tracec_buffering_mode_t mode, uint32_t clock_id) {
+    tracec_i_te_slot *s = &tracec_i_te_slots[i];
+    /* relaxed: the generation's release publishes them */
+    __atomic_store_n(&s->clock_id, clock_id, __ATOMIC_RELAXED);
+    __atomic_store_n(&s->clk, (int)clock_of(clock_id), __ATOMIC_RELAXED);
+    __atomic_store_n(&s->in_order, mode != TRACEC_BUFFERING_MODE_ONESHOT && mode != TRACEC_BUFFERING_MODE_CIRCULAR,
+                     __ATOMIC_RELAXED);
+    __atomic_store_n(&s->incremental, mode != TRACEC_BUFFERING_MODE_CIRCULAR, __ATOMIC_RELAXED);
+    __atomic_store_n(&s->paused, 0u, __ATOMIC_RELAXED);
+    __atomic_store_n(&s->buf, buf, __ATOMIC_RELEASE);
+    __atomic_store_n(&s->gen, __atomic_add_fetch(&slot_gens, 1u, __ATOMIC_RELAXED), __ATOMIC_RELEASE);
+    tracec_i_te_slot_bump(i);
+}
+
+void tracec_i_te_slot_set_categories(int i, tracec_context_id_t ctx, int on) {
+    uint32_t bit = 1u << i;
+    for (tracec_te_category *c = tracec_i_te_all_cats; c != NULL; c = c->i_next) {
+        bool en = false;
+        if (on && tracec_context_category_enabled(ctx, c->c.name, &en) != TRACEC_STATUS_SUCCESS) en = false;
+        if (en)
+            __atomic_fetch_or(&c->c.enabled, bit, __ATOMIC_RELAXED);
+        else
+            __atomic_fetch_and(&c->c.enabled, ~bit, __ATOMIC_RELAXED);
+    }
+}
+
+void tracec_i_te_slot_close(int i) {
+    __atomic_store_n(&tracec_i_te_slots[i].gen, 0u, __ATOMIC_RELEASE);
+    tracec_i_te_slot_bump(i);
 }

@@ -30,9 +30,11 @@
  * ...) take any string and intern it by content.  An event without exactly
  * one type does not compile either.  The macros work in C11 and C++17.
  *
- * Each thread writes its own packet sequence: its own buffer writer,
- * trusted_packet_sequence_id and interning dictionary, created on its first
- * event of a session and released by the runtime at thread exit.
+ * Up to TRACEC_TE_MAX_SESSIONS sessions are active at once; each event goes
+ * to every active session whose categories enable it.  In each session,
+ * each thread writes its own packet sequence: its own buffer writer,
+ * trusted_packet_sequence_id, interning dictionary and thread descriptor,
+ * created on its first event of that session and released at thread exit.
  *
  * Events are async-signal-safe: one from a signal handler that interrupted
  * its thread inside this layer or the buffer runtime is dropped and counted
@@ -61,14 +63,22 @@ extern "C" {
 
 /* ---- categories ------------------------------------------------------------ */
 
-/* A category: the runtime's tracec_category_t plus its place in the process-wide list. */
+/* At most this many sessions are active at once; an event goes to each one that enables its category. */
+#define TRACEC_TE_MAX_SESSIONS 4
+
+/*
+ * A category: a name and the bit mask (c.enabled) of the active sessions
+ * that enable it, plus its place in the process-wide list.  The sessions
+ * set and clear their own bits (the categories are not registered with a
+ * context); a disabled category's mask is 0.
+ */
 typedef struct tracec_te_category {
     tracec_category_t c;
     struct tracec_te_category *i_next; /* private */
 } tracec_te_category;
 
 /* Adds `cats` (a NULL-terminated array of statics) to the process-wide list;
-   sessions register every listed category with their context.  Idempotent. */
+   every active and later session enables the listed categories its configuration names.  Idempotent. */
 void tracec_te_register_categories(tracec_te_category *const *cats);
 
 #define TRACEC_I_TE_DECL_CAT(id, name) extern tracec_te_category tracec_te_cat_##id;
@@ -86,7 +96,7 @@ void tracec_te_register_categories(tracec_te_category *const *cats);
         tracec_te_register_categories(tracec_i_te_cat_list);                                  \
     }
 
-/* The category object of `id`, and whether it is enabled now (one relaxed load). */
+/* The category object of `id`, and whether any session enables it now (one relaxed load). */
 #define TRACEC_TE_CATEGORY(id) (&tracec_te_cat_##id)
 #if defined(__GNUC__) || defined(__clang__)
 #define TRACEC_TE_ENABLED(id) __builtin_expect(!!tracec_category_is_enabled(&tracec_te_cat_##id.c), 0)
@@ -419,6 +429,8 @@ typedef struct tracec_te_packet {
     uint64_t i_name_iid, i_cat_iid; /* 0: written inline */
     uint32_t i_type;
     tracec_msg i_ev;  /* the TrackEvent open in pkt, its type, category and name written */
+    uint32_t i_more;  /* when i_thread is tagged: the other sessions, whose packets copy the block's bytes */
+    uint32_t i_fill;  /* where the block's bytes start in pkt */
 } tracec_te_packet;
 
 /*
@@ -448,7 +460,10 @@ void tracec_i_te_close(tracec_te_packet *p);
  * is counted in tracec_te_thread_misuse()).  Do not leave the block with
  * break, goto or return: the packet would stay open (refused and counted by
  * the runtime at thread exit or session end, never written half) and the
- * thread's later events of the session are dropped as misuse.
+ * thread's later events of the session are dropped as misuse.  With several
+ * sessions enabling the category the block still runs once: each other
+ * session gets its own packet (its sequence, clock and interned names) with
+ * a copy of the fields the block wrote.
  */
 /* (The begin function is named, not called: only a TrackEvent wrapper has one.) */
 /* (The packet is left uninitialised: open sets what close reads; the state says whether it ran.) */
@@ -570,8 +585,10 @@ typedef struct tracec_session_config {
  * Creates a context and a buffer, registers every category, starts, and
  * writes the session's durable packets: the extension descriptors of every
  * registered generated file (the runtime's own schema excepted), the
- * process track, the declared tracks, a ClockSnapshot.  One session at a
- * time: BAD_STATE while one is active.  IO_ERROR (errno set) when the file
+ * process track, the declared tracks, a ClockSnapshot; then the session's
+ * categories are on.  Up to TRACEC_TE_MAX_SESSIONS sessions at once, each
+ * with its own buffer, clock, categories, sequences and interning:
+ * LIMIT_EXCEEDED when that many are active.  IO_ERROR (errno set) when the file
  * cannot be created; BUFFER_FULL when those packets do not fit (an explicit
  * durable_size too small); any status of the context and buffer calls.
  * INVALID_ARGUMENT: no path and no callback, an unsupported clock_id.
