@@ -311,17 +311,35 @@ static uint64_t losses_now(tracec_session *s) {
     return buffer_losses(s, &bs);
 }
 
+/*
+ * The owed-END tests size their packets exactly, so their events carry
+ * explicit times 1 us apart from a start 50 ms after the session's: every
+ * timestamp delta has the same length in the probe and in the run, however
+ * the machine schedules them.
+ */
+static uint64_t owed_t0;
+#define OWED_AT(k) TRACEC_TE_TIMESTAMP(owed_t0 + (uint64_t)(k) * 1000u)
+
+static void owed_clock_start(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_BOOTTIME, &ts);
+    owed_t0 = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec + 50000000u;
+}
+
 /* With `fills` instants after S1's BEGIN and an oversize packet: 1 when a packet of S2's BEGIN's size is kept and
    the one after it is refused. */
 static int owed_room_fits(const char *path, int fills, const char *huge) {
     tracec_session *s = start(path, TRACEC_BUFFERING_MODE_ONESHOT, TRACEC_BUFFER_POLICY_NONE, 4u << 10);
-    TRACEC_SLICE_BEGIN(m, "S1");
-    for (int i = 0; i < fills; i++) TRACEC_INSTANT(m, "fill");
-    TRACEC_TE(m, TRACEC_TE_INSTANT("huge"), TRACEC_TE_ARG_STRING("s", huge)); /* refused as S1's END will be */
+    owed_clock_start();
+    TRACEC_TE(m, TRACEC_TE_SLICE_BEGIN("S1"), OWED_AT(0));
+    for (int i = 0; i < fills; i++) TRACEC_TE(m, TRACEC_TE_INSTANT("fill"), OWED_AT(1 + i));
+    /* refused as S1's END will be */
+    TRACEC_TE(m, TRACEC_TE_INSTANT("huge"), TRACEC_TE_ARG_STRING("s", huge), OWED_AT(1 + fills));
     uint64_t l0 = losses_now(s);
-    TRACEC_TE(m, TRACEC_TE_INSTANT("S2"), TRACEC_TE_ARG_STRING("pad", owed_pad)); /* S2's BEGIN's size */
+    /* S2's BEGIN's size */
+    TRACEC_TE(m, TRACEC_TE_INSTANT("S2"), TRACEC_TE_ARG_STRING("pad", owed_pad), OWED_AT(2 + fills));
     uint64_t l1 = losses_now(s);
-    TRACEC_INSTANT(m, "q");
+    TRACEC_TE(m, TRACEC_TE_INSTANT("q"), OWED_AT(3 + fills));
     uint64_t l2 = losses_now(s);
     cr_assert_eq(tracec_session_stop(s), TRACEC_STATUS_SUCCESS);
     return l1 == l0 && l2 == l1 + 1u;
@@ -365,11 +383,12 @@ Test(te_losses, an_owed_end_is_written_before_the_next_begin) {
         if (owed_room_fits(path, n, huge)) fills = n;
     cr_assert_geq(fills, 0, "no fill count leaves room for exactly one packet");
     tracec_session *s = start(path, TRACEC_BUFFERING_MODE_ONESHOT, TRACEC_BUFFER_POLICY_NONE, 4u << 10);
-    TRACEC_SLICE_BEGIN(m, "S1");
-    for (int i = 0; i < fills; i++) TRACEC_INSTANT(m, "fill");
-    TRACEC_TE(m, TRACEC_TE_SLICE_END(), TRACEC_TE_ARG_STRING("s", huge)); /* refused: owed */
-    TRACEC_TE(m, TRACEC_TE_SLICE_BEGIN("S2"), TRACEC_TE_ARG_STRING("pad", owed_pad));
-    TRACEC_SLICE_END(m);
+    owed_clock_start();
+    TRACEC_TE(m, TRACEC_TE_SLICE_BEGIN("S1"), OWED_AT(0));
+    for (int i = 0; i < fills; i++) TRACEC_TE(m, TRACEC_TE_INSTANT("fill"), OWED_AT(1 + i));
+    TRACEC_TE(m, TRACEC_TE_SLICE_END(), TRACEC_TE_ARG_STRING("s", huge), OWED_AT(1 + fills)); /* refused: owed */
+    TRACEC_TE(m, TRACEC_TE_SLICE_BEGIN("S2"), TRACEC_TE_ARG_STRING("pad", owed_pad), OWED_AT(2 + fills));
+    TRACEC_TE(m, TRACEC_TE_SLICE_END(), OWED_AT(3 + fills));
     cr_assert_eq(tracec_session_stop(s), TRACEC_STATUS_SUCCESS);
     free(huge);
     expect_tp(path, "select name, depth, dur >= 0 as ended from slice where name = 'S1';",
