@@ -377,7 +377,7 @@ static inline TRACEC_I_ALWAYS_INLINE void tracec_i_copy(uint8_t *dst, const void
 }
 
 /* A length-delimited field (string, bytes, or a pre-serialized message). */
-static inline void tracec_msg_put_bytes(tracec_msg *m, uint32_t tag, const void *data, size_t len) {
+static inline TRACEC_I_ALWAYS_INLINE void tracec_i_put_bytes(tracec_msg *m, uint32_t tag, const void *data, size_t len) {
     tracec_writer *w = m->w;
     if (TRACEC_I_UNLIKELY(len > TRACEC_MAX_NESTED_SIZE)) {
         tracec_writer_fail(w, TRACEC_STATUS_MESSAGE_TOO_LARGE);
@@ -389,7 +389,27 @@ static inline void tracec_msg_put_bytes(tracec_msg *m, uint32_t tag, const void 
     w->ptr = p + len;
 }
 
-static inline void tracec_msg_put_cstr(tracec_msg *m, uint32_t tag, const char *s) {
+/* The same, left to the compiler to inline or not (a length known only at run time). */
+static inline void tracec_i_put_bytes_any(tracec_msg *m, uint32_t tag, const void *data, size_t len) {
+    tracec_i_put_bytes(m, tag, data, len);
+}
+
+/*
+ * A length known at compile time (a literal, a fixed-size field) is written
+ * inline: its varint, its copy and its checks fold to a few stores.
+ */
+static inline TRACEC_I_ALWAYS_INLINE void tracec_msg_put_bytes(tracec_msg *m, uint32_t tag, const void *data,
+                                                              size_t len) {
+#if defined(__GNUC__)
+    if (__builtin_constant_p(len) && len <= 64u) {
+        tracec_i_put_bytes(m, tag, data, len);
+        return;
+    }
+#endif
+    tracec_i_put_bytes_any(m, tag, data, len);
+}
+
+static inline TRACEC_I_ALWAYS_INLINE void tracec_msg_put_cstr(tracec_msg *m, uint32_t tag, const char *s) {
     tracec_msg_put_bytes(m, tag, s, s ? strlen(s) : 0u);
 }
 
