@@ -23,8 +23,9 @@
  *     TRACEC_SHM_CHUNK_TAG(gen) of the half's generation when the chunk was
  *     taken.  A chunk with another tag is left over from an earlier use of
  *     the half.
- * A record's payload is what its writer wrote; the track-event layer writes
- * one TracePacket per record (without the Trace.packet tag and length).
+ * A record's payload is what its writer wrote; the buffer writers (and so
+ * the track-event layer) write one Trace.packet field per record: the tag
+ * 0x0A, the TracePacket's length, the TracePacket.
  *
  * The writing process writes the header: the geometry once, at create, and
  * the region words as it publishes.  It never reads a control decision back
