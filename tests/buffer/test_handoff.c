@@ -176,7 +176,7 @@ static bool reader_next(reader *r, hand_msg *m, bool wait) {
 
 /* Waits for the next handoff (made on the callback thread) and saves it. */
 static void reader_save_next(reader *r) {
-    hand_msg m;
+    hand_msg m = {0};
     cr_assert(reader_next(r, &m, true), "a handoff came");
     OK(reader_save(r, m));
 }
@@ -190,7 +190,7 @@ static size_t reader_queued(reader *r) {
 
 /* Saves every queued handoff; the number saved. */
 static size_t reader_drain(reader *r) {
-    hand_msg m;
+    hand_msg m = {0};
     size_t n = 0;
     while (reader_next(r, &m, false)) {
         if (reader_save(r, m) != TRACEC_STATUS_SUCCESS) r->save_errors++;
@@ -203,7 +203,7 @@ static size_t reader_drain(reader *r) {
 static void *consumer(void *arg) {
     reader *r = (reader *)arg;
     for (;;) {
-        hand_msg m;
+        hand_msg m = {0};
         if (reader_next(r, &m, true)) {
             if (reader_save(r, m) != TRACEC_STATUS_SUCCESS) r->save_errors++;
             continue;
@@ -363,7 +363,7 @@ Test(buffer_handoff, a_flush_hands_the_active_halfs_completed_prefix) {
     for (uint64_t i = 0; i < 3; i++) OK(emit_trec(b, TRACEC_BUFFER_CATEGORY_USER, 0, 0, i, 40));
     cr_assert_eq(reader_queued(&r), 0, "nothing is handed before a flush");
     OK(tracec_flush_buffer(b)); /* returns once the handoff returned */
-    hand_msg m;
+    hand_msg m = {0};
     cr_assert(reader_next(&r, &m, false));
     cr_assert_eq(m.region, 0);
     cr_assert_eq(m.gen, ld64(&hdr(&r)->half[0].gen));
@@ -406,7 +406,7 @@ Test(buffer_handoff, a_save_that_matches_no_handoff_is_ignored_and_counted) {
         handoff_buffer(ctx, &r, TRACEC_BUFFERING_MODE_STREAMING, TRACEC_BUFFER_POLICY_LOSSLESS, 4096, 0);
     OK(emit_trec(b, TRACEC_BUFFER_CATEGORY_USER, 0, 0, 0, 40));
     OK(tracec_flush_buffer(b));
-    hand_msg m;
+    hand_msg m = {0};
     cr_assert(reader_next(&r, &m, false));
     cr_assert_eq(tracec_buffer_region_saved(b, m.region, m.gen + 2), TRACEC_STATUS_BAD_STATE, "another gen");
     cr_assert_eq(tracec_buffer_region_saved(b, m.region, m.gen - 2), TRACEC_STATUS_BAD_STATE, "an older gen");
@@ -640,7 +640,7 @@ Test(buffer_handoff, a_restart_uses_a_free_half_or_takes_back_an_unsaved_one) {
     /* The stop hands half 0; the next run writes half 1; the late save still counts. */
     for (uint64_t i = 0; i < 3; i++) OK(emit_trec(b, TRACEC_BUFFER_CATEGORY_USER, 0, 0, i, 40));
     OK(tracec_stop_context(ctx));
-    hand_msg m0;
+    hand_msg m0 = {0};
     cr_assert(reader_next(&r, &m0, false));
     cr_assert_eq(m0.region, 0);
     OK(tracec_start_context_with_options(ctx, &so));
@@ -653,11 +653,11 @@ Test(buffer_handoff, a_restart_uses_a_free_half_or_takes_back_an_unsaved_one) {
     cr_assert_eq(ok, 64);
     reader_save_next(&r); /* half 1, full */
     emit_many(b, 70, &ok, &full); /* half 0 fills; half 1 was saved: switch again */
-    hand_msg m;
+    hand_msg m = {0};
     cr_assert(reader_next(&r, &m, true));
     cr_assert_eq(m.region, 0, "half 0, handed full");
     OK(tracec_stop_context(ctx)); /* hands half 1 */
-    hand_msg m1;
+    hand_msg m1 = {0};
     cr_assert(reader_next(&r, &m1, false));
     cr_assert_eq(m1.region, 1);
     OK(tracec_start_context_with_options(ctx, &so));
@@ -726,7 +726,7 @@ Test(buffer_handoff, circular_hands_both_halves_and_a_wrap_voids_an_unsaved_hand
     /* Hand again, do not save, wrap twice: the halves' gens advance and the late saves are ignored. */
     for (uint64_t i = 500; i < 520; i++) OK(packet_trec(&bw, 0, i, 64));
     OK(tracec_flush_buffer(b));
-    hand_msg m;
+    hand_msg m = {0};
     cr_assert(reader_next(&r, &m, false));
     cr_assert_neq(m.region, TRACEC_BUFFER_REGION_DURABLE);
     for (uint64_t i = 520; i < 1000; i++) OK(packet_trec(&bw, 0, i, 64));
@@ -751,7 +751,7 @@ Test(buffer_handoff, a_fork_child_has_no_handoff_buffer) {
         handoff_buffer(ctx, &r, TRACEC_BUFFERING_MODE_STREAMING, TRACEC_BUFFER_POLICY_LOSSLESS, 4096, 0);
     OK(emit_trec(b, TRACEC_BUFFER_CATEGORY_USER, 0, 0, 0, 40));
     OK(tracec_flush_buffer(b));
-    hand_msg m;
+    hand_msg m = {0};
     cr_assert(reader_next(&r, &m, false));
     pid_t pid = fork();
     cr_assert_geq(pid, 0);
