@@ -8,11 +8,7 @@ Reads every C source and header of the modules below and checks that
      (the map is a DAG, so no include cycle can span two modules);
   2. with --build: every symbol a file's object uses from another module's
      object (nm) is a dependency the map allows: no call cycle either;
-  3. inside a module with layers (runtime/buffer: contexts -> lifecycle ->
-     delivery -> reserve -> writer states -> fence -> callback threads ->
-     handles), a file's object only uses symbols of its layer or below
-     (headers are shared: the module's one internal header declares all).
-  4. with --build: the installed archives export only the public API: no
+  3. with --build: the installed archives export only the public API: no
      global `tracec_i_*` / `tracec_tp_*` symbol unless a public header's
      inline code or another of our libraries needs it
      (cmake/TracecLocalize.cmake);
@@ -20,7 +16,6 @@ Prints one line per violation (file: what it reaches, and why that is wrong)
 and exits 1 if there is any.
 """
 import argparse
-import fnmatch
 import glob
 import os
 import re
@@ -47,19 +42,6 @@ GENERATED = [
     ("pb", re.compile(r"^google/protobuf/.*\.pb-c\.h$")),
     ("schema-writers", re.compile(r"^(perfetto|google)/.*\.tracec\.h$")),
 ]
-# Layers inside a module: (module, [(layer, file globs)...]) top down; a file
-# may use its own layer and those below it.
-LAYERS = [
-    ("buffer", [("contexts", ["context.c", "service.c"]),
-                ("lifecycle", ["lifecycle.c"]),
-                ("delivery", ["delivery.c", "packet_writer.c"]),
-                ("reserve", ["reserve.c"]),
-                ("writer states", ["writers.c"]),
-                ("fence", ["fence.c"]),
-                ("callback threads", ["buffer_thread.c", "kinds.c"]),
-                ("handles", ["handles.c"])]),
-]
-
 INCLUDE_RE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)
 
 
@@ -75,17 +57,6 @@ def allowed(src, dst):
         return True
     deps = {n: set(d) for n, _, d in MODULES}
     return dst in deps.get(src, set())
-
-
-def layer_of(module, rel):
-    for mod, layers in LAYERS:
-        if mod != module:
-            continue
-        base = os.path.basename(rel)
-        for i, (name, globs) in enumerate(layers):
-            if any(fnmatch.fnmatch(base, g) for g in globs):
-                return i, name
-    return None
 
 
 def sources():
@@ -107,15 +78,6 @@ def header_index():
                 i = parts.index("include")
                 idx["/".join(parts[i + 1:])] = rel
     return idx
-
-
-def check_layers(errors, what, src_rel, dst_rel):
-    m = module_of(src_rel)
-    if m != module_of(dst_rel):
-        return
-    a, b = layer_of(m, src_rel), layer_of(m, dst_rel)
-    if a and b and b[0] < a[0]:
-        errors.append(f"{src_rel}: {what} {dst_rel}: layer '{a[1]}' must not reach up to layer '{b[1]}'")
 
 
 def check_includes(errors):
@@ -205,7 +167,6 @@ def check_calls(errors, build, stats):
             a, b = module_of(src), module_of(dst)
             if not allowed(a, b):
                 errors.append(f"{src}: uses {sym} (defined in {dst}): module '{a}' may not depend on '{b}'")
-            check_layers(errors, f"uses {sym} from", src, dst)
 
 
 # The archives users link, and every library of ours that links them.

@@ -1,12 +1,13 @@
 /*
  * buffer_internal.h - the buffer module's one internal header (not
- * installed): the state and the functions its files share.  Its sections
- * follow the layers, bottom first; a file calls only down (no cycle):
+ * installed): the state and the functions its files share, one section a
+ * file:
  *
  *   context.c, service.c        contexts, the lifecycle, service routes
- *   lifecycle.c                 flush/stop/start, create/destroy, fork
- *   delivery.c, packet_writer.c delivery passes; the out-of-line writer
- *   reserve.c                   blocks, halves, switch/wrap, emit
+ *   lifecycle.c                 flush/stop/start, create/destroy, memory, fork
+ *   delivery.c                  delivery passes: callback, handoff
+ *   packet_writer.c             the out-of-line writer, chunks, grow()
+ *   reserve.c                   blocks, halves, switch/wrap, waits, emit; the memfd header
  *   writers.c                   writer states
  *   fence.c                     the asymmetric fence, small helpers
  *   buffer_thread.c, kinds.c    callback threads; the kind registry
@@ -50,6 +51,8 @@
  *     header is written; a sealed half is complete when published == blocks.
  *   - A half is unsealed only while it is the active half of a running
  *     buffer, so a successful CAS always lands in the live generation.
+ *   - In a memfd, a header page comes first, then the halves and the
+ *     durable part (tracec/abi/shm_layout.h); b->hdr points at it.
  */
 #ifndef TRACEC_BUFFER_INTERNAL_H
 #define TRACEC_BUFFER_INTERNAL_H
@@ -59,10 +62,12 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "tracec/buffer.h"
 #include "tracec/context.h"
 #include "tracec/service.h"
+#include "tracec/abi/shm_layout.h"
 #include "tracec/abi/hints.h" /* last: the branch hints */
 
 #define TRACEC_I_SEALED (1ull << 63)
@@ -75,7 +80,8 @@ _Static_assert(sizeof(tracec_i_blk) == TRACEC_I_BLK_HDR && TRACEC_I_BLK_HDR % TR
 #define TRACEC_I_BATCH 1024u
 #define TRACEC_I_DEFAULT_RESERVE 256u
 
-enum { TRACEC_I_FREE = 0, TRACEC_I_ACTIVE, TRACEC_I_FULL, TRACEC_I_WRAPPING };
+/* A half's phase.  HANDED: a STREAMING half given to the reader (handoff), free once it saved it. */
+enum { TRACEC_I_FREE = 0, TRACEC_I_ACTIVE, TRACEC_I_FULL, TRACEC_I_WRAPPING, TRACEC_I_HANDED };
 
 typedef struct tracec_i_half {
     _Atomic uint64_t state;
@@ -83,7 +89,7 @@ typedef struct tracec_i_half {
     uint8_t *mem;
     /* under the buffer mutex: */
     int phase;
-    uint64_t gen;
+    uint64_t gen;      /* advanced by 2 at each reset (so consecutive gens have distinct chunk tags); the memfd header's */
     uint32_t cur_blk;  /* blocks already delivered (ONESHOT/CIRCULAR) */
     size_t cur_off;    /* their bytes */
     int pinned;        /* a delivery is reading it */
@@ -114,6 +120,9 @@ typedef struct tracec_i_buffer {
     size_t size, watermark, phys, durable_cap, chunk;
     tracec_buffer_tracing_cb_t callback;
     void *callback_data;
+    tracec_buffer_handoff_cb_t handoff; /* non-NULL: handoff delivery (memfd only) */
+    void *handoff_data;
+    uint32_t max_wait_ms; /* LOSSLESS waits for room: 0 = no cap */
     int asym; /* chunk handover: asymmetric fence (membarrier) instead of a seq_cst store per packet */
 
     _Atomic int accepting;   /* the context is started and the buffer alive */
@@ -128,11 +137,16 @@ typedef struct tracec_i_buffer {
     /* Durable part (ONESHOT, CIRCULAR): bump-only, written under dmu. */
     pthread_mutex_t dmu;
     uint8_t *dmem;
-    /* A memfd's mapping that holds both halves and dmem (NULL: they are process memory). */
+    /* A memfd's mapping that holds the header page, both halves and dmem (NULL: they are process memory),
+       and its header (tracec/abi/shm_layout.h; NULL in process memory).  The engine only writes the
+       header: nothing read back from the memfd steers it. */
     uint8_t *map;
     size_t map_size;
+    tracec_shm_header *hdr;
+    uint64_t dgen; /* the durable part's generation (under dmu and mu), advanced by 2 at each clear */
     _Atomic size_t doff; /* committed bytes */
-    size_t dcur;         /* delivered bytes (deliverer only) */
+    size_t dcur;         /* delivered (handoff: walked) bytes (deliverer only) */
+    uint32_t dcur_blocks; /* handoff: blocks in [0, dcur) (deliverer only) */
     uint8_t *snap;       /* CIRCULAR: the copy a delivery hands out (deliverer only) */
     size_t snap_cap;
 
@@ -142,11 +156,17 @@ typedef struct tracec_i_buffer {
     uint64_t flush_req, flush_done;
     int delivering;
     int stealing;
+    /* Handoff bookkeeping of each region (halves 0, 1; 2 the durable part), under mu: handoffs
+       not saved yet, and the gen and extent of the last one (a region is handed again only with
+       something new).  `stalled`: a capped wait ran out; writers drop at once until a half is freed. */
+    uint32_t owed[3], last_extent[3];
+    uint64_t last_gen[3];
+    int stalled;
     struct tracec_i_wstate *writers;
-    void (*deliver)(struct tracec_i_buffer *b); /* tracec_i_deliver_pass: what its callback thread runs */
     _Atomic(struct tracec_i_thread *) thread;
 
     _Atomic uint64_t accepted, dropped, overwritten, delivered, deliveries, wm_requests, switches, waits, refused;
+    _Atomic uint64_t saves_ignored;
     _Atomic uint64_t epoch;
 } tracec_i_buffer;
 
@@ -191,8 +211,8 @@ static inline void tracec_i_unlock(pthread_mutex_t *m) {
     tracec_i_tls_locks--;
 }
 
-/* ---- handles.c: the bottom layer ------------------------------------------ */
-/* A live context as the layers below context.c see it (under tracec_i_global_mu). */
+/* ---- handles.c --------------------------------------------------------------- */
+/* A live context as the files other than context.c see it (under tracec_i_global_mu). */
 typedef struct tracec_i_ctx_slot {
     uint64_t handle; /* 0: free slot */
     int started;
@@ -241,21 +261,23 @@ static inline tracec_i_buffer *tracec_i_buffer_get(uint64_t handle) {
     return b;
 }
 
+/* Registers the process hooks (handles.c) with atexit and pthread_atfork, once. */
+void tracec_i_runtime_init(void);
 /*
- * What a layer does at exit() and around fork(); handles.c runs them, so no
- * file calls up to the layer above it.  at_exit runs from the top layer
- * down; fork_prepare from the bottom up after taking tracec_i_global_mu;
- * fork_parent and fork_child from the top down, then release it.
+ * What each part does at exit() and around fork(); handles.c calls them:
+ * at exit the contexts' hook; before a fork, after taking
+ * tracec_i_global_mu, the buffers' then the threads'; after it, in the
+ * parent and the child, the contexts' (child only), the threads' then the
+ * buffers', then tracec_i_global_mu is released.
  */
-typedef struct tracec_i_hooks {
-    void (*at_exit)(void);
-    void (*fork_prepare)(void);
-    void (*fork_parent)(void);
-    void (*fork_child)(void);
-} tracec_i_hooks;
-enum { TRACEC_I_LAYER_BUFFERS, TRACEC_I_LAYER_THREADS, TRACEC_I_LAYER_CONTEXTS, TRACEC_I_LAYERS };
-/* Registers `hooks` for `layer` (the first call of each layer wins) and atexit/atfork, once. */
-void tracec_i_runtime_init(int layer, const tracec_i_hooks *hooks);
+void tracec_i_contexts_at_exit(void);        /* context.c */
+void tracec_i_contexts_fork_child(void);     /* context.c */
+void tracec_i_threads_fork_prepare(void);    /* buffer_thread.c */
+void tracec_i_threads_fork_parent(void);
+void tracec_i_threads_fork_child(void);
+void tracec_i_buffers_fork_prepare(void);    /* lifecycle.c */
+void tracec_i_buffers_fork_parent(void);
+void tracec_i_buffers_fork_child(void);
 
 /* ---- kinds.c: the registry of buffer tracing kinds -------------------------- */
 bool tracec_i_kind_durable(uint32_t kind);
@@ -321,9 +343,22 @@ void tracec_i_do_switch(tracec_i_buffer *b, int x);
 tracec_status_t tracec_i_drop(tracec_i_buffer *b, tracec_status_t why);
 bool tracec_i_full_drop(tracec_i_buffer *b, uint32_t body, tracec_status_t *st);
 bool tracec_i_is_durable(const tracec_i_buffer *b, uint32_t category, uint32_t kind);
-int tracec_i_make_room(tracec_i_buffer *b, int h, uint32_t body, const tracec_i_wstate *ws, bool in_grow);
+/* `deadline`: the caller's, zeroed before its first call for a record or packet (a capped wait sets it). */
+int tracec_i_make_room(tracec_i_buffer *b, int h, uint32_t body, const tracec_i_wstate *ws, bool in_grow,
+                       struct timespec *deadline);
 void tracec_i_publish(tracec_i_half *hf);
-void tracec_i_reset_half(tracec_i_half *hf, bool unseal);
+void tracec_i_reset_half(tracec_i_buffer *b, int h, bool unseal);
+/* The memfd header (no-ops in process memory): the active half; the counters (under mu). */
+void tracec_i_shm_set_active(tracec_i_buffer *b, uint32_t h);
+void tracec_i_shm_publish_counters(tracec_i_buffer *b);
+/* The durable part's salvage hint: its bytes committed so far (under dmu). */
+void tracec_i_shm_note_durable(tracec_i_buffer *b, size_t end);
+/* The durable part is cleared: its generation advances before any byte is rewritten.  Under dmu and mu. */
+void tracec_i_reset_durable(tracec_i_buffer *b);
+/* Handoff: a region's words in the memfd header: extent, blocks, then handed (release).  Under mu. */
+void tracec_i_shm_hand(tracec_i_buffer *b, uint32_t region, uint32_t extent, uint32_t blocks);
+/* Handoff: the region's handed word back to FREE (all its handoffs were saved).  Under mu. */
+void tracec_i_shm_unhand(tracec_i_buffer *b, uint32_t region);
 void tracec_i_steal_half(tracec_i_buffer *b, int h, bool barrier);
 tracec_i_blk *tracec_i_try_reserve(tracec_i_buffer *b, tracec_i_half *hf, uint32_t body, uint32_t min_body, uint64_t *old, bool *sealed);
 uint64_t tracec_i_wait_published(tracec_i_half *hf);

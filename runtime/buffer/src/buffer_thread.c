@@ -69,7 +69,7 @@ static void *thread_main(void *arg) {
         for (size_t i = 0; i < TRACEC_MAX_BUFFERS; i++) {
             tracec_i_buffer *b = atomic_load_explicit(&tracec_i_buffers[i], memory_order_acquire);
             if (b == NULL || atomic_load_explicit(&b->thread, memory_order_acquire) != t) continue;
-            if (atomic_load_explicit(&b->pending, memory_order_acquire) != 0) b->deliver(b);
+            if (atomic_load_explicit(&b->pending, memory_order_acquire) != 0) tracec_i_deliver_pass(b);
         }
         tracec_i_lock(&t->mu);
         if (stop && t->kick == seen) break;
@@ -93,13 +93,8 @@ static void ensure_running(tracec_i_thread *t) {
     while (t->running && !atomic_load_explicit(&t->up, memory_order_acquire)) sched_yield();
 }
 
-static void fork_prepare(void);
-static void fork_parent(void);
-static void fork_child(void);
-static const tracec_i_hooks hooks = {NULL, fork_prepare, fork_parent, fork_child};
-
 static tracec_i_thread *new_thread(size_t slot) {
-    tracec_i_runtime_init(TRACEC_I_LAYER_THREADS, &hooks);
+    tracec_i_runtime_init();
     tracec_i_thread *t = (tracec_i_thread *)calloc(1, sizeof *t);
     if (t == NULL) return NULL;
     t->handle = slot + 1;
@@ -178,14 +173,14 @@ void tracec_i_threads_stop_all(void) {
     }
 }
 
-static void fork_prepare(void) {
+void tracec_i_threads_fork_prepare(void) {
     for (size_t i = 0; i < TRACEC_MAX_CALLBACK_THREADS; i++) {
         tracec_i_thread *t = atomic_load_explicit(&tracec_i_threads[i], memory_order_acquire);
         if (t != NULL) pthread_mutex_lock(&t->mu);
     }
 }
 
-static void fork_parent(void) {
+void tracec_i_threads_fork_parent(void) {
     for (size_t i = TRACEC_MAX_CALLBACK_THREADS; i-- > 0;) {
         tracec_i_thread *t = atomic_load_explicit(&tracec_i_threads[i], memory_order_acquire);
         if (t != NULL) pthread_mutex_unlock(&t->mu);
@@ -193,7 +188,7 @@ static void fork_parent(void) {
 }
 
 /* The child has no callback threads: they are started again on first use. */
-static void fork_child(void) {
+void tracec_i_threads_fork_child(void) {
     for (size_t i = 0; i < TRACEC_MAX_CALLBACK_THREADS; i++) {
         tracec_i_thread *t = atomic_load_explicit(&tracec_i_threads[i], memory_order_acquire);
         if (t == NULL) continue;

@@ -1,7 +1,7 @@
 /*
  * context.c - contexts, the initialize/start/stop/terminate lifecycle,
- * categories, tracec_finalize() (also at exit, through the hooks handles.c
- * runs).
+ * categories, tracec_finalize() (also at exit: handles.c calls
+ * tracec_i_contexts_at_exit()).
  *
  * Context state lives in a static table guarded by tracec_i_global_mu (the
  * handle and started flag in tracec_i_contexts[], handles.c); a handle is
@@ -34,19 +34,17 @@ typedef struct ctx {
 static ctx ctx_table[TRACEC_MAX_CONTEXTS];
 #define LIVE(c) (tracec_i_contexts[(c) - ctx_table])
 
-/* ---- process hooks: exit, fork (handles.c runs them) ----------------------- */
+/* ---- process hooks: exit, fork (handles.c calls them) ----------------------- */
 
 /* exit() from a thread with a packet open: that packet is abandoned (counted), so the
    final delivery does not wait for it. */
-static void at_exit(void) {
+void tracec_i_contexts_at_exit(void) {
     tracec_i_release_calling_thread_writers();
     (void)tracec_finalize();
 }
 
-/* The other layers' fork hooks run around this one (handles.c). */
-static void fork_child(void) { pthread_mutex_init(&life_mu, NULL); }
-
-static const tracec_i_hooks hooks = {at_exit, NULL, NULL, fork_child};
+/* The threads' and buffers' fork hooks run after this one (handles.c). */
+void tracec_i_contexts_fork_child(void) { pthread_mutex_init(&life_mu, NULL); }
 
 /* ---- lookup ------------------------------------------------------------------ */
 
@@ -147,7 +145,7 @@ tracec_status_t tracec_context_category_enabled(tracec_context_id_t context_id, 
 
 tracec_status_t tracec_create_context(tracec_context_id_t *context_id) {
     if (context_id == NULL) return TRACEC_STATUS_INVALID_ARGUMENT;
-    tracec_i_runtime_init(TRACEC_I_LAYER_CONTEXTS, &hooks);
+    tracec_i_runtime_init();
     if (atomic_load_explicit(&tracec_i_finalized, memory_order_acquire)) return TRACEC_STATUS_BAD_STATE;
     tracec_i_lock(&tracec_i_global_mu);
     for (size_t i = 0; i < TRACEC_MAX_CONTEXTS; i++) {

@@ -104,7 +104,8 @@ static void deliver_streaming_half(dctx *d, int f) {
     dflush(d);
     tracec_i_lock(&b->mu);
     F->phase = TRACEC_I_FREE;
-    tracec_i_reset_half(F, false);
+    tracec_i_reset_half(b, f, false);
+    b->stalled = 0;
     pthread_cond_broadcast(&b->cv);
 }
 
@@ -241,6 +242,220 @@ static void deliver_snapshot(dctx *d) {
     pthread_cond_broadcast(&b->cv);
 }
 
+/* ---- handoff: regions of the memfd handed to a reader ------------------------ */
+
+/* The handoffs decided under mu, made once it is released. */
+typedef struct hands {
+    size_t n;
+    struct {
+        uint32_t region, extent;
+        uint64_t gen;
+    } h[8];
+} hands;
+
+static uint64_t region_gen(const tracec_i_buffer *b, uint32_t region) {
+    return region == TRACEC_BUFFER_REGION_DURABLE ? b->dgen : b->half[region].gen;
+}
+
+static void hand_off(tracec_i_buffer *b, hands *hs);
+
+/*
+ * Hands [0, extent) of `region` (`blocks` blocks) if it holds something not
+ * handed yet: the header's words (extent, blocks, then handed), one more
+ * handoff owed, and the call queued.  mu held (released meanwhile if the
+ * queue is full: a pass queues at most four, so never in practice).
+ */
+static void hand(tracec_i_buffer *b, hands *hs, uint32_t region, size_t extent, uint32_t blocks) {
+    uint64_t gen = region_gen(b, region);
+    if (extent == 0 || (b->last_gen[region] == gen && extent <= b->last_extent[region])) return;
+    if (hs->n == sizeof hs->h / sizeof hs->h[0]) hand_off(b, hs);
+    tracec_i_shm_hand(b, region, (uint32_t)extent, blocks);
+    b->owed[region]++;
+    b->last_gen[region] = gen;
+    b->last_extent[region] = (uint32_t)extent;
+    hs->h[hs->n].region = region;
+    hs->h[hs->n].extent = (uint32_t)extent;
+    hs->h[hs->n].gen = gen;
+    hs->n++;
+}
+
+/* Makes the queued handoffs (mu held; released around the calls). */
+static void hand_off(tracec_i_buffer *b, hands *hs) {
+    if (hs->n == 0) return;
+    tracec_buffer_id_t id = {b->handle};
+    tracec_i_unlock(&b->mu);
+    for (size_t i = 0; i < hs->n; i++) {
+        b->handoff(id, hs->h[i].region, hs->h[i].gen, hs->h[i].extent, b->handoff_data);
+        atomic_fetch_add_explicit(&b->deliveries, 1, memory_order_relaxed);
+    }
+    tracec_i_lock(&b->mu);
+    hs->n = 0;
+}
+
+/* The bytes of the blocks of a half whose state word is `s` (all reserved blocks, complete). */
+static size_t state_extent(uint64_t s) {
+    return (size_t)TRACEC_I_CHARGED(s) + (size_t)TRACEC_I_BLK_HDR * TRACEC_I_BLOCKS(s);
+}
+
+/*
+ * STREAMING: the sealed half f, once its writers are done, is handed whole
+ * and stays HANDED until every handoff of it is saved (a half with nothing
+ * new is freed at once if nothing of it is owed).  mu held; dropped while
+ * waiting for the writers.
+ */
+static void hand_full_half(tracec_i_buffer *b, hands *hs, int f) {
+    tracec_i_half *F = &b->half[f];
+    b->stealing++;
+    tracec_i_wstate *list = b->writers;
+    tracec_i_unlock(&b->mu);
+    uint64_t s = tracec_i_wait_published(F);
+    tracec_i_wait_writers(b, list, f, NULL);
+    tracec_i_lock(&b->mu);
+    b->stealing--;
+    if (b->stealing == 0) tracec_i_reap(b);
+    F->phase = TRACEC_I_HANDED;
+    hand(b, hs, (uint32_t)f, state_extent(s), TRACEC_I_BLOCKS(s));
+    if (b->owed[f] == 0) {
+        F->phase = TRACEC_I_FREE;
+        tracec_i_reset_half(b, f, false);
+        b->stalled = 0;
+    }
+    pthread_cond_broadcast(&b->cv);
+}
+
+/*
+ * The completed prefix of the active half x (and, CIRCULAR, of the other
+ * half y too): x is sealed and its chunks taken from the writers (as for a
+ * ONESHOT/CIRCULAR delivery), its writers' open packets end, then it is
+ * unsealed and the writers continue in new chunks past the prefix.
+ * Returns the state words through *sx and *sy.  mu held; dropped while
+ * waiting.
+ */
+static void take_prefix(tracec_i_buffer *b, int x, bool both, uint64_t *sx, uint64_t *sy) {
+    int y = 1 - x;
+    tracec_i_half *X = &b->half[x], *Y = &b->half[y];
+    uint64_t s = atomic_fetch_or_explicit(&X->state, TRACEC_I_SEALED, memory_order_acq_rel);
+    tracec_i_steal_half(b, x, false);
+    X->pinned++;
+    if (both) Y->pinned++;
+    b->stealing++;
+    tracec_i_wstate *list = b->writers;
+    tracec_i_unlock(&b->mu);
+    tracec_i_wait_published(X);
+    tracec_i_wait_writers(b, list, x, NULL);
+    *sy = 0;
+    if (both) {
+        *sy = tracec_i_wait_published(Y);
+        tracec_i_wait_writers(b, list, y, NULL);
+    }
+    tracec_i_lock(&b->mu);
+    if (atomic_load_explicit(&b->accepting, memory_order_acquire) && !(s & TRACEC_I_SEALED))
+        atomic_store_explicit(&X->state, s, memory_order_release); /* unseal: nothing changed while sealed */
+    X->pinned--;
+    if (both) Y->pinned--;
+    b->stealing--;
+    if (b->stealing == 0) tracec_i_reap(b);
+    pthread_cond_broadcast(&b->cv);
+    *sx = s;
+}
+
+/* The durable part's complete blocks up to `to` (walked from where the last walk stopped). */
+static uint32_t durable_blocks(tracec_i_buffer *b, size_t to) {
+    while (b->dcur < to) {
+        const tracec_i_blk *rec = (const tracec_i_blk *)(const void *)(b->dmem + b->dcur);
+        b->dcur += TRACEC_I_BLK_HDR + rec->body;
+        b->dcur_blocks++;
+    }
+    return b->dcur_blocks;
+}
+
+static void handoff_streaming(tracec_i_buffer *b, uint32_t flags) {
+    hands hs = {0};
+    bool looked = false;
+    for (;;) {
+        int x = (int)atomic_load_explicit(&b->active, memory_order_acquire);
+        int y = 1 - x;
+        if (b->half[y].phase == TRACEC_I_FULL) {
+            hand_full_half(b, &hs, y);
+            continue;
+        }
+        if (b->half[x].phase == TRACEC_I_FULL) { /* sealed by a stop */
+            hand_full_half(b, &hs, x);
+            continue;
+        }
+        if (looked) break;
+        looked = true;
+        tracec_i_half *X = &b->half[x];
+        if (X->phase != TRACEC_I_ACTIVE) break;
+        if (!atomic_load_explicit(&b->accepting, memory_order_acquire)) {
+            /* Stopped: seal the active half; it is handed whole. */
+            atomic_fetch_or_explicit(&X->state, TRACEC_I_SEALED, memory_order_acq_rel);
+            tracec_i_steal_half(b, x, false);
+            X->phase = TRACEC_I_FULL;
+            continue;
+        }
+        uint64_t s = atomic_load_explicit(&X->state, memory_order_acquire);
+        if (flags & TRACEC_I_REQ_FLUSH) {
+            uint64_t sx, sy;
+            take_prefix(b, x, false, &sx, &sy);
+            if (X->phase == TRACEC_I_ACTIVE && (int)atomic_load_explicit(&b->active, memory_order_acquire) == x)
+                hand(b, &hs, (uint32_t)x, state_extent(sx), TRACEC_I_BLOCKS(sx));
+            continue; /* a stop meanwhile seals it: handed whole */
+        }
+        /* A watermark: switch if the other half is free (a full half was switched by its writer). */
+        if (flags != 0 && TRACEC_I_BLOCKS(s) != 0 && b->half[y].phase == TRACEC_I_FREE) {
+            tracec_i_do_switch(b, x);
+            continue;
+        }
+        break;
+    }
+    hand_off(b, &hs);
+}
+
+/* ONESHOT / CIRCULAR: a flush or stop hands what is new in the halves and the durable part. */
+static void handoff_snapshot(tracec_i_buffer *b) {
+    hands hs = {0};
+    while (b->half[0].phase == TRACEC_I_WRAPPING || b->half[1].phase == TRACEC_I_WRAPPING)
+        pthread_cond_wait(&b->cv, &b->mu);
+    int x = (int)atomic_load_explicit(&b->active, memory_order_acquire);
+    int y = 1 - x;
+    bool circ = b->mode == TRACEC_BUFFERING_MODE_CIRCULAR;
+    uint64_t sx, sy;
+    take_prefix(b, x, circ, &sx, &sy);
+    size_t dto = atomic_load_explicit(&b->doff, memory_order_acquire);
+    if (b->dmem != NULL) hand(b, &hs, TRACEC_BUFFER_REGION_DURABLE, dto, durable_blocks(b, dto));
+    /* Oldest first: the other half (CIRCULAR), then the active one (both pinned meanwhile: no wrap). */
+    if (circ) hand(b, &hs, (uint32_t)y, state_extent(sy), TRACEC_I_BLOCKS(sy));
+    hand(b, &hs, (uint32_t)x, state_extent(sx), TRACEC_I_BLOCKS(sx));
+    hand_off(b, &hs);
+}
+
+tracec_status_t tracec_buffer_region_saved(tracec_buffer_id_t buffer_id, uint32_t region, uint64_t gen) {
+    tracec_i_buffer *b = tracec_i_buffer_get(buffer_id.handle);
+    if (b == NULL) return TRACEC_STATUS_BUFFER_NOT_FOUND;
+    tracec_status_t st = TRACEC_STATUS_BAD_STATE;
+    tracec_i_lock(&b->mu);
+    bool has = region < 2 ? b->half[region].mem != NULL : region == TRACEC_BUFFER_REGION_DURABLE && b->dmem != NULL;
+    if (!has) {
+        st = TRACEC_STATUS_INVALID_ARGUMENT;
+    } else if (b->handoff != NULL && b->owed[region] > 0 && region_gen(b, region) == gen) {
+        st = TRACEC_STATUS_SUCCESS;
+        if (--b->owed[region] == 0) {
+            tracec_i_shm_unhand(b, region);
+            if (region < 2 && b->half[region].phase == TRACEC_I_HANDED) {
+                b->half[region].phase = TRACEC_I_FREE;
+                tracec_i_reset_half(b, (int)region, false);
+                b->stalled = 0;
+                pthread_cond_broadcast(&b->cv);
+            }
+        }
+    }
+    if (st != TRACEC_STATUS_SUCCESS) atomic_fetch_add_explicit(&b->saves_ignored, 1, memory_order_relaxed);
+    tracec_i_unlock(&b->mu);
+    tracec_i_buffer_put(b);
+    return st;
+}
+
 void tracec_i_deliver_pass(tracec_i_buffer *b) {
     tracec_i_thread *t = tracec_i_current_thread;
     if (t == NULL) return;
@@ -262,12 +477,16 @@ void tracec_i_deliver_pass(tracec_i_buffer *b) {
     uint32_t flags = atomic_exchange_explicit(&b->pending, 0, memory_order_acq_rel);
     uint64_t ticket = b->flush_req;
     dctx d = {b, t, 0};
-    if (b->mode == TRACEC_BUFFERING_MODE_STREAMING) {
+    if (b->handoff != NULL) {
+        if (b->mode == TRACEC_BUFFERING_MODE_STREAMING) handoff_streaming(b, flags);
+        else if (flags & TRACEC_I_REQ_FLUSH) handoff_snapshot(b);
+    } else if (b->mode == TRACEC_BUFFERING_MODE_STREAMING) {
         deliver_streaming(&d, flags);
     } else if (flags & TRACEC_I_REQ_FLUSH) {
         deliver_snapshot(&d);
     }
     if (b->flush_done < ticket) b->flush_done = ticket;
+    tracec_i_shm_publish_counters(b);
     b->delivering = 0;
     pthread_cond_broadcast(&b->cv);
     bool again = atomic_load_explicit(&b->pending, memory_order_acquire) != 0;

@@ -1,8 +1,8 @@
 /*
- * handles.c - the bottom of the buffer module: the global lock, the handle
- * tables (buffers, callback threads, the live contexts' handles and started
- * flags), the finalized flag, and the process hooks (atexit, fork) that run
- * the layers above through the hooks they register.
+ * handles.c - the global lock, the handle tables (buffers, callback
+ * threads, the live contexts' handles and started flags), the finalized
+ * flag, and the process hooks (atexit, fork), which call the contexts',
+ * threads' and buffers' hooks in a fixed order.
  *
  * Buffer handles: each slot of tracec_i_buffers[] holds one struct for good
  * (made at the slot's first create, never freed, so a stale pointer is safe
@@ -20,8 +20,6 @@
  * take other slots meanwhile.  At most TRACEC_MAX_BUFFERS are alive at once;
  * any number may be created and destroyed in a process's life.
  *
- * Everything else in runtime/buffer calls down to this file and it calls
- * nothing of theirs directly: dependencies run context -> buffer -> handles.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdlib.h>
@@ -55,40 +53,25 @@ int tracec_i_context_started(uint64_t h) {
 
 /* ---- process hooks: atexit, atfork ------------------------------------------ */
 
-static const tracec_i_hooks *_Atomic hooks[TRACEC_I_LAYERS];
+static void at_exit(void) { tracec_i_contexts_at_exit(); }
 
-static const tracec_i_hooks *hook(int layer) { return atomic_load_explicit(&hooks[layer], memory_order_acquire); }
-
-/* From the top layer down. */
-static void at_exit(void) {
-    for (int i = TRACEC_I_LAYERS - 1; i >= 0; i--) {
-        const tracec_i_hooks *h = hook(i);
-        if (h != NULL && h->at_exit != NULL) h->at_exit();
-    }
-}
-
-/* The global lock first, then each layer from the bottom up; the others undo it in reverse. */
+/* The global lock first, then the buffers' locks, then the callback threads'; undone in reverse. */
 static void fork_prepare(void) {
     pthread_mutex_lock(&tracec_i_global_mu);
-    for (int i = 0; i < TRACEC_I_LAYERS; i++) {
-        const tracec_i_hooks *h = hook(i);
-        if (h != NULL && h->fork_prepare != NULL) h->fork_prepare();
-    }
+    tracec_i_buffers_fork_prepare();
+    tracec_i_threads_fork_prepare();
 }
 
 static void fork_parent(void) {
-    for (int i = TRACEC_I_LAYERS - 1; i >= 0; i--) {
-        const tracec_i_hooks *h = hook(i);
-        if (h != NULL && h->fork_parent != NULL) h->fork_parent();
-    }
+    tracec_i_threads_fork_parent();
+    tracec_i_buffers_fork_parent();
     pthread_mutex_unlock(&tracec_i_global_mu);
 }
 
 static void fork_child(void) {
-    for (int i = TRACEC_I_LAYERS - 1; i >= 0; i--) {
-        const tracec_i_hooks *h = hook(i);
-        if (h != NULL && h->fork_child != NULL) h->fork_child();
-    }
+    tracec_i_contexts_fork_child();
+    tracec_i_threads_fork_child();
+    tracec_i_buffers_fork_child();
     pthread_mutex_unlock(&tracec_i_global_mu);
     pthread_mutex_init(&tracec_i_global_mu, NULL);
 }
@@ -100,10 +83,8 @@ static void init(void) {
     pthread_atfork(fork_prepare, fork_parent, fork_child);
 }
 
-void tracec_i_runtime_init(int layer, const tracec_i_hooks *h) {
-    if (hook(layer) == NULL) atomic_store_explicit(&hooks[layer], h, memory_order_release);
-    pthread_once(&init_once, init);
-}
+/* Called by the first create of a context, buffer or callback thread. */
+void tracec_i_runtime_init(void) { pthread_once(&init_once, init); }
 
 /* The locks of this runtime the calling thread holds (tracec_i_lock() in buffer_internal.h). */
 _Thread_local uint32_t tracec_i_tls_locks;

@@ -60,8 +60,16 @@ tracec_status_t tracec_flush_buffer_async(tracec_buffer_id_t buffer_id) {
     return st;
 }
 
+/* Wakes every writer waiting for room: they find the buffer not accepting (CLOSED). */
+static void release_waiters(tracec_i_buffer *b) {
+    tracec_i_lock(&b->mu);
+    pthread_cond_broadcast(&b->cv);
+    tracec_i_unlock(&b->mu);
+}
+
 void tracec_i_buffer_stop(tracec_i_buffer *b) {
     atomic_store_explicit(&b->accepting, 0, memory_order_seq_cst);
+    release_waiters(b);
     uint64_t ticket = flush_request(b);
     if (tracec_i_current_thread == NULL) flush_wait(b, ticket);
 }
@@ -79,6 +87,7 @@ void tracec_i_buffer_start(tracec_i_buffer *b, tracec_buffer_disposition_t dispo
     tracec_i_steal_half(b, 0, true);
     tracec_i_steal_half(b, 1, true);
     if (disposition == TRACEC_BUFFER_DISPOSITION_CLEAR_ENTIRE) {
+        tracec_i_reset_durable(b);
         atomic_store_explicit(&b->doff, 0, memory_order_relaxed);
         b->dcur = 0;
         atomic_fetch_add_explicit(&b->epoch, 1, memory_order_relaxed);
@@ -87,18 +96,29 @@ void tracec_i_buffer_start(tracec_i_buffer *b, tracec_buffer_disposition_t dispo
                  disposition == TRACEC_BUFFER_DISPOSITION_CLEAR_NONDURABLE;
     int x = (int)atomic_load_explicit(&b->active, memory_order_relaxed);
     tracec_i_half *X = &b->half[x];
+    b->stalled = 0;
     if (b->mode == TRACEC_BUFFERING_MODE_STREAMING) {
-        /* stop delivered and freed both halves */
+        /* Stop delivered and freed both halves, or handed them (handoff): the run starts in a
+           free one; if the reader still owes both, the active one is taken back (its gen
+           advances first, so a reader that copies it late sees the change). */
+        if (X->phase != TRACEC_I_FREE && b->half[1 - x].phase == TRACEC_I_FREE) {
+            x = 1 - x;
+            X = &b->half[x];
+            atomic_store_explicit(&b->active, (uint32_t)x, memory_order_release);
+        }
+        if (X->phase == TRACEC_I_HANDED) tracec_i_shm_unhand(b, (uint32_t)x);
         X->phase = TRACEC_I_ACTIVE;
-        tracec_i_reset_half(X, true);
+        tracec_i_reset_half(b, x, true);
+        tracec_i_shm_set_active(b, (uint32_t)x);
     } else if (clear) {
         atomic_store_explicit(&b->full, 0, memory_order_relaxed); /* published by the state's release below */
         for (int i = 0; i < 2; i++) {
             if (b->half[i].mem == NULL) continue;
             b->half[i].phase = TRACEC_I_FREE;
-            tracec_i_reset_half(&b->half[i], false);
+            tracec_i_reset_half(b, i, false);
         }
         atomic_store_explicit(&b->active, 0, memory_order_release);
+        tracec_i_shm_set_active(b, 0);
         b->half[0].phase = TRACEC_I_ACTIVE;
         atomic_store_explicit(&b->half[0].state, 0, memory_order_release);
     } else {
@@ -110,11 +130,6 @@ void tracec_i_buffer_start(tracec_i_buffer *b, tracec_buffer_disposition_t dispo
     tracec_i_unlock(&b->mu);
     tracec_i_unlock(&b->dmu);
 }
-
-static void fork_prepare(void);
-static void fork_parent(void);
-static void fork_child(void);
-static const tracec_i_hooks hooks = {NULL, fork_prepare, fork_parent, fork_child};
 
 /* ---- creation, destruction, queries ---------------------------------------- */
 
@@ -156,22 +171,30 @@ static void adopt(tracec_i_buffer *b, const tracec_i_buffer *t, tracec_i_thread 
     b->chunk = t->chunk;
     b->callback = t->callback;
     b->callback_data = t->callback_data;
+    b->handoff = t->handoff;
+    b->handoff_data = t->handoff_data;
+    b->max_wait_ms = t->max_wait_ms;
+    b->stalled = 0;
+    b->dcur_blocks = 0;
     b->asym = t->asym;
-    b->deliver = tracec_i_deliver_pass;
     atomic_store_explicit(&b->accepting, 0, memory_order_relaxed);
     atomic_store_explicit(&b->destroyed, 0, memory_order_relaxed);
     atomic_store_explicit(&b->full, 0, memory_order_relaxed);
     atomic_store_explicit(&b->active, 0, memory_order_relaxed);
+    b->dmem = t->dmem;
+    b->map = t->map;
+    b->map_size = t->map_size;
+    b->hdr = t->hdr;
     for (int i = 0; i < 2; i++) {
         tracec_i_half *hf = &b->half[i];
         hf->mem = t->half[i].mem;
         hf->phase = TRACEC_I_FREE;
         hf->pinned = 0;
-        tracec_i_reset_half(hf, false);
+        hf->gen = 0;
+        tracec_i_reset_half(b, i, false);
     }
-    b->dmem = t->dmem;
-    b->map = t->map;
-    b->map_size = t->map_size;
+    b->dgen = 0;
+    tracec_i_reset_durable(b);
     atomic_store_explicit(&b->doff, 0, memory_order_relaxed);
     b->dcur = 0;
     b->snap = NULL;
@@ -182,8 +205,9 @@ static void adopt(tracec_i_buffer *b, const tracec_i_buffer *t, tracec_i_thread 
     b->stealing = 0;
     b->writers = NULL; /* empty: a state holds its buffer until it is detached */
     atomic_store_explicit(&b->thread, thread, memory_order_relaxed);
-    _Atomic uint64_t *counters[] = {&b->accepted, &b->dropped,  &b->overwritten, &b->delivered, &b->deliveries,
-                                    &b->wm_requests, &b->switches, &b->waits,      &b->refused};
+    _Atomic uint64_t *counters[] = {&b->accepted,    &b->dropped,  &b->overwritten, &b->delivered,
+                                    &b->deliveries,  &b->wm_requests, &b->switches, &b->waits,
+                                    &b->refused,     &b->saves_ignored};
     for (size_t i = 0; i < sizeof counters / sizeof counters[0]; i++)
         atomic_store_explicit(counters[i], 0, memory_order_relaxed);
     atomic_fetch_add_explicit(&b->epoch, 1, memory_order_relaxed); /* never an earlier incarnation's */
@@ -221,6 +245,7 @@ static void free_memory(tracec_i_buffer *t) {
     }
     t->map = NULL;
     t->map_size = 0;
+    t->hdr = NULL;
     t->half[0].mem = t->half[1].mem = NULL;
     t->dmem = NULL;
 }
@@ -255,11 +280,16 @@ static bool geometry_of(int mode, size_t size, size_t durable_size, geometry *g)
     return true;
 }
 
+/* The bytes of a memfd that holds this geometry: the header page, the halves, the durable part. */
+static size_t memfd_bytes(const geometry *g) {
+    return (size_t)TRACEC_SHM_HEADER_BYTES + (size_t)g->halves * g->half_bytes + g->durable_cap;
+}
+
 size_t tracec_buffer_memory_size(tracec_buffering_mode_t mode, size_t size, size_t durable_size) {
     geometry g;
     int m = mode == TRACEC_BUFFERING_MODE_DEFAULT ? TRACEC_BUFFERING_MODE_STREAMING : (int)mode;
     if (!geometry_of(m, size, durable_size, &g)) return 0;
-    return (size_t)g.halves * g.half_bytes + g.durable_cap;
+    return memfd_bytes(&g);
 }
 
 uint32_t tracec_i_buffer_test_memfd;
@@ -268,7 +298,7 @@ static tracec_status_t map_memfd(tracec_i_buffer *t, const geometry *g, int fd);
 
 /* Tests: a memfd of the buffer's own, as a caller makes one (sized, sealed), mapped, then closed. */
 static tracec_status_t own_memfd(tracec_i_buffer *t, const geometry *g) {
-    size_t need = (size_t)g->halves * g->half_bytes + g->durable_cap;
+    size_t need = memfd_bytes(g);
     int fd = memfd_create("tracec-buffer", MFD_CLOEXEC | MFD_ALLOW_SEALING);
     if (fd < 0) return TRACEC_STATUS_OUT_OF_MEMORY;
     tracec_status_t st = TRACEC_STATUS_OUT_OF_MEMORY;
@@ -299,7 +329,7 @@ static tracec_status_t place_memory(tracec_i_buffer *t, const geometry *g, const
 }
 
 static tracec_status_t map_memfd(tracec_i_buffer *t, const geometry *g, int fd) {
-    size_t need = (size_t)g->halves * g->half_bytes + g->durable_cap;
+    size_t need = memfd_bytes(g);
     struct stat st;
     int seals = fcntl(fd, F_GET_SEALS); /* fails (EINVAL) for anything but a memfd */
     if (seals < 0 || !(seals & F_SEAL_SHRINK) || fstat(fd, &st) != 0 || st.st_size < 0 ||
@@ -310,15 +340,29 @@ static tracec_status_t map_memfd(tracec_i_buffer *t, const geometry *g, int fd) 
     (void)madvise(m, need, MADV_DONTFORK); /* a fork child never writes into it (fork_child) */
     t->map = (uint8_t *)m;
     t->map_size = need;
-    for (int i = 0; i < g->halves; i++) t->half[i].mem = t->map + (size_t)i * g->half_bytes;
-    if (g->durable_cap) t->dmem = t->map + (size_t)g->halves * g->half_bytes;
+    uint8_t *regions = t->map + TRACEC_SHM_HEADER_BYTES;
+    for (int i = 0; i < g->halves; i++) t->half[i].mem = regions + (size_t)i * g->half_bytes;
+    if (g->durable_cap) t->dmem = regions + (size_t)g->halves * g->half_bytes;
+    /* The header (tracec/abi/shm_layout.h): whatever the memfd held is overwritten; the geometry
+       now, the region words as the buffer runs (adopt() writes the first generations). */
+    tracec_shm_header *hd = (tracec_shm_header *)(void *)t->map;
+    memset(hd, 0, TRACEC_SHM_HEADER_BYTES);
+    hd->version = TRACEC_SHM_VERSION;
+    hd->header_bytes = TRACEC_SHM_HEADER_BYTES;
+    hd->mode = (uint32_t)t->mode;
+    hd->halves = (uint32_t)g->halves;
+    hd->size = g->size;
+    hd->half_bytes = g->half_bytes;
+    hd->durable_bytes = g->durable_cap;
+    __atomic_store_n(&hd->magic, TRACEC_SHM_MAGIC, __ATOMIC_RELEASE); /* last: the header is whole */
+    t->hdr = hd;
     return TRACEC_STATUS_SUCCESS;
 }
 
 tracec_status_t tracec_create_buffer_with_config(tracec_context_id_t context, const tracec_buffer_config_t *cfg,
                                                  tracec_buffer_id_t *buffer_id) {
     if (cfg == NULL || buffer_id == NULL) return TRACEC_STATUS_INVALID_ARGUMENT;
-    tracec_i_runtime_init(TRACEC_I_LAYER_BUFFERS, &hooks);
+    tracec_i_runtime_init();
     if (atomic_load_explicit(&tracec_i_finalized, memory_order_acquire)) return TRACEC_STATUS_BAD_STATE;
     int mode = cfg->mode == TRACEC_BUFFERING_MODE_DEFAULT ? TRACEC_BUFFERING_MODE_STREAMING : (int)cfg->mode;
     if (mode < TRACEC_BUFFERING_MODE_ONESHOT || mode >= TRACEC_BUFFERING_MODE_LAST)
@@ -328,7 +372,11 @@ tracec_status_t tracec_create_buffer_with_config(tracec_context_id_t context, co
         return TRACEC_STATUS_INVALID_ARGUMENT;
     if (mode != TRACEC_BUFFERING_MODE_STREAMING && cfg->policy == TRACEC_BUFFER_POLICY_LOSSLESS)
         return TRACEC_STATUS_UNSUPPORTED;
-    if (cfg->size == 0 || cfg->callback == NULL || cfg->watermark > cfg->size) return TRACEC_STATUS_INVALID_ARGUMENT;
+    if (cfg->size == 0 || cfg->watermark > cfg->size) return TRACEC_STATUS_INVALID_ARGUMENT;
+    /* One delivery: the callback, or a handoff of the memfd's regions to their reader. */
+    if (cfg->handoff != NULL ? cfg->callback != NULL || cfg->memory != TRACEC_BUFFER_MEMORY_MEMFD
+                             : cfg->callback == NULL)
+        return TRACEC_STATUS_INVALID_ARGUMENT;
     if (cfg->size > TRACEC_MAX_BUFFER_SIZE || cfg->durable_size > TRACEC_MAX_BUFFER_SIZE)
         return TRACEC_STATUS_LIMIT_EXCEEDED;
     if (!tracec_i_context_exists(context.handle)) return TRACEC_STATUS_CONTEXT_NOT_FOUND;
@@ -352,6 +400,9 @@ tracec_status_t tracec_create_buffer_with_config(tracec_context_id_t context, co
     t.chunk = chunk & ~(size_t)7;
     t.callback = cfg->callback;
     t.callback_data = cfg->callback_data;
+    t.handoff = cfg->handoff;
+    t.handoff_data = cfg->handoff_data;
+    t.max_wait_ms = cfg->max_wait_ms != 0 || cfg->handoff == NULL ? cfg->max_wait_ms : TRACEC_BUFFER_MAX_WAIT_DEFAULT_MS;
     t.ctx_handle = context.handle;
     t.durable_cap = g.durable_cap;
     tracec_status_t placed = place_memory(&t, &g, cfg);
@@ -425,6 +476,7 @@ static tracec_status_t destroy(tracec_i_buffer *b, uint64_t handle) {
     atomic_store_explicit(&b->destroyed, 1, memory_order_release);
     /* Deliver what is left while the buffer still looks alive to its thread. */
     atomic_store_explicit(&b->accepting, 0, memory_order_seq_cst);
+    release_waiters(b);
     if (!atomic_load_explicit(&tracec_i_finalized, memory_order_acquire)) flush_wait(b, flush_request(b));
     tracec_i_lock(&b->dmu);
     tracec_i_lock(&b->mu);
@@ -507,6 +559,7 @@ tracec_status_t tracec_query_buffer_stats(tracec_buffer_id_t buffer_id, tracec_b
     st->half_switches = atomic_load(&b->switches);
     st->producer_waits = atomic_load(&b->waits);
     st->refused = atomic_load(&b->refused);
+    st->saves_ignored = atomic_load(&b->saves_ignored);
     tracec_i_buffer_put(b);
     return TRACEC_STATUS_SUCCESS;
 }
@@ -522,7 +575,7 @@ tracec_status_t tracec_buffer_epoch(tracec_buffer_id_t buffer_id, uint64_t *epoc
 
 /* ---- fork ------------------------------------------------------------------ */
 
-static void fork_prepare(void) {
+void tracec_i_buffers_fork_prepare(void) {
     for (size_t i = 0; i < TRACEC_MAX_BUFFERS; i++) {
         tracec_i_buffer *b = atomic_load_explicit(&tracec_i_buffers[i], memory_order_acquire);
         if (b == NULL) continue;
@@ -531,7 +584,7 @@ static void fork_prepare(void) {
     pthread_mutex_lock(&tracec_i_pool_mu); /* after the buffers': tracec_i_make_room() takes it under b->mu */
 }
 
-static void fork_parent(void) {
+void tracec_i_buffers_fork_parent(void) {
     pthread_mutex_unlock(&tracec_i_pool_mu);
     for (size_t i = TRACEC_MAX_BUFFERS; i-- > 0;) {
         tracec_i_buffer *b = atomic_load_explicit(&tracec_i_buffers[i], memory_order_acquire);
@@ -541,7 +594,7 @@ static void fork_parent(void) {
 }
 
 /* The child starts with empty buffers: it must never deliver the parent's records. */
-static void fork_child(void) {
+void tracec_i_buffers_fork_child(void) {
     pthread_mutex_init(&tracec_i_pool_mu, NULL);
     /* The registration belongs to the process: make sure the child has one, or fall back. */
     if (tracec_i_membarrier && !tracec_i_membarrier_register()) {
@@ -576,6 +629,7 @@ static void fork_child(void) {
                destroyed (every call refuses its handle; its slot can be taken again). */
             b->map = NULL;
             b->map_size = 0;
+            b->hdr = NULL;
             b->half[0].mem = b->half[1].mem = NULL;
             b->dmem = NULL;
             b->durable_cap = 0;
@@ -591,7 +645,7 @@ static void fork_child(void) {
         for (int h = 0; h < 2; h++) {
             b->half[h].phase = TRACEC_I_FREE;
             b->half[h].pinned = 0;
-            tracec_i_reset_half(&b->half[h], false);
+            tracec_i_reset_half(b, h, false);
         }
         atomic_store(&b->active, 0);
         atomic_store(&b->full, 0);
@@ -607,6 +661,7 @@ static void fork_child(void) {
         atomic_store(&b->switches, 0);
         atomic_store(&b->waits, 0);
         atomic_store(&b->refused, 0);
+        atomic_store(&b->saves_ignored, 0);
         if (atomic_load(&b->accepting)) {
             b->half[0].phase = TRACEC_I_ACTIVE;
             atomic_store(&b->half[0].state, 0);

@@ -23,6 +23,7 @@
  */
 static int acquire_chunk(tracec_i_buffer *b, tracec_i_wstate *ws, uint32_t min_body, bool in_grow,
                          const uint8_t *partial_src, size_t partial) {
+    struct timespec deadline = {0, 0};
     for (;;) {
         if (!atomic_load_explicit(&b->accepting, memory_order_acquire)) return TRACEC_STATUS_CLOSED;
         int h = (int)atomic_load_explicit(&b->active, memory_order_acquire);
@@ -39,7 +40,7 @@ static int acquire_chunk(tracec_i_buffer *b, tracec_i_wstate *ws, uint32_t min_b
         if (blk != NULL) {
             blk->size = TRACEC_I_CHUNK_MARK;
             __atomic_store_n(&blk->committed, 0u, __ATOMIC_RELAXED);
-            blk->kind = 0;
+            blk->kind = TRACEC_SHM_CHUNK_TAG(hf->gen); /* the half's generation (hf->gen: under mu) */
             uint8_t *body = (uint8_t *)(blk + 1);
             if (partial) memcpy(body, partial_src, partial);
             tracec_i_publish(hf);
@@ -53,7 +54,7 @@ static int acquire_chunk(tracec_i_buffer *b, tracec_i_wstate *ws, uint32_t min_b
             tracec_i_watermark_check(b, TRACEC_I_CHARGED(old), (uint64_t)TRACEC_I_CHARGED(old) + blk->body);
             return TRACEC_STATUS_SUCCESS;
         }
-        int r = tracec_i_make_room(b, h, min_body, ws, in_grow);
+        int r = tracec_i_make_room(b, h, min_body, ws, in_grow, &deadline);
         if (r != TRACEC_I_RETRY) return r;
     }
 }
@@ -383,6 +384,7 @@ tracec_status_t tracec_i_buffer_commit(tracec_buffer_writer *bw, int unended, ui
     uint8_t *next = w->base + TRACEC_I_BLK_HDR + rec->body;
     if (kind_of_packet == 2) {
         atomic_store_explicit(&b->doff, (size_t)(next - b->dmem), memory_order_release);
+        tracec_i_shm_note_durable(b, (size_t)(next - b->dmem));
         tracec_i_unlock(&b->dmu);
         atomic_fetch_add_explicit(&b->accepted, 1, memory_order_relaxed);
     } else {

@@ -19,6 +19,96 @@ bool tracec_i_is_durable(const tracec_i_buffer *b, uint32_t category, uint32_t k
            tracec_i_kind_durable(kind);
 }
 
+/* ---- the memfd header (tracec/abi/shm_layout.h); no-ops in process memory ---- */
+
+/* A store into the header another process reads: atomic, so it is never torn. */
+#define SHM_STORE(field, v, order) __atomic_store_n(&(field), (v), order)
+
+/*
+ * Resets half h (under mu): its generation advances (in the memfd header
+ * too, with a release store, before the state word below lets any writer
+ * reserve in it again: every byte rewritten from now on comes after it),
+ * and its region words say "nothing handed, nothing reserved".
+ */
+void tracec_i_reset_half(tracec_i_buffer *b, int h, bool unseal) {
+    tracec_i_half *hf = &b->half[h];
+    hf->gen += 2u;
+    /* A handoff of the old generation is void: a late "saved" for it is ignored (and counted). */
+    b->owed[h] = 0;
+    b->last_extent[h] = 0;
+    b->last_gen[h] = 0;
+    if (b->hdr != NULL && hf->mem != NULL) {
+        tracec_shm_region *r = &b->hdr->half[h];
+        SHM_STORE(r->gen, hf->gen, __ATOMIC_RELEASE);
+        SHM_STORE(r->handed, (uint32_t)TRACEC_SHM_REGION_FREE, __ATOMIC_RELEASE);
+        SHM_STORE(r->extent, 0u, __ATOMIC_RELAXED);
+        SHM_STORE(r->blocks, 0u, __ATOMIC_RELAXED);
+        SHM_STORE(r->reserved, 0u, __ATOMIC_RELAXED);
+    }
+    hf->cur_blk = 0;
+    hf->cur_off = 0;
+    atomic_store_explicit(&hf->published, 0, memory_order_relaxed);
+    atomic_store_explicit(&hf->state, unseal ? 0 : TRACEC_I_SEALED, memory_order_release);
+}
+
+void tracec_i_reset_durable(tracec_i_buffer *b) {
+    b->dgen += 2u;
+    b->owed[2] = 0;
+    b->last_extent[2] = 0;
+    b->last_gen[2] = 0;
+    b->dcur_blocks = 0;
+    if (b->hdr == NULL || b->dmem == NULL) return;
+    tracec_shm_region *r = &b->hdr->durable;
+    SHM_STORE(r->gen, b->dgen, __ATOMIC_RELEASE);
+    SHM_STORE(r->handed, (uint32_t)TRACEC_SHM_REGION_FREE, __ATOMIC_RELEASE);
+    SHM_STORE(r->extent, 0u, __ATOMIC_RELAXED);
+    SHM_STORE(r->blocks, 0u, __ATOMIC_RELAXED);
+    SHM_STORE(r->reserved, 0u, __ATOMIC_RELAXED);
+}
+
+static tracec_shm_region *shm_region(tracec_i_buffer *b, uint32_t region) {
+    return region == TRACEC_BUFFER_REGION_DURABLE ? &b->hdr->durable : &b->hdr->half[region];
+}
+
+void tracec_i_shm_hand(tracec_i_buffer *b, uint32_t region, uint32_t extent, uint32_t blocks) {
+    tracec_shm_region *r = shm_region(b, region);
+    SHM_STORE(r->extent, extent, __ATOMIC_RELAXED);
+    SHM_STORE(r->blocks, blocks, __ATOMIC_RELAXED);
+    SHM_STORE(r->handed, (uint32_t)TRACEC_SHM_REGION_HANDED, __ATOMIC_RELEASE);
+}
+
+void tracec_i_shm_unhand(tracec_i_buffer *b, uint32_t region) {
+    SHM_STORE(shm_region(b, region)->handed, (uint32_t)TRACEC_SHM_REGION_FREE, __ATOMIC_RELEASE);
+}
+
+void tracec_i_shm_note_durable(tracec_i_buffer *b, size_t end) {
+    if (b->hdr != NULL) SHM_STORE(b->hdr->durable.reserved, (uint32_t)end, __ATOMIC_RELAXED);
+}
+
+void tracec_i_shm_set_active(tracec_i_buffer *b, uint32_t h) {
+    if (b->hdr != NULL) SHM_STORE(b->hdr->active, h, __ATOMIC_RELEASE);
+}
+
+void tracec_i_shm_publish_counters(tracec_i_buffer *b) {
+    if (b->hdr == NULL) return;
+    uint64_t in_writers = 0;
+    for (tracec_i_wstate *ws = b->writers; ws; ws = ws->next) in_writers += __atomic_load_n(&ws->packets, __ATOMIC_RELAXED);
+    tracec_shm_header *hd = b->hdr;
+    SHM_STORE(hd->accepted, atomic_load_explicit(&b->accepted, memory_order_relaxed) + in_writers, __ATOMIC_RELAXED);
+    SHM_STORE(hd->dropped, atomic_load_explicit(&b->dropped, memory_order_relaxed), __ATOMIC_RELAXED);
+    SHM_STORE(hd->overwritten, atomic_load_explicit(&b->overwritten, memory_order_relaxed), __ATOMIC_RELAXED);
+    SHM_STORE(hd->refused, atomic_load_explicit(&b->refused, memory_order_relaxed), __ATOMIC_RELEASE);
+}
+
+/*
+ * The salvage hint of half h: bytes reserved so far, `end` (relaxed; racing
+ * reservers may store out of order, which a hint tolerates).
+ */
+static void shm_note_reserved(tracec_i_buffer *b, const tracec_i_half *hf, uint64_t end) {
+    uint32_t *w = &b->hdr->half[hf - b->half].reserved;
+    if (__atomic_load_n(w, __ATOMIC_RELAXED) < (uint32_t)end) SHM_STORE(*w, (uint32_t)end, __ATOMIC_RELAXED);
+}
+
 static void request(tracec_i_buffer *b, uint32_t flag) {
     uint32_t old = atomic_fetch_or_explicit(&b->pending, flag, memory_order_acq_rel);
     if (old == 0) tracec_i_kick(b);
@@ -58,6 +148,8 @@ tracec_i_blk *tracec_i_try_reserve(tracec_i_buffer *b, tracec_i_half *hf, uint32
         if (atomic_compare_exchange_weak_explicit(&hf->state, &s, s + TRACEC_I_ONE_BLOCK + take,
                                                   memory_order_acquire, memory_order_relaxed)) {
             *old = s;
+            if (b->hdr != NULL)
+                shm_note_reserved(b, hf, (uint64_t)TRACEC_I_CHARGED(s) + take + (size_t)TRACEC_I_BLK_HDR * (TRACEC_I_BLOCKS(s) + 1u));
             tracec_i_blk *blk =
                 (tracec_i_blk *)(void *)(hf->mem + TRACEC_I_CHARGED(s) + (size_t)TRACEC_I_BLK_HDR * TRACEC_I_BLOCKS(s));
             blk->body = take;
@@ -120,14 +212,6 @@ void tracec_i_wait_writers(const tracec_i_buffer *b, tracec_i_wstate *list, int 
     }
 }
 
-void tracec_i_reset_half(tracec_i_half *hf, bool unseal) {
-    hf->gen++;
-    hf->cur_blk = 0;
-    hf->cur_off = 0;
-    atomic_store_explicit(&hf->published, 0, memory_order_relaxed);
-    atomic_store_explicit(&hf->state, unseal ? 0 : TRACEC_I_SEALED, memory_order_release);
-}
-
 /* Number of records in blocks [from, to) starting at byte `off`. */
 static uint64_t count_records(const tracec_i_half *hf, uint32_t from, uint32_t to, size_t off) {
     uint64_t n = 0;
@@ -155,8 +239,9 @@ static void swap_halves(tracec_i_buffer *b, int x) {
     int y = 1 - x;
     tracec_i_half *X = &b->half[x], *Y = &b->half[y];
     Y->phase = TRACEC_I_ACTIVE;
-    tracec_i_reset_half(Y, true);
+    tracec_i_reset_half(b, y, true);
     atomic_store_explicit(&b->active, (uint32_t)y, memory_order_release);
+    tracec_i_shm_set_active(b, (uint32_t)y);
     atomic_fetch_or_explicit(&X->state, TRACEC_I_SEALED, memory_order_acq_rel);
     X->phase = TRACEC_I_FULL;
     tracec_i_steal_half(b, x, false);
@@ -208,7 +293,30 @@ tracec_status_t tracec_i_drop(tracec_i_buffer *b, tracec_status_t why) {
  * could be waiting for (tracec_i_thread_open_packet_blocks()): refused the same way,
  * checked only where it would wait, so switches and drops do not pay for it.
  */
-int tracec_i_make_room(tracec_i_buffer *b, int h, uint32_t body, const tracec_i_wstate *ws, bool in_grow) {
+/*
+ * A LOSSLESS wait for room (mu held): true when woken, false once the
+ * buffer's cap ran out (the first wait of a record or packet sets
+ * *deadline; later ones of the same keep it).
+ */
+static bool wait_for_room(tracec_i_buffer *b, struct timespec *deadline) {
+    if (b->max_wait_ms == 0) {
+        pthread_cond_wait(&b->cv, &b->mu);
+        return true;
+    }
+    if (deadline->tv_sec == 0 && deadline->tv_nsec == 0) {
+        clock_gettime(CLOCK_REALTIME, deadline);
+        deadline->tv_sec += (time_t)(b->max_wait_ms / 1000u);
+        deadline->tv_nsec += (long)(b->max_wait_ms % 1000u) * 1000000L;
+        if (deadline->tv_nsec >= 1000000000L) {
+            deadline->tv_sec++;
+            deadline->tv_nsec -= 1000000000L;
+        }
+    }
+    return pthread_cond_timedwait(&b->cv, &b->mu, deadline) != ETIMEDOUT;
+}
+
+int tracec_i_make_room(tracec_i_buffer *b, int h, uint32_t body, const tracec_i_wstate *ws, bool in_grow,
+                       struct timespec *deadline) {
     bool on_cb = tracec_i_current_thread != NULL;
     bool can_wait = !in_grow && !on_cb;
     tracec_status_t no_wait = on_cb ? TRACEC_STATUS_WOULD_DEADLOCK : TRACEC_STATUS_BUFFER_FULL;
@@ -230,18 +338,26 @@ int tracec_i_make_room(tracec_i_buffer *b, int h, uint32_t body, const tracec_i_
     tracec_i_half *Y = &b->half[y];
     switch (b->mode) {
         case TRACEC_BUFFERING_MODE_STREAMING:
-            if (b->policy == TRACEC_BUFFER_POLICY_DISCARD) return tracec_i_drop(b, TRACEC_STATUS_BUFFER_FULL);
+            /* DISCARD: with callback delivery only a delivery switches; with handoff a writer
+               switches when the other half is free, and drops while it is handed. */
+            if (b->policy == TRACEC_BUFFER_POLICY_DISCARD && b->handoff == NULL)
+                return tracec_i_drop(b, TRACEC_STATUS_BUFFER_FULL);
             if (Y->phase == TRACEC_I_FREE) {
                 tracec_i_do_switch(b, x);
                 request(b, TRACEC_I_REQ_FULL);
                 return TRACEC_I_RETRY;
             }
+            if (b->policy == TRACEC_BUFFER_POLICY_DISCARD || b->stalled)
+                return tracec_i_drop(b, TRACEC_STATUS_BUFFER_FULL);
             if (!on_cb && tracec_i_thread_open_packet_blocks(b, y, ws)) return tracec_i_drop(b, TRACEC_STATUS_WOULD_DEADLOCK);
             if (in_grow && !on_cb) return TRACEC_I_PARK;
             if (!can_wait) return tracec_i_drop(b, no_wait);
-            request(b, TRACEC_I_REQ_FULL);
+            if (Y->phase != TRACEC_I_HANDED) request(b, TRACEC_I_REQ_FULL); /* a handed half waits for its reader */
             atomic_fetch_add_explicit(&b->waits, 1, memory_order_relaxed);
-            pthread_cond_wait(&b->cv, &b->mu);
+            if (!wait_for_room(b, deadline)) {
+                b->stalled = 1; /* until a half is freed: drop at once rather than wait again */
+                return tracec_i_drop(b, TRACEC_STATUS_BUFFER_FULL);
+            }
             return TRACEC_I_RETRY;
         case TRACEC_BUFFERING_MODE_CIRCULAR:
             /* Overwrite Y, unless a delivery is locating and copying its
@@ -308,6 +424,7 @@ static tracec_status_t durable_emit(tracec_i_buffer *b, uint32_t category, uint3
     blk->kind = kind;
     memcpy(blk + 1, payload, size);
     atomic_store_explicit(&b->doff, off + TRACEC_I_BLK_HDR + body, memory_order_release);
+    tracec_i_shm_note_durable(b, off + TRACEC_I_BLK_HDR + body);
     tracec_i_unlock(&b->dmu);
     atomic_fetch_add_explicit(&b->accepted, 1, memory_order_relaxed);
     return TRACEC_STATUS_SUCCESS;
@@ -321,6 +438,7 @@ static tracec_status_t emit(tracec_i_buffer *b, uint32_t category, uint32_t kind
     uint32_t body = (uint32_t)TRACEC_I_BLK_BODY(size);
     if (body > b->size) return TRACEC_STATUS_RECORD_TOO_LARGE;
     if (!atomic_load_explicit(&b->accepting, memory_order_acquire)) return TRACEC_STATUS_CLOSED;
+    struct timespec deadline = {0, 0};
     for (;;) {
         int h = (int)atomic_load_explicit(&b->active, memory_order_acquire);
         tracec_i_half *hf = &b->half[h];
@@ -340,7 +458,7 @@ static tracec_status_t emit(tracec_i_buffer *b, uint32_t category, uint32_t kind
         tracec_status_t fst;
         if (!sealed && tracec_i_full_drop(b, body, &fst)) return fst;
         tracec_i_lock(&b->mu);
-        int r = tracec_i_make_room(b, h, body, NULL, false);
+        int r = tracec_i_make_room(b, h, body, NULL, false, &deadline);
         tracec_i_unlock(&b->mu);
         if (r != TRACEC_I_RETRY) return (tracec_status_t)r;
     }

@@ -93,6 +93,29 @@ typedef void (*tracec_buffer_tracing_cb_t)(tracec_context_id_t context, tracec_b
                                            tracec_record_header_t **headers, size_t num_headers,
                                            void *data, uint64_t drop_count);
 
+/*
+ * Handoff: the delivery of a buffer whose memory is a memfd read by another
+ * process (TRACEC_BUFFER_MEMORY_MEMFD with `handoff` set; see
+ * tracec/abi/shm_layout.h and docs/buffers.md, "Handing regions to a
+ * reader").  Instead of walking the records, the buffer hands a region of
+ * the memfd to the reader: `region` is a half (0 or 1) or
+ * TRACEC_BUFFER_REGION_DURABLE; its bytes [0, extent) are complete blocks
+ * of generation `gen` (the region's words in the memfd header say the same:
+ * `extent` and `blocks` are stored, then `handed` = HANDED with a release
+ * store, before this runs).  A region may be handed again with the same
+ * gen and a larger extent (a flush hands the prefix of the active half; a
+ * switch then hands the whole half): the reader saves what it has not saved
+ * yet.  The reader owes one tracec_buffer_region_saved(region, gen) per
+ * handoff; a STREAMING half is not written again until it got all of them.
+ * Runs on the buffer's callback thread (as a callback does), without any
+ * lock of the buffer held, so it may call tracec_buffer_region_saved.
+ */
+typedef void (*tracec_buffer_handoff_cb_t)(tracec_buffer_id_t buffer_id, uint32_t region, uint64_t gen,
+                                           uint32_t extent, void *data);
+
+#define TRACEC_BUFFER_REGION_DURABLE 2u /* a handoff's region: 0, 1 the halves; 2 the durable part */
+#define TRACEC_BUFFER_MAX_WAIT_DEFAULT_MS 10u /* a handoff buffer's max_wait_ms when it is 0 */
+
 /* Full configuration; tracec_create_buffer() is STREAMING with durable_size 0. */
 typedef struct tracec_buffer_config_t {
     tracec_buffering_mode_t mode;
@@ -100,7 +123,7 @@ typedef struct tracec_buffer_config_t {
     size_t size;         /* payload bytes per half, rounded up to the page size; > 0 */
     size_t watermark;    /* 0..size; STREAMING only (ignored otherwise) */
     size_t durable_size; /* ONESHOT/CIRCULAR durable part; 0 = size/16 (at least a page) */
-    tracec_buffer_tracing_cb_t callback; /* required */
+    tracec_buffer_tracing_cb_t callback; /* required, unless `handoff` is set (then NULL) */
     void *callback_data;
     /*
      * Where the halves and the durable part live: process memory (0, the
@@ -110,22 +133,54 @@ typedef struct tracec_buffer_config_t {
      * writers.  The buffer maps it shared (not into fork children) for its
      * lifetime; the caller may close its descriptor once the create returns.
      * Another process that maps the same memfd sees the records as they are
-     * written (the layout is internal and not a contract).
+     * written, behind a header page: tracec/abi/shm_layout.h (installed, not
+     * a user API) is the layout.
      */
     uint32_t memory;
     int memory_fd;
+    /*
+     * Handoff delivery instead of `callback` (which must then be NULL); only
+     * with TRACEC_BUFFER_MEMORY_MEMFD.  What is handed when:
+     *   STREAMING: a half when it is full (the writers switch to the other
+     *     half), at a watermark crossing (the halves are switched if the
+     *     other one is free) and at stop; a flush hands the active half's
+     *     completed prefix
+     *     (its chunks are taken from the writers, who continue in new ones)
+     *     and switches nothing.  A handed half is not written again until
+     *     the reader saved it: writers that need it meanwhile wait (LOSSLESS,
+     *     up to max_wait_ms, then the packet is dropped and counted) or drop
+     *     and count at once (DISCARD).
+     *   ONESHOT, CIRCULAR: nothing until a flush or stop; then each half and
+     *     the durable part that has something new is handed, and the writers
+     *     go on without waiting (a CIRCULAR wrap still overwrites the oldest
+     *     half: its gen advances first, so a reader's copy check sees it).
+     * A stop hands what is left and releases every waiting writer (CLOSED).
+     */
+    tracec_buffer_handoff_cb_t handoff;
+    void *handoff_data;
+    /*
+     * The longest a LOSSLESS writer waits for room (for a delivery or a
+     * reader to free the other half), in milliseconds; past it the record or
+     * packet is dropped (BUFFER_FULL, counted in `dropped`), and until a half
+     * is freed again the writers drop at once instead of waiting again, so a
+     * reader that never saves costs one wait, not one per packet.  0: no cap
+     * with `callback` delivery (the buffer's own delivery always frees the
+     * half), TRACEC_BUFFER_MAX_WAIT_DEFAULT_MS with `handoff`.
+     */
+    uint32_t max_wait_ms;
 } tracec_buffer_config_t;
 
 #define TRACEC_BUFFER_MEMORY_PROCESS 0u
 #define TRACEC_BUFFER_MEMORY_MEMFD 1u
 
-#define TRACEC_BUFFER_CONFIG_INIT \
-    {TRACEC_BUFFERING_MODE_STREAMING, TRACEC_BUFFER_POLICY_LOSSLESS, 0, 0, 0, NULL, NULL, TRACEC_BUFFER_MEMORY_PROCESS, -1}
+#define TRACEC_BUFFER_CONFIG_INIT                                                                                  \
+    {TRACEC_BUFFERING_MODE_STREAMING, TRACEC_BUFFER_POLICY_LOSSLESS, 0, 0, 0, NULL, NULL, TRACEC_BUFFER_MEMORY_PROCESS, \
+     -1, NULL, NULL, 0}
 
 /*
  * The bytes a memfd must hold for a buffer of this mode, size and durable
- * size (as in tracec_buffer_config_t); 0 for a bad mode or a size over the
- * limit.
+ * size (as in tracec_buffer_config_t), the header page included; 0 for a
+ * bad mode or a size over the limit.
  */
 size_t tracec_buffer_memory_size(tracec_buffering_mode_t mode, size_t size, size_t durable_size);
 
@@ -144,6 +199,7 @@ tracec_status_t tracec_create_buffer(tracec_context_id_t context, size_t size, s
  * With TRACEC_BUFFER_MEMORY_MEMFD: INVALID_ARGUMENT when `memory_fd` is not
  * a memfd, is smaller than tracec_buffer_memory_size(), or is not sealed
  * against shrinking; OUT_OF_MEMORY when it cannot be mapped.
+ * INVALID_ARGUMENT for `handoff` with process memory or with `callback`.
  */
 tracec_status_t tracec_create_buffer_with_config(tracec_context_id_t context,
                                                  const tracec_buffer_config_t *config,
@@ -165,6 +221,21 @@ tracec_status_t tracec_flush_buffer(tracec_buffer_id_t buffer_id);
 
 /* Requests a delivery and returns at once. */
 tracec_status_t tracec_flush_buffer_async(tracec_buffer_id_t buffer_id);
+
+/*
+ * The reader saved region `region` (0, 1, TRACEC_BUFFER_REGION_DURABLE) of
+ * generation `gen` that a handoff gave it (one call per handoff).  When the
+ * last handoff of a STREAMING half is saved, the half is free again: its gen
+ * advances and writers waiting for room go on.  Any thread, callback
+ * threads and the handoff itself included.  A call that does not match a
+ * handoff still owed, a wrong gen (the region was reset meanwhile: a
+ * CIRCULAR wrap or a start that cleared it), a region handed no more times
+ * than it was saved, a region the buffer does not have, or a buffer without
+ * handoff, changes nothing and is counted in
+ * tracec_buffer_stats_t.saves_ignored: BAD_STATE (INVALID_ARGUMENT for a
+ * region the buffer does not have).  BUFFER_NOT_FOUND.
+ */
+tracec_status_t tracec_buffer_region_saved(tracec_buffer_id_t buffer_id, uint32_t region, uint64_t gen);
 
 /*
  * A new dedicated callback thread.  LIMIT_EXCEEDED, BAD_STATE after finalize.
@@ -234,6 +305,10 @@ typedef struct tracec_buffer_stats_t {
        a packet left open when its writer was released, its thread exited
        or the process called exit().  docs/buffers.md, "Misuse". */
     uint64_t refused;
+    /* Handoff: tracec_buffer_region_saved calls that matched no handoff owed
+       (ignored).  `deliveries` counts the handoffs; `delivered` stays 0 (the
+       reader counts what it saved). */
+    uint64_t saves_ignored;
 } tracec_buffer_stats_t;
 
 tracec_status_t tracec_query_buffer_stats(tracec_buffer_id_t buffer_id, tracec_buffer_stats_t *stats) TRACEC_I_WARN_UNUSED;
