@@ -21,6 +21,8 @@
  *   record_provider replay NAME N           raw protocol: one record in half 0, then N times SAVE_BUFFER(0)
  *                                           with the half's gen bumped and the same bytes
  *   record_provider rawname NAME            raw protocol: registers NAME as given (any bytes), then leaves
+ *   record_provider v1 NAME                 raw protocol: registers as a version 1 provider (no version);
+ *                                           prints "closed" when the recorder closes the connection
  *   record_provider twice NAME              raw protocol, two runs: the first writes records with timestamps
  *                                           1, then a corrupt record; the second 1001, 1002, 1003 (all in
  *                                           half 0); answers Start and Stop, leaves after the second Terminate
@@ -87,7 +89,7 @@ static void print_stats(void) {
     fflush(stdout);
 }
 
-static int raw_connect(const char *name) {
+static int raw_connect_version(const char *name, uint64_t version) {
     int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
     struct sockaddr_un sa;
     memset(&sa, 0, sizeof sa);
@@ -97,11 +99,13 @@ static int raw_connect(const char *name) {
     static tracec_i_msg m;
     m.type = TRACEC_I_MSG_REGISTER;
     m.a = (uint32_t)getpid();
-    m.b = TRACEC_I_PROTOCOL_VERSION;
+    m.b = version;
     snprintf(m.text, sizeof m.text, "%s", name);
     tracec_i_rec_send(fd, &m, NULL, 0);
     return fd;
 }
+
+static int raw_connect(const char *name) { return raw_connect_version(name, TRACEC_I_PROTOCOL_VERSION); }
 
 /* A buffer of the raw protocol: Initialize's memfd, written by hand (layout tracec/abi/shm_layout.h). */
 typedef struct raw_buf {
@@ -556,6 +560,15 @@ int main(int argc, char **argv) {
         int fd = raw_connect(name);
         usleep(300000);
         return fd < 0;
+    }
+    if (strcmp(mode, "v1") == 0) {
+        int fd = raw_connect_version(name, 0);
+        if (fd < 0) return 1;
+        struct pollfd pf = {fd, POLLIN, 0};
+        static tracec_i_msg m;
+        int nfds = 0;
+        if (poll(&pf, 1, 3000) > 0 && tracec_i_rec_recv(fd, &m, NULL, &nfds) == 0) printf("closed\n");
+        return 0;
     }
     if (strcmp(mode, "twice") == 0) return twice(name);
     if (strcmp(mode, "stall") == 0) return stall(name, argc > 3 ? atol(argv[3]) : 1000);

@@ -855,6 +855,23 @@ Test(record, provider_names_are_sanitized) {
     cr_expect_eq(run(PROV " normal \"$(printf 'bad\\033name')\" 1 1", NULL), 3);
 }
 
+/* A provider of protocol version 1 is refused with a message that says so; the recording goes on. */
+Test(record, version_1_provider_is_refused) {
+    char cmd[1024], trace[128], *out;
+    snprintf(trace, sizeof trace, "%s/v1.pftrace", g_dir);
+    snprintf(cmd, sizeof cmd, "%s record -o %s -- sh -c '%s v1 old & %s normal honest 10 1; wait'", TRACEC, trace,
+             PROV, PROV);
+    cr_assert_eq(run(cmd, &out), 0, "%s", out);
+    cr_expect_not_null(strstr(out, "it speaks protocol version 1, this recorder 2"), "%s", out);
+    cr_expect_not_null(strstr(out, "closed"), "the recorder closed its connection:\n%s", out);
+    free(out);
+    char *view = py_view(trace);
+    cr_expect_not(find_summary(view, "old").found, "%s", view);
+    summary h = find_summary(view, "honest");
+    cr_expect(h.found && h.delivered == h.produced, "%s", view);
+    free(view);
+}
+
 /* A provider that outlives a recorder reports to the next one only what it wrote for it. */
 Test(record, counters_are_per_recording) {
     char sock[128], cmd[2048], *out;

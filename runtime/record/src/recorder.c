@@ -355,7 +355,7 @@ static void release_buffer_keep_fifo(tracec_recorder *r, peer *pv, int keep_fifo
             pv->info.dropped = pv->info.produced - pv->info.delivered;
     }
     pv->base_produced = pv->info.produced; /* the next buffer's header counts from 0 */
-    pv->base_dropped = pv->info.dropped;
+    pv->base_dropped = pv->info.dropped - pv->seq.refused; /* the map's refusals are added anew */
     if (pv->map) munmap((void *)pv->map, pv->map_size);
     if (pv->memfd >= 0) close(pv->memfd);
     if (pv->fifo >= 0 && !keep_fifo) {
