@@ -280,14 +280,14 @@ Test(provider_protocol, streaming_halves_save_and_drop) {
     cr_assert(recv_msg(conn, 3000));
     shm a;
     int fifo = send_initialize_and_start(conn, &a);
-    /* fill half 0: the buffer hands it (SAVE_BUFFER) and the writer goes on in half 1 */
-    int n = 0, type = 0;
-    while (type != TRACEC_I_FIFO_SAVE_BUFFER && n < 100000) {
+    /* fill half 0: the writer goes on in half 1, and the buffer hands half 0 (SAVE_BUFFER) */
+    int n = 0;
+    while (__atomic_load_n(&a.h->active, __ATOMIC_ACQUIRE) == 0 && n < 100000) {
         tracec_status_t fs = tracec_provider_instant(p, "fill");
         cr_assert_eq(fs, TRACEC_STATUS_SUCCESS, "instant %d: %s", n, tracec_status_str(fs));
         n++;
-        type = fifo_next_of(fifo, 0, true);
     }
+    int type = fifo_next_of(fifo, 3000, true);
     cr_assert_eq(type, TRACEC_I_FIFO_SAVE_BUFFER);
     cr_expect_eq(g_save.region, 0u);
     cr_expect_eq(g_save.gen, a.h->half[0].gen);
@@ -302,15 +302,16 @@ Test(provider_protocol, streaming_halves_save_and_drop) {
     /* saved: half 0 is free again and the provider switches to it */
     uint64_t gen0 = g_save.gen;
     tracec_i_rec_fifo_send(fifo, TRACEC_I_FIFO_BUFFER_SAVED, 0, gen0, 0);
-    type = 0;
-    for (int i = 0; i < 100000 && type != TRACEC_I_FIFO_SAVE_BUFFER; i++) {
+    /* the provider's control thread takes it from the fifo: half 0 is reset (gen first) and free */
+    for (int i = 0; i < 3000 && __atomic_load_n(&a.h->half[0].gen, __ATOMIC_ACQUIRE) == gen0; i++) usleep(1000);
+    cr_assert_gt(a.h->half[0].gen, gen0, "half 0 was reset (gen first) once saved");
+    /* the next packet that needs room switches back to half 0 (freed) and half 1 is handed */
+    for (int i = 0; i < 100000 && __atomic_load_n(&a.h->active, __ATOMIC_ACQUIRE) == 1; i++)
         cr_assert_eq(tracec_provider_instant(p, "again"), TRACEC_STATUS_SUCCESS);
-        type = fifo_next_of(fifo, 0, true);
-    }
+    type = fifo_next_of(fifo, 3000, true);
     cr_expect_eq(type, TRACEC_I_FIFO_SAVE_BUFFER, "half 1 is handed now");
     cr_expect_eq(g_save.region, 1u);
     cr_expect_eq(a.h->active, 0u);
-    cr_expect_gt(a.h->half[0].gen, gen0, "half 0 was reset (gen first) before it was written again");
     cr_expect_geq(tracec_provider_get_stats(p).saved, 1);
     tracec_provider_unregister(p);
     close(conn);
