@@ -16,7 +16,7 @@
  *
  * "record_threads": one recorded process whose 1 or 2 writer threads each
  * write TRACEC_BENCH_THREAD_PACKETS packets (default 300000) into a buffer
- * large enough (TRACEC_BENCH_THREAD_BUFFER_KIB, default 131072) that no
+ * large enough (TRACEC_BENCH_THREAD_BUFFER_KIB, default 262144) that no
  * half is handed inside the timed window: events/s of the writers from the
  * threads' common start to the last one's end, and the process's CPU time
  * over that window; the ratio 2 threads / 1 thread is printed.
@@ -201,7 +201,7 @@ static result run_in_process(void) {
 /* ---- writer threads in one recorded process ---- */
 
 static uint64_t g_thread_packets = 300000;
-static size_t g_thread_buffer = 128u << 20;
+static size_t g_thread_buffer = 256u << 20;
 
 typedef struct thread_arg {
     tracec_provider *p;
