@@ -36,8 +36,9 @@
  *                                           SIGSTOPped, then M more once it goes on, and one more
  *                                           300 ms later
  *   record_provider refused NAME            with the recorder SIGSTOPped: BEGIN outer, BEGIN a, instants
- *                                           until the buffer refuses one, END (refused), BEGIN lost and its
- *                                           END (refused); then the recorder goes on: BEGIN b, END, END
+ *                                           until the buffer refuses one, END (refused), BEGIN lost (refused);
+ *                                           then the recorder goes on: an instant "in-lost" and the END of
+ *                                           lost (neither written), BEGIN b, END, END
  *                                           (of outer); prints the status of each call
  *   record_provider restart NAME            BEGIN outer, BEGIN in, prints "inside"; once tracing stopped:
  *                                           END (of in), prints "off"; once started again (within 10 s),
@@ -489,14 +490,15 @@ static int refused(void) {
     while (tracec_provider_instant(g_p, NULL) == TRACEC_STATUS_SUCCESS && fill < 100000) fill++;
     int end_a = (int)tracec_provider_slice_end(g_p);
     int lost = (int)tracec_provider_slice_begin(g_p, "lost");
-    int end_lost = (int)tracec_provider_slice_end(g_p);
     kill(getppid(), SIGCONT);
-    usleep(300000);
+    usleep(300000); /* the recorder saved the halves: there is room again */
+    int in_lost = (int)tracec_provider_instant(g_p, "in-lost");
+    int end_lost = (int)tracec_provider_slice_end(g_p);
     int b = (int)tracec_provider_slice_begin(g_p, "b");
     int end_b = (int)tracec_provider_slice_end(g_p);
     int end_outer = (int)tracec_provider_slice_end(g_p);
-    printf("fill %ld outer %d a %d end_a %d lost %d end_lost %d b %d end_b %d end_outer %d\n", fill, outer, a, end_a,
-           lost, end_lost, b, end_b, end_outer);
+    printf("fill %ld outer %d a %d end_a %d lost %d end_lost %d b %d end_b %d end_outer %d in_lost %d\n", fill, outer, a,
+           end_a, lost, end_lost, b, end_b, end_outer, in_lost);
     print_stats();
     tracec_provider_unregister(g_p);
     return 0;

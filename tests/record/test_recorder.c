@@ -1271,6 +1271,8 @@ Test(record, streaming_losses_keep_the_nesting) {
  * BEGIN writes the owed END first, with its own time: "a" ends before "b" begins, "b" is at depth 1
  * inside "outer", "lost" is nowhere and its END closes nothing.
  */
+/* ... and an instant inside the slice whose BEGIN was refused is not written either: it would land at
+   another depth ("in-lost" is not in the trace). */
 Test(record, refused_end_is_written_before_the_next_begin) {
     char cmd[1024], trace[128], *out;
     snprintf(trace, sizeof trace, "%s/refused.pftrace", g_dir);
@@ -1286,9 +1288,11 @@ Test(record, refused_end_is_written_before_the_next_begin) {
     cr_expect_eq(end_a, TRACEC_STATUS_BUFFER_FULL, "%s", out);
     cr_expect_eq(lost, TRACEC_STATUS_BUFFER_FULL, "%s", out);
     cr_expect_eq(end_lost, TRACEC_STATUS_SUCCESS, "the END of a BEGIN not in the trace is not written: %s", out);
+    const char *il = strstr(out, "in_lost ");
+    cr_expect(il && atoi(il + 8) == TRACEC_STATUS_SUCCESS, "%s", out);
     free(out);
     char *rows = tp_query(trace, "select name, depth, dur > 0 as ended from slice where name in "
-                                 "('outer', 'a', 'lost', 'b') order by ts;\n");
+                                 "('outer', 'a', 'lost', 'in-lost', 'b') order by ts;\n");
     cr_expect_str_eq(rows, "\"name\",\"depth\",\"ended\"\n\"outer\",0,1\n\"a\",1,1\n\"b\",1,1\n");
     free(rows);
     char *order = tp_query(trace, "select (select ts + dur from slice where name = 'a') < "

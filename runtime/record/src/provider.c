@@ -533,6 +533,12 @@ on:;
         st = TRACEC_STATUS_SUCCESS; /* its BEGIN is not in the trace (that loss is counted): nor is it */
         goto out;
     }
+    if (type == perfetto_protos_TrackEvent_TYPE_INSTANT && t->nlive != 0 && t->nlive <= 64u && (t->written & 1u) == 0) {
+        /* inside a slice whose BEGIN is not in the trace (that loss is counted): it would land at another
+           depth, so it is not written either */
+        st = TRACEC_STATUS_SUCCESS;
+        goto out;
+    }
     if (type == perfetto_protos_TrackEvent_TYPE_SLICE_BEGIN && t->nowed != 0) {
         /* the owed ENDs first: one written after this BEGIN would close it instead of its own slice */
         st = write_owed(p, ws, t);

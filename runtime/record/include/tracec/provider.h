@@ -161,6 +161,8 @@ tracec_status_t tracec_provider_end_packet(tracec_provider *p, tracec_writer *w,
  * - a BEGIN not written (dropped, tracing off) makes its END not written
  *   either: slice_end then returns SUCCESS (the loss was counted at the
  *   BEGIN);
+ * - an instant inside a slice whose BEGIN was not written is not written
+ *   either (it would land at another depth): instant returns SUCCESS;
  * - an END lost for a slice that is in the trace is owed: written with its
  *   own timestamp after the thread's next event written by these helpers,
  *   and before any later BEGIN; while the buffer still refuses it, a BEGIN
