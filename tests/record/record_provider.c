@@ -30,7 +30,7 @@
  *                                           index, from 0); with M > 0 it SIGSTOPs its parent (the
  *                                           recorder) for those N, then lets it go on, waits 300 ms and
  *                                           writes M more (indexes N..N+M-1); with BIG > 0 every BIG-th
- *                                           instant is named with 20000 bytes (too large for a half of 32k)
+ *                                           instant is named with 40000 bytes (too large for a buffer of 32k in any mode)
  *   record_provider nested NAME N M         as indexed, with slices nested two levels ("outer", "inner" with
  *                                           an instant "step" inside): N iterations with the recorder
  *                                           SIGSTOPped, then M more once it goes on, and one more
@@ -422,7 +422,7 @@ static int twice(const char *name) {
 
 /* One instant "e" with debug annotation i = `i`, by hand (begin_packet / end_packet). */
 static void indexed_instant(long i, bool big) {
-    static char huge[20001];
+    static char huge[40001];
     if (big && huge[0] == '\0') memset(huge, 'x', sizeof huge - 1);
     tracec_writer w;
     perfetto_protos_TracePacket pkt;
