@@ -14,10 +14,19 @@
  * "recorder-wait" runs the providers with wait_ms 2000 (a writer waits for
  * the recorder to save a half instead of dropping): lossless like the peer.
  *
+ * "record_threads": one recorded process whose 1 or 2 writer threads each
+ * write TRACEC_BENCH_THREAD_PACKETS packets (default 300000) into a buffer
+ * large enough (TRACEC_BENCH_THREAD_BUFFER_KIB, default 262144) that no
+ * half is handed inside the timed window: events/s of the writers from the
+ * threads' common start to the last one's end, and the process's CPU time
+ * over that window; the ratio 2 threads / 1 thread is printed.
+ *
  * JSON lines to $TRACEC_BENCH_JSON: {"bench": "record_1provider" |
- * "record_2providers", "impl": "recorder" | "recorder-wait" | "in-process", "ns_per_op",
- * "mb_per_s", "delivered", "dropped", "runs"}; ns_per_op is wall time per
- * produced packet (all providers together), best of TRACEC_BENCH_REPS
+ * "record_2providers" | "record_threads", "impl": "recorder" |
+ * "recorder-wait" | "in-process" | "1-thread" | "2-threads", "ns_per_op",
+ * "mb_per_s", "delivered", "dropped", "runs"} (record_threads: "events_per_s"
+ * and "cpu_ms" instead of mb_per_s); ns_per_op is wall time per produced
+ * packet (all providers or threads together), best of TRACEC_BENCH_REPS
  * rounds (default 3).
  */
 #define _GNU_SOURCE 1
@@ -25,6 +34,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -187,6 +198,106 @@ static result run_in_process(void) {
     return r;
 }
 
+/* ---- writer threads in one recorded process ---- */
+
+static uint64_t g_thread_packets = 300000;
+static size_t g_thread_buffer = 256u << 20;
+
+typedef struct thread_arg {
+    tracec_provider *p;
+    pthread_barrier_t *go;
+} thread_arg;
+
+static void *thread_writer(void *arg) {
+    thread_arg *a = arg;
+    pthread_barrier_wait(a->go);
+    for (uint64_t i = 0; i < g_thread_packets; i++) {
+        bench_input in = make_input(i, 1);
+        tracec_writer w;
+        perfetto_protos_TracePacket pkt;
+        tracec_provider_begin_packet(a->p, &w, &pkt.msg);
+        typical_tracec_fields(&pkt, &in);
+        (void)tracec_provider_end_packet(a->p, &w, &pkt.msg);
+    }
+    return NULL;
+}
+
+static double cpu_s(void) {
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)ru.ru_utime.tv_sec + (double)ru.ru_stime.tv_sec +
+           ((double)ru.ru_utime.tv_usec + (double)ru.ru_stime.tv_usec) * 1e-6;
+}
+
+/* The recorded process: `threads` writers; sends {wall seconds, cpu seconds, dropped} on `out`. */
+static void threads_main(const char *sock, int threads, int out) {
+    setenv(TRACEC_RECORDER_SOCKET_ENV, sock, 1);
+    tracec_provider *p;
+    if (tracec_provider_register("bench-threads", &p) != TRACEC_STATUS_SUCCESS || !tracec_provider_wait_started(p, 10000))
+        _exit(3);
+    pthread_barrier_t go;
+    pthread_barrier_init(&go, NULL, (unsigned)threads + 1u);
+    pthread_t t[2];
+    thread_arg a = {p, &go};
+    for (int i = 0; i < threads; i++)
+        if (pthread_create(&t[i], NULL, thread_writer, &a) != 0) _exit(5);
+    pthread_barrier_wait(&go);
+    double t0 = now_s(), c0 = cpu_s();
+    for (int i = 0; i < threads; i++) pthread_join(t[i], NULL);
+    double res[3] = {now_s() - t0, cpu_s() - c0, (double)tracec_provider_get_stats(p).dropped};
+    tracec_provider_unregister(p);
+    if (write(out, res, sizeof res) != (ssize_t)sizeof res) _exit(4);
+    _exit(0);
+}
+
+typedef struct thread_result {
+    double ns_per_op, events_per_s, cpu_ms, dropped;
+} thread_result;
+
+static thread_result run_threads(int threads) {
+    thread_result r = {1e300, 0, 0, 0};
+    char sock[128];
+    snprintf(sock, sizeof sock, "%s/t.sock", g_dir);
+    int pp[2];
+    if (pipe(pp) != 0) abort();
+    pid_t kid = fork();
+    if (kid == 0) {
+        close(pp[0]);
+        threads_main(sock, threads, pp[1]);
+    }
+    close(pp[1]);
+    tracec_recorder_config cfg = TRACEC_RECORDER_CONFIG_INIT;
+    cfg.socket_path = sock;
+    cfg.buffer_size = g_thread_buffer;
+    tracec_recorder *rec;
+    if (tracec_recorder_open(&cfg, &rec) != TRACEC_STATUS_SUCCESS) abort();
+    if (tracec_recorder_start(rec) != TRACEC_STATUS_SUCCESS) abort();
+    int st;
+    while (waitpid(kid, &st, WNOHANG) == 0) tracec_recorder_poll(rec, 5);
+    for (int i = 0; i < 10; i++) tracec_recorder_poll(rec, 2);
+    tracec_recorder_close(rec);
+    double res[3];
+    if (read(pp[0], res, sizeof res) == (ssize_t)sizeof res) {
+        double n = (double)g_thread_packets * threads;
+        r.ns_per_op = res[0] * 1e9 / n;
+        r.events_per_s = n / res[0];
+        r.cpu_ms = res[1] * 1e3;
+        r.dropped = res[2];
+    }
+    close(pp[0]);
+    return r;
+}
+
+static void emit_threads(FILE *jf, const char *impl, thread_result r, int reps) {
+    printf("%-18s %-13s %9.1f ns/packet %12.0f events/s  cpu %7.1f ms  dropped %.0f\n", "record_threads", impl,
+           r.ns_per_op, r.events_per_s, r.cpu_ms, r.dropped);
+    if (jf)
+        fprintf(jf,
+                "{\"bench\": \"record_threads\", \"impl\": \"%s\", \"ns_per_op\": %.2f, \"events_per_s\": %.0f, "
+                "\"cpu_ms\": %.1f, \"dropped\": %.0f, \"runs\": %d}\n",
+                impl, r.ns_per_op, r.events_per_s, r.cpu_ms, r.dropped, reps);
+}
+
 static void emit(FILE *jf, const char *bench, const char *impl, result r, int reps) {
     printf("%-18s %-13s %9.1f ns/packet %8.1f MB/s  delivered %10llu  dropped %10llu\n", bench, impl, r.ns_per_op,
            r.mb_per_s, (unsigned long long)r.delivered, (unsigned long long)r.dropped);
@@ -209,12 +320,32 @@ int main(void) {
     e = getenv("TRACEC_BENCH_REPS");
     if (e && *e) reps = atoi(e);
     if (reps < 1) reps = 1;
+    e = getenv("TRACEC_BENCH_THREAD_PACKETS");
+    if (e && *e) g_thread_packets = strtoull(e, NULL, 10);
+    e = getenv("TRACEC_BENCH_THREAD_BUFFER_KIB");
+    if (e && *e) g_thread_buffer = (size_t)strtoull(e, NULL, 10) * 1024u;
     snprintf(g_dir, sizeof g_dir, "/tmp/tracec-benchrec-XXXXXX");
     if (mkdtemp(g_dir) == NULL) return 1;
     const char *json = getenv("TRACEC_BENCH_JSON");
     FILE *jf = json && *json ? fopen(json, "a") : NULL;
     printf("typical packet, %llu packets per provider, shared buffer %zu KiB; best of %d rounds\n",
            (unsigned long long)g_packets, g_buffer / 1024, reps);
+    thread_result t1 = {1e300, 0, 0, 0}, t2 = t1;
+    for (int i = 0; i < reps; i++) { /* first, alone: the recorder of the other rows does not compete */
+        thread_result a = run_threads(1), b = run_threads(2);
+        if (a.ns_per_op < t1.ns_per_op) t1 = a;
+        if (b.ns_per_op < t2.ns_per_op) t2 = b;
+    }
+    emit_threads(jf, "1-thread", t1, reps);
+    emit_threads(jf, "2-threads", t2, reps);
+    printf("2 writer threads / 1 in one recorded process: %.2fx events/s (target >= 1.6x)\n",
+           t2.events_per_s / t1.events_per_s);
+    fflush(stdout);
+    if (getenv("TRACEC_BENCH_THREADS_ONLY")) {
+        if (jf) fclose(jf);
+        rmdir(g_dir);
+        return 0;
+    }
     result inproc = {1e300, 0, 0, 0}, one = inproc, two = inproc, one_w = inproc, two_w = inproc;
     for (int i = 0; i < reps; i++) {
         inproc = best(inproc, run_in_process());

@@ -1,5 +1,6 @@
 """Reads a trace written by `tracec record` with python3-protobuf (an oracle independent of tracec's decoder)
-and checks where the sequence of provider NAME is marked previous_packet_dropped.  The provider wrote
+and checks where the sequences of provider NAME (its own and its threads': every packet with its trusted_pid)
+are marked previous_packet_dropped.  The provider wrote
 instants with a debug annotation "i" (0, 1, 2, ...: record_provider indexed), so a gap in "i" between two
 saved instants of the sequence is a loss.  Prints one line:
   events=E gaps=G flagged=F flagged_at_gap=A flagged_elsewhere=X first_flag=I last_event=L
@@ -24,25 +25,30 @@ with open(sys.argv[1], "rb") as f:
 with open(sys.argv[2], "rb") as f:
     trace = parse_trace(*pool_of(list(fds.file)), f.read())
 
-seq = None
+pid = None
 for p in trace.packet:
     ev = p.track_event
     title = "provider " + sys.argv[3]
     if p.HasField("track_event") and (ev.name == title or ev.name.startswith(title + " (")):
-        seq = {a.name: a.int_value for a in ev.debug_annotations}["sequence_id"]
-if seq is None:
+        pid = {a.name: a.int_value for a in ev.debug_annotations}["pid"]
+if pid is None:
     sys.exit("no provider " + sys.argv[3])
+
+
+def mine(p):
+    return p.HasField("trusted_pid") and p.trusted_pid == pid and p.trusted_packet_sequence_id != 1
+
 
 if len(sys.argv) > 4 and sys.argv[4] == "list":
     for p in trace.packet:
-        if p.trusted_packet_sequence_id == seq:
+        if mine(p):
             print("%d %d" % (p.timestamp, int(p.HasField("previous_packet_dropped") and p.previous_packet_dropped)))
     sys.exit(0)
 
 events = gaps = flagged = at_gap = elsewhere = 0
 prev, first_flag = -1, -1
 for p in trace.packet:
-    if p.trusted_packet_sequence_id != seq:
+    if not mine(p):
         continue
     mark = p.HasField("previous_packet_dropped") and p.previous_packet_dropped
     flagged += mark

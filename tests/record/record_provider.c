@@ -21,6 +21,8 @@
  *   record_provider replay NAME N           raw protocol: one record in half 0, then N times SAVE_BUFFER(0)
  *                                           with the half's gen bumped and the same bytes
  *   record_provider rawname NAME            raw protocol: registers NAME as given (any bytes), then leaves
+ *   record_provider v1 NAME                 raw protocol: registers as a version 1 provider (no version);
+ *                                           prints "closed" when the recorder closes the connection
  *   record_provider twice NAME              raw protocol, two runs: the first writes records with timestamps
  *                                           1, then a corrupt record; the second 1001, 1002, 1003 (all in
  *                                           half 0); answers Start and Stop, leaves after the second Terminate
@@ -28,14 +30,15 @@
  *                                           index, from 0); with M > 0 it SIGSTOPs its parent (the
  *                                           recorder) for those N, then lets it go on, waits 300 ms and
  *                                           writes M more (indexes N..N+M-1); with BIG > 0 every BIG-th
- *                                           instant is named with 20000 bytes (too large for a 16k buffer)
+ *                                           instant is named with 40000 bytes (too large for a buffer of 32k in any mode)
  *   record_provider nested NAME N M         as indexed, with slices nested two levels ("outer", "inner" with
  *                                           an instant "step" inside): N iterations with the recorder
  *                                           SIGSTOPped, then M more once it goes on, and one more
  *                                           300 ms later
  *   record_provider refused NAME            with the recorder SIGSTOPped: BEGIN outer, BEGIN a, instants
- *                                           until the buffer refuses one, END (refused), BEGIN lost and its
- *                                           END (refused); then the recorder goes on: BEGIN b, END, END
+ *                                           until the buffer refuses one, END (refused), BEGIN lost (refused);
+ *                                           then the recorder goes on: an instant "in-lost" and the END of
+ *                                           lost (neither written), BEGIN b, END, END
  *                                           (of outer); prints the status of each call
  *   record_provider restart NAME            BEGIN outer, BEGIN in, prints "inside"; once tracing stopped:
  *                                           END (of in), prints "off"; once started again (within 10 s),
@@ -63,6 +66,8 @@
 #include "perfetto/trace/track_event/debug_annotation.tracec.h"
 #include "perfetto/trace/track_event/track_event.tracec.h"
 #include "record_wire.h"
+#include "region_util.h"
+#include "tracec/buffer.h"
 #include "tracec/provider.h"
 
 static tracec_provider *g_p;
@@ -85,7 +90,7 @@ static void print_stats(void) {
     fflush(stdout);
 }
 
-static int raw_connect(const char *name) {
+static int raw_connect_version(const char *name, uint64_t version) {
     int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
     struct sockaddr_un sa;
     memset(&sa, 0, sizeof sa);
@@ -95,58 +100,135 @@ static int raw_connect(const char *name) {
     static tracec_i_msg m;
     m.type = TRACEC_I_MSG_REGISTER;
     m.a = (uint32_t)getpid();
+    m.b = version;
     snprintf(m.text, sizeof m.text, "%s", name);
     tracec_i_rec_send(fd, &m, NULL, 0);
     return fd;
 }
 
-static int scribble(const char *name, bool durable, bool nested) {
-    int conn = raw_connect(name);
-    if (conn < 0) return 1;
+static int raw_connect(const char *name) { return raw_connect_version(name, TRACEC_I_PROTOCOL_VERSION); }
+
+/* A buffer of the raw protocol: Initialize's memfd, written by hand (layout tracec/abi/shm_layout.h). */
+typedef struct raw_buf {
+    uint8_t *map;
+    size_t size;
+    tracec_shm_header *h;
+    uint8_t *region[3]; /* half 0, half 1 (NULL for ONESHOT), the durable part (NULL: none) */
+    uint32_t cap[3];
+    int fifo, memfd;
+} raw_buf;
+
+static void no_handoff(tracec_buffer_id_t b, uint32_t r, uint64_t g, uint32_t e, void *d) {
+    (void)b;
+    (void)r;
+    (void)g;
+    (void)e;
+    (void)d;
+}
+
+/* Takes Initialize's memfd: a buffer of the engine is created on it (never started) so that its header
+   holds the geometry the recorder agreed on; then this program maps it to write regions by hand. */
+static int raw_buffer(const tracec_i_msg *m, int memfd, int fifo, raw_buf *b) {
+    memset(b, 0, sizeof *b);
+    tracec_context_id_t ctx;
+    tracec_buffer_id_t id;
+    tracec_buffer_config_t cfg = TRACEC_BUFFER_CONFIG_INIT;
+    cfg.mode = (tracec_buffering_mode_t)(m->a & 0xffu);
+    cfg.size = (size_t)m->b;
+    cfg.durable_size = (size_t)(m->c & TRACEC_I_INIT_DURABLE_MASK);
+    cfg.policy = cfg.mode == TRACEC_BUFFERING_MODE_STREAMING ? TRACEC_BUFFER_POLICY_DISCARD : TRACEC_BUFFER_POLICY_NONE;
+    cfg.watermark = cfg.mode == TRACEC_BUFFERING_MODE_STREAMING ? cfg.size : 0;
+    cfg.memory = TRACEC_BUFFER_MEMORY_MEMFD;
+    cfg.memory_fd = memfd;
+    cfg.handoff = no_handoff;
+    if (tracec_create_context(&ctx) != TRACEC_STATUS_SUCCESS ||
+        tracec_create_buffer_with_config(ctx, &cfg, &id) != TRACEC_STATUS_SUCCESS)
+        return -1;
+    struct stat st;
+    if (fstat(memfd, &st) != 0) return -1;
+    b->size = (size_t)st.st_size;
+    b->map = mmap(NULL, b->size, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0);
+    if (b->map == MAP_FAILED) return -1;
+    b->h = (tracec_shm_header *)(void *)b->map;
+    uint8_t *regions = b->map + TRACEC_SHM_HEADER_BYTES;
+    b->region[0] = regions;
+    b->cap[0] = (uint32_t)b->h->half_bytes;
+    if (b->h->halves == 2) {
+        b->region[1] = regions + b->h->half_bytes;
+        b->cap[1] = (uint32_t)b->h->half_bytes;
+    }
+    if (b->h->durable_bytes) {
+        b->region[2] = regions + b->h->halves * b->h->half_bytes;
+        b->cap[2] = (uint32_t)b->h->durable_bytes;
+    }
+    b->fifo = fifo;
+    b->memfd = memfd;
+    return 0;
+}
+
+static tracec_shm_region *raw_region(raw_buf *b, uint32_t r) { return r == 2 ? &b->h->durable : &b->h->half[r]; }
+
+/* Region r holds `extent` bytes of `blocks` blocks, handed. */
+static void raw_publish(raw_buf *b, uint32_t r, uint32_t extent, uint32_t blocks) {
+    tracec_shm_region *g = raw_region(b, r);
+    __atomic_store_n(&g->blocks, blocks, __ATOMIC_RELAXED);
+    __atomic_store_n(&g->reserved, extent, __ATOMIC_RELAXED);
+    __atomic_store_n(&g->extent, extent, __ATOMIC_RELEASE);
+    __atomic_store_n(&g->handed, (uint32_t)TRACEC_SHM_REGION_HANDED, __ATOMIC_RELEASE);
+}
+
+static void raw_fifo(raw_buf *b, uint32_t type, uint32_t r) {
+    uint64_t gen = r < 3 ? __atomic_load_n(&raw_region(b, r)->gen, __ATOMIC_ACQUIRE) : 0;
+    tracec_i_rec_fifo_send(b->fifo, type, r, gen, 0);
+}
+
+/* Waits for Initialize and takes its buffer. */
+static int raw_initialize(int conn, raw_buf *b) {
     static tracec_i_msg m;
     int fds[2], nfds = 2;
     struct pollfd pf = {conn, POLLIN, 0};
-    if (poll(&pf, 1, 5000) <= 0 || tracec_i_rec_recv(conn, &m, fds, &nfds) <= 0 || nfds != 2) return 1;
-    struct stat st;
-    if (fstat(fds[0], &st) != 0) return 1;
-    size_t size = (size_t)st.st_size;
-    uint8_t *map = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fds[0], 0);
-    tracec_i_shm_header *h = (tracec_i_shm_header *)map;
-    uint8_t *d = map + TRACEC_I_SHM_HEADER;
-    if (durable) d += (size_t)m.b * m.c; /* the durable area follows the halves */
-    if (durable && size < TRACEC_I_SHM_HEADER + (size_t)m.b * m.c + 128) return 6;
-    /* one good record (an empty packet with timestamp 1), then garbage */
-    const uint8_t good[] = {0x0A, 0x02, 0x40, 0x01};
-    memcpy(d, good, sizeof good);
+    if (poll(&pf, 1, 5000) <= 0 || tracec_i_rec_recv(conn, &m, fds, &nfds) <= 0 || nfds != 2 ||
+        m.type != TRACEC_I_MSG_INITIALIZE)
+        return -1;
+    return raw_buffer(&m, fds[0], fds[1], b);
+}
+
+static int scribble(const char *name, bool durable, bool nested) {
+    int conn = raw_connect(name);
+    raw_buf b;
+    if (conn < 0 || raw_initialize(conn, &b) != 0) return 1;
+    uint32_t r = durable ? 2u : 0u;
+    if (b.region[r] == NULL) return 6; /* no durable part: STREAMING has none */
+    ru_writer w = ru_writer_at(b.region[r], b.cap[r]);
+    /* one good record (a packet with timestamp 1), then garbage */
+    const uint8_t good[] = {0x40, 0x01};
+    ru_record(&w, good, sizeof good, 1, 1);
     if (nested) {
         /* well formed at the top (timestamp, track_event of 4 bytes), not inside: TrackEvent field 1 with
            wire type 7 */
-        const uint8_t bad[] = {0x0A, 0x08, 0x40, 0x02, 0x5A, 0x04, 0x0F, 0x01, 0x02, 0x03};
-        memcpy(d + sizeof good, bad, sizeof bad);
-        h->half[0].fill = (uint32_t)(sizeof good + sizeof bad);
-        tracec_i_rec_fifo_send(fds[1], TRACEC_I_FIFO_STARTED, 0);
-        tracec_i_rec_fifo_send(fds[1], TRACEC_I_FIFO_STOPPED, 0);
+        const uint8_t bad[] = {0x40, 0x02, 0x5A, 0x04, 0x0F, 0x01, 0x02, 0x03};
+        ru_record(&w, bad, sizeof bad, 1, 1);
+        raw_publish(&b, r, (uint32_t)w.off, w.blocks);
+        raw_fifo(&b, TRACEC_I_FIFO_STARTED, 3);
+        raw_fifo(&b, TRACEC_I_FIFO_STOPPED, 3);
         usleep(200000);
         return 0;
     }
-    memset(d + sizeof good, 0xff, 64);
-    d[sizeof good] = 0x0A; /* a record whose length runs off the end */
-    if (durable) {
-        h->durable.fill = (uint32_t)(sizeof good + 64);
-    } else {
-        h->half[0].fill = (uint32_t)(sizeof good + 64);
-        h->half[1].fill = 0xffffffffu; /* past the half */
-    }
-    h->active = 7;
+    /* a block that runs off the region's end, then 0xff bytes */
+    ru_header(&w, 0x7ffffff8u, 4, 0, 0);
+    memset(w.p + w.off + TRACEC_I_BLK_HDR, 0xff, 64);
+    raw_publish(&b, r, (uint32_t)w.off + TRACEC_I_BLK_HDR + 64, w.blocks + 1);
+    if (!durable && b.region[1]) b.h->half[1].extent = 0xffffffffu; /* past the half */
+    b.h->active = 7;
     /* the recorder sealed the buffer's size: shrinking it (which would make its reads fault) is refused */
-    if (ftruncate(fds[0], 0) == 0) {
+    if (ftruncate(b.memfd, 0) == 0) {
         fprintf(stderr, "record_provider: the shared buffer could be shrunk\n");
         return 5;
     }
-    tracec_i_rec_fifo_send(fds[1], TRACEC_I_FIFO_STARTED, 0);
-    tracec_i_rec_fifo_send(fds[1], TRACEC_I_FIFO_SAVE_BUFFER, 0);
-    tracec_i_rec_fifo_send(fds[1], TRACEC_I_FIFO_SAVE_BUFFER, 99);
-    tracec_i_rec_fifo_send(fds[1], TRACEC_I_FIFO_SAVE_BUFFER, 1);
+    raw_fifo(&b, TRACEC_I_FIFO_STARTED, 3);
+    raw_fifo(&b, TRACEC_I_FIFO_SAVE_BUFFER, 0);
+    tracec_i_rec_fifo_send(b.fifo, TRACEC_I_FIFO_SAVE_BUFFER, 99, 0, 0);
+    raw_fifo(&b, TRACEC_I_FIFO_SAVE_BUFFER, b.region[1] ? 1u : 0u);
     usleep(200000); /* let the recorder read them, then leave */
     return 0;
 }
@@ -157,70 +239,68 @@ static long now_ms(void) {
     return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
 }
 
-/* Appends one record (an empty-ish TracePacket: timestamp `ts`) at d; its size. */
-static size_t put_record(uint8_t *d, uint64_t ts) {
-    uint8_t body[16];
-    size_t n = 0;
-    body[n++] = 0x40; /* TracePacket.timestamp (8), varint */
-    do {
-        body[n++] = (uint8_t)((ts & 0x7f) | (ts > 0x7f ? 0x80 : 0));
-        ts >>= 7;
-    } while (ts);
-    d[0] = 0x0A;
-    d[1] = (uint8_t)n;
-    memcpy(d + 2, body, n);
-    return n + 2;
+/* Appends one record block (a TracePacket with only timestamp `ts`) at w. */
+static void put_record(ru_writer *w, uint64_t ts) {
+    uint8_t body[16], *e = body;
+    *e++ = 0x40; /* TracePacket.timestamp (8), varint */
+    e = ru_varint(e, ts);
+    ru_record(w, body, (size_t)(e - body), 1, 1);
 }
 
-/* Whole records of varying sizes for `size` bytes at d, the k-th first; their byte count. */
-static uint32_t stall_records(uint8_t *d, uint32_t size, uint64_t *k) {
-    uint32_t fill = 0;
-    while (fill + 16 <= size) {
-        uint64_t ts = (uint64_t)1 << (7 * (*k % 5)); /* 1..5-byte varints: records of 4..8 bytes */
+/* Whole record blocks of varying sizes for `size` bytes at d, the k-th first; their byte count. */
+static uint32_t stall_records(uint8_t *d, uint32_t size, uint64_t *k, uint32_t *blocks) {
+    ru_writer w = ru_writer_at(d, size);
+    while (w.off + 64 <= size) {
+        uint64_t ts = (uint64_t)1 << (7 * (*k % 5)); /* 1..5-byte varints */
         (*k)++;
-        fill += (uint32_t)put_record(d + fill, ts);
+        put_record(&w, ts);
+        if (*k % 7 == 0) { /* some records of 24 bytes: the block sizes differ between the layouts */
+            const uint8_t pad[] = {0x40, 0x01, 0x40, 0x02, 0x40, 0x03, 0x40, 0x04, 0x40, 0x05};
+            ru_record(&w, pad, sizeof pad, 1, 1);
+        }
     }
-    return fill;
+    *blocks = w.blocks;
+    return (uint32_t)w.off;
 }
 
-/* Reuses half `h`: gen first, then the records (a batch, rewritten as fast as it is read), then fill. */
-static void stall_fill_half(tracec_i_shm_header *hd, uint8_t *half, const uint8_t *batch, uint32_t len, uint32_t h) {
-    __atomic_add_fetch(&hd->half[h].gen, 1u, __ATOMIC_RELAXED); /* gen first: the half is being reused */
+/* Reuses half `h`: gen first (as the engine resets a region), then the records (a batch, rewritten as fast
+   as it is read), then the extent. */
+static void stall_fill_half(raw_buf *b, const uint8_t *batch, uint32_t len, uint32_t blocks, uint32_t h) {
+    tracec_shm_region *g = &b->h->half[h];
+    __atomic_add_fetch(&g->gen, 2u, __ATOMIC_RELAXED); /* gen first: the half is being reused */
     TRACEC_I_REC_FENCE(__ATOMIC_RELEASE);
-    __atomic_store_n(&hd->half[h].fill, 0u, __ATOMIC_RELEASE);
-    __atomic_store_n(&hd->active, h, __ATOMIC_RELEASE);
+    __atomic_store_n(&g->extent, 0u, __ATOMIC_RELEASE);
+    __atomic_store_n(&g->reserved, 0u, __ATOMIC_RELEASE);
+    __atomic_store_n(&b->h->active, h, __ATOMIC_RELEASE);
     /* back to front, in 1 KiB steps: a reader copying front to back meets the new bytes (a torn copy) */
+    uint8_t *half = b->region[h];
     for (uint32_t end = len; end > 0;) {
         uint32_t from = end > 1024 ? end - 1024 : 0;
         memcpy(half + from, batch + from, end - from);
         end = from;
     }
-    __atomic_store_n(&hd->half[h].fill, len, __ATOMIC_RELEASE);
+    __atomic_store_n(&g->blocks, blocks, __ATOMIC_RELAXED);
+    __atomic_store_n(&g->reserved, len, __ATOMIC_RELAXED);
+    __atomic_store_n(&g->extent, len, __ATOMIC_RELEASE);
 }
 
 /* A provider that answers Start, never stops writing, and answers Stop `ms` ms late. */
 static int stall(const char *name, long ms) {
     int conn = raw_connect(name);
-    if (conn < 0) return 1;
+    raw_buf b;
+    if (conn < 0 || raw_initialize(conn, &b) != 0 || b.region[1] == NULL) return 1;
     static tracec_i_msg m;
-    int fds[2], nfds = 2;
+    int nfds;
     struct pollfd pf = {conn, POLLIN, 0};
-    if (poll(&pf, 1, 5000) <= 0 || tracec_i_rec_recv(conn, &m, fds, &nfds) <= 0 || nfds != 2 ||
-        m.type != TRACEC_I_MSG_INITIALIZE || m.c != 2)
-        return 1;
-    uint32_t hs = (uint32_t)m.b;
-    uint8_t *map = mmap(NULL, TRACEC_I_SHM_HEADER + (size_t)hs * 2, PROT_READ | PROT_WRITE, MAP_SHARED, fds[0], 0);
-    if (map == MAP_FAILED) return 1;
-    tracec_i_shm_header *hd = (tracec_i_shm_header *)map;
-    uint8_t *d = map + TRACEC_I_SHM_HEADER;
+    uint32_t hs = (uint32_t)b.h->size;
     uint64_t k = 0;
     uint8_t *batch[3];
-    uint32_t blen[3];
+    uint32_t blen[3], bblocks[3];
     for (int i = 0; i < 3; i++) { /* three record layouts: a torn copy would mix them, misaligned */
         batch[i] = malloc(hs);
         if (batch[i] == NULL) return 1;
         k = (uint64_t)i;
-        blen[i] = stall_records(batch[i], hs, &k);
+        blen[i] = stall_records(batch[i], hs, &k, &bblocks[i]);
     }
     uint64_t cycles = 0;
     long stop_at = -1;
@@ -233,7 +313,7 @@ static int stall(const char *name, long ms) {
             if (n == 0) break; /* the recorder is gone */
             if (n > 0 && m.type == TRACEC_I_MSG_START && !started) {
                 started = true;
-                tracec_i_rec_fifo_send(fds[1], TRACEC_I_FIFO_STARTED, 0);
+                raw_fifo(&b, TRACEC_I_FIFO_STARTED, 3);
             } else if (n > 0 && m.type == TRACEC_I_MSG_STOP && stop_at < 0) {
                 stop_at = now_ms() + ms; /* "finishing its writing" for a long time */
                 printf("stop received\n");
@@ -242,10 +322,10 @@ static int stall(const char *name, long ms) {
         }
         if (!started) continue;
         if (stop_at >= 0 && now_ms() >= stop_at) break;
-        int b = (int)(cycles++ % 3);
-        stall_fill_half(hd, d + (size_t)h * hs, batch[b], blen[b], h);
+        int c = (int)(cycles++ % 3);
+        stall_fill_half(&b, batch[c], blen[c], bblocks[c], h);
     }
-    tracec_i_rec_fifo_send(fds[1], TRACEC_I_FIFO_STOPPED, 0);
+    raw_fifo(&b, TRACEC_I_FIFO_STOPPED, 3);
     printf("cycles %llu\n", (unsigned long long)cycles);
     for (int i = 0; i < 3; i++) free(batch[i]);
     return 0;
@@ -277,31 +357,23 @@ static int hostile(const char *name, long ms, int max_wait) {
 /* Saves one record again and again: gen bumped, the same bytes, SAVE_BUFFER. */
 static int replay(const char *name, long n) {
     int conn = raw_connect(name);
-    if (conn < 0) return 1;
-    static tracec_i_msg m;
-    int fds[2], nfds = 2;
-    struct pollfd pf = {conn, POLLIN, 0};
-    if (poll(&pf, 1, 5000) <= 0 || tracec_i_rec_recv(conn, &m, fds, &nfds) <= 0 || nfds != 2 ||
-        m.type != TRACEC_I_MSG_INITIALIZE || m.c != 2)
-        return 1;
-    uint8_t *map = mmap(NULL, TRACEC_I_SHM_HEADER + (size_t)m.b * 2, PROT_READ | PROT_WRITE, MAP_SHARED, fds[0], 0);
-    if (map == MAP_FAILED) return 1;
-    tracec_i_shm_header *h = (tracec_i_shm_header *)map;
-    size_t len = put_record(map + TRACEC_I_SHM_HEADER, 12345);
-    h->produced = 1;
-    __atomic_store_n(&h->half[0].fill, (uint32_t)len, __ATOMIC_RELEASE);
-    tracec_i_rec_fifo_send(fds[1], TRACEC_I_FIFO_STARTED, 0);
+    raw_buf b;
+    if (conn < 0 || raw_initialize(conn, &b) != 0 || b.region[1] == NULL) return 1;
+    ru_writer w = ru_writer_at(b.region[0], b.cap[0]);
+    put_record(&w, 12345);
+    b.h->accepted = 1;
+    raw_publish(&b, 0, (uint32_t)w.off, w.blocks);
+    raw_fifo(&b, TRACEC_I_FIFO_STARTED, 3);
     long saved = 0;
     for (long i = 0; i < n; i++) {
-        __atomic_store_n(&h->half[0].state, (uint32_t)TRACEC_I_HALF_FULL, __ATOMIC_RELEASE);
-        tracec_i_rec_fifo_send(fds[1], TRACEC_I_FIFO_SAVE_BUFFER, 0);
-        struct pollfd ff = {fds[1], POLLIN, 0};
+        raw_fifo(&b, TRACEC_I_FIFO_SAVE_BUFFER, 0);
+        struct pollfd ff = {b.fifo, POLLIN, 0};
         tracec_i_fifo_packet pk;
-        if (poll(&ff, 1, 1000) <= 0 || recv(fds[1], &pk, sizeof pk, 0) != (ssize_t)sizeof pk) break;
+        if (poll(&ff, 1, 1000) <= 0 || recv(b.fifo, &pk, sizeof pk, 0) != (ssize_t)sizeof pk) break;
         saved++;
-        __atomic_add_fetch(&h->half[0].gen, 1u, __ATOMIC_RELEASE); /* "emptied", the same bytes left */
+        __atomic_add_fetch(&b.h->half[0].gen, 2u, __ATOMIC_RELEASE); /* "emptied", the same bytes left */
     }
-    tracec_i_rec_fifo_send(fds[1], TRACEC_I_FIFO_STOPPED, 0);
+    raw_fifo(&b, TRACEC_I_FIFO_STOPPED, 3);
     printf("saves answered %ld\n", saved);
     usleep(100000);
     return 0;
@@ -313,42 +385,34 @@ static int twice(const char *name) {
     int conn = raw_connect(name);
     if (conn < 0) return 1;
     static tracec_i_msg m;
-    int fifo = -1, runs = 0;
-    uint8_t *map = NULL;
-    size_t size = 0;
+    int runs = 0, have = 0;
+    raw_buf b;
     for (;;) {
         struct pollfd pf = {conn, POLLIN, 0};
         if (poll(&pf, 1, 10000) <= 0) return 1;
         int fds[2], nfds = 2;
         if (tracec_i_rec_recv(conn, &m, fds, &nfds) <= 0) return 1;
         if (m.type == TRACEC_I_MSG_INITIALIZE && nfds == 2) {
-            struct stat st;
-            if (fstat(fds[0], &st) != 0) return 1;
-            size = (size_t)st.st_size;
-            map = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fds[0], 0);
-            if (map == MAP_FAILED) return 1;
-            close(fds[0]);
-            fifo = fds[1];
-        } else if (m.type == TRACEC_I_MSG_START && map) {
-            tracec_i_shm_header *h = (tracec_i_shm_header *)map;
-            uint8_t *d = map + TRACEC_I_SHM_HEADER;
-            size_t fill = 0;
+            if (raw_buffer(&m, fds[0], fds[1], &b) != 0) return 1;
+            have = 1;
+        } else if (m.type == TRACEC_I_MSG_START && have) {
+            ru_writer w = ru_writer_at(b.region[0], b.cap[0]);
             if (runs == 0) {
-                fill += put_record(d + fill, 1);
-                memset(d + fill, 0xff, 8); /* not a Trace.packet record */
-                fill += 8;
+                put_record(&w, 1);
+                memset(w.p + w.off, 0xff, 16); /* not a block: a body that is not a multiple of 8 */
+                raw_publish(&b, 0, (uint32_t)w.off + 16, w.blocks + 1);
             } else {
-                for (uint64_t ts = 1001; ts <= 1003; ts++) fill += put_record(d + fill, ts);
+                for (uint64_t ts = 1001; ts <= 1003; ts++) put_record(&w, ts);
+                raw_publish(&b, 0, (uint32_t)w.off, w.blocks);
             }
-            __atomic_store_n(&h->half[0].fill, (uint32_t)fill, __ATOMIC_RELEASE);
-            tracec_i_rec_fifo_send(fifo, TRACEC_I_FIFO_STARTED, 0);
-        } else if (m.type == TRACEC_I_MSG_STOP && fifo >= 0) {
-            tracec_i_rec_fifo_send(fifo, TRACEC_I_FIFO_STOPPED, 0);
-        } else if (m.type == TRACEC_I_MSG_TERMINATE && fifo >= 0) {
-            close(fifo); /* the provider closes its end first */
-            munmap(map, size);
-            fifo = -1;
-            map = NULL;
+            raw_fifo(&b, TRACEC_I_FIFO_STARTED, 3);
+        } else if (m.type == TRACEC_I_MSG_STOP && have) {
+            raw_fifo(&b, TRACEC_I_FIFO_STOPPED, 3);
+        } else if (m.type == TRACEC_I_MSG_TERMINATE && have) {
+            close(b.fifo); /* the provider closes its end first */
+            close(b.memfd);
+            munmap(b.map, b.size);
+            have = 0;
             if (++runs == 2) return 0;
         } else {
             for (int i = 0; i < nfds; i++) close(fds[i]);
@@ -358,7 +422,7 @@ static int twice(const char *name) {
 
 /* One instant "e" with debug annotation i = `i`, by hand (begin_packet / end_packet). */
 static void indexed_instant(long i, bool big) {
-    static char huge[20001];
+    static char huge[40001];
     if (big && huge[0] == '\0') memset(huge, 'x', sizeof huge - 1);
     tracec_writer w;
     perfetto_protos_TracePacket pkt;
@@ -426,14 +490,15 @@ static int refused(void) {
     while (tracec_provider_instant(g_p, NULL) == TRACEC_STATUS_SUCCESS && fill < 100000) fill++;
     int end_a = (int)tracec_provider_slice_end(g_p);
     int lost = (int)tracec_provider_slice_begin(g_p, "lost");
-    int end_lost = (int)tracec_provider_slice_end(g_p);
     kill(getppid(), SIGCONT);
-    usleep(300000);
+    usleep(300000); /* the recorder saved the halves: there is room again */
+    int in_lost = (int)tracec_provider_instant(g_p, "in-lost");
+    int end_lost = (int)tracec_provider_slice_end(g_p);
     int b = (int)tracec_provider_slice_begin(g_p, "b");
     int end_b = (int)tracec_provider_slice_end(g_p);
     int end_outer = (int)tracec_provider_slice_end(g_p);
-    printf("fill %ld outer %d a %d end_a %d lost %d end_lost %d b %d end_b %d end_outer %d\n", fill, outer, a, end_a,
-           lost, end_lost, b, end_b, end_outer);
+    printf("fill %ld outer %d a %d end_a %d lost %d end_lost %d b %d end_b %d end_outer %d in_lost %d\n", fill, outer, a,
+           end_a, lost, end_lost, b, end_b, end_outer, in_lost);
     print_stats();
     tracec_provider_unregister(g_p);
     return 0;
@@ -497,6 +562,15 @@ int main(int argc, char **argv) {
         int fd = raw_connect(name);
         usleep(300000);
         return fd < 0;
+    }
+    if (strcmp(mode, "v1") == 0) {
+        int fd = raw_connect_version(name, 0);
+        if (fd < 0) return 1;
+        struct pollfd pf = {fd, POLLIN, 0};
+        static tracec_i_msg m;
+        int nfds = 0;
+        if (poll(&pf, 1, 3000) > 0 && tracec_i_rec_recv(fd, &m, NULL, &nfds) == 0) printf("closed\n");
+        return 0;
     }
     if (strcmp(mode, "twice") == 0) return twice(name);
     if (strcmp(mode, "stall") == 0) return stall(name, argc > 3 ? atol(argv[3]) : 1000);

@@ -140,20 +140,17 @@ static int accept_registration(int lfd) {
 static int initialize_and_start(int conn, uint32_t half, uint32_t wait_ms, int seals, int *fifo) {
     int sp[2];
     cr_assert_eq(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp), 0);
-    size_t size = TRACEC_I_SHM_HEADER + 2u * half;
+    size_t size = tracec_buffer_memory_size(TRACEC_BUFFERING_MODE_STREAMING, half, 0);
+    cr_assert_gt(size, 0);
     int memfd = memfd_create("hostile", MFD_CLOEXEC | MFD_ALLOW_SEALING);
     cr_assert_eq(ftruncate(memfd, (off_t)size), 0);
     if (seals) cr_assert_eq(fcntl(memfd, F_ADD_SEALS, seals), 0);
-    tracec_i_shm_header *h = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0);
-    cr_assert_neq(h, MAP_FAILED);
-    *h = (tracec_i_shm_header){.magic = TRACEC_I_SHM_MAGIC, .version = 1, .mode = TRACEC_BUFFERING_MODE_STREAMING,
-                               .half_size = half, .halves = 2};
-    munmap(h, size);
+    uint32_t policy = wait_ms > 0 ? TRACEC_BUFFER_POLICY_LOSSLESS : TRACEC_BUFFER_POLICY_DISCARD;
     memset(&g_m, 0, TRACEC_I_MSG_FIXED);
     g_m.type = TRACEC_I_MSG_INITIALIZE;
-    g_m.a = TRACEC_BUFFERING_MODE_STREAMING | wait_ms << 8;
+    g_m.a = TRACEC_BUFFERING_MODE_STREAMING | wait_ms << 8 | policy << TRACEC_I_INIT_POLICY_SHIFT;
     g_m.b = half;
-    g_m.c = 2;
+    g_m.c = (uint64_t)TRACEC_I_PROTOCOL_VERSION << TRACEC_I_INIT_VERSION_SHIFT;
     g_m.text[0] = '\0';
     int fds[2] = {memfd, sp[1]};
     cr_assert_eq(tracec_i_rec_send(conn, &g_m, fds, 2), 0);

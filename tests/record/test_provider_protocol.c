@@ -5,8 +5,10 @@
  * ignored, several Start/Stop runs with RETAIN keep the buffer, Terminate
  * stops first and then closes the buffer and the fifo), registration
  * (name limits, one provider per process, the synchronous form's
- * `started`), and packets landing in the shared buffer (descriptors in its
- * durable area).
+ * `started`), the protocol version, and packets landing in the shared
+ * buffer (the buffer engine's layout, tracec/abi/shm_layout.h: descriptors
+ * in its durable part, regions handed with SAVE_BUFFER and freed by
+ * BUFFER_SAVED).
  */
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
@@ -25,11 +27,14 @@
 #include "perfetto/trace/trace_packet.tracec.h"
 #include "perfetto/trace/track_event/track_event.tracec.h"
 #include "record_wire.h"
+#include "tracec/abi/buffer_abi.h"
+#include "tracec/abi/shm_layout.h"
 #include "tracec/buffer.h"
+#include "tracec/recorder.h"
 #include "tracec/context.h"
 #include "tracec/provider.h"
 
-#define HALF 4096u
+#define HALF 16384u
 
 static char g_dir[64], g_sock[96];
 static int g_listen = -1;
@@ -71,37 +76,86 @@ static bool recv_msg(int fd, int timeout_ms) {
     return tracec_i_rec_recv(fd, &g_m, NULL, &nfds) > 0;
 }
 
-/* The next fifo packet's type, 0 on timeout, -1 when the fifo was closed. */
-static int fifo_next(int fifo, int timeout_ms) {
-    struct pollfd pf = {fifo, POLLIN, 0};
-    if (poll(&pf, 1, timeout_ms) <= 0) return 0;
-    tracec_i_fifo_packet pk;
-    ssize_t k = recv(fifo, &pk, sizeof pk, MSG_DONTWAIT);
-    if (k == 0) return -1;
-    return k == (ssize_t)sizeof pk ? (int)pk.type : -2;
+/* The last SAVE_BUFFER fifo_next passed over. */
+static tracec_i_fifo_packet g_save;
+static int g_saves;
+
+/* The next fifo packet's type, 0 on timeout, -1 when the fifo was closed; SAVE_BUFFER packets (the buffer
+   handing its regions, at a stop too) are passed over unless `saves`, and remembered in g_save. */
+static int fifo_next_of(int fifo, int timeout_ms, bool saves) {
+    for (;;) {
+        struct pollfd pf = {fifo, POLLIN, 0};
+        if (poll(&pf, 1, timeout_ms) <= 0) return 0;
+        tracec_i_fifo_packet pk;
+        ssize_t k = recv(fifo, &pk, sizeof pk, MSG_DONTWAIT);
+        if (k == 0) return -1;
+        if (k != (ssize_t)sizeof pk) return -2;
+        if (pk.type == TRACEC_I_FIFO_SAVE_BUFFER) {
+            g_save = pk;
+            g_saves++;
+            if (!saves) continue;
+        }
+        return (int)pk.type;
+    }
 }
 
+static int fifo_next(int fifo, int timeout_ms) { return fifo_next_of(fifo, timeout_ms, false); }
+
+/* The recorder's side of a shared buffer: the memfd, mapped read-only. */
 typedef struct shm {
     int memfd;
-    uint8_t *map;
-    tracec_i_shm_header *h;
+    const uint8_t *map;
+    size_t size;
+    const tracec_shm_header *h;
 } shm;
 
-static shm make_shm(uint32_t mode) {
+static shm make_shm(uint32_t mode, size_t size, size_t durable) {
     shm s;
-    size_t size = TRACEC_I_SHM_HEADER + 2u * HALF;
+    s.size = tracec_buffer_memory_size((tracec_buffering_mode_t)mode, size, durable);
+    cr_assert_gt(s.size, 0);
     s.memfd = memfd_create("test", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-    cr_assert_eq(ftruncate(s.memfd, (off_t)size), 0);
+    cr_assert_eq(ftruncate(s.memfd, (off_t)s.size), 0);
     cr_assert_eq(fcntl(s.memfd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL), 0);
-    s.map = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, s.memfd, 0);
-    s.h = (tracec_i_shm_header *)s.map;
-    s.h->magic = TRACEC_I_SHM_MAGIC;
-    s.h->version = 1;
-    s.h->mode = mode;
-    s.h->half_size = HALF;
-    s.h->halves = 2;
+    s.map = mmap(NULL, s.size, PROT_READ, MAP_SHARED, s.memfd, 0);
+    cr_assert_neq(s.map, MAP_FAILED);
+    s.h = (const tracec_shm_header *)(const void *)s.map;
     return s;
 }
+
+/* Region r's bytes in the mapping, and how far the writers got in it (its reserved hint, or its extent). */
+static const uint8_t *region_at(const shm *s, uint32_t r, uint32_t *len) {
+    const tracec_shm_region *g = r == 2 ? &s->h->durable : &s->h->half[r];
+    uint32_t ext = __atomic_load_n(&g->extent, __ATOMIC_ACQUIRE), res = __atomic_load_n(&g->reserved, __ATOMIC_RELAXED);
+    *len = ext > res ? ext : res;
+    uint64_t halves = s->h->halves;
+    return s->map + TRACEC_SHM_HEADER_BYTES + (r == 2 ? halves : r) * s->h->half_bytes;
+}
+
+static tracec_status_t count_one(void *data, const uint8_t *p, size_t n, uint32_t c, uint32_t k) {
+    (void)p, (void)n, (void)c, (void)k;
+    (*(long *)data)++;
+    return TRACEC_STATUS_SUCCESS;
+}
+
+/* The records region r holds (read as the recorder walks it: chunks up to their committed length). */
+static long records(const shm *s, uint32_t r) {
+    if (s->h->magic != TRACEC_SHM_MAGIC) return 0;
+    if (r == 1 && s->h->halves < 2) return 0;
+    if (r == 2 && s->h->durable_bytes == 0) return 0;
+    uint32_t len;
+    const uint8_t *p = region_at(s, r, &len);
+    uint8_t *copy = malloc(len ? len : 1);
+    memcpy(copy, p, len);
+    long n = 0;
+    tracec_recorder_region_result res;
+    uint64_t gen = r == 2 ? s->h->durable.gen : s->h->half[r].gen;
+    tracec_status_t st = tracec_recorder_read_region(copy, len, gen, r == 2, count_one, &n, &res);
+    (void)st; /* a walk that ends early counts what it read */
+    free(copy);
+    return n;
+}
+
+static long all_records(const shm *s) { return records(s, 0) + records(s, 1) + records(s, 2); }
 
 static void send_ctl(int conn, uint32_t type, uint32_t a, const char *text) {
     memset(&g_m, 0, TRACEC_I_MSG_FIXED);
@@ -111,21 +165,28 @@ static void send_ctl(int conn, uint32_t type, uint32_t a, const char *text) {
     cr_assert_eq(tracec_i_rec_send(conn, &g_m, NULL, 0), 0);
 }
 
-/* Initialize with a fresh buffer; returns our end of the fifo. */
-static int send_initialize(int conn, shm *s, const char *categories) {
+/* Initialize with a fresh buffer of `mode` (HALF bytes per half, `durable` bytes of durable part; the
+   memfd sized for `sized` of them); `a_flags` added to `a`, `version` in `c`; returns our end of the fifo. */
+static int send_initialize_ex(int conn, shm *s, const char *categories, uint32_t mode, size_t durable, size_t sized,
+                              uint32_t a_flags, uint64_t version) {
     int sp[2];
     cr_assert_eq(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp), 0);
-    *s = make_shm(TRACEC_BUFFERING_MODE_STREAMING);
+    *s = make_shm(mode, HALF, sized);
     memset(&g_m, 0, TRACEC_I_MSG_FIXED);
     g_m.type = TRACEC_I_MSG_INITIALIZE;
-    g_m.a = TRACEC_BUFFERING_MODE_STREAMING;
+    g_m.a = mode | a_flags;
     g_m.b = HALF;
-    g_m.c = 2;
+    g_m.c = durable | version << TRACEC_I_INIT_VERSION_SHIFT;
     snprintf(g_m.text, sizeof g_m.text, "%s", categories);
     int fds[2] = {s->memfd, sp[1]};
     cr_assert_eq(tracec_i_rec_send(conn, &g_m, fds, 2), 0);
     close(sp[1]);
     return sp[0];
+}
+
+static int send_initialize(int conn, shm *s, const char *categories) {
+    return send_initialize_ex(conn, s, categories, TRACEC_BUFFERING_MODE_STREAMING, 0, 0, 0,
+                              TRACEC_I_PROTOCOL_VERSION);
 }
 
 /* Initialize (all categories) and Start; returns our end of the fifo once the provider said Started. */
@@ -146,6 +207,7 @@ Test(provider_protocol, provider_rules) {
     cr_expect_eq(g_m.type, TRACEC_I_MSG_REGISTER);
     cr_expect_str_eq(g_m.text, "proto");
     cr_expect_eq(g_m.a, (uint32_t)getpid());
+    cr_expect_eq(g_m.b, TRACEC_I_PROTOCOL_VERSION);
 
     shm a, b;
     int fifo = send_initialize(conn, &a, "gfx");
@@ -160,31 +222,35 @@ Test(provider_protocol, provider_rules) {
     send_ctl(conn, TRACEC_I_MSG_START, 0, NULL); /* Start while started: ignored */
     cr_expect_eq(fifo_next(fifo, 200), 0, "no second STARTED");
     cr_expect_eq(tracec_provider_instant(p, "x"), TRACEC_STATUS_SUCCESS);
-    uint32_t fill1 = __atomic_load_n(&a.h->half[0].fill, __ATOMIC_ACQUIRE);
-    cr_expect_gt(fill1, 0u, "packets go into the first Initialize's buffer");
-    cr_expect_eq(b.h->half[0].fill, 0u);
-    cr_expect_eq(a.map[TRACEC_I_SHM_HEADER], 0x0A, "a half starts with a Trace.packet record");
+    long fill1 = all_records(&a);
+    cr_expect_gt(fill1, 0, "packets go into the first Initialize's buffer");
+    cr_expect_eq(all_records(&b), 0);
+    cr_expect_neq(b.h->magic, TRACEC_SHM_MAGIC, "no buffer was made in the ignored Initialize's memfd");
+    tracec_i_blk first;
+    memcpy(&first, a.map + TRACEC_SHM_HEADER_BYTES, sizeof first);
+    cr_expect_eq(first.size, 0xffffffffu, "a half starts with a writer's chunk");
+    cr_expect_eq(first.kind, TRACEC_SHM_CHUNK_TAG(a.h->half[0].gen), "tagged with the half's generation");
 
     send_ctl(conn, TRACEC_I_MSG_STOP, 0, NULL);
     cr_assert_eq(fifo_next(fifo, 3000), TRACEC_I_FIFO_STOPPED);
     send_ctl(conn, TRACEC_I_MSG_STOP, 0, NULL); /* Stop while stopped: ignored */
     cr_expect_eq(fifo_next(fifo, 200), 0, "no second STOPPED");
     cr_expect_eq(tracec_provider_instant(p, "y"), TRACEC_STATUS_CLOSED);
-    cr_expect_eq(a.h->half[0].fill, fill1);
+    cr_expect_eq(all_records(&a), fill1);
 
     /* a second run, RETAIN: the buffer keeps the first run's records */
     send_ctl(conn, TRACEC_I_MSG_START, 3, NULL);
     cr_assert_eq(fifo_next(fifo, 3000), TRACEC_I_FIFO_STARTED);
     cr_expect_eq(tracec_provider_instant(p, "z"), TRACEC_STATUS_SUCCESS);
-    cr_expect_gt(a.h->half[0].fill, fill1);
+    cr_expect_gt(all_records(&a), fill1);
     /* a fork child does not write into its parent's buffer */
-    uint32_t before = a.h->half[0].fill;
+    long before = all_records(&a);
     pid_t kid = fork();
     if (kid == 0) _exit(tracec_provider_instant(p, "child") == TRACEC_STATUS_CLOSED && !tracec_provider_started(p) ? 0 : 1);
     int kst;
     waitpid(kid, &kst, 0);
     cr_expect(WIFEXITED(kst) && WEXITSTATUS(kst) == 0, "the fork child's provider is off");
-    cr_expect_eq(a.h->half[0].fill, before);
+    cr_expect_eq(all_records(&a), before);
     cr_expect(tracec_provider_started(p), "the parent's is not");
 
     /* Terminate while started: STOPPED first, then buffer and fifo closed */
@@ -214,26 +280,39 @@ Test(provider_protocol, streaming_halves_save_and_drop) {
     cr_assert(recv_msg(conn, 3000));
     shm a;
     int fifo = send_initialize_and_start(conn, &a);
-    /* fill half 0: the provider asks for it to be saved and goes on in half 1 */
+    /* fill half 0: the writer goes on in half 1, and the buffer hands half 0 (SAVE_BUFFER) */
     int n = 0;
-    while (__atomic_load_n(&a.h->active, __ATOMIC_ACQUIRE) == 0 && n < 10000) {
-        cr_assert_eq(tracec_provider_instant(p, "fill"), TRACEC_STATUS_SUCCESS);
+    while (__atomic_load_n(&a.h->active, __ATOMIC_ACQUIRE) == 0 && n < 100000) {
+        tracec_status_t fs = tracec_provider_instant(p, "fill");
+        cr_assert_eq(fs, TRACEC_STATUS_SUCCESS, "instant %d: %s", n, tracec_status_str(fs));
         n++;
     }
-    cr_assert_eq(fifo_next(fifo, 3000), TRACEC_I_FIFO_SAVE_BUFFER);
-    cr_expect_eq(a.h->half[0].state, (uint32_t)TRACEC_I_HALF_FULL);
+    int type = fifo_next_of(fifo, 3000, true);
+    cr_assert_eq(type, TRACEC_I_FIFO_SAVE_BUFFER);
+    cr_expect_eq(g_save.region, 0u);
+    cr_expect_eq(g_save.gen, a.h->half[0].gen);
+    cr_expect_eq(a.h->half[0].handed, (uint32_t)TRACEC_SHM_REGION_HANDED);
+    cr_expect_eq(g_save.extent, a.h->half[0].extent);
+    cr_expect_eq(__atomic_load_n(&a.h->active, __ATOMIC_ACQUIRE), 1u);
     /* we are a late recorder: half 1 fills too, then packets are dropped and counted */
     tracec_status_t st = TRACEC_STATUS_SUCCESS;
-    for (int i = 0; i < 10000 && st == TRACEC_STATUS_SUCCESS; i++) st = tracec_provider_instant(p, "more");
+    for (int i = 0; i < 100000 && st == TRACEC_STATUS_SUCCESS; i++) st = tracec_provider_instant(p, "more");
     cr_expect_eq(st, TRACEC_STATUS_BUFFER_FULL);
     cr_expect_eq(tracec_provider_get_stats(p).dropped, 1);
-    cr_expect_eq(a.h->dropped, 1);
     /* saved: half 0 is free again and the provider switches to it */
-    __atomic_store_n(&a.h->half[0].state, (uint32_t)TRACEC_I_HALF_FREE, __ATOMIC_RELEASE);
-    tracec_i_rec_fifo_send(fifo, TRACEC_I_FIFO_BUFFER_SAVED, 0);
-    cr_expect_eq(tracec_provider_instant(p, "again"), TRACEC_STATUS_SUCCESS);
+    uint64_t gen0 = g_save.gen;
+    tracec_i_rec_fifo_send(fifo, TRACEC_I_FIFO_BUFFER_SAVED, 0, gen0, 0);
+    /* the provider's control thread takes it from the fifo: half 0 is reset (gen first) and free */
+    for (int i = 0; i < 3000 && __atomic_load_n(&a.h->half[0].gen, __ATOMIC_ACQUIRE) == gen0; i++) usleep(1000);
+    cr_assert_gt(a.h->half[0].gen, gen0, "half 0 was reset (gen first) once saved");
+    /* the next packet that needs room switches back to half 0 (freed) and half 1 is handed */
+    for (int i = 0; i < 100000 && __atomic_load_n(&a.h->active, __ATOMIC_ACQUIRE) == 1; i++)
+        cr_assert_eq(tracec_provider_instant(p, "again"), TRACEC_STATUS_SUCCESS);
+    type = fifo_next_of(fifo, 3000, true);
+    cr_expect_eq(type, TRACEC_I_FIFO_SAVE_BUFFER, "half 1 is handed now");
+    cr_expect_eq(g_save.region, 1u);
     cr_expect_eq(a.h->active, 0u);
-    cr_expect_eq(fifo_next(fifo, 3000), TRACEC_I_FIFO_SAVE_BUFFER, "half 1 is to be saved now");
+    cr_expect_geq(tracec_provider_get_stats(p).saved, 1);
     tracec_provider_unregister(p);
     close(conn);
 }
@@ -313,20 +392,11 @@ Test(provider_protocol, declared_categories) {
     cr_assert_eq(fifo_next(fifo, 3000), TRACEC_I_FIFO_STOPPED);
     cr_assert_eq(fifo_next(fifo, 3000), -1);
 
-    int sp[2];
-    cr_assert_eq(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp), 0);
-    shm b = make_shm(TRACEC_BUFFERING_MODE_STREAMING);
-    memset(&g_m, 0, TRACEC_I_MSG_FIXED);
-    g_m.type = TRACEC_I_MSG_INITIALIZE;
-    g_m.a = TRACEC_BUFFERING_MODE_STREAMING | TRACEC_I_INIT_NO_CATEGORIES;
-    g_m.b = HALF;
-    g_m.c = 2;
-    g_m.text[0] = '\0';
-    int fds[2] = {b.memfd, sp[1]};
-    cr_assert_eq(tracec_i_rec_send(conn, &g_m, fds, 2), 0);
-    close(sp[1]);
+    shm b;
+    int fifo2 = send_initialize_ex(conn, &b, "", TRACEC_BUFFERING_MODE_STREAMING, 0, 0, TRACEC_I_INIT_NO_CATEGORIES,
+                                   TRACEC_I_PROTOCOL_VERSION);
     send_ctl(conn, TRACEC_I_MSG_START, TRACEC_BUFFER_DISPOSITION_CLEAR_ENTIRE, NULL);
-    cr_assert_eq(fifo_next(sp[0], 3000), TRACEC_I_FIFO_STARTED);
+    cr_assert_eq(fifo_next(fifo2, 3000), TRACEC_I_FIFO_STARTED);
     cr_expect_not(tracec_provider_category_enabled(p, "gfx"), "NO_CATEGORIES: none enabled");
     cr_expect_not(tracec_provider_category_enabled(p, "io"));
     tracec_provider_unregister(p);
@@ -342,34 +412,11 @@ Test(provider_protocol, declared_categories) {
     cr_expect_eq(tracec_provider_register_with(&reg, NULL, &p), TRACEC_STATUS_INVALID_ARGUMENT);
 }
 
-/* Initialize (STREAMING) with a buffer of two halves and a durable area of `durable` bytes that the
-   header announces as `said`; returns our end of the fifo. */
-static int send_initialize_durable(int conn, shm *s, uint32_t durable, uint32_t said) {
-    int sp[2];
-    cr_assert_eq(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp), 0);
-    size_t size = TRACEC_I_SHM_HEADER + 2u * HALF + durable;
-    s->memfd = memfd_create("test", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-    cr_assert_eq(ftruncate(s->memfd, (off_t)size), 0);
-    cr_assert_eq(fcntl(s->memfd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL), 0);
-    s->map = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, s->memfd, 0);
-    s->h = (tracec_i_shm_header *)s->map;
-    *s->h = (tracec_i_shm_header){.magic = TRACEC_I_SHM_MAGIC, .version = 1, .mode = TRACEC_BUFFERING_MODE_STREAMING,
-                                  .half_size = HALF, .halves = 2, .durable_size = said};
-    memset(&g_m, 0, TRACEC_I_MSG_FIXED);
-    g_m.type = TRACEC_I_MSG_INITIALIZE;
-    g_m.a = TRACEC_BUFFERING_MODE_STREAMING;
-    g_m.b = HALF;
-    g_m.c = 2;
-    g_m.text[0] = '\0';
-    int fds[2] = {s->memfd, sp[1]};
-    cr_assert_eq(tracec_i_rec_send(conn, &g_m, fds, 2), 0);
-    close(sp[1]);
-    return sp[0];
-}
-
-/* Whether `what` is in the bytes [from, from + n) of the mapping. */
-static bool has(const shm *s, size_t from, size_t n, const char *what) {
-    return memmem(s->map + from, n, what, strlen(what)) != NULL;
+/* Whether `what` is in the bytes region r holds so far. */
+static bool has(const shm *s, uint32_t r, const char *what) {
+    uint32_t len;
+    const uint8_t *p = region_at(s, r, &len);
+    return memmem(p, len, what, strlen(what)) != NULL;
 }
 
 /* One packet written by hand on the calling thread's track (as record_ext_provider does). */
@@ -387,8 +434,8 @@ static tracec_status_t hand_packet(tracec_provider *p) {
 
 /*
  * The descriptors (the process's at Start, a thread's before its first packet, even one written by hand)
- * go into the durable area when the recorder gives one, the events into the halves; with no room there a
- * descriptor goes into the half; a durable area the memfd cannot hold makes Initialize ignored.
+ * go into the durable part of a CIRCULAR buffer, the events into the halves; an Initialize whose memfd
+ * cannot hold the durable part it asks for is ignored.
  */
 Test(provider_protocol, durable_area_holds_the_descriptors) {
     tracec_provider *p;
@@ -396,49 +443,52 @@ Test(provider_protocol, durable_area_holds_the_descriptors) {
     int conn = accept_provider();
     cr_assert(recv_msg(conn, 3000));
     shm a;
-    int fifo = send_initialize_durable(conn, &a, 2048, 2048);
+    int fifo = send_initialize_ex(conn, &a, "", TRACEC_BUFFERING_MODE_CIRCULAR, 8192, 8192, 0,
+                                  TRACEC_I_PROTOCOL_VERSION);
     send_ctl(conn, TRACEC_I_MSG_START, TRACEC_BUFFER_DISPOSITION_CLEAR_ENTIRE, NULL);
     cr_assert_eq(fifo_next(fifo, 3000), TRACEC_I_FIFO_STARTED);
-    const size_t dur = TRACEC_I_SHM_HEADER + 2u * HALF;
-    uint32_t d0 = __atomic_load_n(&a.h->durable.fill, __ATOMIC_ACQUIRE);
-    cr_expect_gt(d0, 0u, "the process's descriptor is written at Start");
-    cr_expect(has(&a, dur, d0, "durable-proc"));
-    cr_expect_eq(a.h->half[0].fill, 0u, "nothing in the halves yet");
+    long d0 = records(&a, 2);
+    cr_expect_eq(d0, 1, "the process's descriptor is written at Start");
+    cr_expect(has(&a, 2, "durable-proc"));
+    cr_expect_eq(records(&a, 0) + records(&a, 1), 0, "nothing in the halves yet");
     pthread_setname_np(pthread_self(), "hand-writer");
     cr_expect_eq(hand_packet(p), TRACEC_STATUS_SUCCESS);
-    uint32_t d1 = a.h->durable.fill, f1 = a.h->half[0].fill;
-    cr_expect_gt(d1, d0, "the thread is described before its first packet");
-    cr_expect(has(&a, dur, d1, "hand-writer"));
-    cr_expect_gt(f1, 0u);
-    cr_expect_not(has(&a, TRACEC_I_SHM_HEADER, f1, "hand-writer"), "the half holds only the event");
+    cr_expect_eq(records(&a, 2), d0 + 1, "the thread is described before its first packet");
+    cr_expect(has(&a, 2, "hand-writer"));
+    cr_expect_eq(records(&a, 0), 1);
+    cr_expect_not(has(&a, 0, "hand-writer"), "the half holds only the event");
     cr_expect_eq(hand_packet(p), TRACEC_STATUS_SUCCESS);
-    cr_expect_eq(a.h->durable.fill, d1, "once per run");
-    cr_expect_eq(a.h->durable.packets, 2u);
+    cr_expect_eq(records(&a, 2), d0 + 1, "once per run");
     tracec_provider_stats st = tracec_provider_get_stats(p);
     cr_expect_eq(st.produced, 4u, "descriptors count as produced packets");
     send_ctl(conn, TRACEC_I_MSG_TERMINATE, 0, NULL);
     cr_assert_eq(fifo_next(fifo, 3000), TRACEC_I_FIFO_STOPPED);
     cr_assert_eq(fifo_next(fifo, 3000), -1);
+    cr_expect_geq(g_saves, 2, "the stop handed the half and the durable part");
 
-    /* a durable area too small for a descriptor: it goes into the half, like any packet */
-    shm b;
-    fifo = send_initialize_durable(conn, &b, 16, 16);
-    send_ctl(conn, TRACEC_I_MSG_START, TRACEC_BUFFER_DISPOSITION_CLEAR_ENTIRE, NULL);
-    cr_assert_eq(fifo_next(fifo, 3000), TRACEC_I_FIFO_STARTED);
-    cr_expect_eq(b.h->durable.fill, 0u);
-    cr_expect(has(&b, TRACEC_I_SHM_HEADER, b.h->half[0].fill, "durable-proc"));
-    cr_expect_eq(hand_packet(p), TRACEC_STATUS_SUCCESS);
-    cr_expect(has(&b, TRACEC_I_SHM_HEADER, b.h->half[0].fill, "hand-writer"));
-    send_ctl(conn, TRACEC_I_MSG_TERMINATE, 0, NULL);
-    cr_assert_eq(fifo_next(fifo, 3000), TRACEC_I_FIFO_STOPPED);
-    cr_assert_eq(fifo_next(fifo, 3000), -1);
-
-    /* a header that claims a durable area past the memfd's end: Initialize is ignored */
+    /* a durable part the memfd cannot hold: Initialize is ignored (the memfd is never mapped) */
     shm c;
-    fifo = send_initialize_durable(conn, &c, 0, 1u << 20);
+    fifo = send_initialize_ex(conn, &c, "", TRACEC_BUFFERING_MODE_CIRCULAR, 1u << 20, 8192, 0,
+                              TRACEC_I_PROTOCOL_VERSION);
     cr_expect_eq(fifo_next(fifo, 3000), -1, "the provider closed the fifo of the ignored Initialize");
     send_ctl(conn, TRACEC_I_MSG_START, TRACEC_BUFFER_DISPOSITION_CLEAR_ENTIRE, NULL);
     cr_expect_not(tracec_provider_wait_started(p, 200), "not initialized: Start is ignored");
+    cr_expect_geq(tracec_provider_get_stats(p).refused, 1);
+    tracec_provider_unregister(p);
+    close(conn);
+}
+
+/* A recorder of another protocol version is refused at Initialize, with a message, and counted. */
+Test(provider_protocol, other_protocol_version_is_refused) {
+    tracec_provider *p;
+    cr_assert_eq(tracec_provider_register("versions", &p), TRACEC_STATUS_SUCCESS);
+    int conn = accept_provider();
+    cr_assert(recv_msg(conn, 3000));
+    shm a;
+    int fifo = send_initialize_ex(conn, &a, "", TRACEC_BUFFERING_MODE_STREAMING, 0, 0, 0, 0); /* a version 1 one */
+    cr_expect_eq(fifo_next(fifo, 3000), -1, "the provider closed the fifo of the refused Initialize");
+    cr_expect_eq(tracec_provider_get_stats(p).refused, 1);
+    cr_expect_neq(a.h->magic, TRACEC_SHM_MAGIC, "its memfd was not used");
     tracec_provider_unregister(p);
     close(conn);
 }
@@ -455,7 +505,7 @@ Test(provider_protocol, a_provider_registered_again_starts_afresh) {
     int fifo = send_initialize_and_start(conn, &a);
     pthread_setname_np(pthread_self(), "again-writer");
     cr_expect_eq(tracec_provider_slice_begin(p, "open"), TRACEC_STATUS_SUCCESS);
-    cr_expect(has(&a, TRACEC_I_SHM_HEADER, a.h->half[0].fill, "again-writer"));
+    cr_expect(has(&a, 0, "again-writer"));
     tracec_provider_unregister(p);
     close(conn);
     close(fifo);
@@ -465,11 +515,11 @@ Test(provider_protocol, a_provider_registered_again_starts_afresh) {
     cr_assert(recv_msg(conn, 3000));
     shm b;
     fifo = send_initialize_and_start(conn, &b);
-    uint32_t f0 = __atomic_load_n(&b.h->half[0].fill, __ATOMIC_ACQUIRE);
+    long f0 = records(&b, 0);
     cr_expect_eq(tracec_provider_slice_end(p), TRACEC_STATUS_SUCCESS);
-    cr_expect_eq(b.h->half[0].fill, f0, "the END of a slice begun under another provider is not written");
+    cr_expect_eq(records(&b, 0), f0, "the END of a slice begun under another provider is not written");
     cr_expect_eq(tracec_provider_instant(p, "x"), TRACEC_STATUS_SUCCESS);
-    cr_expect(has(&b, TRACEC_I_SHM_HEADER, b.h->half[0].fill, "again-writer"), "the thread is described again");
+    cr_expect(has(&b, 0, "again-writer"), "the thread is described again");
     tracec_provider_unregister(p);
     close(conn);
     close(fifo);

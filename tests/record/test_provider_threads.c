@@ -110,3 +110,82 @@ Test(provider_threads, writers_race_switches_stop_and_restart) {
     cr_assert_eq(tracec_recorder_close(r), TRACEC_STATUS_SUCCESS);
     rmdir(dir);
 }
+
+typedef struct open_packet {
+    tracec_provider *p;
+    int opened; /* atomic: the packet is begun */
+    int release; /* atomic: end it now */
+    tracec_status_t st;
+} open_packet;
+
+/* Begins a packet, keeps it open until told, then ends it. */
+static void *hold_packet(void *arg) {
+    open_packet *o = arg;
+    tracec_writer w;
+    tracec_msg pkt;
+    tracec_provider_begin_packet(o->p, &w, &pkt);
+    __atomic_store_n(&o->opened, 1, __ATOMIC_RELEASE);
+    while (!__atomic_load_n(&o->release, __ATOMIC_ACQUIRE)) usleep(1000);
+    o->st = tracec_provider_end_packet(o->p, &w, &pkt);
+    return NULL;
+}
+
+typedef struct writes {
+    tracec_provider *p;
+    int done; /* atomic */
+    int ok;
+} writes;
+
+static void *write_many(void *arg) {
+    writes *x = arg;
+    for (int i = 0; i < 1000; i++) x->ok += tracec_provider_instant(x->p, "meanwhile") == TRACEC_STATUS_SUCCESS;
+    __atomic_store_n(&x->done, 1, __ATOMIC_RELEASE);
+    return NULL;
+}
+
+/*
+ * Two threads write without a lock between them: while one holds a packet
+ * open (between begin_packet and end_packet), the other writes 1000
+ * instants to the end; then the open packet ends with SUCCESS.  Every
+ * packet reaches the recorder, each thread's on its own sequence.
+ */
+Test(provider_threads, writers_take_no_lock) {
+    char dir[] = "/tmp/tracec-provthreads-XXXXXX", sock[96];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(sock, sizeof sock, "%s/r.sock", dir);
+    setenv(TRACEC_RECORDER_SOCKET_ENV, sock, 1);
+    tracec_recorder_config cfg = TRACEC_RECORDER_CONFIG_INIT;
+    cfg.socket_path = sock;
+    cfg.buffer_size = 4u << 20;
+    tracec_recorder *r;
+    cr_assert_eq(tracec_recorder_open(&cfg, &r), TRACEC_STATUS_SUCCESS);
+    cr_assert_eq(tracec_recorder_start(r), TRACEC_STATUS_SUCCESS);
+    tracec_provider *p;
+    cr_assert_eq(tracec_provider_register("nolock", &p), TRACEC_STATUS_SUCCESS);
+    poll_until_started(r, p);
+
+    open_packet o = {p, 0, 0, TRACEC_STATUS_ERROR};
+    writes x = {p, 0, 0};
+    pthread_t a, b;
+    cr_assert_eq(pthread_create(&a, NULL, hold_packet, &o), 0);
+    while (!__atomic_load_n(&o.opened, __ATOMIC_ACQUIRE)) usleep(1000);
+    cr_assert_eq(pthread_create(&b, NULL, write_many, &x), 0);
+    for (int i = 0; i < 5000 && !__atomic_load_n(&x.done, __ATOMIC_ACQUIRE); i++) tracec_recorder_poll(r, 1);
+    int done = __atomic_load_n(&x.done, __ATOMIC_ACQUIRE);
+    __atomic_store_n(&o.release, 1, __ATOMIC_RELEASE);
+    pthread_join(a, NULL);
+    pthread_join(b, NULL);
+    cr_assert(done, "the second writer waited for the first one's open packet");
+    cr_assert_eq(x.ok, 1000);
+    cr_assert_eq(o.st, TRACEC_STATUS_SUCCESS);
+    cr_assert_eq(tracec_recorder_stop(r), TRACEC_STATUS_SUCCESS);
+    tracec_recorder_provider_info in;
+    cr_assert(tracec_recorder_provider(r, 0, &in));
+    /* the process's descriptor, each thread's descriptor, the held packet, the instants */
+    cr_assert_eq(in.produced, 1u + 2u + 1u + 1000u, "produced %llu", (unsigned long long)in.produced);
+    cr_assert_eq(in.delivered, in.produced, "delivered %llu", (unsigned long long)in.delivered);
+    cr_assert_eq(in.dropped, 0u);
+    tracec_provider_unregister(p);
+    cr_assert_eq(tracec_recorder_close(r), TRACEC_STATUS_SUCCESS);
+    rmdir(dir);
+}

@@ -1,12 +1,22 @@
 /*
  * provider.c - the provider side of `tracec record` (tracec/provider.h):
  * registration, the control thread that obeys Initialize / Start / Stop /
- * Terminate, and the packet writer over the shared buffer (record_wire.h).
+ * Terminate, and the packet writers.
  *
- * Locks: `lock` is held by a writer from begin_packet to end_packet and by
- * the control thread while it changes the mapping or the started state, so
- * Stop returns (and STOPPED is sent) only after the packets in flight are
- * finished.  `mu`/`cv` carry registration and start notifications.
+ * The shared buffer is a buffer of the buffer engine placed in the
+ * recorder's memfd (TRACEC_BUFFER_MEMORY_MEMFD) with handoff delivery: a
+ * handed region becomes a SAVE_BUFFER on the fifo, a BUFFER_SAVED becomes
+ * tracec_buffer_region_saved.  Each writing thread writes with its own
+ * buffer writer (thread-local, lock-free) and its own packet sequence: its
+ * packets carry a trusted_packet_sequence_id local to this process, which
+ * the recorder maps to one of the trace's (record_seq.h).  Stop stops the
+ * buffer's context, which waits for the packets in flight and hands what
+ * is left, before STOPPED is sent.
+ *
+ * Locks: none on the write path.  `ctl` is taken by the control thread
+ * while it creates or tears down the buffer and the fifo, and by the
+ * program's own stop (unregister, exit); `mu`/`cv` carry registration and
+ * start notifications, the categories and the counters of earlier buffers.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -44,28 +54,21 @@ struct tracec_provider {
     int quit;
     int forked; /* this is a fork child of the process that registered */
 
-    pthread_mutex_t lock; /* packets, mapping, started */
-    int started;          /* atomic; cleared before taking the lock, set under it */
+    int started;          /* atomic; set after the run's first packets, cleared before the buffer stops */
     uint64_t run;         /* atomic; a new value (next_id) at each start */
-    uint64_t conn;        /* atomic; a new value (next_id) at each connection to a recorder (a new sequence) */
+    uint64_t conn;        /* atomic; a new value (next_id) at each connection to a recorder (new sequences) */
     uint64_t stop_run, stop_ts; /* atomic; the last run stopped and when (slices open then end there) */
 
-    /* the mapping (under lock) */
+    /* the recording (control thread; changed under ctl) */
+    pthread_mutex_t ctl;
     int initialized;
-    int fifo, memfd;
-    uint8_t *map;
-    size_t map_size;
-    tracec_i_shm_header *hdr;
-    uint8_t *data;
-    uint32_t mode, half_size, halves, active;
-    uint32_t wait_ms; /* STREAMING: how long a writer waits for the other half to be saved before dropping */
-    uint32_t max_wait_ms; /* the application's cap on wait_ms */
-    int stalled;          /* a wait ran out: drop at once until the other half is seen saved */
-    int lost_pending;     /* a packet of this sequence was dropped: the next one written says so (under lock) */
-    uint64_t base_produced, base_dropped; /* the counters at Initialize: the header counts this recording only */
-    uint32_t fill[2];
-    uint64_t packets[2];
-    uint32_t durable_size, dfill; /* the durable area (after the halves; 0: none) and its fill */
+    int fifo;
+    tracec_context_id_t ctx;
+    tracec_buffer_id_t buf;
+    uint64_t buf_handle;  /* atomic: the buffer the writers write (0: none) */
+    uint32_t max_wait_ms; /* the application's cap on the recorder's wait */
+
+    /* categories (under mu) */
     char categories[TRACEC_I_TEXT_MAX + 1]; /* enabled by Initialize ("" = all, unless no_categories) */
     int no_categories;                      /* none of the declared categories is enabled */
     char extra[TRACEC_I_TEXT_MAX + 1];
@@ -77,16 +80,31 @@ struct tracec_provider {
     int want_sync, reg_answered, reg_started, no_recorder;
     int first_start_done; /* under mu: the first Start was handled (run header written): register_sync waits for it */
 
-    /* counters (atomic) */
-    uint64_t produced, dropped, runs, saved, lost, refused;
+    /* counters: of the buffers torn down (under mu), and atomics */
+    uint64_t old_produced, old_dropped;
+    uint64_t runs, saved, lost, refused;
     char last_refusal[256]; /* control thread only: the last refusal said on stderr (said once) */
 };
 
 static tracec_provider *the_provider; /* one per process */
 static pthread_mutex_t provider_mu = PTHREAD_MUTEX_INITIALIZER;
-/* The run this thread's descriptor was written in (read under the provider's lock at every packet:
-   initial-exec, so the read is not a __tls_get_addr call in the PIC library). */
-static __thread uint64_t thread_run __attribute__((tls_model("initial-exec")));
+/*
+ * A writing thread's state (initial-exec, so a read is not a __tls_get_addr
+ * call in the PIC library): its buffer writer, the buffer it is bound to,
+ * its sequence, the run its TrackDescriptor was written in, and whether its
+ * last packet was lost.
+ */
+typedef struct thread_state {
+    tracec_buffer_writer bw;
+    uint64_t handle;  /* the buffer bw is bound to (0: none) */
+    uint64_t seq;     /* its trusted_packet_sequence_id, local to the process (0: none yet) */
+    uint64_t conn;    /* the connection `run` and `lost` belong to */
+    uint64_t run;     /* the run its descriptor was written in */
+    int lost;         /* a packet of its sequence was lost: the next one written says so */
+} thread_state;
+static __thread thread_state tstate __attribute__((tls_model("initial-exec")));
+/* Sequence ids, one per writing thread for the life of the process (the recorder maps each peer's ids). */
+static uint32_t seq_counter;
 
 /* Runs and connections are numbered across the process's providers (one registered after another
    unregistered included), so a thread's state of an earlier one never passes for the current one's. */
@@ -131,9 +149,9 @@ static void provider_at_exit(void) {
     pthread_mutex_unlock(&provider_mu);
     if (p && !p->forked) stop_self(p);
 }
-/* A fork child shares the parent's buffer but not its lock or its control
-   thread: its provider is off for good (it may not write into the parent's
-   buffer), and unregister in the child only forgets it. */
+/* A fork child has no mapping of the parent's buffer (the engine does not
+   map a memfd buffer into fork children) and no control thread: its
+   provider is off for good, and unregister in the child only forgets it. */
 static void provider_after_fork_child(void) {
     tracec_provider *p = the_provider;
     if (p) {
@@ -169,10 +187,10 @@ static tracec_status_t do_register(const char *name, const char *categories, int
     }
     snprintf(p->name, sizeof p->name, "%s", name);
     snprintf(p->declared, sizeof p->declared, "%s", categories);
-    p->fifo = p->memfd = -1;
+    p->fifo = -1;
     p->want_sync = sync;
     p->max_wait_ms = max_wait_ms == 0 ? TRACEC_PROVIDER_MAX_WAIT_DEFAULT_MS : max_wait_ms < 0 ? 0u : (uint32_t)max_wait_ms;
-    pthread_mutex_init(&p->lock, NULL);
+    pthread_mutex_init(&p->ctl, NULL);
     pthread_mutex_init(&p->mu, NULL);
     pthread_cond_init(&p->cv, NULL);
     if (pipe2(p->wake, O_CLOEXEC | O_NONBLOCK) != 0 || pthread_create(&p->thread, NULL, control_main, p) != 0) {
@@ -252,16 +270,16 @@ bool tracec_provider_wait_started(tracec_provider *p, int timeout_ms) {
 
 bool tracec_provider_category_enabled(tracec_provider *p, const char *category) {
     if (!tracec_provider_started(p) || category == NULL) return false;
-    pthread_mutex_lock(&p->lock);
+    pthread_mutex_lock(&p->mu);
     size_t n = strlen(category);
     bool on = tracec_provider_started(p) &&
               ((!p->no_categories && (p->categories[0] == '\0' || tracec_i_rec_list_has(p->categories, category, n))) ||
                tracec_i_rec_list_has(p->extra, category, n));
-    pthread_mutex_unlock(&p->lock);
+    pthread_mutex_unlock(&p->mu);
     return on;
 }
 
-/* ---- the packet writer -------------------------------------------------------- */
+/* ---- the packet writers -------------------------------------------------------- */
 
 /* A writer with no room and an error: every setter is a no-op.  Its window
    is a real address (the small-reserve check computes end - n). */
@@ -274,171 +292,62 @@ static void dead_writer(tracec_writer *w, tracec_msg *packet) {
     tracec_writer_begin_packet(w, packet);
 }
 
-/*
- * Empties half `h` (lock held).  `gen` is bumped before anything of the
- * half is rewritten (the fence keeps the later fill and data stores after
- * it): a recorder copying the half meanwhile sees gen change and does not
- * take the copy for the provider's records (recorder.c, copy_region).
- */
-static void reset_half(tracec_provider *p, uint32_t h) {
-    __atomic_add_fetch(&p->hdr->half[h].gen, 1u, __ATOMIC_RELAXED);
-    TRACEC_I_REC_FENCE(__ATOMIC_RELEASE);
-    p->fill[h] = 0;
-    p->packets[h] = 0;
-    __atomic_store_n(&p->hdr->half[h].fill, 0u, __ATOMIC_RELEASE);
-    __atomic_store_n(&p->hdr->half[h].packets, (uint64_t)0, __ATOMIC_RELAXED);
-}
-
-/* Empties the durable area (lock held), gen first as reset_half. */
-static void reset_durable(tracec_provider *p) {
-    __atomic_add_fetch(&p->hdr->durable.gen, 1u, __ATOMIC_RELAXED);
-    TRACEC_I_REC_FENCE(__ATOMIC_RELEASE);
-    p->dfill = 0;
-    __atomic_store_n(&p->hdr->durable.fill, 0u, __ATOMIC_RELEASE);
-    __atomic_store_n(&p->hdr->durable.packets, (uint64_t)0, __ATOMIC_RELAXED);
-}
-
-/* The provider's counters into the header, for the recorder (lock held). */
-static void publish_counters(tracec_provider *p) {
-    /* since this buffer's Initialize: a recorder accounts only for what was written for it */
-    __atomic_store_n(&p->hdr->produced, __atomic_load_n(&p->produced, __ATOMIC_RELAXED) - p->base_produced,
-                     __ATOMIC_RELAXED);
-    __atomic_store_n(&p->hdr->dropped, __atomic_load_n(&p->dropped, __ATOMIC_RELAXED) - p->base_dropped,
-                     __ATOMIC_RELAXED);
-}
-
-/*
- * The recorder has not saved half `b` yet: wait up to wait_ms for it (0:
- * drop at once).  Gives up at once when tracing stops
- * (Stop and the recorder's death clear `started` before taking the lock
- * this writer holds).
- */
-static bool wait_saved(tracec_provider *p, uint32_t b) {
-    uint32_t ms = p->wait_ms < p->max_wait_ms ? p->wait_ms : p->max_wait_ms; /* the application's cap */
-    if (ms == 0 || p->stalled) return false;
-    uint64_t deadline = tracec_i_rec_now_ns() + (uint64_t)ms * 1000000u;
-    struct timespec nap = {0, 20000};
-    while (__atomic_load_n(&p->hdr->half[b].state, __ATOMIC_ACQUIRE) != TRACEC_I_HALF_FREE) {
-        if (!tracec_provider_started(p)) return false;
-        if (tracec_i_rec_now_ns() > deadline) {
-            p->stalled = 1; /* no more waits until the recorder has saved it */
+/* Binds the thread's writer to the current buffer, and its sequence state to the current connection;
+   false: there is no buffer to write. */
+static bool writer_ready(tracec_provider *p, thread_state *t) {
+    uint64_t h = __atomic_load_n(&p->buf_handle, __ATOMIC_ACQUIRE);
+    if (h == 0) return false;
+    if (t->handle != h) {
+        if (t->handle != 0) tracec_buffer_writer_release(&t->bw); /* its buffer is gone: only forgotten */
+        t->handle = 0;
+        tracec_buffer_id_t id = {h};
+        if (tracec_buffer_writer_init(&t->bw, id, 0) != TRACEC_STATUS_SUCCESS) {
+            tracec_buffer_writer_release(&t->bw);
             return false;
         }
-        nanosleep(&nap, NULL);
+        t->handle = h;
     }
+    uint64_t conn = __atomic_load_n(&p->conn, __ATOMIC_ACQUIRE);
+    if (t->conn != conn) { /* a new connection, new sequences: losses of the previous one are not theirs */
+        t->conn = conn;
+        t->lost = 0;
+        t->run = 0;
+    }
+    if (t->seq == 0) t->seq = __atomic_add_fetch(&seq_counter, 1u, __ATOMIC_RELAXED);
     return true;
 }
 
-/* The writer ran out of room in the active half: switch halves (moving the
-   packet begun so far) or refuse.  Lock held (by the writing thread). */
-static bool shm_grow(tracec_writer *w, size_t need) {
-    tracec_provider *p = w->sink;
-    size_t used = (size_t)(w->ptr - w->base);
-    uint32_t a = p->active, b = a ^ 1u;
-    if (used + need > p->half_size || p->fill[a] == 0 || p->halves < 2) return false;
-    if (p->mode == TRACEC_BUFFERING_MODE_STREAMING) {
-        if (__atomic_load_n(&p->hdr->half[b].state, __ATOMIC_ACQUIRE) != TRACEC_I_HALF_FREE && !wait_saved(p, b))
-            return false;
-        p->stalled = 0;
-        __atomic_store_n(&p->hdr->half[a].state, (uint32_t)TRACEC_I_HALF_FULL, __ATOMIC_RELEASE);
-        (void)tracec_i_rec_fifo_send(p->fifo, TRACEC_I_FIFO_SAVE_BUFFER, a);
-    } else { /* CIRCULAR: the older half's packets are overwritten */
-        __atomic_add_fetch(&p->dropped, p->packets[b], __ATOMIC_RELAXED);
-        __atomic_add_fetch(&p->hdr->overwritten, p->packets[b], __ATOMIC_RELAXED);
-    }
-    reset_half(p, b);
-    p->active = b;
-    __atomic_store_n(&p->hdr->active, b, __ATOMIC_RELEASE);
-    uint8_t *nb = p->data + (size_t)b * p->half_size;
-    memmove(nb, w->base, used);
-    w->base = nb;
-    w->ptr = nb + used;
-    w->end = nb + p->half_size;
-    return true;
-}
-
-/* Starts a packet at the active half's fill (lock held, tracing on). */
-static void half_begin(tracec_provider *p, tracec_writer *w, tracec_msg *packet) {
-    uint8_t *hb = p->data + (size_t)p->active * p->half_size;
-    w->base = hb + p->fill[p->active];
-    w->ptr = w->base;
-    w->end = hb + p->half_size;
-    w->grow = shm_grow;
-    w->sink = p;
-    w->status = TRACEC_STATUS_SUCCESS;
-    __atomic_add_fetch(&p->produced, 1u, __ATOMIC_RELAXED);
-    tracec_writer_begin_packet(w, packet);
-}
-
-/* Finishes a packet of half_begin: publishes it or counts it dropped (lock held, kept). */
-static tracec_status_t half_end(tracec_provider *p, tracec_writer *w, tracec_msg *packet) {
+/* Ends a packet begun on the thread's writer: its sequence id and the loss mark appended (they win over
+   anything the caller set), the loss noted for the next packet. */
+static tracec_status_t end_on(thread_state *t, tracec_writer *w, tracec_msg *packet) {
+    perfetto_protos_TracePacket *pkt = (perfetto_protos_TracePacket *)(void *)packet;
     /* The first packet after a dropped one carries previous_packet_dropped, as Perfetto's trace writers
-       mark it (appended: it wins over anything the caller set).  If this packet is dropped too, the mark
-       waits for the next. */
-    if (p->lost_pending)
-        perfetto_protos_TracePacket_set_previous_packet_dropped((perfetto_protos_TracePacket *)(void *)packet, true);
-    tracec_status_t st = tracec_writer_end_packet(w, packet);
-    uint32_t a = p->active;
-    if (st == TRACEC_STATUS_SUCCESS) {
-        p->lost_pending = 0;
-        p->fill[a] = (uint32_t)(w->ptr - (p->data + (size_t)a * p->half_size));
-        p->packets[a]++;
-        __atomic_store_n(&p->hdr->half[a].packets, p->packets[a], __ATOMIC_RELAXED);
-        __atomic_store_n(&p->hdr->half[a].fill, p->fill[a], __ATOMIC_RELEASE);
-    } else {
-        __atomic_add_fetch(&p->dropped, 1u, __ATOMIC_RELAXED);
-        p->lost_pending = 1;
-    }
-    publish_counters(p);
-    w->sink = NULL;
+       mark it.  If this packet is dropped too, the mark waits for the next. */
+    if (t->lost) perfetto_protos_TracePacket_set_previous_packet_dropped(pkt, true);
+    perfetto_protos_TracePacket_set_trusted_packet_sequence_id(pkt, (uint32_t)t->seq);
+    tracec_status_t st = tracec_buffer_end_packet(&t->bw, w, packet);
+    if (st == TRACEC_STATUS_SUCCESS)
+        t->lost = 0;
+    else if (st != TRACEC_STATUS_CLOSED && st != TRACEC_STATUS_BUFFER_NOT_FOUND)
+        t->lost = 1;
     return st;
-}
-
-/* What a descriptor packet holds: `fn` writes it into `pkt`. */
-typedef void (*descriptor_fn)(tracec_provider *p, perfetto_protos_TracePacket *pkt, const void *arg);
-
-/*
- * Writes one packet that describes the provider (lock held; tracing on or
- * being started): into the durable area, which no switch or wrap
- * overwrites, so the recorder has every descriptor whatever happened to
- * the halves.  With no durable area (or no room left in it) it goes into
- * the active half like any packet.  Counted produced (and dropped) as any.
- */
-static tracec_status_t put_descriptor(tracec_provider *p, descriptor_fn fn, const void *arg) {
-    tracec_writer w;
-    perfetto_protos_TracePacket pkt;
-    tracec_msg root;
-    if (p->dfill < p->durable_size) {
-        uint8_t *db = p->data + (size_t)p->halves * p->half_size;
-        tracec_writer_init_array(&w, db + p->dfill, p->durable_size - p->dfill);
-        tracec_writer_begin_root(&w, &root);
-        tracec_msg_begin_nested(&root, TRACEC_TAG(1, TRACEC_WIRE_LEN), &pkt.msg);
-        fn(p, &pkt, arg);
-        if (tracec_writer_end_packet(&w, &pkt.msg) == TRACEC_STATUS_SUCCESS) {
-            p->dfill = (uint32_t)(w.ptr - db);
-            __atomic_add_fetch(&p->produced, 1u, __ATOMIC_RELAXED);
-            __atomic_add_fetch(&p->hdr->durable.packets, 1u, __ATOMIC_RELAXED);
-            __atomic_store_n(&p->hdr->durable.fill, p->dfill, __ATOMIC_RELEASE);
-            publish_counters(p);
-            return TRACEC_STATUS_SUCCESS;
-        }
-    }
-    half_begin(p, &w, &pkt.msg);
-    fn(p, &pkt, arg);
-    return half_end(p, &w, &pkt.msg);
 }
 
 static uint32_t my_tid(void) { return (uint32_t)syscall(SYS_gettid); }
 
-/* The calling thread's TrackDescriptor (a child of the process's track). */
-static void thread_descriptor(tracec_provider *p, perfetto_protos_TracePacket *pkt, const void *arg) {
-    (void)arg;
+/* The calling thread's TrackDescriptor (a child of the process's track), on its own sequence: durable
+   where the buffer has a durable part, so no switch or wrap loses it. */
+static tracec_status_t put_thread_descriptor(tracec_provider *p, thread_state *t) {
+    tracec_writer w;
+    perfetto_protos_TracePacket pkt;
     perfetto_protos_TrackDescriptor td;
     perfetto_protos_ThreadDescriptor th;
     char name[32] = "";
     (void)pthread_getname_np(pthread_self(), name, sizeof name);
-    perfetto_protos_TracePacket_set_timestamp(pkt, tracec_i_rec_now_ns());
-    perfetto_protos_TracePacket_begin_track_descriptor(pkt, &td);
+    tracec_buffer_begin_packet(&t->bw, &w, TRACEC_BUFFER_CATEGORY_TRACING, TRACEC_BUFFER_TRACING_TRACK_DESCRIPTOR,
+                               &pkt.msg);
+    perfetto_protos_TracePacket_set_timestamp(&pkt, tracec_i_rec_now_ns());
+    perfetto_protos_TracePacket_begin_track_descriptor(&pkt, &td);
     perfetto_protos_TrackDescriptor_set_uuid(&td, tracec_provider_thread_track_uuid(p));
     perfetto_protos_TrackDescriptor_set_parent_uuid(&td, tracec_i_rec_process_uuid((uint32_t)getpid()));
     perfetto_protos_TrackDescriptor_begin_thread(&td, &th);
@@ -446,37 +355,33 @@ static void thread_descriptor(tracec_provider *p, perfetto_protos_TracePacket *p
     perfetto_protos_ThreadDescriptor_set_tid(&th, (int32_t)my_tid());
     if (name[0]) perfetto_protos_ThreadDescriptor_set_cstr_thread_name(&th, name);
     perfetto_protos_TrackDescriptor_end_thread(&td, &th);
-    perfetto_protos_TracePacket_end_track_descriptor(pkt, &td);
+    perfetto_protos_TracePacket_end_track_descriptor(&pkt, &td);
+    return end_on(t, &w, &pkt.msg);
 }
 
-/* Starts a packet (lock held, tracing on). */
-static void begin_locked(tracec_provider *p, tracec_writer *w, tracec_msg *packet) {
+/* Starts a packet on the thread's writer (tracing on, writer ready). */
+static void begin_on(tracec_provider *p, thread_state *t, tracec_writer *w, tracec_msg *packet) {
     /* A thread's first packet of a run describes the thread first (whoever writes the packet: the
        helpers or the caller by hand), so its events land on its named track.  Retried if dropped. */
-    uint64_t run = __atomic_load_n(&p->run, __ATOMIC_RELAXED);
-    if (thread_run != run && put_descriptor(p, thread_descriptor, NULL) == TRACEC_STATUS_SUCCESS) thread_run = run;
-    half_begin(p, w, packet);
+    uint64_t run = __atomic_load_n(&p->run, __ATOMIC_ACQUIRE);
+    if (t->run != run && put_thread_descriptor(p, t) == TRACEC_STATUS_SUCCESS) t->run = run;
+    tracec_buffer_begin_packet(&t->bw, w, TRACEC_BUFFER_CATEGORY_TRACING, TRACEC_BUFFER_TRACING_TRACK_EVENT, packet);
 }
 
 void tracec_provider_begin_packet(tracec_provider *p, tracec_writer *w, tracec_msg *packet) {
-    if (!tracec_provider_started(p)) {
+    thread_state *t = &tstate;
+    if (!tracec_provider_started(p) || !writer_ready(p, t)) {
         dead_writer(w, packet);
         return;
     }
-    pthread_mutex_lock(&p->lock);
-    if (!__atomic_load_n(&p->started, __ATOMIC_RELAXED)) {
-        pthread_mutex_unlock(&p->lock);
-        dead_writer(w, packet);
-        return;
-    }
-    begin_locked(p, w, packet);
+    begin_on(p, t, w, packet);
 }
 
 tracec_status_t tracec_provider_end_packet(tracec_provider *p, tracec_writer *w, tracec_msg *packet) {
-    if (w->sink != p || p == NULL) return w->status != TRACEC_STATUS_SUCCESS ? w->status : TRACEC_STATUS_CLOSED;
-    tracec_status_t st = half_end(p, w, packet);
-    pthread_mutex_unlock(&p->lock);
-    return st;
+    thread_state *t = &tstate;
+    if (p == NULL || w == NULL || packet == NULL) return TRACEC_STATUS_INVALID_ARGUMENT;
+    if (w->sink != (void *)&t->bw) return w->status != TRACEC_STATUS_SUCCESS ? w->status : TRACEC_STATUS_CLOSED;
+    return end_on(t, w, packet);
 }
 
 /* ---- track events ---------------------------------------------------------------- */
@@ -551,7 +456,7 @@ static bool nest_pop(nest_state *t) {
 
 /*
  * Brings the thread's levels up to the provider's state (`on`: tracing is
- * on, read under the lock).  A new connection is another sequence (or
+ * on).  A new connection is another sequence (or
  * trace): the open levels become phantoms and nothing is owed.  The end of
  * the run the thread wrote in (stopped, or another run started since):
  * its open slices end at that stop.
@@ -573,30 +478,30 @@ static void nest_sync(tracec_provider *p, nest_state *t, int on) {
     if (on) t->run = run;
 }
 
-/* One track event on the thread's track at `ts` (lock held, tracing on); the packet's status. */
-static tracec_status_t put_event(tracec_provider *p, uint32_t type, const char *name, uint64_t ts) {
+/* One track event on the thread's track at `ts` (tracing on, writer ready); the packet's status. */
+static tracec_status_t put_event(tracec_provider *p, thread_state *ts_, uint32_t type, const char *name, uint64_t ts) {
     tracec_writer w;
     perfetto_protos_TracePacket pkt;
     perfetto_protos_TrackEvent ev;
-    begin_locked(p, &w, &pkt.msg);
+    begin_on(p, ts_, &w, &pkt.msg);
     perfetto_protos_TracePacket_set_timestamp(&pkt, ts);
     perfetto_protos_TracePacket_begin_track_event(&pkt, &ev);
     perfetto_protos_TrackEvent_set_type(&ev, (perfetto_protos_TrackEvent_Type)type);
     perfetto_protos_TrackEvent_set_track_uuid(&ev, tracec_provider_thread_track_uuid(p));
     if (name) perfetto_protos_TrackEvent_set_cstr_name(&ev, name);
     perfetto_protos_TracePacket_end_track_event(&pkt, &ev);
-    return half_end(p, &w, &pkt.msg);
+    return end_on(ts_, &w, &pkt.msg);
 }
 
 /*
- * Writes the ENDs the thread owes (lock held, tracing on), oldest first,
+ * Writes the ENDs the thread owes (tracing on), oldest first,
  * each with its own, earlier timestamp: the reader sorts by time, so each
  * closes its slice where it ended.  Stops at the first one refused; SUCCESS
  * when none is owed any more.
  */
-static tracec_status_t write_owed(tracec_provider *p, nest_state *t) {
+static tracec_status_t write_owed(tracec_provider *p, thread_state *ws, nest_state *t) {
     while (t->nowed != 0) {
-        tracec_status_t st = put_event(p, perfetto_protos_TrackEvent_TYPE_SLICE_END, NULL, t->owed[0].ts);
+        tracec_status_t st = put_event(p, ws, perfetto_protos_TrackEvent_TYPE_SLICE_END, NULL, t->owed[0].ts);
         if (st != TRACEC_STATUS_SUCCESS) return st;
         if (--t->owed[0].n == 0) {
             t->nowed--;
@@ -609,12 +514,9 @@ static tracec_status_t write_owed(tracec_provider *p, nest_state *t) {
 static tracec_status_t write_event(tracec_provider *p, uint32_t type, const char *name) {
     nest_state *t = &nest;
     bool slice = type == perfetto_protos_TrackEvent_TYPE_SLICE_BEGIN || type == perfetto_protos_TrackEvent_TYPE_SLICE_END;
+    thread_state *ws = &tstate;
     if (p == NULL) return TRACEC_STATUS_CLOSED;
-    if (tracec_provider_started(p)) {
-        pthread_mutex_lock(&p->lock);
-        if (__atomic_load_n(&p->started, __ATOMIC_RELAXED)) goto on;
-        pthread_mutex_unlock(&p->lock);
-    }
+    if (tracec_provider_started(p) && writer_ready(p, ws)) goto on;
     /* off: the event is not written, its level is kept so the ENDs after the next start match */
     if (slice) {
         nest_sync(p, t, 0);
@@ -631,27 +533,32 @@ on:;
         st = TRACEC_STATUS_SUCCESS; /* its BEGIN is not in the trace (that loss is counted): nor is it */
         goto out;
     }
+    if (type == perfetto_protos_TrackEvent_TYPE_INSTANT && t->nlive != 0 && t->nlive <= 64u && (t->written & 1u) == 0) {
+        /* inside a slice whose BEGIN is not in the trace (that loss is counted): it would land at another
+           depth, so it is not written either */
+        st = TRACEC_STATUS_SUCCESS;
+        goto out;
+    }
     if (type == perfetto_protos_TrackEvent_TYPE_SLICE_BEGIN && t->nowed != 0) {
         /* the owed ENDs first: one written after this BEGIN would close it instead of its own slice */
-        st = write_owed(p, t);
+        st = write_owed(p, ws, t);
         if (st != TRACEC_STATUS_SUCCESS) { /* the refused END is counted and stands for this BEGIN */
             nest_push(t, false);
             goto out;
         }
     }
     uint64_t ts = tracec_i_rec_now_ns();
-    st = put_event(p, type, name, ts);
+    st = put_event(p, ws, type, name, ts);
     if (st == TRACEC_STATUS_SUCCESS) {
         t->last_ts = ts;
         if (type == perfetto_protos_TrackEvent_TYPE_SLICE_BEGIN) nest_push(t, true);
-        if (t->nowed != 0) (void)write_owed(p, t); /* after a written event: a full buffer is not asked again */
+        if (t->nowed != 0) (void)write_owed(p, ws, t); /* after a written event: a full buffer is not asked again */
     } else if (type == perfetto_protos_TrackEvent_TYPE_SLICE_BEGIN) {
         nest_push(t, false);
     } else if (type == perfetto_protos_TrackEvent_TYPE_SLICE_END) {
         owe(t, ts, 1); /* its slice is open in the trace: ended after the thread's next written event */
     }
 out:
-    pthread_mutex_unlock(&p->lock);
     return st;
 }
 
@@ -665,12 +572,27 @@ tracec_status_t tracec_provider_instant(tracec_provider *p, const char *name) {
     return write_event(p, perfetto_protos_TrackEvent_TYPE_INSTANT, name);
 }
 
+/* The counters of the current buffer (p->mu held): packets begun, and of them lost. */
+static void buffer_counts(tracec_provider *p, uint64_t *produced, uint64_t *dropped) {
+    *produced = *dropped = 0;
+    tracec_buffer_stats_t bs;
+    if (__atomic_load_n(&p->buf_handle, __ATOMIC_ACQUIRE) == 0 ||
+        tracec_query_buffer_stats(p->buf, &bs) != TRACEC_STATUS_SUCCESS)
+        return;
+    *produced = bs.accepted + bs.dropped + bs.refused;
+    *dropped = bs.dropped + bs.refused + bs.overwritten;
+}
+
 tracec_provider_stats tracec_provider_get_stats(tracec_provider *p) {
     tracec_provider_stats s;
     memset(&s, 0, sizeof s);
     if (p == NULL) return s;
-    s.produced = __atomic_load_n(&p->produced, __ATOMIC_RELAXED);
-    s.dropped = __atomic_load_n(&p->dropped, __ATOMIC_RELAXED);
+    uint64_t produced, dropped;
+    pthread_mutex_lock(&p->mu);
+    buffer_counts(p, &produced, &dropped);
+    s.produced = p->old_produced + produced;
+    s.dropped = p->old_dropped + dropped;
+    pthread_mutex_unlock(&p->mu);
     s.runs = __atomic_load_n(&p->runs, __ATOMIC_RELAXED);
     s.saved = __atomic_load_n(&p->saved, __ATOMIC_RELAXED);
     s.recorder_lost = __atomic_load_n(&p->lost, __ATOMIC_RELAXED);
@@ -704,12 +626,39 @@ static void process_descriptor(tracec_provider *p, perfetto_protos_TracePacket *
     perfetto_protos_TracePacket_end_track_descriptor(pkt, &td);
 }
 
-/* The packets every run starts with, before any event (lock held, not started yet): extension
-   descriptors, the process track.  In the durable area when there is one. */
+/* What a descriptor packet holds: `fn` writes it into `pkt`. */
+typedef void (*descriptor_fn)(tracec_provider *p, perfetto_protos_TracePacket *pkt, const void *arg);
+
+/* One packet that describes the provider, on the provider's own sequence (no sequence id: the recorder
+   gives such packets the provider's default sequence); durable where the buffer has a durable part. */
+static void put_descriptor(tracec_provider *p, tracec_buffer_writer *bw, uint32_t kind, descriptor_fn fn,
+                           const void *arg) {
+    tracec_writer w;
+    perfetto_protos_TracePacket pkt;
+    tracec_buffer_begin_packet(bw, &w, TRACEC_BUFFER_CATEGORY_TRACING, kind, &pkt.msg);
+    fn(p, &pkt, arg);
+    (void)tracec_buffer_end_packet(bw, &w, &pkt.msg); /* a loss is counted by the buffer */
+}
+
+/* The packets every run starts with, before any event (the context started, `started` not set yet):
+   extension descriptors, the process track. */
 static void write_run_header(tracec_provider *p) {
+    tracec_buffer_writer bw;
+    if (tracec_buffer_writer_init(&bw, p->buf, 0) != TRACEC_STATUS_SUCCESS) {
+        tracec_buffer_writer_release(&bw);
+        return;
+    }
     for (const tracec_file_descriptor *d = tracec_registry_first(); d; d = tracec_registry_next(d))
-        if (!is_own_schema(d)) (void)put_descriptor(p, extension_descriptor, d);
-    (void)put_descriptor(p, process_descriptor, NULL);
+        if (!is_own_schema(d)) put_descriptor(p, &bw, TRACEC_BUFFER_TRACING_EXTENSION_DESCRIPTOR, extension_descriptor, d);
+    put_descriptor(p, &bw, TRACEC_BUFFER_TRACING_TRACK_DESCRIPTOR, process_descriptor, NULL);
+    tracec_buffer_writer_release(&bw);
+}
+
+/* The buffer handed a region: the recorder is told on the fifo (the buffer's callback thread). */
+static void on_handoff(tracec_buffer_id_t buffer_id, uint32_t region, uint64_t gen, uint32_t extent, void *data) {
+    (void)buffer_id;
+    tracec_provider *p = data;
+    (void)tracec_i_rec_fifo_send(p->fifo, TRACEC_I_FIFO_SAVE_BUFFER, region, gen, extent);
 }
 
 /* Says once on stderr why a recorder (or what it sent) was refused, and counts it (control thread). */
@@ -767,81 +716,95 @@ static int connect_recorder(tracec_provider *p, char *path, size_t cap) {
     return fd;
 }
 
-/* Drops the mapping and the fifo (lock taken here); `lost`: the recorder vanished. */
+/* Drops the buffer and the fifo; `lost`: the recorder vanished. */
 static void teardown(tracec_provider *p, int lost) {
-    /* off first, then the lock: no new packet begins, so the lock is only
-       waited for by the packet in flight (a writer in a tight loop would
-       otherwise keep retaking it) */
+    /* off first: no new packet begins; stopping the context waits for the packets in flight */
     if (tracec_provider_started(p)) note_stop(p);
     int was = __atomic_exchange_n(&p->started, 0, __ATOMIC_SEQ_CST);
-    pthread_mutex_lock(&p->lock);
     if (was && lost) __atomic_add_fetch(&p->lost, 1u, __ATOMIC_RELAXED);
-    if (p->map) munmap(p->map, p->map_size);
-    if (p->memfd >= 0) close(p->memfd);
+    pthread_mutex_lock(&p->ctl);
+    if (p->initialized) {
+        (void)tracec_stop_context(p->ctx); /* releases writers waiting for room, whatever the recorder does */
+        pthread_mutex_lock(&p->mu);
+        uint64_t produced, dropped;
+        buffer_counts(p, &produced, &dropped);
+        p->old_produced += produced;
+        p->old_dropped += dropped;
+        __atomic_store_n(&p->buf_handle, (uint64_t)0, __ATOMIC_RELEASE); /* writers rebind to nothing */
+        pthread_mutex_unlock(&p->mu);
+        (void)tracec_destroy_buffer(p->buf);
+        (void)tracec_destroy_context(p->ctx);
+    }
     if (p->fifo >= 0) close(p->fifo);
-    p->map = NULL;
-    p->hdr = NULL;
-    p->data = NULL;
-    p->memfd = p->fifo = -1;
+    p->fifo = -1;
     p->initialized = 0;
-    pthread_mutex_unlock(&p->lock);
+    pthread_mutex_unlock(&p->ctl);
 }
 
 static void on_initialize(tracec_provider *p, const tracec_i_msg *m, const int *fds, int nfds) {
-    struct stat st;
-    if (p->initialized || nfds != 2) goto ignore; /* a second Initialize before Terminate is ignored */
-    uint32_t mode = m->a & 0xffu, halves = (uint32_t)m->c, wait_ms = (m->a >> 8) & TRACEC_I_INIT_WAIT_MASK;
-    uint64_t hs = m->b;
-    if (mode < TRACEC_BUFFERING_MODE_ONESHOT || mode > TRACEC_BUFFERING_MODE_STREAMING) goto ignore;
-    if (halves != (mode == TRACEC_BUFFERING_MODE_ONESHOT ? 1u : 2u) || hs < 64 || hs > (1u << 30)) goto ignore;
-    size_t need = TRACEC_I_SHM_HEADER + (size_t)hs * halves;
     char why[160];
-    /* its size sealed before it is mapped: a recorder that could shrink it would kill us with SIGBUS */
-    if (!tracec_i_rec_buffer_sealed(fds[0], need, why, sizeof why)) {
+    if (p->initialized || nfds != 2) goto ignore; /* a second Initialize before Terminate is ignored */
+    uint64_t version = m->c >> TRACEC_I_INIT_VERSION_SHIFT;
+    if (version != TRACEC_I_PROTOCOL_VERSION) {
+        snprintf(why, sizeof why, "it speaks protocol version %llu, this provider %u",
+                 (unsigned long long)(version ? version : 1u), TRACEC_I_PROTOCOL_VERSION);
         refuse(p, "its Initialize", why);
         goto ignore;
     }
-    if (fstat(fds[0], &st) != 0) goto ignore;
-    void *map = mmap(NULL, need, PROT_READ | PROT_WRITE, MAP_SHARED, fds[0], 0);
-    if (map == MAP_FAILED) goto ignore;
-    tracec_i_shm_header *h = map;
-    /* the durable area after the halves (0: none); the recorder sized the memfd for it */
-    uint32_t durable = __atomic_load_n(&h->durable_size, __ATOMIC_RELAXED);
-    if (h->magic != TRACEC_I_SHM_MAGIC || durable > (1u << 30) || (uint64_t)st.st_size < need + durable) {
-        munmap(map, need);
+    uint32_t mode = m->a & 0xffu, wait_ms = (m->a >> 8) & TRACEC_I_INIT_WAIT_MASK;
+    uint32_t policy = (m->a >> TRACEC_I_INIT_POLICY_SHIFT) & 0xfu;
+    uint64_t size = m->b, durable = m->c & TRACEC_I_INIT_DURABLE_MASK;
+    if (mode < TRACEC_BUFFERING_MODE_ONESHOT || mode > TRACEC_BUFFERING_MODE_STREAMING) goto ignore;
+    if (size == 0 || size > TRACEC_MAX_BUFFER_SIZE || durable > TRACEC_MAX_BUFFER_SIZE ||
+        policy >= TRACEC_BUFFER_POLICY_LAST)
+        goto ignore;
+    size_t need = tracec_buffer_memory_size((tracec_buffering_mode_t)mode, (size_t)size, (size_t)durable);
+    /* its size sealed before it is mapped: a recorder that could shrink it would kill us with SIGBUS */
+    if (need == 0 || !tracec_i_rec_buffer_sealed(fds[0], need, why, sizeof why)) {
+        refuse(p, "its Initialize", need == 0 ? "a buffer geometry out of range" : why);
         goto ignore;
     }
-    if (durable > 0) {
-        munmap(map, need);
-        need += durable;
-        map = mmap(NULL, need, PROT_READ | PROT_WRITE, MAP_SHARED, fds[0], 0);
-        if (map == MAP_FAILED) goto ignore;
-        h = map;
+    tracec_buffer_config_t cfg = TRACEC_BUFFER_CONFIG_INIT;
+    cfg.mode = (tracec_buffering_mode_t)mode;
+    cfg.size = (size_t)size;
+    cfg.durable_size = (size_t)durable;
+    cfg.memory = TRACEC_BUFFER_MEMORY_MEMFD;
+    cfg.memory_fd = fds[0];
+    cfg.handoff = on_handoff;
+    cfg.handoff_data = p;
+    if (mode == TRACEC_BUFFERING_MODE_STREAMING) {
+        /* the recorder's wait, capped by the application's: 0 drops at once */
+        uint32_t ms = wait_ms < p->max_wait_ms ? wait_ms : p->max_wait_ms;
+        cfg.policy = policy == TRACEC_BUFFER_POLICY_LOSSLESS && ms > 0 ? TRACEC_BUFFER_POLICY_LOSSLESS
+                                                                       : TRACEC_BUFFER_POLICY_DISCARD;
+        cfg.max_wait_ms = ms > 0 ? ms : 1u;
+        cfg.watermark = cfg.size; /* a half is handed when it is full (or at a flush, a stop) */
+    } else {
+        cfg.policy = TRACEC_BUFFER_POLICY_NONE;
     }
-    pthread_mutex_lock(&p->lock);
-    p->map = map;
-    p->map_size = need;
-    p->hdr = h;
-    p->data = (uint8_t *)map + TRACEC_I_SHM_HEADER;
-    p->memfd = fds[0];
-    p->fifo = fds[1];
-    p->mode = mode;
-    p->wait_ms = wait_ms > 10000u ? 10000u : wait_ms;
-    p->stalled = 0;
-    p->base_produced = __atomic_load_n(&p->produced, __ATOMIC_RELAXED);
-    p->base_dropped = __atomic_load_n(&p->dropped, __ATOMIC_RELAXED);
-    p->half_size = (uint32_t)hs;
-    p->halves = halves;
-    p->active = 0;
-    p->fill[0] = p->fill[1] = 0;
-    p->packets[0] = p->packets[1] = 0;
-    p->durable_size = durable;
-    p->dfill = 0;
+    pthread_mutex_lock(&p->ctl);
+    p->fifo = fds[1]; /* before the buffer exists: its handoffs use it */
+    tracec_status_t st = tracec_create_context(&p->ctx);
+    if (st == TRACEC_STATUS_SUCCESS) {
+        st = tracec_create_buffer_with_config(p->ctx, &cfg, &p->buf);
+        if (st != TRACEC_STATUS_SUCCESS) (void)tracec_destroy_context(p->ctx);
+    }
+    if (st != TRACEC_STATUS_SUCCESS) {
+        p->fifo = -1;
+        pthread_mutex_unlock(&p->ctl);
+        snprintf(why, sizeof why, "its buffer: %s", tracec_status_str(st));
+        refuse(p, "its Initialize", why);
+        goto ignore;
+    }
+    close(fds[0]); /* the buffer keeps its mapping */
+    pthread_mutex_lock(&p->mu);
     snprintf(p->categories, sizeof p->categories, "%s", m->text);
     p->no_categories = (m->a & TRACEC_I_INIT_NO_CATEGORIES) != 0;
     p->extra[0] = '\0';
+    __atomic_store_n(&p->buf_handle, p->buf.handle, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&p->mu);
     p->initialized = 1;
-    pthread_mutex_unlock(&p->lock);
+    pthread_mutex_unlock(&p->ctl);
     return;
 ignore:
     for (int i = 0; i < nfds; i++) close(fds[i]);
@@ -849,23 +812,18 @@ ignore:
 
 static void on_start(tracec_provider *p, const tracec_i_msg *m) {
     if (!p->initialized || tracec_provider_started(p)) return; /* Start while started is ignored */
-    pthread_mutex_lock(&p->lock);
-    if (m->a == TRACEC_BUFFER_DISPOSITION_CLEAR_ENTIRE || m->a == TRACEC_BUFFER_DISPOSITION_CLEAR_NONDURABLE) {
-        for (uint32_t h = 0; h < p->halves; h++) {
-            reset_half(p, h);
-            __atomic_store_n(&p->hdr->half[h].state, (uint32_t)TRACEC_I_HALF_FREE, __ATOMIC_RELEASE);
-        }
-        p->active = 0;
-        __atomic_store_n(&p->hdr->active, 0u, __ATOMIC_RELEASE);
-        reset_durable(p);
-    }
+    tracec_start_options_t opts = TRACEC_START_OPTIONS_INIT;
+    if (m->a > TRACEC_BUFFER_DISPOSITION_NONE && m->a < TRACEC_BUFFER_DISPOSITION_LAST)
+        opts.disposition = (tracec_buffer_disposition_t)m->a;
+    if (tracec_start_context_with_options(p->ctx, &opts) != TRACEC_STATUS_SUCCESS) return;
+    pthread_mutex_lock(&p->mu);
     snprintf(p->extra, sizeof p->extra, "%s", m->text);
+    pthread_mutex_unlock(&p->mu);
     __atomic_store_n(&p->run, next_id(), __ATOMIC_RELEASE);
     __atomic_add_fetch(&p->runs, 1u, __ATOMIC_RELAXED);
-    write_run_header(p); /* before any event of the run: writers wait for the lock */
-    __atomic_store_n(&p->started, 1, __ATOMIC_RELAXED);
-    pthread_mutex_unlock(&p->lock);
-    (void)tracec_i_rec_fifo_send(p->fifo, TRACEC_I_FIFO_STARTED, 0);
+    write_run_header(p); /* before any event of the run: `started` is set after it */
+    __atomic_store_n(&p->started, 1, __ATOMIC_RELEASE);
+    (void)tracec_i_rec_fifo_send(p->fifo, TRACEC_I_FIFO_STARTED, 0, 0, 0);
     pthread_mutex_lock(&p->mu);
     p->first_start_done = 1;
     pthread_cond_broadcast(&p->cv);
@@ -876,9 +834,8 @@ static void on_stop(tracec_provider *p) {
     if (!p->initialized || !tracec_provider_started(p)) return; /* Stop while stopped is ignored */
     note_stop(p);
     __atomic_store_n(&p->started, 0, __ATOMIC_SEQ_CST); /* no new packet begins */
-    pthread_mutex_lock(&p->lock);                        /* the one in flight is finished */
-    pthread_mutex_unlock(&p->lock);
-    (void)tracec_i_rec_fifo_send(p->fifo, TRACEC_I_FIFO_STOPPED, 0);
+    (void)tracec_stop_context(p->ctx); /* the packets in flight are finished, what is left is handed */
+    (void)tracec_i_rec_fifo_send(p->fifo, TRACEC_I_FIFO_STOPPED, 0, 0, 0);
 }
 
 /* Serves one connection until it ends (returns 1: the recorder went away) or quit (0). */
@@ -892,8 +849,10 @@ static int serve(tracec_provider *p, int conn) {
             tracec_i_fifo_packet pk;
             ssize_t k = recv(p->fifo, &pk, sizeof pk, MSG_DONTWAIT);
             if (k == 0 || (k < 0 && errno != EAGAIN && errno != EINTR)) return 1; /* peer closed the fifo */
-            if (k == (ssize_t)sizeof pk && pk.type == TRACEC_I_FIFO_BUFFER_SAVED)
+            if (k == (ssize_t)sizeof pk && pk.type == TRACEC_I_FIFO_BUFFER_SAVED && p->initialized) {
                 __atomic_add_fetch(&p->saved, 1u, __ATOMIC_RELAXED);
+                (void)tracec_buffer_region_saved(p->buf, pk.region, pk.gen); /* a bad one is ignored, counted */
+            }
         }
         if (pf[0].revents == 0) continue;
         tracec_i_msg *m = malloc(sizeof *m);
@@ -959,16 +918,14 @@ static void *control_main(void *arg) {
         }
         m->type = p->want_sync ? TRACEC_I_MSG_REGISTER_SYNC : TRACEC_I_MSG_REGISTER;
         m->a = (uint32_t)getpid();
+        m->b = TRACEC_I_PROTOCOL_VERSION;
         if (p->declared[0])
             snprintf(m->text, sizeof m->text, "%s\n%s", p->name, p->declared);
         else
             snprintf(m->text, sizeof m->text, "%s", p->name);
-        /* a new connection, a new sequence: losses of the previous one are not this one's, nor are the
+        /* a new connection, new sequences: losses of the previous one are not theirs, nor are the
            slices its threads left open (nest_sync) */
-        pthread_mutex_lock(&p->lock);
-        p->lost_pending = 0;
         __atomic_store_n(&p->conn, next_id(), __ATOMIC_RELEASE);
-        pthread_mutex_unlock(&p->lock);
         int ok = tracec_i_rec_send(conn, m, NULL, 0) == 0;
         free(m);
         int lost = ok ? serve(p, conn) : 1;
@@ -982,13 +939,16 @@ static void *control_main(void *arg) {
     return NULL;
 }
 
-/* Stops tracing from the program's side and tells the recorder (lock taken here). */
+/* Stops tracing from the program's side: what was written is handed, then the recorder is told. */
 static void stop_self(tracec_provider *p) {
     if (tracec_provider_started(p)) note_stop(p);
     int was = __atomic_exchange_n(&p->started, 0, __ATOMIC_SEQ_CST);
-    pthread_mutex_lock(&p->lock);
-    if (was && p->fifo >= 0) (void)tracec_i_rec_fifo_send(p->fifo, TRACEC_I_FIFO_STOPPED, 0);
-    pthread_mutex_unlock(&p->lock);
+    pthread_mutex_lock(&p->ctl);
+    if (was && p->initialized) {
+        (void)tracec_stop_context(p->ctx);
+        if (p->fifo >= 0) (void)tracec_i_rec_fifo_send(p->fifo, TRACEC_I_FIFO_STOPPED, 0, 0, 0);
+    }
+    pthread_mutex_unlock(&p->ctl);
 }
 
 void tracec_provider_unregister(tracec_provider *p) {
@@ -1005,7 +965,7 @@ void tracec_provider_unregister(tracec_provider *p) {
     pthread_mutex_lock(&provider_mu);
     if (the_provider == p) the_provider = NULL;
     pthread_mutex_unlock(&provider_mu);
-    pthread_mutex_destroy(&p->lock);
+    pthread_mutex_destroy(&p->ctl);
     pthread_mutex_destroy(&p->mu);
     pthread_cond_destroy(&p->cv);
     free(p);

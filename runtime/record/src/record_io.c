@@ -83,8 +83,8 @@ ssize_t tracec_i_rec_recv(int sock, tracec_i_msg *m, int *fds, int *nfds) {
     return n;
 }
 
-int tracec_i_rec_fifo_send(int fifo, uint32_t type, uint32_t half) {
-    tracec_i_fifo_packet pk = {type, half};
+int tracec_i_rec_fifo_send(int fifo, uint32_t type, uint32_t region, uint64_t gen, uint32_t extent) {
+    tracec_i_fifo_packet pk = {type, region, gen, extent, 0};
     ssize_t n = send(fifo, &pk, sizeof pk, MSG_NOSIGNAL | MSG_DONTWAIT);
     return n == (ssize_t)sizeof pk ? 0 : -1;
 }

@@ -1,29 +1,16 @@
 /*
  * record_wire.h - what a provider process and the recorder (`tracec
- * record`) exchange: the control messages on the provider socket, the
- * notification packets on the fifo, and the layout of the shared buffer.
- * docs/record.md describes the protocol; both ends include this file.
+ * record`) exchange: the control messages on the provider socket and the
+ * notification packets on the fifo (protocol version 2).  docs/record.md
+ * describes the protocol; both ends include this file.
  *
- * Shared buffer (a memfd the recorder creates, sizes and initialises; the
- * provider maps it read-write, the recorder too):
- *
- *   0                 128                   128 + H             128 + 2H          128 + 2H + D
- *   | header          | half 0 (H bytes)    | half 1 (H bytes)    | durable (D bytes) |
- *
- *   A half holds whole Trace.packet records, back to back from its start:
- *   0x0A, the TracePacket's varint length, the TracePacket (the length is
- *   minimal, or 4 redundant bytes with TRACEC_FIXED_NESTED_LENGTHS; the
- *   recorder accepts any varint).  `fill` is the
- *   byte count of the records the provider has finished (release store
- *   after the record is complete).  ONESHOT uses half 0 only (H is then the
- *   whole buffer).  The durable area holds the records that describe the
- *   provider (ExtensionDescriptors, the process's and each thread's
- *   TrackDescriptor), appended and never overwritten by a switch or a
- *   wrap; `durable.fill` and `durable.gen` work as a half's (D = 0: no
- *   durable area, descriptors go into the halves).  The recorder keeps the
- *   geometry (H, number of halves, D) to itself and reads only `fill`,
- *   `state`, `gen`, `active` and the counters from the header, clamping
- *   every one: the buffer is hostile.
+ * The shared buffer is a buffer of the buffer engine in a memfd the
+ * recorder creates, sizes (tracec_buffer_memory_size) and seals; the
+ * provider creates the buffer in it (TRACEC_BUFFER_MEMORY_MEMFD, handoff
+ * delivery) and writes it with the engine's per-thread writers.  Its layout
+ * is tracec/abi/shm_layout.h; the recorder maps it read-only and reads it
+ * with region.c (tracec_recorder_check_shm_header, _copy_region,
+ * _read_region): the buffer is hostile.
  */
 #ifndef TRACEC_RECORD_WIRE_H
 #define TRACEC_RECORD_WIRE_H
@@ -35,8 +22,8 @@
 
 #include "tracec/context.h"
 
-#define TRACEC_I_SHM_MAGIC UINT64_C(0x3130304d48534354) /* "TCSHM001" */
-#define TRACEC_I_SHM_HEADER 128u
+/* The protocol version both ends speak: in REGISTER's `b` and INITIALIZE's `c` (bits 48..63). */
+#define TRACEC_I_PROTOCOL_VERSION 2u
 /* The protocol's limits are the buffer runtime's (tracec/context.h): one set for both. */
 #define TRACEC_I_NAME_MAX TRACEC_MAX_PROVIDER_NAME_LENGTH
 #define TRACEC_I_MAX_CATEGORIES TRACEC_MAX_NUM_CATEGORIES
@@ -44,40 +31,16 @@
 /* Longest text of a control message: a name, '\n', 100 categories of 100 chars, comma-separated. */
 #define TRACEC_I_TEXT_MAX (TRACEC_I_NAME_MAX + 1u + TRACEC_I_MAX_CATEGORIES * (TRACEC_I_CATEGORY_MAX + 1u))
 
-/* A half's state word. */
-enum { TRACEC_I_HALF_FREE = 0, TRACEC_I_HALF_FULL = 1 };
-
-typedef struct tracec_i_shm_half {
-    uint32_t fill;    /* bytes of finished records from the half's start */
-    uint32_t state;   /* FREE, or FULL: sealed, a SAVE_BUFFER was sent, waiting for BUFFER_SAVED */
-    uint64_t gen;     /* bumped each time the half is emptied (switch, wrap, clear) */
-    uint64_t packets; /* finished records in the half */
-} tracec_i_shm_half;
-
-typedef struct tracec_i_shm_header {
-    uint64_t magic;
-    uint32_t version;   /* 1 */
-    uint32_t mode;      /* tracec_buffering_mode_t: 1 ONESHOT, 2 CIRCULAR, 3 STREAMING */
-    uint32_t half_size; /* H */
-    uint32_t halves;    /* 1 or 2 */
-    uint32_t active;    /* the half the provider writes */
-    uint32_t durable_size; /* D (the recorder's word; it never reads it back) */
-    tracec_i_shm_half half[2];
-    uint64_t produced;       /* packets begun while started */
-    uint64_t dropped;        /* of which refused: no room (or a writer error) */
-    uint64_t overwritten;    /* CIRCULAR: finished packets overwritten before being saved */
-    tracec_i_shm_half durable; /* the durable area: fill, gen, packets (state unused) */
-} tracec_i_shm_header;
-
-_Static_assert(sizeof(tracec_i_shm_header) <= TRACEC_I_SHM_HEADER, "shm header");
-
 /* Control messages (SOCK_SEQPACKET): provider -> recorder and recorder -> provider. */
 enum {
-    TRACEC_I_MSG_REGISTER = 1,      /* text: name, then optionally '\n' and the declared categories; a: pid (claimed) */
+    TRACEC_I_MSG_REGISTER = 1,      /* text: name, then optionally '\n' and the declared categories; a: pid (claimed);
+                                       b: TRACEC_I_PROTOCOL_VERSION (0 from a version 1 provider) */
     TRACEC_I_MSG_REGISTER_SYNC = 2, /* same, answered with REGISTERED */
     TRACEC_I_MSG_REGISTERED = 3,    /* a: 1 if tracing has started */
-    TRACEC_I_MSG_INITIALIZE = 4,    /* fds: memfd, fifo; a: mode | wait_ms << 8 (| NO_CATEGORIES); b: half size;
-                                       c: halves; text: the enabled categories ("" = all, unless NO_CATEGORIES) */
+    TRACEC_I_MSG_INITIALIZE = 4,    /* fds: memfd, fifo; a: mode | wait_ms << 8 | policy << 24 (| NO_CATEGORIES);
+                                       b: the buffer's size (payload bytes per half); c: its durable size
+                                       | TRACEC_I_PROTOCOL_VERSION << 48; text: the enabled categories
+                                       ("" = all, unless NO_CATEGORIES) */
     TRACEC_I_MSG_START = 5,         /* a: disposition; text: additional categories */
     TRACEC_I_MSG_STOP = 6,
     TRACEC_I_MSG_TERMINATE = 7,
@@ -88,6 +51,9 @@ enum {
 /* INITIALIZE's `a`: none of the provider's declared categories is enabled. */
 #define TRACEC_I_INIT_NO_CATEGORIES (1u << 31)
 #define TRACEC_I_INIT_WAIT_MASK 0x3fffu /* wait_ms (<= 10000) after the shift; the provider caps it further */
+#define TRACEC_I_INIT_POLICY_SHIFT 24   /* tracec_buffer_policy_t (4 bits) */
+#define TRACEC_I_INIT_VERSION_SHIFT 48  /* in `c` */
+#define TRACEC_I_INIT_DURABLE_MASK ((UINT64_C(1) << TRACEC_I_INIT_VERSION_SHIFT) - 1u)
 
 typedef struct tracec_i_msg {
     uint32_t type;
@@ -103,18 +69,21 @@ typedef struct tracec_i_msg {
 enum {
     TRACEC_I_FIFO_STARTED = 1,
     TRACEC_I_FIFO_STOPPED = 2,
-    TRACEC_I_FIFO_SAVE_BUFFER = 3, /* provider -> recorder: half `half` is full */
-    TRACEC_I_FIFO_BUFFER_SAVED = 4 /* recorder -> provider: it is free again */
+    TRACEC_I_FIFO_SAVE_BUFFER = 3, /* provider -> recorder: region `region` of generation `gen` was handed, [0, extent) */
+    TRACEC_I_FIFO_BUFFER_SAVED = 4 /* recorder -> provider: it saved (region, gen) */
 };
 
 typedef struct tracec_i_fifo_packet {
     uint32_t type;
-    uint32_t half;
+    uint32_t region; /* 0, 1: a half; 2: the durable part (TRACEC_BUFFER_REGION_DURABLE) */
+    uint64_t gen;
+    uint32_t extent;
+    uint32_t unused;
 } tracec_i_fifo_packet;
 
 /*
- * The fences of the gen/fill protocol of a half (provider.c reset_half,
- * recorder.c copy_region).  GCC refuses atomic_thread_fence under
+ * The fences of the gen/extent protocol of a region (the buffer engine's
+ * reset, region.c tracec_recorder_copy_region).  GCC refuses atomic_thread_fence under
  * -fsanitize=thread; there a compiler barrier stands in (TSan builds run
  * on x86, where acquire and release fences are only that, and TSan does
  * not relate the two mappings of a buffer anyway).
@@ -157,7 +126,7 @@ int tracec_i_rec_send(int sock, const tracec_i_msg *m, const int *fds, int nfds)
  */
 ssize_t tracec_i_rec_recv(int sock, tracec_i_msg *m, int *fds, int *nfds);
 /* Sends one fifo packet (non-blocking); 0 or -1. */
-int tracec_i_rec_fifo_send(int fifo, uint32_t type, uint32_t half);
+int tracec_i_rec_fifo_send(int fifo, uint32_t type, uint32_t region, uint64_t gen, uint32_t extent);
 /* The well-known socket path /tmp/tracec-UID/recorder.sock (and its directory). */
 void tracec_i_rec_default_socket(char *path, size_t cap, char *dir, size_t dir_cap);
 /* Whether `list` (comma-separated) has `cat`. */

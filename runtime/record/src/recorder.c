@@ -1,8 +1,10 @@
 /*
  * recorder.c - the trace manager of `tracec record` (tracec/recorder.h):
  * the listening socket, one state machine per provider, saving shared
- * buffers (hostile: every length and offset checked) into one trace, and
- * the summary and stats packets at the end.
+ * buffers (the buffer engine's layout in a memfd, mapped read-only and read
+ * with region.c: hostile, every word checked) into one trace, each packet
+ * on its global sequence (record_seq.c), and the summary and stats packets
+ * at the end.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -24,7 +26,10 @@
 #include "perfetto/trace/track_event/track_descriptor.tracec.h"
 #include "perfetto/trace/track_event/track_event.tracec.h"
 #include "record_check.h"
+#include "record_seq.h"
 #include "record_wire.h"
+#include "tracec/abi/shm_layout.h"
+#include "tracec/buffer.h"
 #include "tracec/wire.h"
 #include "tracec/context.h"
 #include "tracec/recorder.h"
@@ -34,24 +39,27 @@ enum { PV_NEW, PV_REGISTERED, PV_STARTING, PV_STARTED, PV_STOPPING, PV_STOPPED, 
 typedef struct peer {
     int conn, fifo, memfd;
     int old_fifo; /* a terminated run's fifo, kept until the provider closes its end */
-    uint8_t *map;
+    const uint8_t *map; /* the buffer, mapped read-only */
     size_t map_size;
     tracec_recorder_provider_info info;
     int state;
     int bad;
     int closing;
     uint64_t deadline;
-    uint64_t gen[3];      /* per region: half 0, half 1, the durable area (DURABLE) */
-    uint32_t consumed[3];
+    uint64_t gen[3];      /* per region: half 0, half 1, the durable part */
+    uint32_t consumed[3]; /* bytes of the region (of generation gen) saved */
     uint64_t bytes;
     uint8_t *scratch;     /* a half's copy (freed when the provider leaves) */
-    uint8_t *dscratch;    /* the durable area's copy */
+    uint8_t *dscratch;    /* the durable part's copy */
     char *declared; /* the categories it declared at registration ("" none; malloc'd) */
     uint64_t base_produced, base_dropped; /* its counts in the buffers it had before the current one */
     uint64_t saved_hash[3], saved_gen[3]; /* per region: the last save that began at the region's start */
     size_t saved_len[3];
-    int loss_pending;           /* packets of its sequence were lost: the next half record saved is marked */
+    int loss_pending;           /* packets of its sequences were lost: the next half record saved is marked */
     uint64_t seen_overwritten;  /* CIRCULAR: the header's `overwritten` when its halves were last saved */
+    tracec_i_rec_seqmap seq;    /* its sequence ids to the trace's (default: info.sequence_id) */
+    uint32_t owed;              /* ONESHOT, CIRCULAR: regions handed and not answered yet (a bit each) */
+    uint64_t owed_gen[3];       /* ... and the gen each was handed with */
 } peer;
 
 struct tracec_recorder {
@@ -61,7 +69,10 @@ struct tracec_recorder {
     int lock_fd; /* <socket>.lock, flock()ed while this recorder lives: one recorder per socket */
     tracec_trace_file *file;
     int started;
-    uint32_t half_size, halves, durable_size;
+    uint32_t halves;
+    size_t size, durable_size;        /* INITIALIZE's: payload bytes per half, durable part asked for */
+    tracec_recorder_shm_geometry geo; /* the buffer engine's geometry for them */
+    size_t shm_bytes;                 /* the memfd's size: tracec_buffer_memory_size() */
     peer **pv;
     size_t n_pv, cap_pv;
     uint32_t next_seq;
@@ -73,7 +84,7 @@ struct tracec_recorder {
 };
 
 #define RECORDER_SEQ 1u
-#define DURABLE 2u /* the durable area's index among a provider's regions */
+#define DURABLE TRACEC_RECORDER_REGION_DURABLE
 #define RECORDER_TRACK_UUID UINT64_C(0x7472616365637200)
 
 static void say(tracec_recorder *r, const char *fmt, ...) {
@@ -147,67 +158,44 @@ tracec_status_t tracec_recorder_read_records(const void *data, size_t size, trac
 
 /* ---- providers ------------------------------------------------------------------- */
 
-static tracec_i_shm_header *hdr_of(peer *pv) { return (tracec_i_shm_header *)pv->map; }
-
-static void snapshot_counters(peer *pv) {
-    if (pv->map == NULL) return;
-    tracec_i_shm_header *h = hdr_of(pv);
-    pv->info.produced = pv->base_produced + __atomic_load_n(&h->produced, __ATOMIC_RELAXED);
-    pv->info.dropped = pv->base_dropped + __atomic_load_n(&h->dropped, __ATOMIC_RELAXED);
+/* A copy of the live header, word by word (relaxed loads: the provider writes it meanwhile). */
+static void read_header(const peer *pv, tracec_shm_header *out) {
+    uint32_t words[sizeof(tracec_shm_header) / 4];
+    const uint32_t *live = (const uint32_t *)(const void *)pv->map;
+    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++) words[i] = __atomic_load_n(&live[i], __ATOMIC_RELAXED);
+    memcpy(out, words, sizeof *out);
 }
 
-/* Region `h` of a provider's buffer (a half, or DURABLE): its header words, its bytes and its size. */
-static tracec_i_shm_half *region(tracec_recorder *r, peer *pv, uint32_t h, const uint8_t **src,
-                                 uint32_t *size) {
-    tracec_i_shm_header *hd = hdr_of(pv);
-    if (h == DURABLE) { /* after the halves */
-        *src = pv->map + TRACEC_I_SHM_HEADER + (size_t)r->halves * r->half_size;
-        *size = r->durable_size;
-        return &hd->durable;
-    }
-    *src = pv->map + TRACEC_I_SHM_HEADER + (size_t)h * r->half_size;
-    *size = r->half_size;
-    return &hd->half[h];
+/* Drops the provider's remaining data: its buffer is corrupt (`what` and `why` say where and how). */
+static void corrupt(tracec_recorder *r, peer *pv, const char *what, const char *why) {
+    say(r, "provider %s (pid %d): corrupt %s (%s); its remaining data is dropped", pv->info.name, (int)pv->info.pid,
+        what, why ? why : "malformed");
+    pv->bad = 1;
+    pv->loss_pending = 1;
+    pv->info.corrupt++;
 }
 
-/*
- * Copies the finished records of region `h` (a half, or the durable area)
- * not saved yet into `dst`, as one consistent snapshot: a provider still
- * writing (one that did not answer Stop in time) may empty and reuse the
- * half while we copy, so the copy counts only if the half's `gen` is the
- * same after it as before (the provider bumps gen before it rewrites
- * anything: provider.c reset_half).  Retries a few times; *len = 0 when
- * the provider kept reusing the half (its records there were overwritten:
- * the provider counts them dropped).  Returns the fill read, for the
- * checks of save_region.
- */
-static uint32_t copy_region(tracec_recorder *r, peer *pv, uint32_t h, uint8_t *dst, size_t *len) {
-    const uint8_t *src;
-    uint32_t size;
-    tracec_i_shm_half *hh = region(r, pv, h, &src, &size);
-    *len = 0;
-    for (int attempt = 0; attempt < 16; attempt++) {
-        uint64_t gen = __atomic_load_n(&hh->gen, __ATOMIC_ACQUIRE);
-        uint32_t fill = __atomic_load_n(&hh->fill, __ATOMIC_ACQUIRE);
-        uint32_t from = gen == pv->gen[h] ? pv->consumed[h] : 0;
-        if (fill > size || fill < from) { /* checked again only if gen held still */
-            TRACEC_I_REC_FENCE(__ATOMIC_ACQUIRE);
-            if (__atomic_load_n(&hh->gen, __ATOMIC_RELAXED) != gen) continue;
-            pv->gen[h] = gen;
-            return fill;
-        }
-        memcpy(dst, src + from, fill - from);
-        TRACEC_I_REC_FENCE(__ATOMIC_ACQUIRE);
-        if (__atomic_load_n(&hh->gen, __ATOMIC_RELAXED) != gen) continue; /* reused under us */
-        if (gen != pv->gen[h]) {
-            pv->gen[h] = gen;
-            pv->consumed[h] = 0;
-        }
-        *len = fill - from;
-        return fill;
+/* The checked state of the provider's buffer header; false: nothing to read (no buffer yet, or corrupt). */
+static bool header_state(tracec_recorder *r, peer *pv, tracec_recorder_shm_state *st) {
+    if (pv->map == NULL || pv->bad) return false;
+    tracec_shm_header h;
+    read_header(pv, &h);
+    if (h.magic == 0) return false; /* the provider has not created its buffer (yet) */
+    const char *why = NULL;
+    tracec_status_t s = tracec_recorder_check_shm_header(&h, &r->geo, st, &why);
+    if (s == TRACEC_STATUS_SUCCESS) return true;
+    corrupt(r, pv, "buffer header", why);
+    return false;
+}
+
+static void snapshot_counters(tracec_recorder *r, peer *pv) {
+    tracec_recorder_shm_state st;
+    uint64_t refused = pv->seq.refused;
+    if (pv->map != NULL && !pv->bad && header_state(r, pv, &st)) {
+        /* packets begun = accepted + dropped + refused; lost = dropped + refused + overwritten */
+        pv->info.produced = pv->base_produced + st.accepted + st.dropped + st.refused;
+        pv->info.dropped = pv->base_dropped + st.dropped + st.refused + st.overwritten + refused;
     }
-    pv->loss_pending = 1; /* the records it rewrote under us are lost to the trace */
-    return pv->consumed[h]; /* nothing consistent to save now */
 }
 
 /* A 64-bit hash of n bytes (replay detection; not cryptographic: the provider gains nothing by a collision but
@@ -225,25 +213,79 @@ static uint64_t hash_bytes(const uint8_t *p, size_t n) {
     return tracec_i_rec_mix(h);
 }
 
-/* Writes the `len` bytes copied from region `h` (whose fill was `fill`) into the trace; false if they
-   (or the fill) are corrupt: the provider's remaining data is dropped, with a message. */
-static bool save_copy(tracec_recorder *r, peer *pv, uint32_t h, const uint8_t *copy, size_t len,
-                      uint32_t fill) {
-    const char *what = h == DURABLE ? "its durable area" : h == 0 ? "half 0" : "half 1";
-    if (fill > (h == DURABLE ? r->durable_size : r->half_size) || fill < pv->consumed[h]) {
-        say(r, "provider %s (pid %d): corrupt buffer header (%s fill %u); its remaining data is dropped",
-            pv->info.name, (int)pv->info.pid, what, fill);
-        pv->bad = 1;
+typedef struct save_ctx {
+    tracec_recorder *r;
+    peer *pv;
+    int *mark;
+    const char *why; /* a record refused here: why */
+} save_ctx;
+
+/*
+ * One record of a walked region: written on its global sequence (a packet
+ * the sequence map refuses is counted there and skipped).  The buffer
+ * writers write each packet as one Trace.packet record (0x0A, its varint
+ * length, the TracePacket); such a payload is unwrapped, and the packet
+ * inside is checked again as a TracePacket (the walk checked the wrapper
+ * as a TracePacket whose field 1 is a message).  Any other payload is taken
+ * as a TracePacket as it is.
+ */
+static tracec_status_t save_packet(void *data, const uint8_t *packet, size_t size, uint32_t category, uint32_t kind) {
+    (void)category;
+    (void)kind;
+    save_ctx *c = data;
+    const uint8_t *p = packet + 1, *end = packet + size;
+    uint64_t len;
+    if (size > 1 && packet[0] == 0x0A && tracec_wire_read_varint(&p, end, &len) == TRACEC_VARINT_OK &&
+        len == (uint64_t)(end - p)) {
+        if (!tracec_i_rec_packet_ok(p, (size_t)len, &c->why)) return TRACEC_STATUS_CORRUPT_DATA;
+        packet = p;
+        size = (size_t)len;
+    }
+    tracec_status_t st = tracec_i_rec_write_packet(c->r->file, &c->pv->seq, &c->r->next_seq, packet, size,
+                                                   c->pv->info.pid, c->pv->info.uid, c->mark);
+    if (st == TRACEC_STATUS_LIMIT_EXCEEDED) return TRACEC_STATUS_SUCCESS;
+    if (st == TRACEC_STATUS_SUCCESS) c->pv->info.delivered++;
+    return st;
+}
+
+/*
+ * Saves what region `reg` (a half, or DURABLE) holds and was not saved
+ * yet: copied as one snapshot (tracec_recorder_copy_region: a provider
+ * still writing may reuse the half meanwhile), then walked
+ * (tracec_recorder_read_region).  `salvage`: up to the reserved hint of a
+ * provider that died or did not stop (the walk ends at the first block
+ * never written or of another generation: lost, not corrupt).  false: the
+ * region is corrupt, and so the provider's remaining data is dropped.
+ */
+static bool save_region(tracec_recorder *r, peer *pv, uint32_t reg, bool salvage) {
+    const char *what = reg == DURABLE ? "the durable part" : reg == 0 ? "half 0" : "half 1";
+    uint64_t cap = reg == DURABLE ? r->geo.durable_bytes : reg < r->geo.halves ? r->geo.half_bytes : 0;
+    if (cap == 0 || pv->map == NULL || pv->bad) return true;
+    uint8_t *dst = reg == DURABLE ? pv->dscratch : pv->scratch;
+    tracec_recorder_region_copy c;
+    tracec_status_t st = tracec_recorder_copy_region(pv->map, pv->map_size, &r->geo, reg, salvage, pv->gen[reg],
+                                                     pv->consumed[reg], dst, (size_t)cap, &c);
+    if (st == TRACEC_STATUS_BAD_STATE) { /* it kept reusing the region under us: what it rewrote is lost */
         pv->loss_pending = 1;
-        pv->info.corrupt++;
+        return true;
+    }
+    if (st == TRACEC_STATUS_CORRUPT_DATA) {
+        char why[96];
+        snprintf(why, sizeof why, "its extent %u is below what was saved of it", (unsigned)c.extent);
+        corrupt(r, pv, what, why);
         return false;
     }
-    if (len == 0) return true;
-    if (pv->consumed[h] == 0) {
-        /* The region was emptied (gen changed) and holds, from its start, exactly what its previous save
+    if (st != TRACEC_STATUS_SUCCESS) return true;
+    if (c.gen != pv->gen[reg]) {
+        pv->gen[reg] = c.gen;
+        pv->consumed[reg] = 0;
+    }
+    if (c.len == 0) return true;
+    if (c.from == 0) {
+        /* The region was reset (gen changed) and holds, from its start, exactly what its previous save
            held: a provider replaying a save, not new records.  Refused and counted. */
-        uint64_t hash = hash_bytes(copy, len);
-        if (pv->saved_len[h] == len && pv->saved_hash[h] == hash && pv->saved_gen[h] != pv->gen[h]) {
+        uint64_t hash = hash_bytes(dst, c.len);
+        if (pv->saved_len[reg] == c.len && pv->saved_hash[reg] == hash && pv->saved_gen[reg] != c.gen) {
             say(r, "provider %s (pid %d): %s was saved again with the same data; its remaining data is dropped",
                 pv->info.name, (int)pv->info.pid, what);
             pv->bad = 1;
@@ -252,71 +294,69 @@ static bool save_copy(tracec_recorder *r, peer *pv, uint32_t h, const uint8_t *c
             pv->info.replayed++;
             return false;
         }
-        pv->saved_len[h] = len;
-        pv->saved_hash[h] = hash;
-        pv->saved_gen[h] = pv->gen[h];
+        pv->saved_len[reg] = c.len;
+        pv->saved_hash[reg] = hash;
+        pv->saved_gen[reg] = c.gen;
     }
-    uint64_t n = 0;
-    size_t bad = 0;
-    const char *why = NULL;
-    /* the first record of a half saved after a loss is marked; the durable area's records (descriptors,
+    /* the first record of a half saved after a loss is marked; the durable part's records (descriptors,
        never lost to a switch or a wrap) are not */
-    tracec_status_t st = read_records(copy, len, r->file, pv->info.sequence_id, pv->info.pid, pv->info.uid, &n, &bad,
-                                      &why, h == DURABLE ? NULL : &pv->loss_pending);
-    pv->info.delivered += n;
-    pv->bytes += len;
-    pv->consumed[h] = fill;
+    save_ctx ctx = {r, pv, reg == DURABLE ? NULL : &pv->loss_pending, NULL};
+    tracec_recorder_region_result res;
+    st = tracec_recorder_read_region(dst, c.len, c.gen, reg == DURABLE, save_packet, &ctx, &res);
+    if (ctx.why) res.why = ctx.why;
+    pv->bytes += res.end;
+    pv->consumed[reg] = c.from + (uint32_t)res.end;
     if (st == TRACEC_STATUS_CORRUPT_DATA) {
-        say(r, "provider %s (pid %d): corrupt record at byte %zu of %s (%s); its remaining data is dropped",
-            pv->info.name, (int)pv->info.pid, (size_t)pv->consumed[h] - len + bad, what, why ? why : "malformed");
-        pv->bad = 1;
-        pv->loss_pending = 1;
-        pv->info.corrupt++;
+        char where[96];
+        snprintf(where, sizeof where, "record at byte %zu of %s", (size_t)c.from + res.end, what);
+        corrupt(r, pv, where, res.why);
         return false;
     }
-    return true;
+    if (res.stale || res.unwritten) {
+        pv->consumed[reg] = c.extent; /* what follows was never finished: lost */
+        if (!salvage) pv->loss_pending = 1;
+    }
+    return st == TRACEC_STATUS_SUCCESS;
 }
 
 /*
- * Saves the finished records of half `h` not saved yet, after the new
- * records of the durable area: those describe the tracks and extensions
- * the half's events use.  The durable area is read after the half, so
- * every descriptor written before an event in the copy is in it.
+ * Saves everything finished: the durable part first (it describes the
+ * tracks and extensions the halves' events use), then the older half, then
+ * the active one (with `salvage`, up to its reserved hint).
  */
-static void save_half(tracec_recorder *r, peer *pv, uint32_t h) {
-    if (pv->map == NULL || pv->bad || h >= r->halves) return;
-    size_t len, dlen = 0;
-    uint32_t fill = copy_region(r, pv, h, pv->scratch, &len), dfill = 0;
-    if (r->durable_size > 0) dfill = copy_region(r, pv, DURABLE, pv->dscratch, &dlen);
-    if (r->durable_size > 0 && !save_copy(r, pv, DURABLE, pv->dscratch, dlen, dfill)) return;
-    (void)save_copy(r, pv, h, pv->scratch, len, fill);
-}
-
-/* Saves everything finished: the older half first. */
-static void save_all(tracec_recorder *r, peer *pv) {
-    if (pv->map == NULL) return;
-    uint32_t a = __atomic_load_n(&hdr_of(pv)->active, __ATOMIC_ACQUIRE) & 1u;
-    if (r->halves < 2) a = 0;
+static void save_all(tracec_recorder *r, peer *pv, bool salvage) {
+    tracec_recorder_shm_state st;
+    if (!header_state(r, pv, &st)) return;
     if (r->cfg.mode == TRACEC_BUFFERING_MODE_CIRCULAR) {
-        /* a wrap overwrote the packets before the older half's first one: that one is marked */
-        uint64_t ow = __atomic_load_n(&hdr_of(pv)->overwritten, __ATOMIC_ACQUIRE);
-        if (ow != pv->seen_overwritten) pv->loss_pending = 1;
-        pv->seen_overwritten = ow;
+        /* a wrap overwrote packets before the older half's first one: that one is marked */
+        if (st.overwritten != pv->seen_overwritten) pv->loss_pending = 1;
+        pv->seen_overwritten = st.overwritten;
     }
-    if (r->halves == 2) save_half(r, pv, a ^ 1u);
-    save_half(r, pv, a);
-    for (uint32_t h = 0; h < r->halves; h++)
-        __atomic_store_n(&hdr_of(pv)->half[h].state, (uint32_t)TRACEC_I_HALF_FREE, __ATOMIC_RELEASE);
-    snapshot_counters(pv);
+    uint32_t a = r->halves < 2 ? 0u : st.active;
+    if (!save_region(r, pv, DURABLE, salvage)) return;
+    if (r->halves == 2 && !save_region(r, pv, a ^ 1u, false)) return;
+    (void)save_region(r, pv, a, salvage);
+    snapshot_counters(r, pv);
 }
 
 /* Unmaps the buffer; the fifo too unless `keep_fifo` (after Terminate the
    provider closes its end first: closing ours would look like our death). */
-static void release_buffer_keep_fifo(peer *pv, int keep_fifo) {
-    snapshot_counters(pv);
+static void release_buffer_keep_fifo(tracec_recorder *r, peer *pv, int keep_fifo) {
+    snapshot_counters(r, pv);
+    if (pv->map != NULL) {
+        /* Nothing of this buffer is in flight any more.  Counters it did not publish since (the engine
+           publishes them at each handoff: a provider that died) are at least what was saved; packets it
+           accepted that were never saved (in the chunk of a writer that died, in a half it rewrote under
+           the copy) are lost, and counted dropped so that the trace's stats show them. */
+        uint64_t out = pv->info.delivered + pv->info.dropped;
+        if (pv->info.produced < out)
+            pv->info.produced = out;
+        else
+            pv->info.dropped = pv->info.produced - pv->info.delivered;
+    }
     pv->base_produced = pv->info.produced; /* the next buffer's header counts from 0 */
-    pv->base_dropped = pv->info.dropped;
-    if (pv->map) munmap(pv->map, pv->map_size);
+    pv->base_dropped = pv->info.dropped - pv->seq.refused; /* the map's refusals are added anew */
+    if (pv->map) munmap((void *)pv->map, pv->map_size);
     if (pv->memfd >= 0) close(pv->memfd);
     if (pv->fifo >= 0 && !keep_fifo) {
         close(pv->fifo);
@@ -326,7 +366,7 @@ static void release_buffer_keep_fifo(peer *pv, int keep_fifo) {
     pv->memfd = -1;
 }
 
-static void release_buffer(peer *pv) { release_buffer_keep_fifo(pv, 0); }
+static void release_buffer(tracec_recorder *r, peer *pv) { release_buffer_keep_fifo(r, pv, 0); }
 
 static bool tracing(const peer *pv) {
     return pv->state == PV_STARTING || pv->state == PV_STARTED || pv->state == PV_STOPPING;
@@ -342,8 +382,8 @@ static void provider_gone(tracec_recorder *r, peer *pv) {
         pv->info.ended_early = true;
         say(r, "provider %s (pid %d) ended early, while tracing", pv->info.name, (int)pv->info.pid);
     }
-    save_all(r, pv);
-    release_buffer(pv);
+    save_all(r, pv, true); /* what it finished, and what it was writing when it went */
+    release_buffer(r, pv);
     if (pv->conn >= 0) close(pv->conn);
     if (pv->old_fifo >= 0) close(pv->old_fifo);
     pv->conn = pv->old_fifo = -1;
@@ -375,7 +415,7 @@ static bool enabled_categories(const tracec_recorder *r, const peer *pv, char *o
 
 /* Initialize (a new buffer and fifo) and Start. */
 static void initialize_and_start(tracec_recorder *r, peer *pv) {
-    size_t size = TRACEC_I_SHM_HEADER + (size_t)r->half_size * r->halves + r->durable_size;
+    size_t size = r->shm_bytes;
     int sp[2] = {-1, -1};
     if (pv->state == PV_TERMINATED && pv->fifo >= 0) {
         /* the provider has not closed its end after Terminate yet: closing ours would look like our
@@ -384,7 +424,7 @@ static void initialize_and_start(tracec_recorder *r, peer *pv) {
         pv->old_fifo = pv->fifo;
         pv->fifo = -1;
     }
-    release_buffer(pv);
+    release_buffer(r, pv);
     pv->memfd = memfd_create("tracec-provider", MFD_CLOEXEC | MFD_ALLOW_SEALING);
     /* sealed at its size: a provider that shrank it would make our reads fault (SIGBUS) */
     if (pv->memfd < 0 || ftruncate(pv->memfd, (off_t)size) != 0 ||
@@ -393,34 +433,30 @@ static void initialize_and_start(tracec_recorder *r, peer *pv) {
         say(r, "provider %s: cannot create its buffer: %s", pv->info.name, strerror(errno));
         goto fail;
     }
-    pv->map = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, pv->memfd, 0);
-    if (pv->map == MAP_FAILED) {
-        pv->map = NULL;
-        goto fail;
-    }
+    /* read-only: nothing the recorder does can change what the provider's writers see */
+    void *map = mmap(NULL, size, PROT_READ, MAP_SHARED, pv->memfd, 0);
+    if (map == MAP_FAILED) goto fail;
+    pv->map = map;
     pv->map_size = size;
     memset(pv->gen, 0, sizeof pv->gen);
     memset(pv->consumed, 0, sizeof pv->consumed);
     memset(pv->saved_len, 0, sizeof pv->saved_len); /* a new buffer: nothing of it was saved yet */
+    pv->owed = 0;
     pv->bad = 0; /* a loss of the previous buffer stays pending: its next run's first saved record says so */
     pv->seen_overwritten = 0;
-    if (pv->scratch == NULL) pv->scratch = malloc(r->half_size);
-    if (pv->dscratch == NULL) pv->dscratch = malloc(r->durable_size);
+    if (pv->scratch == NULL) pv->scratch = malloc((size_t)r->geo.half_bytes);
+    if (pv->dscratch == NULL) pv->dscratch = malloc(r->geo.durable_bytes ? (size_t)r->geo.durable_bytes : 8u);
     if (pv->scratch == NULL || pv->dscratch == NULL) goto fail;
-    tracec_i_shm_header *h = hdr_of(pv);
-    h->magic = TRACEC_I_SHM_MAGIC;
-    h->version = 1;
-    h->mode = (uint32_t)r->cfg.mode;
-    h->half_size = r->half_size;
-    h->halves = r->halves;
-    h->durable_size = r->durable_size;
     pv->fifo = sp[0];
     tracec_i_msg *m = calloc(1, sizeof *m);
     if (m == NULL) goto fail;
+    uint32_t policy = r->cfg.mode != TRACEC_BUFFERING_MODE_STREAMING ? TRACEC_BUFFER_POLICY_NONE
+                      : r->cfg.wait_ms > 0                          ? TRACEC_BUFFER_POLICY_LOSSLESS
+                                                                    : TRACEC_BUFFER_POLICY_DISCARD;
     m->type = TRACEC_I_MSG_INITIALIZE;
-    m->a = (uint32_t)r->cfg.mode | (uint32_t)r->cfg.wait_ms << 8;
-    m->b = r->half_size;
-    m->c = r->halves;
+    m->a = (uint32_t)r->cfg.mode | (uint32_t)r->cfg.wait_ms << 8 | policy << TRACEC_I_INIT_POLICY_SHIFT;
+    m->b = r->size;
+    m->c = (uint64_t)r->durable_size | (uint64_t)TRACEC_I_PROTOCOL_VERSION << TRACEC_I_INIT_VERSION_SHIFT;
     if (!enabled_categories(r, pv, m->text, sizeof m->text)) m->a |= TRACEC_I_INIT_NO_CATEGORIES;
     int fds[2] = {pv->memfd, sp[1]};
     int ok = tracec_i_rec_send(pv->conn, m, fds, 2) == 0;
@@ -438,7 +474,7 @@ fail:
     if (sp[0] >= 0) close(sp[0]);
     if (sp[1] >= 0) close(sp[1]);
     pv->fifo = -1;
-    release_buffer(pv);
+    release_buffer(r, pv);
 }
 
 /* How long the listener rests after accept() ran out of fds, unless an fd is freed sooner. */
@@ -530,6 +566,14 @@ static void on_conn(tracec_recorder *r, peer *pv) {
             pv->conn = -1;
             pv->state = PV_GONE;
             pv->info.name[0] = '\0';
+        } else if ((m->type == TRACEC_I_MSG_REGISTER || m->type == TRACEC_I_MSG_REGISTER_SYNC) &&
+                   m->b != TRACEC_I_PROTOCOL_VERSION) {
+            say(r, "refused a provider (pid %d): it speaks protocol version %llu, this recorder %u (link it with "
+                   "this release's libtracec)",
+                (int)pv->info.pid, (unsigned long long)(m->b ? m->b : 1u), TRACEC_I_PROTOCOL_VERSION);
+            close(pv->conn);
+            pv->conn = -1;
+            pv->state = PV_GONE;
         } else if (m->type == TRACEC_I_MSG_REGISTER || m->type == TRACEC_I_MSG_REGISTER_SYNC) {
             /* text: the name, then optionally '\n' and its categories */
             char *cats = strchr(m->text, '\n');
@@ -549,6 +593,7 @@ static void on_conn(tracec_recorder *r, peer *pv) {
             }
             tracec_i_rec_sanitize(m->text, pv->info.name, sizeof pv->info.name);
             pv->info.sequence_id = r->next_seq++;
+            tracec_i_rec_seqmap_init(&pv->seq, pv->info.sequence_id);
             pv->state = PV_REGISTERED;
             if (m->type == TRACEC_I_MSG_REGISTER_SYNC) send_simple(pv, TRACEC_I_MSG_REGISTERED, r->started != 0, NULL);
             if (r->started) initialize_and_start(r, pv);
@@ -558,6 +603,16 @@ static void on_conn(tracec_recorder *r, peer *pv) {
 }
 
 static void on_fifo_packet(tracec_recorder *r, peer *pv, const tracec_i_fifo_packet *pk);
+
+/* ONESHOT, CIRCULAR: saves everything, then answers the regions handed so far. */
+static void answer_owed(tracec_recorder *r, peer *pv) {
+    if (pv->owed == 0) return;
+    save_all(r, pv, false);
+    for (uint32_t k = 0; k < 3; k++)
+        if (pv->owed & (1u << k))
+            (void)tracec_i_rec_fifo_send(pv->fifo, TRACEC_I_FIFO_BUFFER_SAVED, k, pv->owed_gen[k], 0);
+    pv->owed = 0;
+}
 
 /* Reads every packet waiting on the fifo. */
 static void on_fifo(tracec_recorder *r, peer *pv) {
@@ -586,13 +641,23 @@ static void on_fifo_packet(tracec_recorder *r, peer *pv, const tracec_i_fifo_pac
         break;
     case TRACEC_I_FIFO_STOPPED:
         if (pv->state == PV_STOPPING || pv->state == PV_STARTED || pv->state == PV_STARTING) pv->state = PV_STOPPED;
+        answer_owed(r, pv);
         break;
     case TRACEC_I_FIFO_SAVE_BUFFER:
-        if (r->cfg.mode == TRACEC_BUFFERING_MODE_STREAMING && pk.half < r->halves && pv->map) {
-            save_half(r, pv, pk.half);
-            snapshot_counters(pv);
-            __atomic_store_n(&hdr_of(pv)->half[pk.half].state, (uint32_t)TRACEC_I_HALF_FREE, __ATOMIC_RELEASE);
-            (void)tracec_i_rec_fifo_send(pv->fifo, TRACEC_I_FIFO_BUFFER_SAVED, pk.half);
+        /* the region named is read as the header says (the packet's extent is only a hint); STREAMING saves
+           that half, the other modes everything in order (their halves are handed at a flush or stop) */
+        if (pv->map && (pk.region < r->halves || (pk.region == DURABLE && r->geo.durable_bytes > 0))) {
+            if (r->cfg.mode == TRACEC_BUFFERING_MODE_STREAMING) {
+                tracec_recorder_shm_state st;
+                if (header_state(r, pv, &st)) (void)save_region(r, pv, pk.region, false);
+                snapshot_counters(r, pv);
+                (void)tracec_i_rec_fifo_send(pv->fifo, TRACEC_I_FIFO_BUFFER_SAVED, pk.region, pk.gen, 0);
+            } else {
+                /* ONESHOT, CIRCULAR: handed at a stop (no writer waits for them); saved in order, with the
+                   counters the stop published, once the provider says it stopped (answer_owed) */
+                pv->owed |= 1u << pk.region;
+                pv->owed_gen[pk.region] = pk.gen;
+            }
         }
         break;
     default:
@@ -636,8 +701,9 @@ static void check_timeouts(tracec_recorder *r) {
     }
 }
 
-static void free_peer(peer *pv) {
-    release_buffer(pv);
+static void free_peer(tracec_recorder *r, peer *pv) {
+    release_buffer(r, pv);
+    tracec_i_rec_seqmap_free(&pv->seq);
     if (pv->conn >= 0) close(pv->conn);
     if (pv->old_fifo >= 0) close(pv->old_fifo);
     free(pv->scratch);
@@ -653,7 +719,7 @@ static void forget_unnamed(tracec_recorder *r) {
     for (size_t i = 0; i < r->n_pv; i++) {
         peer *pv = r->pv[i];
         if (pv->state == PV_GONE && pv->info.name[0] == '\0')
-            free_peer(pv);
+            free_peer(r, pv);
         else
             r->pv[k++] = pv;
     }
@@ -743,6 +809,32 @@ static void write_recorder_track(tracec_recorder *r) {
     (void)tracec_trace_file_end_packet(r->file, &w, &pkt.msg);
 }
 
+static size_t round_up(size_t v, size_t to) { return (v + to - 1u) / to * to; }
+
+/*
+ * The geometry the buffer engine gives a buffer of the recorder's mode,
+ * size and durable size (tracec/abi/shm_layout.h: the size rounded up to
+ * the page size; a half three times that, rounded up; the durable part, of
+ * ONESHOT and CIRCULAR only, at least a page), checked against the
+ * engine's own tracec_buffer_memory_size().  false: they disagree.
+ */
+static bool shm_geometry(tracec_recorder *r) {
+    long pg = sysconf(_SC_PAGESIZE);
+    size_t page = pg > 0 ? (size_t)pg : 4096u;
+    tracec_recorder_shm_geometry *g = &r->geo;
+    g->mode = (uint32_t)r->cfg.mode;
+    g->halves = r->halves;
+    g->size = round_up(r->size, page);
+    g->half_bytes = round_up((size_t)g->size * 3u, page);
+    g->durable_bytes = 0;
+    if (r->cfg.mode != TRACEC_BUFFERING_MODE_STREAMING) {
+        size_t d = r->durable_size ? r->durable_size : (size_t)g->size / 16u;
+        g->durable_bytes = round_up(d < page ? page : d, page);
+    }
+    r->shm_bytes = tracec_buffer_memory_size(r->cfg.mode, r->size, r->durable_size);
+    return r->shm_bytes != 0 && r->shm_bytes == tracec_recorder_shm_bytes(g);
+}
+
 tracec_status_t tracec_recorder_open(const tracec_recorder_config *config, tracec_recorder **out) {
     if (out) *out = NULL;
     if (config == NULL || out == NULL) return TRACEC_STATUS_INVALID_ARGUMENT;
@@ -763,10 +855,17 @@ tracec_status_t tracec_recorder_open(const tracec_recorder_config *config, trace
     r->lock_fd = -1;
     r->next_seq = RECORDER_SEQ + 1;
     r->halves = cfg.mode == TRACEC_BUFFERING_MODE_ONESHOT ? 1u : 2u;
-    r->half_size = (uint32_t)((cfg.buffer_size / r->halves) & ~(size_t)7);
-    /* the durable area (descriptors), beside the buffer: 1/8 of its size, 16 KiB .. 1 MiB */
+    r->size = cfg.buffer_size / r->halves;
+    /* the durable part (descriptors) of ONESHOT and CIRCULAR: 1/8 of the buffer's size, 16 KiB .. 1 MiB */
     size_t durable = cfg.buffer_size / 8;
-    r->durable_size = (uint32_t)((durable < 16384 ? 16384 : durable > (1u << 20) ? (1u << 20) : durable) & ~(size_t)7);
+    r->durable_size = cfg.mode == TRACEC_BUFFERING_MODE_STREAMING ? 0
+                      : durable < 16384                          ? 16384
+                      : durable > (1u << 20)                     ? (1u << 20)
+                                                                 : durable;
+    if (!shm_geometry(r)) {
+        free(r);
+        return TRACEC_STATUS_INVALID_ARGUMENT;
+    }
     char dir[108];
     tracec_status_t st = TRACEC_STATUS_SUCCESS;
     if (cfg.socket_path) {
@@ -893,9 +992,9 @@ tracec_status_t tracec_recorder_stop(tracec_recorder *r) {
     for (size_t i = 0; i < r->n_pv; i++) {
         peer *pv = r->pv[i];
         if (pv->state != PV_STOPPED) continue;
-        save_all(r, pv);
+        save_all(r, pv, pv->info.timed_out); /* one that did not stop in time: what it was writing too */
         send_simple(pv, TRACEC_I_MSG_TERMINATE, 0, NULL);
-        release_buffer_keep_fifo(pv, 1);
+        release_buffer_keep_fifo(r, pv, 1);
         pv->state = PV_TERMINATED;
     }
     r->started = 0;
@@ -975,7 +1074,7 @@ static void write_summary(tracec_recorder *r) {
         connected += pv->state != PV_GONE;
         perfetto_protos_TraceStats_BufferStats bs;
         perfetto_protos_TraceStats_begin_buffer_stats(&ts, &bs);
-        perfetto_protos_TraceStats_BufferStats_set_buffer_size(&bs, (uint64_t)r->half_size * r->halves);
+        perfetto_protos_TraceStats_BufferStats_set_buffer_size(&bs, (uint64_t)r->geo.size * r->halves);
         perfetto_protos_TraceStats_BufferStats_set_bytes_written(&bs, pv->bytes);
         perfetto_protos_TraceStats_BufferStats_set_abi_violations(&bs, pv->info.corrupt);
         perfetto_protos_TraceStats_BufferStats_set_chunks_discarded(&bs, pv->info.dropped);
@@ -989,11 +1088,17 @@ static void write_summary(tracec_recorder *r) {
     for (size_t i = 0; i < r->n_pv; i++) {
         peer *pv = r->pv[i];
         if (pv->info.name[0] == '\0') continue;
-        perfetto_protos_TraceStats_WriterStats ws;
-        perfetto_protos_TraceStats_begin_writer_stats(&ts, &ws);
-        perfetto_protos_TraceStats_WriterStats_set_sequence_id(&ws, pv->info.sequence_id);
-        perfetto_protos_TraceStats_WriterStats_set_buffer(&ws, index++);
-        perfetto_protos_TraceStats_end_writer_stats(&ts, &ws);
+        /* its default sequence, then one per writing thread */
+        for (uint32_t q = 0; q <= pv->seq.cap; q++) {
+            uint32_t id = q == 0 ? pv->info.sequence_id : pv->seq.slot[q - 1].global;
+            if (id == 0) continue;
+            perfetto_protos_TraceStats_WriterStats ws;
+            perfetto_protos_TraceStats_begin_writer_stats(&ts, &ws);
+            perfetto_protos_TraceStats_WriterStats_set_sequence_id(&ws, id);
+            perfetto_protos_TraceStats_WriterStats_set_buffer(&ws, index);
+            perfetto_protos_TraceStats_end_writer_stats(&ts, &ws);
+        }
+        index++;
     }
     perfetto_protos_TraceStats_set_producers_connected(&ts, connected);
     perfetto_protos_TraceStats_set_producers_seen(&ts, tracec_recorder_provider_count(r));
@@ -1004,13 +1109,13 @@ static void write_summary(tracec_recorder *r) {
 tracec_status_t tracec_recorder_close(tracec_recorder *r) {
     if (r == NULL) return TRACEC_STATUS_INVALID_ARGUMENT;
     tracec_recorder_stop(r);
-    for (size_t i = 0; i < r->n_pv; i++) snapshot_counters(r->pv[i]);
+    for (size_t i = 0; i < r->n_pv; i++) snapshot_counters(r, r->pv[i]);
     write_summary(r);
     tracec_status_t st = tracec_trace_file_close(r->file);
     if (r->idle_closed)
         say(r, "closed %llu connections that did not register within %d ms", (unsigned long long)r->idle_closed,
             r->cfg.timeout_ms);
-    for (size_t i = 0; i < r->n_pv; i++) free_peer(r->pv[i]);
+    for (size_t i = 0; i < r->n_pv; i++) free_peer(r, r->pv[i]);
     free(r->pv);
     if (r->listen_fd >= 0) close(r->listen_fd);
     unlink(r->path);

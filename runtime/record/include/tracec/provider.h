@@ -21,14 +21,18 @@
  * the thread stops tracing, discards what was not saved, and waits for the
  * next recorder.
  *
- * Packets are written straight into the shared buffer with the generated
- * writers (tracec_provider_begin_packet / end_packet); nothing is copied in
- * the provider.  One packet at a time per process: begin takes the
- * provider's lock and end releases it.  While tracing is off, begin costs
- * one relaxed load and the packet's setters write nothing.
+ * Packets are written straight into the shared buffer (a buffer of the
+ * buffer engine in the recorder's memfd) with the generated writers
+ * (tracec_provider_begin_packet / end_packet); nothing is copied in the
+ * provider.  Each thread writes with its own buffer writer, without a lock
+ * shared with the other threads, and is its own packet sequence in the
+ * trace (a process-local trusted_packet_sequence_id, appended to each of
+ * its packets; the recorder maps it to one of the trace's).  While tracing
+ * is off, begin costs one relaxed load and the packet's setters write
+ * nothing.
  *
- * fork() without exec: the child's provider is off for good (it shares the
- * parent's buffer but not its lock); the child may not register again.
+ * fork() without exec: the child's provider is off for good (the child has
+ * no mapping of the parent's buffer); the child may not register again.
  */
 #ifndef TRACEC_PROVIDER_H
 #define TRACEC_PROVIDER_H
@@ -131,16 +135,18 @@ bool tracec_provider_category_enabled(tracec_provider *p, const char *category) 
  * the writer is dead (every setter is a no-op) and end returns CLOSED.
  * The calling thread's first packet of a run is preceded by the thread's
  * TrackDescriptor (tracec_provider_thread_track_uuid, named after the
- * thread), written here under the lock this call takes.
+ * thread), written here.  Begin and end on the same thread; one packet
+ * open per thread at a time.
  */
 void tracec_provider_begin_packet(tracec_provider *p, tracec_writer *w, tracec_msg *packet);
 
 /*
  * Finishes the packet.  SUCCESS: it is in the shared buffer.  BUFFER_FULL
- * (or the writer's error): dropped and counted.  CLOSED: tracing was off.
- * The first packet finished after a dropped one gets
- * previous_packet_dropped = true appended (it wins over a value the caller
- * set): docs/record.md, "Losses".
+ * (or the writer's error): dropped and counted.  CLOSED: tracing was off
+ * (or stopped under the packet).  The thread's trusted_packet_sequence_id
+ * is appended, and the thread's first packet finished after a dropped one
+ * gets previous_packet_dropped = true appended (both win over a value the
+ * caller set): docs/record.md, "Losses".
  */
 tracec_status_t tracec_provider_end_packet(tracec_provider *p, tracec_writer *w, tracec_msg *packet);
 
@@ -155,6 +161,8 @@ tracec_status_t tracec_provider_end_packet(tracec_provider *p, tracec_writer *w,
  * - a BEGIN not written (dropped, tracing off) makes its END not written
  *   either: slice_end then returns SUCCESS (the loss was counted at the
  *   BEGIN);
+ * - an instant inside a slice whose BEGIN was not written is not written
+ *   either (it would land at another depth): instant returns SUCCESS;
  * - an END lost for a slice that is in the trace is owed: written with its
  *   own timestamp after the thread's next event written by these helpers,
  *   and before any later BEGIN; while the buffer still refuses it, a BEGIN
