@@ -86,18 +86,29 @@ static void deliver_durable(dctx *d, size_t from, size_t to) {
     }
 }
 
+/*
+ * The sealed half f once every block reserved in it is published and its
+ * writers have let go of their chunks there; returns its state word.  Called
+ * and returns with mu held, dropped while waiting.  The callbacks that follow
+ * may release writers (reaped here when no other steal is running).
+ */
+static uint64_t settle_sealed_half(tracec_i_buffer *b, int f) {
+    b->stealing++;
+    tracec_i_wstate *list = b->writers;
+    tracec_i_unlock(&b->mu);
+    uint64_t s = tracec_i_wait_published(&b->half[f]);
+    tracec_i_wait_writers(b, list, f, NULL);
+    tracec_i_lock(&b->mu);
+    b->stealing--;
+    if (b->stealing == 0) tracec_i_reap(b);
+    return s;
+}
+
 /* STREAMING: delivers the sealed half f and frees it.  Called and returns with mu held. */
 static void deliver_streaming_half(dctx *d, int f) {
     tracec_i_buffer *b = d->b;
     tracec_i_half *F = &b->half[f];
-    b->stealing++;
-    tracec_i_wstate *list = b->writers;
-    tracec_i_unlock(&b->mu);
-    uint64_t s = tracec_i_wait_published(F);
-    tracec_i_wait_writers(b, list, f, NULL);
-    tracec_i_lock(&b->mu);
-    b->stealing--; /* the callbacks may release writers */
-    if (b->stealing == 0) tracec_i_reap(b);
+    uint64_t s = settle_sealed_half(b, f);
     pthread_cond_broadcast(&b->cv);
     tracec_i_unlock(&b->mu);
     deliver_blocks(d, F->mem, TRACEC_I_BLOCKS(s));
@@ -305,14 +316,7 @@ static size_t state_extent(uint64_t s) {
  */
 static void hand_full_half(tracec_i_buffer *b, hands *hs, int f) {
     tracec_i_half *F = &b->half[f];
-    b->stealing++;
-    tracec_i_wstate *list = b->writers;
-    tracec_i_unlock(&b->mu);
-    uint64_t s = tracec_i_wait_published(F);
-    tracec_i_wait_writers(b, list, f, NULL);
-    tracec_i_lock(&b->mu);
-    b->stealing--;
-    if (b->stealing == 0) tracec_i_reap(b);
+    uint64_t s = settle_sealed_half(b, f);
     F->phase = TRACEC_I_HANDED;
     hand(b, hs, (uint32_t)f, state_extent(s), TRACEC_I_BLOCKS(s));
     if (b->owed[f] == 0) {
