@@ -470,6 +470,69 @@ Test(te_losses, nesting_survives_pauses_category_changes_and_drops) {
     cr_assert_eq(tp_long(path, "select count(*) from stats where value > 0 and severity = 'error';"), 0);
 }
 
+/*
+ * A thread's first event in a session whose durable area is full: its
+ * thread header is refused, so its BEGIN is lost (counted), and its END,
+ * written in the next session, is not written either: no END without its
+ * BEGIN in either trace.
+ */
+static pthread_barrier_t first_step;
+
+static void *first_event_without_room_for_its_header(void *p) {
+    (void)p;
+    TRACEC_SLICE_BEGIN(m, "refused"); /* the thread's header does not fit */
+    pthread_barrier_wait(&first_step);
+    pthread_barrier_wait(&first_step); /* the next session started */
+    TRACEC_SLICE_END(m);
+    TRACEC_INSTANT(m, "after");
+    return NULL;
+}
+
+Test(te_losses, a_begin_refused_with_the_threads_header_takes_its_end_along) {
+    const char *p1 = te_path("header_refused.pftrace"), *p2 = te_path("header_next.pftrace");
+    tracec_session_config cfg = TRACEC_SESSION_CONFIG_INIT;
+    tracec_session *s = start(p1, TRACEC_BUFFERING_MODE_ONESHOT, TRACEC_BUFFER_POLICY_NONE, 0);
+    tracec_buffer_stats_t bs;
+    char name[512];
+    pthread_t th;
+    memset(name, 'n', sizeof name - 1);
+    name[sizeof name - 1] = '\0';
+    /* the durable area filled with track descriptors, the last ones with shorter names until one of a
+       one-char name is refused: no room for a thread's header */
+    uint64_t uuid = 1000, lost = 0;
+    for (size_t len = sizeof name - 1; len > 0; len /= 2) {
+        name[len] = '\0';
+        while (buffer_losses(s, &bs) == lost) {
+            cr_assert_lt(uuid, 1000u + 256u, "the durable area never filled");
+            cr_assert_eq(tracec_te_define_track(uuid++, name, 0), TRACEC_STATUS_SUCCESS);
+        }
+        lost = buffer_losses(s, &bs);
+    }
+    pthread_barrier_init(&first_step, NULL, 2);
+    cr_assert_eq(pthread_create(&th, NULL, first_event_without_room_for_its_header, NULL), 0);
+    pthread_barrier_wait(&first_step);
+    cr_assert_eq(tracec_session_stop(s), TRACEC_STATUS_SUCCESS);
+    cfg.path = p2;
+    cfg.mode = TRACEC_BUFFERING_MODE_ONESHOT;
+    cfg.durable_size = 1u << 20; /* room for every track and the thread's header */
+    cr_assert_eq(tracec_session_start(&cfg, &s), TRACEC_STATUS_SUCCESS);
+    pthread_barrier_wait(&first_step);
+    pthread_join(th, NULL);
+    pthread_barrier_destroy(&first_step);
+    cr_assert_eq(tracec_session_stop(s), TRACEC_STATUS_SUCCESS);
+    for (int i = 0; i < 2; i++) {
+        const char *path = i == 0 ? p1 : p2;
+        char *out;
+        int rc = te_check(path, NULL, &out);
+        cr_assert_eq(rc, 0, "check_trace.py on %s:\n%s", path, out ? out : "");
+        free(out);
+        expect_tp(path, "select count(*) as n from stats where name = 'misplaced_end_event' and value > 0;",
+                  "\"n\"\n0\n");
+    }
+    expect_tp(p1, "select count(*) as n from slice;", "\"n\"\n0\n");
+    expect_tp(p2, "select name from slice;", "\"name\"\n\"after\"\n");
+}
+
 /* ---- thread names ------------------------------------------------------------ */
 
 Test(te_losses, thread_names_are_read_at_the_first_event_of_each_run) {

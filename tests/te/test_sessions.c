@@ -457,6 +457,7 @@ Test(te_sessions, pausing_one_session_leaves_the_other_whole, .timeout = 120) {
     pthread_barrier_destroy(&nest_settle);
     cr_assert_eq(tracec_session_stop(s1), TRACEC_STATUS_SUCCESS);
     cr_assert_eq(tracec_session_stop(s2), TRACEC_STATUS_SUCCESS);
+    free(check_ok(p1, NULL)); /* the paused one: every slice it kept whole */
     free(check_ok(p2, NULL)); /* the other session: every slice whole, no loss */
     expect_no_loss(p2);
     /* the paused one: as te_losses' pause tests, the nesting as the trace processor shows it */

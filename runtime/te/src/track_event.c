@@ -215,7 +215,9 @@ typedef struct te_thread {
      * Bits: GUARD_EVENT, GUARD_TYPED, GUARD_SESSION.
      */
     uint32_t guard; /* written between compiler barriers (__atomic_signal_fence) */
-    uint32_t pause_drop; /* slots whose sequence dropped the event because the session is paused */
+    /* slots whose sequence dropped the event in seq_ready_slow (the session paused, its thread header or
+       writer refused): a slice event keeps its level there (drop_nest) */
+    uint32_t slow_drop;
     /*
      * Slice levels of events refused at the guard (an event inside a typed
      * block, or a handler's event while the thread was inside the layer),
@@ -636,7 +638,7 @@ static inline TRACEC_I_ALWAYS_INLINE bool nest_pop(te_seq *t) {
  * not taken, so every event of the pause comes here).  The thread's first
  * one takes the pause's boundary, as its first event after the resume
  * would (the slices open at the stop end there), so that the slice events
- * of the pause can keep the nesting (pause_nest).
+ * of the pause can keep the nesting (drop_nest).
  */
 static TRACEC_I_NOINLINE te_seq *paused(te_seq *t) {
     tracec_i_te_slot *s = &tracec_i_te_slots[t->slot];
@@ -648,15 +650,15 @@ static TRACEC_I_NOINLINE te_seq *paused(te_seq *t) {
         t->pause_seen = pause;
     }
     __atomic_fetch_add(&s->lost, 1u, __ATOMIC_RELAXED);
-    te.pause_drop |= 1u << t->slot;
+    te.slow_drop |= 1u << t->slot;
     return NULL;
 }
 
 /* After seq_ready() returned NULL: a slice event dropped in a pause keeps its level (a BEGIN not
    written, an END popping one) on each paused slot's sequence, so the program's ENDs after the resume match. */
-static TRACEC_I_NOINLINE void pause_nest(te_thread *g, uint32_t kind) {
-    uint32_t m = g->pause_drop;
-    g->pause_drop = 0;
+static TRACEC_I_NOINLINE void drop_nest(te_thread *g, uint32_t kind) {
+    uint32_t m = g->slow_drop;
+    g->slow_drop = 0;
     for (; m != 0; m &= m - 1u) {
         te_seq *t = SEQ(g, __builtin_ctz(m));
         if (kind == TRACEC_I_TE_SLICE_BEGIN)
@@ -664,6 +666,16 @@ static TRACEC_I_NOINLINE void pause_nest(te_thread *g, uint32_t kind) {
         else if (kind == TRACEC_I_TE_SLICE_END)
             (void)nest_pop(t);
     }
+}
+
+/*
+ * The event is not written to slot `i` (its buffer refused the thread's
+ * header or writer, a stop raced the event): its slice level is kept as in
+ * a pause, so the program's END of a BEGIN dropped here is not written.
+ */
+static TRACEC_I_NOINLINE te_seq *dropped(te_thread *g, uint32_t i) {
+    g->slow_drop |= 1u << i;
+    return NULL;
 }
 
 /*
@@ -687,7 +699,7 @@ static TRACEC_I_NOINLINE te_seq *seq_ready_slow(te_thread *g, uint32_t i) {
         if (t->gen != 0) tracec_buffer_writer_release(&t->bw);
         t->gen = 0;
         nest_boundary(t, 0, 0); /* the old session's slices stay in its trace */
-        if (tracec_buffer_writer_init(&t->bw, (tracec_buffer_id_t){buf}, 0) != TRACEC_STATUS_SUCCESS) return NULL;
+        if (tracec_buffer_writer_init(&t->bw, (tracec_buffer_id_t){buf}, 0) != TRACEC_STATUS_SUCCESS) return dropped(g, i);
         t->gen = gen;
         t->buf = buf;
         t->in_event = 0; /* a typed block left with break/return in an earlier session */
@@ -702,7 +714,7 @@ static TRACEC_I_NOINLINE te_seq *seq_ready_slow(te_thread *g, uint32_t i) {
     hint = __atomic_load_n(&tracec_i_te_ver[i], __ATOMIC_ACQUIRE);
     if (TRACEC_I_UNLIKELY(hint != t->hint)) { /* a start, a pause or a fork since this thread last looked */
         if (TRACEC_I_UNLIKELY(__atomic_load_n(&s->paused, __ATOMIC_ACQUIRE))) return paused(t);
-        if (tracec_buffer_epoch((tracec_buffer_id_t){t->buf}, &epoch) != TRACEC_STATUS_SUCCESS) return NULL;
+        if (tracec_buffer_epoch((tracec_buffer_id_t){t->buf}, &epoch) != TRACEC_STATUS_SUCCESS) return dropped(g, i);
         uint64_t run = __atomic_load_n(&s->run, __ATOMIC_ACQUIRE);
         /* A new run (not the session's first): slices open at its stop end there.  Owed before a cleared
            buffer's new sequence starts: the stop delivered their BEGINs, whatever the start clears. */
@@ -720,7 +732,7 @@ static TRACEC_I_NOINLINE te_seq *seq_ready_slow(te_thread *g, uint32_t i) {
         if (t->need & NEED_HEADER) {
             if (!write_thread_header(t)) {
                 t->hint = UINT64_MAX - 1u; /* tried again at the next event */
-                return NULL;
+                return dropped(g, i);
             }
             t->need = t->inc_mode ? (uint32_t)NEED_BASE : 0u;
         }
@@ -1356,7 +1368,7 @@ static inline TRACEC_I_ALWAYS_INLINE void emit_multi_on(te_thread *g, tracec_te_
             emit_any(t, cat, a, n, ts);
         }
     }
-    if (TRACEC_I_UNLIKELY(g->pause_drop)) pause_nest(g, own_slice_kind(a, n));
+    if (TRACEC_I_UNLIKELY(g->slow_drop)) drop_nest(g, own_slice_kind(a, n));
 }
 
 /* External, as the entry points are: flatten inlines the buffer's packet functions whole here too. */
@@ -1393,7 +1405,7 @@ static TRACEC_I_NOINLINE te_seq *entry_slow(te_thread *g, tracec_te_category *ca
             tracec_i_te_emit_multi(g, cat, a, n, m);
         return NULL;
     }
-    if ((t = seq_ready_slow(g, (uint32_t)__builtin_ctz(m))) == NULL && g->pause_drop) pause_nest(g, own_slice_kind(a, n));
+    if ((t = seq_ready_slow(g, (uint32_t)__builtin_ctz(m))) == NULL && g->slow_drop) drop_nest(g, own_slice_kind(a, n));
     return t;
 }
 
@@ -1779,7 +1791,7 @@ static TRACEC_I_NOINLINE int open_multi(te_thread *g, tracec_te_packet *p, trace
             more |= 1u << i;
         }
     }
-    if (TRACEC_I_UNLIKELY(g->pause_drop)) pause_nest(g, kind);
+    if (TRACEC_I_UNLIKELY(g->slow_drop)) drop_nest(g, kind);
     if (first == NULL) return 0;
     /* the first sequence, tagged (bit 0) when other slots wait for the block's bytes */
     p->i_thread = (void *)((uintptr_t)first | (more != 0));
@@ -1811,7 +1823,7 @@ static inline TRACEC_I_ALWAYS_INLINE int open_event(tracec_te_packet *p, tracec_
             return 0;
         }
         t = seq_ready_slow(g, (uint32_t)__builtin_ctz(m));
-        if (t == NULL && g->pause_drop) pause_nest(g, typed_kind(type, variant));
+        if (t == NULL && g->slow_drop) drop_nest(g, typed_kind(type, variant));
     }
     if (variant == OPEN_DYN && t != NULL && name == NULL) { /* a NULL name: dropped as misuse */
         g->misuse++;
@@ -1929,7 +1941,7 @@ tracec_status_t tracec_te_define_track(uint64_t uuid, const char *name, int coun
         int entered = tracec_i_te_session_enter();
         for (uint32_t i = 0; entered && i < TRACEC_TE_MAX_SESSIONS; i++)
             if ((t = seq_ready(&te, i)) != NULL) (void)write_track_descriptor(t, uuid, name, counter);
-        te.pause_drop = 0; /* paused: the descriptor is a lost packet (counted), not a slice event */
+        te.slow_drop = 0; /* paused: the descriptor is a lost packet (counted), not a slice event */
         tracec_i_te_session_leave(entered);
     }
     return st;
@@ -1999,6 +2011,7 @@ static tracec_status_t write_clock_snapshot(te_seq *t) {
 tracec_status_t tracec_i_te_write_session_packets(int slot, int durable, const char *process_name) {
     tracec_status_t st = TRACEC_STATUS_SUCCESS, s2;
     te_seq *t = seq_ready(&te, (uint32_t)slot);
+    te.slow_drop = 0; /* not an event: nothing nests */
     if (t == NULL) return TRACEC_STATUS_CLOSED;
     if (durable) {
         for (const tracec_file_descriptor *d = tracec_registry_first(); d; d = tracec_registry_next(d)) {
