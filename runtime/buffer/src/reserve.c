@@ -89,15 +89,24 @@ void tracec_i_shm_set_active(tracec_i_buffer *b, uint32_t h) {
     if (b->hdr != NULL) SHM_STORE(b->hdr->active, h, __ATOMIC_RELEASE);
 }
 
+/*
+ * The header's accepted count (under mu): the buffer's and its writers'.
+ * The loss counters are not published here: each loss is added to its
+ * header word when it is counted (tracec_i_shm_count_loss), so a recorder
+ * that salvages a killed process reads every loss up to its death.
+ */
 void tracec_i_shm_publish_counters(tracec_i_buffer *b) {
     if (b->hdr == NULL) return;
     uint64_t in_writers = 0;
     for (tracec_i_wstate *ws = b->writers; ws; ws = ws->next) in_writers += __atomic_load_n(&ws->packets, __ATOMIC_RELAXED);
+    SHM_STORE(b->hdr->accepted, atomic_load_explicit(&b->accepted, memory_order_relaxed) + in_writers, __ATOMIC_RELEASE);
+}
+
+void tracec_i_shm_count_loss(tracec_i_buffer *b, int which, uint64_t n) {
     tracec_shm_header *hd = b->hdr;
-    SHM_STORE(hd->accepted, atomic_load_explicit(&b->accepted, memory_order_relaxed) + in_writers, __ATOMIC_RELAXED);
-    SHM_STORE(hd->dropped, atomic_load_explicit(&b->dropped, memory_order_relaxed), __ATOMIC_RELAXED);
-    SHM_STORE(hd->overwritten, atomic_load_explicit(&b->overwritten, memory_order_relaxed), __ATOMIC_RELAXED);
-    SHM_STORE(hd->refused, atomic_load_explicit(&b->refused, memory_order_relaxed), __ATOMIC_RELEASE);
+    if (hd == NULL) return;
+    uint64_t *w = which == TRACEC_I_LOSS_DROPPED ? &hd->dropped : which == TRACEC_I_LOSS_OVERWRITTEN ? &hd->overwritten : &hd->refused;
+    __atomic_fetch_add(w, n, __ATOMIC_RELEASE);
 }
 
 /*
@@ -269,6 +278,7 @@ static void do_wrap(tracec_i_buffer *b, int x, const tracec_i_wstate *self) {
     uint64_t lost = count_records(Y, from, TRACEC_I_BLOCKS(s), off);
     tracec_i_lock(&b->mu);
     atomic_fetch_add_explicit(&b->overwritten, lost, memory_order_relaxed);
+    tracec_i_shm_count_loss(b, TRACEC_I_LOSS_OVERWRITTEN, lost);
     swap_halves(b, x);
     b->stealing--;
     if (b->stealing == 0) tracec_i_reap(b);
@@ -278,6 +288,7 @@ static void do_wrap(tracec_i_buffer *b, int x, const tracec_i_wstate *self) {
 
 tracec_status_t tracec_i_drop(tracec_i_buffer *b, tracec_status_t why) {
     atomic_fetch_add_explicit(&b->dropped, 1, memory_order_relaxed);
+    tracec_i_shm_count_loss(b, TRACEC_I_LOSS_DROPPED, 1);
     return why;
 }
 

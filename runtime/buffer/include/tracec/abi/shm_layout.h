@@ -77,7 +77,11 @@ typedef struct tracec_shm_header {
     uint32_t reserved0;
     tracec_shm_region half[2];
     tracec_shm_region durable;
-    /* The buffer's counters (tracec_buffer_stats_t): packets accepted, dropped, overwritten, refused. */
+    /*
+     * The buffer's counters (tracec_buffer_stats_t): packets accepted (as of
+     * the last handoff), dropped, overwritten, refused (each loss added as it
+     * is counted, so a process killed between handoffs leaves all of them).
+     */
     uint64_t accepted, dropped, overwritten, refused;
 } tracec_shm_header;
 
