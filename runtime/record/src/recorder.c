@@ -27,7 +27,7 @@
 #include "perfetto/trace/track_event/track_event.tracec.h"
 #include "record_check.h"
 #include "record_seq.h"
-#include "record_wire.h"
+#include "tracec/abi/record_protocol.h"
 #include "tracec/abi/shm_layout.h"
 #include "tracec/buffer.h"
 #include "tracec/wire.h"

@@ -1,8 +1,10 @@
 /*
- * record_wire.h - what a provider process and the recorder (`tracec
+ * tracec/abi/record_protocol.h - not a user API: what a provider process
+ * (the track-event layer's recorder client) and the recorder (`tracec
  * record`) exchange: the control messages on the provider socket and the
  * notification packets on the fifo (protocol version 2).  docs/record.md
- * describes the protocol; both ends include this file.
+ * describes the protocol; both ends include this file (installed so
+ * that a recorder and a provider built apart agree on it).
  *
  * The shared buffer is a buffer of the buffer engine in a memfd the
  * recorder creates, sizes (tracec_buffer_memory_size) and seals; the
@@ -12,8 +14,8 @@
  * with region.c (tracec_recorder_check_shm_header, _copy_region,
  * _read_region): the buffer is hostile.
  */
-#ifndef TRACEC_RECORD_WIRE_H
-#define TRACEC_RECORD_WIRE_H
+#ifndef TRACEC_ABI_RECORD_PROTOCOL_H
+#define TRACEC_ABI_RECORD_PROTOCOL_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -144,4 +146,40 @@ bool tracec_i_rec_categories_enabled(const char *declared, const char *wanted, c
 /* CLOCK_BOOTTIME in ns. */
 uint64_t tracec_i_rec_now_ns(void);
 
-#endif /* TRACEC_RECORD_WIRE_H */
+/* ---- the trust checks both ends use (record_trust.c) ---- */
+
+/* Whether `uid` is trusted: this process's effective uid, or root (who can do anything to us anyway). */
+bool tracec_i_rec_uid_trusted(uid_t uid);
+
+/*
+ * Whether the directory that holds `socket_path` can be trusted to hold the
+ * recorder's socket: a directory (not a symlink) owned by a trusted uid and
+ * not writable by group or others, so nobody else can have put a socket in
+ * it.  false: why[cap] says what is wrong.
+ */
+bool tracec_i_rec_socket_dir_ok(const char *socket_path, char *why, size_t cap);
+
+/*
+ * Whether the peer of the connected Unix socket `fd` runs as a trusted uid
+ * (SO_PEERCRED, taken by the kernel at connect()).  Its uid and pid go to
+ * *uid / *pid (may be NULL).  false: why[cap] says what is wrong.
+ */
+bool tracec_i_rec_peer_ok(int fd, uid_t *uid, pid_t *pid, char *why, size_t cap);
+
+/*
+ * Whether `fd` is a regular file (a memfd) of at least `need` bytes whose
+ * size can no longer change: its seals hold F_SEAL_SHRINK, F_SEAL_GROW and
+ * F_SEAL_SEAL.  A mapping of such a file never faults with SIGBUS, whatever
+ * the other end does.  false: why[cap] says what is wrong.
+ */
+bool tracec_i_rec_buffer_sealed(int fd, uint64_t need, char *why, size_t cap);
+
+/* Whether s[0..n) is valid UTF-8 (no overlong forms, no surrogates) without control characters (C0, DEL, C1). */
+bool tracec_i_rec_text_ok(const char *s, size_t n);
+
+/* Copies the NUL-terminated `in` to out[cap] (always terminated), each byte of an invalid UTF-8
+   sequence or control character replaced by '?'. */
+void tracec_i_rec_sanitize(const char *in, char *out, size_t cap);
+
+
+#endif /* TRACEC_ABI_RECORD_PROTOCOL_H */
