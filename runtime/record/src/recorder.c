@@ -559,6 +559,11 @@ static void on_conn(tracec_recorder *r, peer *pv) {
         provider_gone(r, pv);
         return;
     }
+    if (k > 0 && pv->state != PV_NEW && m->type == TRACEC_I_MSG_REFUSED) {
+        char why[200];
+        tracec_i_rec_sanitize(m->text, why, sizeof why);
+        say(r, "provider %s (pid %d) refused the session: %s", pv->info.name, (int)pv->info.pid, why);
+    }
     if (k > 0 && pv->state == PV_NEW) {
         if (m->type == TRACEC_I_MSG_LIST) {
             list_reply(r, pv);

@@ -267,6 +267,8 @@ static TRACEC_I_NOINLINE te_seq *seq_alloc(te_thread *g, uint32_t i) {
     return t;
 }
 
+uint32_t tracec_i_te_new_sequence_id(void) { return __atomic_fetch_add(&next_seq, 1u, __ATOMIC_RELAXED); }
+
 /* Counts one event lost for each slot of `mask`. */
 static TRACEC_I_NOINLINE void lost_add(uint32_t mask) {
     for (; mask != 0; mask &= mask - 1u)
@@ -414,7 +416,7 @@ static void reset_sequence(te_seq *t) {
     dyn_clear(t);
     t->used = 0;
     t->next_iid = 1;
-    t->seq = __atomic_fetch_add(&next_seq, 1u, __ATOMIC_RELAXED);
+    t->seq = tracec_i_te_new_sequence_id();
     t->need = NEED_HEADER; /* the clock is declared after the header */
     t->inc_ok = 0;
     t->inc_last = t->inc_pend = 0;

@@ -47,7 +47,9 @@ enum {
     TRACEC_I_MSG_STOP = 6,
     TRACEC_I_MSG_TERMINATE = 7,
     TRACEC_I_MSG_LIST = 8,          /* a client asks for the providers */
-    TRACEC_I_MSG_LIST_REPLY = 9     /* text: one line per provider */
+    TRACEC_I_MSG_LIST_REPLY = 9,    /* text: one line per provider */
+    TRACEC_I_MSG_REFUSED = 10       /* provider -> recorder: it refuses the session of the INITIALIZE it got;
+                                       text: why (the recorder says it) */
 };
 
 /* INITIALIZE's `a`: none of the provider's declared categories is enabled. */
