@@ -1,0 +1,70 @@
+/*
+ * record_te_program - a track-event program (tracec/track_event.h only, no
+ * recorder code) for the `tracec record` tests:
+ *
+ *   record_te_program events N [OWN.pftrace [CATEGORIES]]
+ *       N rounds of: a slice "work" with a debug int arg, a typed extension
+ *       event inside it, an instant "read" starting a flow, an instant
+ *       "done" ending it, a counter "queue", an instant "debug" (category
+ *       dbg).  With OWN.pftrace the program also records itself there (its
+ *       own session; CATEGORIES, comma-separated, enables only those).
+ *   record_te_program none
+ *       writes no event.
+ *   record_te_program wait MS
+ *       waits MS, then writes one round.
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "my_events.tracec.h"
+#include "tracec/track_event.h"
+
+#define CATS(C) C(app, "app") C(io, "io") C(dbg, "dbg")
+TRACEC_TE_DECLARE_CATEGORIES(CATS)
+TRACEC_TE_DEFINE_CATEGORIES(CATS)
+
+int main(int argc, char **argv) {
+    if (argc < 2) return 2;
+    if (strcmp(argv[1], "none") == 0) return 0;
+    if (strcmp(argv[1], "wait") == 0 && argc > 2) {
+        usleep((useconds_t)atoi(argv[2]) * 1000u);
+        argv[2] = "1";
+        argv[1] = "events";
+        argc = 3;
+    }
+    if (strcmp(argv[1], "events") != 0 || argc < 3) return 2;
+    int n = atoi(argv[2]);
+    tracec_session *s = NULL;
+    const char *cats[16];
+    size_t ncats = 0;
+    if (argc > 3) {
+        tracec_session_config cfg = TRACEC_SESSION_CONFIG_INIT;
+        cfg.path = argv[3];
+        cfg.process_name = "record_te_program";
+        if (argc > 4) {
+            for (char *save = NULL, *c = strtok_r(argv[4], ",", &save); c != NULL && ncats < 16;
+                 c = strtok_r(NULL, ",", &save))
+                cats[ncats++] = c;
+            cfg.categories = cats;
+            cfg.num_categories = ncats;
+        }
+        if (tracec_session_start(&cfg, &s) != TRACEC_STATUS_SUCCESS) {
+            fprintf(stderr, "record_te_program: no session\n");
+            return 1;
+        }
+    }
+    for (int i = 0; i < n; i++) {
+        TRACEC_TE(app, TRACEC_TE_SLICE_BEGIN("work"), TRACEC_TE_ARG_INT("i", i));
+        TRACEC_EVENT_AS(app, my_app_MyEvent, ev, "typed") { my_app_MyEvent_set_custom_counter(&ev, i); }
+        TRACEC_TE(io, TRACEC_TE_INSTANT("read"), TRACEC_TE_ARG_INT("bytes", 100 + i), TRACEC_TE_FLOW(1000u + (unsigned)i));
+        TRACEC_TE(io, TRACEC_TE_INSTANT("done"), TRACEC_TE_TERMINATING_FLOW(1000u + (unsigned)i));
+        TRACEC_COUNTER(app, "queue", i);
+        TRACEC_INSTANT(dbg, "debug");
+        TRACEC_SLICE_END(app);
+    }
+    if (s != NULL && tracec_session_stop(s) != TRACEC_STATUS_SUCCESS) return 1;
+    return 0;
+}
