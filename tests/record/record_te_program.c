@@ -12,6 +12,10 @@
  *       writes no event.
  *   record_te_program wait MS
  *       waits MS, then writes one round.
+ *   record_te_program slots SOCKET DIR
+ *       starts 4 sessions of its own (DIR/sK.pftrace), then connects to the
+ *       recorder at SOCKET (tracec_te_recorder_connect, synchronous), which
+ *       finds no free slot; prints "refused=N".
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -34,6 +38,28 @@ int main(int argc, char **argv) {
         argv[2] = "1";
         argv[1] = "events";
         argc = 3;
+    }
+    if (strcmp(argv[1], "slots") == 0 && argc > 3) {
+        tracec_session *own[TRACEC_TE_MAX_SESSIONS];
+        char path[TRACEC_TE_MAX_SESSIONS][512];
+        for (int i = 0; i < TRACEC_TE_MAX_SESSIONS; i++) {
+            tracec_session_config cfg = TRACEC_SESSION_CONFIG_INIT;
+            snprintf(path[i], sizeof path[i], "%s/s%d.pftrace", argv[3], i);
+            cfg.path = path[i];
+            if (tracec_session_start(&cfg, &own[i]) != TRACEC_STATUS_SUCCESS) return 1;
+        }
+        tracec_te_recorder_config rc = TRACEC_TE_RECORDER_CONFIG_INIT;
+        rc.socket_path = argv[2];
+        rc.synchronous = true;
+        if (tracec_te_recorder_connect(&rc) != TRACEC_STATUS_SUCCESS) return 1;
+        for (int k = 0; k < 50 && tracec_te_recorder_stats().refused == 0; k++) usleep(20000);
+        tracec_te_recorder_stats_t st = tracec_te_recorder_stats();
+        printf("refused=%llu tracing=%d\n", (unsigned long long)st.refused, (int)st.tracing);
+        TRACEC_INSTANT(app, "mine");
+        tracec_te_recorder_disconnect();
+        for (int i = 0; i < TRACEC_TE_MAX_SESSIONS; i++)
+            if (tracec_session_stop(own[i]) != TRACEC_STATUS_SUCCESS) return 1;
+        return 0;
     }
     if (strcmp(argv[1], "events") != 0 || argc < 3) return 2;
     int n = atoi(argv[2]);

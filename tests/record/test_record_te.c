@@ -181,3 +181,20 @@ Test(record_te, attach_by_variable_and_list_shows_the_categories) {
     cr_expect(strstr(slices, "\"work\",1,1,0") != NULL, "its events are recorded:\n%s", slices);
     free(slices);
 }
+
+Test(record_te, no_free_slot_refuses_the_session_with_a_reason) {
+    char cmd[1400], sock[128], rec[128], *out;
+    snprintf(sock, sizeof sock, "%s/s", g_dir);
+    snprintf(rec, sizeof rec, "%s/rec.pftrace", g_dir);
+    /* the program's 4 sessions hold every slot; it then connects with the call (no variable) */
+    snprintf(cmd, sizeof cmd,
+             "%s record --attach --socket %s --duration 2s -o %s & sleep 0.5; "
+             "env -u TRACEC_RECORDER_SOCKET %s slots %s %s; wait",
+             TRACEC, sock, rec, PROG, sock, g_dir);
+    int rc = run(cmd, &out);
+    cr_assert_eq(rc, 0, "%s", out);
+    cr_expect(strstr(out, "refused=1 tracing=0") != NULL, "the program counts the refusal:\n%s", out);
+    cr_expect(strstr(out, "refused the session: no free session slot (4 active)") != NULL,
+              "the recorder says why:\n%s", out);
+    free(out);
+}

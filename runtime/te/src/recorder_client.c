@@ -200,6 +200,16 @@ static tracec_status_t do_register(const char *name, const char *categories, int
     if (socket_path != NULL && (socket_path[0] == '\0' || strlen(socket_path) >= sizeof p_path_probe.sun_path))
         return TRACEC_STATUS_INVALID_ARGUMENT;
     pthread_mutex_lock(&provider_mu);
+    if (the_provider != NULL && the_provider->te_owned && !te_owned && !the_provider->forked) {
+        /* the track-event layer's client runs: it is this process's provider, now the caller's */
+        tracec_provider *p = the_provider;
+        p->te_owned = 0;
+        pthread_mutex_unlock(&provider_mu);
+        bool on = sync ? tracec_provider_wait_started(p, 1000) : tracec_provider_started(p);
+        if (started) *started = on;
+        *out = p;
+        return TRACEC_STATUS_SUCCESS;
+    }
     if (the_provider != NULL) {
         pthread_mutex_unlock(&provider_mu);
         return TRACEC_STATUS_BAD_STATE;
@@ -875,7 +885,14 @@ static void on_initialize(tracec_provider *p, int conn, const tracec_i_msg *m, c
     if (slot < 0) {
         snprintf(why, sizeof why, "no free session slot (%d active)", TRACEC_TE_MAX_SESSIONS);
         refuse_session(p, conn, why);
-        goto ignore;
+        /* connected, without a buffer: the fifo stays open (closing it would say the provider died, and
+           it would connect and be refused again) until the recorder ends the session */
+        close(fds[0]);
+        pthread_mutex_lock(&p->ctl);
+        if (p->fifo < 0) p->fifo = fds[1];
+        else close(fds[1]);
+        pthread_mutex_unlock(&p->ctl);
+        return;
     }
     pthread_mutex_lock(&p->ctl);
     p->fifo = fds[1]; /* before the buffer exists: its handoffs use it */
