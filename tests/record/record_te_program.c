@@ -12,12 +12,17 @@
  *       writes no event.
  *   record_te_program wait MS
  *       waits MS, then writes one round.
+ *   record_te_program threads T N [OWN.pftrace]
+ *       T threads write N rounds each at once (a session of its own too
+ *       with OWN.pftrace); the main thread stops that session while they
+ *       write.
  *   record_te_program slots SOCKET DIR
  *       starts 4 sessions of its own (DIR/sK.pftrace), then connects to the
  *       recorder at SOCKET (tracec_te_recorder_connect, synchronous), which
  *       finds no free slot; prints "refused=N".
  */
 #define _GNU_SOURCE
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +35,24 @@
 TRACEC_TE_DECLARE_CATEGORIES(CATS)
 TRACEC_TE_DEFINE_CATEGORIES(CATS)
 
+static int rounds;
+
+static void round_of(int i) {
+    TRACEC_TE(app, TRACEC_TE_SLICE_BEGIN("work"), TRACEC_TE_ARG_INT("i", i));
+    TRACEC_EVENT_AS(app, my_app_MyEvent, ev, "typed") { my_app_MyEvent_set_custom_counter(&ev, i); }
+    TRACEC_TE(io, TRACEC_TE_INSTANT("read"), TRACEC_TE_ARG_INT("bytes", 100 + i), TRACEC_TE_FLOW(1000u + (unsigned)i));
+    TRACEC_TE(io, TRACEC_TE_INSTANT("done"), TRACEC_TE_TERMINATING_FLOW(1000u + (unsigned)i));
+    TRACEC_COUNTER(app, "queue", i);
+    TRACEC_INSTANT(dbg, "debug");
+    TRACEC_SLICE_END(app);
+}
+
+static void *writer(void *arg) {
+    (void)arg;
+    for (int i = 0; i < rounds; i++) round_of(i);
+    return NULL;
+}
+
 int main(int argc, char **argv) {
     if (argc < 2) return 2;
     if (strcmp(argv[1], "none") == 0) return 0;
@@ -38,6 +61,24 @@ int main(int argc, char **argv) {
         argv[2] = "1";
         argv[1] = "events";
         argc = 3;
+    }
+    if (strcmp(argv[1], "threads") == 0 && argc > 3) {
+        int nt = atoi(argv[2]);
+        pthread_t th[16];
+        tracec_session *own = NULL;
+        rounds = atoi(argv[3]);
+        if (nt < 1 || nt > 16) return 2;
+        if (argc > 4) {
+            tracec_session_config cfg = TRACEC_SESSION_CONFIG_INIT;
+            cfg.path = argv[4];
+            if (tracec_session_start(&cfg, &own) != TRACEC_STATUS_SUCCESS) return 1;
+        }
+        for (int i = 0; i < nt; i++)
+            if (pthread_create(&th[i], NULL, writer, NULL) != 0) return 1;
+        usleep(2000);
+        if (own != NULL && tracec_session_stop(own) != TRACEC_STATUS_SUCCESS) return 1;
+        for (int i = 0; i < nt; i++) pthread_join(th[i], NULL);
+        return 0;
     }
     if (strcmp(argv[1], "slots") == 0 && argc > 3) {
         tracec_session *own[TRACEC_TE_MAX_SESSIONS];
@@ -82,15 +123,7 @@ int main(int argc, char **argv) {
             return 1;
         }
     }
-    for (int i = 0; i < n; i++) {
-        TRACEC_TE(app, TRACEC_TE_SLICE_BEGIN("work"), TRACEC_TE_ARG_INT("i", i));
-        TRACEC_EVENT_AS(app, my_app_MyEvent, ev, "typed") { my_app_MyEvent_set_custom_counter(&ev, i); }
-        TRACEC_TE(io, TRACEC_TE_INSTANT("read"), TRACEC_TE_ARG_INT("bytes", 100 + i), TRACEC_TE_FLOW(1000u + (unsigned)i));
-        TRACEC_TE(io, TRACEC_TE_INSTANT("done"), TRACEC_TE_TERMINATING_FLOW(1000u + (unsigned)i));
-        TRACEC_COUNTER(app, "queue", i);
-        TRACEC_INSTANT(dbg, "debug");
-        TRACEC_SLICE_END(app);
-    }
+    for (int i = 0; i < n; i++) round_of(i);
     if (s != NULL && tracec_session_stop(s) != TRACEC_STATUS_SUCCESS) return 1;
     return 0;
 }
