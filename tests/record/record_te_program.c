@@ -16,6 +16,9 @@
  *       T threads write N rounds each at once (a session of its own too
  *       with OWN.pftrace); the main thread stops that session while they
  *       write.
+ *   record_te_program fork
+ *       a fork child (no exec) writes a round with "child" instants and
+ *       exits; then the parent writes one round.
  *   record_te_program slots SOCKET DIR
  *       starts 4 sessions of its own (DIR/sK.pftrace), then connects to the
  *       recorder at SOCKET (tracec_te_recorder_connect, synchronous), which
@@ -26,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "my_events.tracec.h"
@@ -78,6 +82,20 @@ int main(int argc, char **argv) {
         usleep(2000);
         if (own != NULL && tracec_session_stop(own) != TRACEC_STATUS_SUCCESS) return 1;
         for (int i = 0; i < nt; i++) pthread_join(th[i], NULL);
+        return 0;
+    }
+    if (strcmp(argv[1], "fork") == 0) {
+        pid_t pid = fork();
+        if (pid < 0) return 1;
+        if (pid == 0) {
+            TRACEC_INSTANT(app, "child");
+            round_of(7);
+            TRACEC_INSTANT(app, "child");
+            exit(0);
+        }
+        int st = 0;
+        if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0) return 1;
+        round_of(1);
         return 0;
     }
     if (strcmp(argv[1], "slots") == 0 && argc > 3) {

@@ -198,3 +198,18 @@ Test(record_te, no_free_slot_refuses_the_session_with_a_reason) {
               "the recorder says why:\n%s", out);
     free(out);
 }
+
+Test(record_te, fork_child_writes_nothing_to_the_recorder) {
+    char cmd[1024], rec[128], *out;
+    snprintf(rec, sizeof rec, "%s/rec.pftrace", g_dir);
+    snprintf(cmd, sizeof cmd, "%s record -o %s -- %s fork", TRACEC, rec, PROG);
+    int rc = run(cmd, &out);
+    cr_assert_eq(rc, 0, "%s", out);
+    free(out);
+    char *slices = query(rec, Q_SLICES);
+    cr_expect_str_eq(slices,
+                     "\"name\",\"n\",\"ended\",\"depth\"\n\"debug\",1,0,1\n\"done\",1,0,1\n\"read\",1,0,1\n"
+                     "\"typed\",1,0,1\n\"work\",1,1,0\n",
+                     "only the parent's round:\n%s", slices);
+    free(slices);
+}
