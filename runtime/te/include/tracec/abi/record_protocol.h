@@ -24,6 +24,10 @@
 
 #include "tracec/context.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* The protocol version both ends speak: in REGISTER's `b` and INITIALIZE's `c` (bits 48..63). */
 #define TRACEC_I_PROTOCOL_VERSION 2u
 /* The protocol's limits are the buffer runtime's (tracec/context.h): one set for both. */
@@ -183,5 +187,9 @@ bool tracec_i_rec_text_ok(const char *s, size_t n);
    sequence or control character replaced by '?'. */
 void tracec_i_rec_sanitize(const char *in, char *out, size_t cap);
 
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* TRACEC_ABI_RECORD_PROTOCOL_H */
