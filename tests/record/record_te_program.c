@@ -6,8 +6,9 @@
  *       N rounds of: a slice "work" with a debug int arg, a typed extension
  *       event inside it, an instant "read" starting a flow, an instant
  *       "done" ending it, a counter "queue", an instant "debug" (category
- *       dbg).  With OWN.pftrace the program also records itself there (its
- *       own session; CATEGORIES, comma-separated, enables only those).
+ *       dbg); then an instant "odd" (category "odd one").  With
+ *       OWN.pftrace the program also records itself there (its own
+ *       session; CATEGORIES, comma-separated, enables only those).
  *   record_te_program none
  *       writes no event.
  *   record_te_program wait MS
@@ -35,7 +36,8 @@
 #include "my_events.tracec.h"
 #include "tracec/track_event.h"
 
-#define CATS(C) C(app, "app") C(io, "io") C(dbg, "dbg")
+/* "odd one": a name the recorder protocol cannot declare (a space); the program still registers */
+#define CATS(C) C(app, "app") C(io, "io") C(dbg, "dbg") C(odd, "odd one")
 TRACEC_TE_DECLARE_CATEGORIES(CATS)
 TRACEC_TE_DEFINE_CATEGORIES(CATS)
 
@@ -142,6 +144,7 @@ int main(int argc, char **argv) {
         }
     }
     for (int i = 0; i < n; i++) round_of(i);
+    TRACEC_INSTANT(odd, "odd"); /* a category the recorder was not told of: enabled when it wants all */
     if (s != NULL && tracec_session_stop(s) != TRACEC_STATUS_SUCCESS) return 1;
     return 0;
 }

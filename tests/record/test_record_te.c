@@ -96,6 +96,7 @@ Test(record_te, track_events_reach_the_recorder) {
     cr_expect(strstr(slices, "\"read\",50,0,50") != NULL, "read instants:\n%s", slices);
     cr_expect(strstr(slices, "\"done\",50,0,50") != NULL, "done instants:\n%s", slices);
     cr_expect(strstr(slices, "\"debug\",50,0,50") != NULL, "debug instants:\n%s", slices);
+    cr_expect(strstr(slices, "\"odd\",1,0,0") != NULL, "an undeclared category, all wanted:\n%s", slices);
     free(slices);
     char *args = query(trace, Q_ARGS);
     cr_expect(strstr(args, "\"debug.i\",50,1225") != NULL, "debug int arg:\n%s", args);

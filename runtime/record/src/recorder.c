@@ -458,6 +458,7 @@ static void initialize_and_start(tracec_recorder *r, peer *pv) {
     m->b = r->size;
     m->c = (uint64_t)r->durable_size | (uint64_t)TRACEC_I_PROTOCOL_VERSION << TRACEC_I_INIT_VERSION_SHIFT;
     if (!enabled_categories(r, pv, m->text, sizeof m->text)) m->a |= TRACEC_I_INIT_NO_CATEGORIES;
+    if (r->cfg.categories == NULL || r->cfg.categories[0] == '\0') m->a |= TRACEC_I_INIT_ALL_CATEGORIES;
     int fds[2] = {pv->memfd, sp[1]};
     int ok = tracec_i_rec_send(pv->conn, m, fds, 2) == 0;
     free(m);

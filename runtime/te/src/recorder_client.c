@@ -813,8 +813,9 @@ static void teardown(tracec_provider *p, int lost) {
 
 /*
  * Initializes the buffer's context with the categories the recorder
- * enables for this session: its list ("" = all), or none but Start's
- * extras (NO_CATEGORIES: a name no category has stands for the empty list).
+ * enables for this session: all (ALL_CATEGORIES), its list, or none but
+ * Start's extras (NO_CATEGORIES: a name no category has stands for the
+ * empty list).
  */
 static tracec_status_t init_categories(tracec_provider *p, const tracec_i_msg *m) {
     static const char *const nothing[] = {"\x1f"};
@@ -823,7 +824,9 @@ static tracec_status_t init_categories(tracec_provider *p, const tracec_i_msg *m
     char *list = NULL;
     size_t n = 0;
     pc.name = p->name;
-    if (m->a & TRACEC_I_INIT_NO_CATEGORIES) {
+    if (m->a & TRACEC_I_INIT_ALL_CATEGORIES) {
+        /* every category: the context's empty list (categories not declared included) */
+    } else if (m->a & TRACEC_I_INIT_NO_CATEGORIES) {
         pc.categories = nothing;
         pc.num_categories = 1;
     } else if (m->text[0] != '\0') {

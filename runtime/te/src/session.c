@@ -27,6 +27,7 @@
 #include "perfetto/common/trace_stats.tracec.h"
 #include "perfetto/trace/trace_packet.tracec.h"
 #include "te_internal.h"
+#include "tracec/abi/record_protocol.h"
 #include "tracec/trace_file.h"
 
 struct tracec_session {
@@ -112,7 +113,10 @@ size_t tracec_i_te_category_names(char *out, size_t cap) {
     pthread_mutex_lock(&mu);
     for (tracec_te_category *c = tracec_i_te_all_cats; c != NULL && n < TRACEC_MAX_NUM_CATEGORIES; c = c->i_next) {
         size_t len = strlen(c->c.name);
-        if (len == 0 || len > TRACEC_MAX_CATEGORY_NAME_LENGTH || used + len + 2u > cap) continue;
+        /* a name the protocol cannot carry (a comma, whitespace, bad UTF-8) is left out: it is matched at Start */
+        if (len == 0 || len > TRACEC_MAX_CATEGORY_NAME_LENGTH || used + len + 2u > cap ||
+            strchr(c->c.name, ',') != NULL || !tracec_i_rec_categories_ok(c->c.name))
+            continue;
         if (used) out[used++] = ',';
         memcpy(out + used, c->c.name, len);
         used += len;

@@ -43,7 +43,7 @@ enum {
                                        b: TRACEC_I_PROTOCOL_VERSION (0 from a version 1 provider) */
     TRACEC_I_MSG_REGISTER_SYNC = 2, /* same, answered with REGISTERED */
     TRACEC_I_MSG_REGISTERED = 3,    /* a: 1 if tracing has started */
-    TRACEC_I_MSG_INITIALIZE = 4,    /* fds: memfd, fifo; a: mode | wait_ms << 8 | policy << 24 (| NO_CATEGORIES);
+    TRACEC_I_MSG_INITIALIZE = 4,    /* fds: memfd, fifo; a: mode | wait_ms << 8 | policy << 24 (| NO_CATEGORIES, ALL_CATEGORIES);
                                        b: the buffer's size (payload bytes per half); c: its durable size
                                        | TRACEC_I_PROTOCOL_VERSION << 48; text: the enabled categories
                                        ("" = all, unless NO_CATEGORIES) */
@@ -58,6 +58,8 @@ enum {
 
 /* INITIALIZE's `a`: none of the provider's declared categories is enabled. */
 #define TRACEC_I_INIT_NO_CATEGORIES (1u << 31)
+/* INITIALIZE's `a`: the recorder enables every category (no --categories), declared or not. */
+#define TRACEC_I_INIT_ALL_CATEGORIES (1u << 30)
 #define TRACEC_I_INIT_WAIT_MASK 0x3fffu /* wait_ms (<= 10000) after the shift; the provider caps it further */
 #define TRACEC_I_INIT_POLICY_SHIFT 24   /* tracec_buffer_policy_t (4 bits) */
 #define TRACEC_I_INIT_VERSION_SHIFT 48  /* in `c` */
