@@ -29,7 +29,7 @@ MODULES = [
     ("core", "runtime/core", []),
     ("buffer", "runtime/buffer", ["core"]),
     ("te", "runtime/te", ["core", "buffer", "schema-writers"]),
-    ("record", "runtime/record", ["core", "buffer", "schema-writers"]),
+    ("record", "runtime/record", ["core", "buffer", "te", "schema-writers"]),
     ("schema", "schema", ["core", "pb"]),
     ("grammar", "grammar", ["core", "schema", "pb"]),
     ("decode", "decode", ["core", "schema", "grammar", "pb", "schema-writers"]),

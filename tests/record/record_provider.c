@@ -65,7 +65,7 @@
 #include "perfetto/trace/trace_packet.tracec.h"
 #include "perfetto/trace/track_event/debug_annotation.tracec.h"
 #include "perfetto/trace/track_event/track_event.tracec.h"
-#include "record_wire.h"
+#include "tracec/abi/record_protocol.h"
 #include "region_util.h"
 #include "tracec/buffer.h"
 #include "tracec/provider.h"

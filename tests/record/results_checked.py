@@ -56,7 +56,7 @@ void calls(tracec_provider *p, tracec_recorder *r) {
 
 
 def compile_(cc, src_dir, config_dir, body, werror):
-    includes = [os.path.join(src_dir, "runtime", m, "include") for m in ("core", "buffer", "record")]
+    includes = [os.path.join(src_dir, "runtime", m, "include") for m in ("core", "buffer", "te", "record")]
     includes.append(config_dir)  # the generated tracec/config.h
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "calls.c")

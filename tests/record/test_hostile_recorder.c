@@ -21,7 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "record_wire.h"
+#include "tracec/abi/record_protocol.h"
 #include "tracec/buffer.h"
 #include "tracec/provider.h"
 

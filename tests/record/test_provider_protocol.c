@@ -26,7 +26,7 @@
 
 #include "perfetto/trace/trace_packet.tracec.h"
 #include "perfetto/trace/track_event/track_event.tracec.h"
-#include "record_wire.h"
+#include "tracec/abi/record_protocol.h"
 #include "tracec/abi/buffer_abi.h"
 #include "tracec/abi/shm_layout.h"
 #include "tracec/buffer.h"

@@ -1,10 +1,9 @@
 /*
- * record_check.h - the trust checks of `tracec record` (record_check.c):
- * whom an end trusts, whether a shared buffer's size is sealed, whether a
- * name is printable, and whether a record decodes under tracec's schema.
- * Each is a small function of its own, so any provider or recorder (the
- * buffer-engine provider too) calls the same ones.  docs/record.md, "Threat
- * model", says what they guarantee.
+ * record_check.h - the recorder's checks of `tracec record`: whether a
+ * record decodes under tracec's schema (record_check.c); the trust checks
+ * both ends use (whom an end trusts, whether a shared buffer's size is
+ * sealed, whether a name is printable) are tracec/abi/record_protocol.h's.
+ * docs/record.md, "Threat model", says what they guarantee.
  */
 #ifndef TRACEC_RECORD_CHECK_H
 #define TRACEC_RECORD_CHECK_H
@@ -14,38 +13,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-/* Whether `uid` is trusted: this process's effective uid, or root (who can do anything to us anyway). */
-bool tracec_i_rec_uid_trusted(uid_t uid);
-
-/*
- * Whether the directory that holds `socket_path` can be trusted to hold the
- * recorder's socket: a directory (not a symlink) owned by a trusted uid and
- * not writable by group or others, so nobody else can have put a socket in
- * it.  false: why[cap] says what is wrong.
- */
-bool tracec_i_rec_socket_dir_ok(const char *socket_path, char *why, size_t cap);
-
-/*
- * Whether the peer of the connected Unix socket `fd` runs as a trusted uid
- * (SO_PEERCRED, taken by the kernel at connect()).  Its uid and pid go to
- * *uid / *pid (may be NULL).  false: why[cap] says what is wrong.
- */
-bool tracec_i_rec_peer_ok(int fd, uid_t *uid, pid_t *pid, char *why, size_t cap);
-
-/*
- * Whether `fd` is a regular file (a memfd) of at least `need` bytes whose
- * size can no longer change: its seals hold F_SEAL_SHRINK, F_SEAL_GROW and
- * F_SEAL_SEAL.  A mapping of such a file never faults with SIGBUS, whatever
- * the other end does.  false: why[cap] says what is wrong.
- */
-bool tracec_i_rec_buffer_sealed(int fd, uint64_t need, char *why, size_t cap);
-
-/* Whether s[0..n) is valid UTF-8 (no overlong forms, no surrogates) without control characters (C0, DEL, C1). */
-bool tracec_i_rec_text_ok(const char *s, size_t n);
-
-/* Copies the NUL-terminated `in` to out[cap] (always terminated), each byte of an invalid UTF-8
-   sequence or control character replaced by '?'. */
-void tracec_i_rec_sanitize(const char *in, char *out, size_t cap);
+#include "tracec/abi/record_protocol.h"
 
 /* How deep the record check follows messages nested in a TracePacket (the packet itself is level 1). */
 #define TRACEC_I_REC_MAX_DEPTH 32

@@ -27,7 +27,7 @@
 #include "perfetto/trace/track_event/track_event.tracec.h"
 #include "record_check.h"
 #include "record_seq.h"
-#include "record_wire.h"
+#include "tracec/abi/record_protocol.h"
 #include "tracec/abi/shm_layout.h"
 #include "tracec/buffer.h"
 #include "tracec/wire.h"
@@ -458,6 +458,7 @@ static void initialize_and_start(tracec_recorder *r, peer *pv) {
     m->b = r->size;
     m->c = (uint64_t)r->durable_size | (uint64_t)TRACEC_I_PROTOCOL_VERSION << TRACEC_I_INIT_VERSION_SHIFT;
     if (!enabled_categories(r, pv, m->text, sizeof m->text)) m->a |= TRACEC_I_INIT_NO_CATEGORIES;
+    if (r->cfg.categories == NULL || r->cfg.categories[0] == '\0') m->a |= TRACEC_I_INIT_ALL_CATEGORIES;
     int fds[2] = {pv->memfd, sp[1]};
     int ok = tracec_i_rec_send(pv->conn, m, fds, 2) == 0;
     free(m);
@@ -558,6 +559,11 @@ static void on_conn(tracec_recorder *r, peer *pv) {
         free(m);
         provider_gone(r, pv);
         return;
+    }
+    if (k > 0 && pv->state != PV_NEW && m->type == TRACEC_I_MSG_REFUSED) {
+        char why[200];
+        tracec_i_rec_sanitize(m->text, why, sizeof why);
+        say(r, "provider %s (pid %d) refused the session: %s", pv->info.name, (int)pv->info.pid, why);
     }
     if (k > 0 && pv->state == PV_NEW) {
         if (m->type == TRACEC_I_MSG_LIST) {

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "record_check.h"
-#include "record_wire.h"
+#include "tracec/abi/record_protocol.h"
 #include "tracec/abi/buffer_abi.h"
 #include "tracec/recorder.h"
 #include "tracec/writer.h"

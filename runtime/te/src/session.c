@@ -27,6 +27,7 @@
 #include "perfetto/common/trace_stats.tracec.h"
 #include "perfetto/trace/trace_packet.tracec.h"
 #include "te_internal.h"
+#include "tracec/abi/record_protocol.h"
 #include "tracec/trace_file.h"
 
 struct tracec_session {
@@ -63,6 +64,68 @@ static uint64_t gen;
 static uintptr_t cur_token[TRACEC_TE_MAX_SESSIONS];
 static int exit_hooked;
 tracec_te_category *tracec_i_te_all_cats; /* every registered category, through i_next */
+/* Slots held by a session of another kind (the recorder client's), and the context whose categories it
+   enables there (0: none enabled); under mu. */
+static int claimed[TRACEC_TE_MAX_SESSIONS];
+static tracec_context_id_t claimed_ctx[TRACEC_TE_MAX_SESSIONS];
+
+int tracec_i_te_slot_claim(void) {
+    int slot;
+    pthread_mutex_lock(&mu);
+    for (slot = 0; slot < TRACEC_TE_MAX_SESSIONS; slot++)
+        if (!claimed[slot] && !sessions[slot].active && __atomic_load_n(&tracec_i_te_slots[slot].gen, __ATOMIC_RELAXED) == 0)
+            break;
+    if (slot == TRACEC_TE_MAX_SESSIONS) {
+        pthread_mutex_unlock(&mu);
+        return -1;
+    }
+    claimed[slot] = 1;
+    claimed_ctx[slot].handle = 0;
+    pthread_mutex_unlock(&mu);
+    return slot;
+}
+
+void tracec_i_te_slot_enable(int i, tracec_context_id_t ctx, int on) {
+    pthread_mutex_lock(&mu);
+    claimed_ctx[i].handle = on ? ctx.handle : 0;
+    tracec_i_te_slot_set_categories(i, ctx, on);
+    pthread_mutex_unlock(&mu);
+}
+
+void tracec_i_te_slot_release(int i) {
+    pthread_mutex_lock(&mu);
+    claimed[i] = 0;
+    claimed_ctx[i].handle = 0;
+    pthread_mutex_unlock(&mu);
+}
+
+int tracec_i_te_have_categories(void) {
+    pthread_mutex_lock(&mu);
+    int have = tracec_i_te_all_cats != NULL;
+    pthread_mutex_unlock(&mu);
+    return have;
+}
+
+size_t tracec_i_te_category_names(char *out, size_t cap) {
+    size_t used = 0, n = 0;
+    if (cap == 0) return 0;
+    out[0] = '\0';
+    pthread_mutex_lock(&mu);
+    for (tracec_te_category *c = tracec_i_te_all_cats; c != NULL && n < TRACEC_MAX_NUM_CATEGORIES; c = c->i_next) {
+        size_t len = strlen(c->c.name);
+        /* a name the protocol cannot carry (a comma, whitespace, bad UTF-8) is left out: it is matched at Start */
+        if (len == 0 || len > TRACEC_MAX_CATEGORY_NAME_LENGTH || used + len + 2u > cap ||
+            strchr(c->c.name, ',') != NULL || !tracec_i_rec_categories_ok(c->c.name))
+            continue;
+        if (used) out[used++] = ',';
+        memcpy(out + used, c->c.name, len);
+        used += len;
+        out[used] = '\0';
+        n++;
+    }
+    pthread_mutex_unlock(&mu);
+    return n;
+}
 
 void tracec_te_register_categories(tracec_te_category *const *cats) {
     if (cats == NULL) return;
@@ -76,12 +139,13 @@ void tracec_te_register_categories(tracec_te_category *const *cats) {
         tracec_i_te_all_cats = c;
         for (int i = 0; i < TRACEC_TE_MAX_SESSIONS; i++) { /* the active sessions that enable it */
             bool en = false;
-            if (sessions[i].active && tracec_context_category_enabled(sessions[i].ctx, c->c.name, &en) ==
-                                          TRACEC_STATUS_SUCCESS && en)
+            tracec_context_id_t ctx = sessions[i].active ? sessions[i].ctx : claimed_ctx[i];
+            if (ctx.handle != 0 && tracec_context_category_enabled(ctx, c->c.name, &en) == TRACEC_STATUS_SUCCESS && en)
                 __atomic_fetch_or(&c->c.enabled, 1u << i, __ATOMIC_RELAXED);
         }
     }
     pthread_mutex_unlock(&mu);
+    tracec_i_te_recorder_auto(); /* $TRACEC_RECORDER_SOCKET: the recorder client starts here */
 }
 
 static void on_records(tracec_context_id_t context, tracec_buffer_id_t buffer_id, tracec_record_header_t **headers,
@@ -321,6 +385,7 @@ static void teardown(tracec_session *s) {
 static tracec_status_t session_start(const tracec_session_config *config, tracec_session **out);
 
 tracec_status_t tracec_session_start(const tracec_session_config *config, tracec_session **out) {
+    tracec_i_te_recorder_auto();
     int entered = tracec_i_te_session_enter();
     tracec_status_t st = session_start(config, out);
     tracec_i_te_session_leave(entered);
@@ -338,7 +403,7 @@ static tracec_status_t session_start(const tracec_session_config *config, tracec
         return TRACEC_STATUS_INVALID_ARGUMENT;
     pthread_mutex_lock(&mu);
     for (slot = 0; slot < TRACEC_TE_MAX_SESSIONS; slot++) /* a slot no session holds (a fork child's copies included) */
-        if (!sessions[slot].active && __atomic_load_n(&tracec_i_te_slots[slot].gen, __ATOMIC_RELAXED) == 0) break;
+        if (!sessions[slot].active && !claimed[slot] && __atomic_load_n(&tracec_i_te_slots[slot].gen, __ATOMIC_RELAXED) == 0) break;
     if (slot == TRACEC_TE_MAX_SESSIONS) {
         pthread_mutex_unlock(&mu);
         return TRACEC_STATUS_LIMIT_EXCEEDED;

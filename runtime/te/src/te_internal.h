@@ -101,4 +101,32 @@ uint64_t tracec_i_te_now(int slot);
  */
 void tracec_i_te_thread_abandon(int slot);
 
+/*
+ * Slots for a session of another kind than tracec_session (the recorder
+ * client's).  claim: a free slot taken (no tracec_session takes it until
+ * released), or -1 when all TRACEC_TE_MAX_SESSIONS are in use.  enable:
+ * sets (on) or clears slot `i`'s bits as tracec_i_te_slot_set_categories
+ * does, and remembers `ctx` so that categories registered later are
+ * matched against it too.  release: the slot is free for any session
+ * again (its bits cleared and the slot closed before).
+ */
+int tracec_i_te_slot_claim(void);
+void tracec_i_te_slot_enable(int i, tracec_context_id_t ctx, int on);
+void tracec_i_te_slot_release(int i);
+
+/* Whether any category is registered. */
+int tracec_i_te_have_categories(void);
+/* The registered categories' names, comma-separated, into out[cap] (at most TRACEC_MAX_NUM_CATEGORIES); how many. */
+size_t tracec_i_te_category_names(char *out, size_t cap);
+
+/* A new trusted_packet_sequence_id, local to the process (the te sequences' and the raw packet writers'). */
+uint32_t tracec_i_te_new_sequence_id(void);
+
+/*
+ * The recorder client (recorder_client.c): started once per process, the
+ * first time this is called with $TRACEC_RECORDER_SOCKET set (the
+ * categories' constructor, tracec_session_start).  Does nothing otherwise.
+ */
+void tracec_i_te_recorder_auto(void);
+
 #endif /* TRACEC_TE_INTERNAL_H */

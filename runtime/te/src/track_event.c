@@ -150,6 +150,7 @@ typedef struct te_seq {
     uint64_t hint;  /* the slot's ver when the sequence last looked at it */
     uint64_t run;   /* the slot's run then */
     uint64_t pause_seen; /* the slot's pause whose boundary the sequence took */
+    uint64_t files_gen;  /* the session for which it looked for descriptor files registered late */
     uint32_t clock_id; /* the session's timestamp clock, read when the thread bound to it */
     int clk;           /* its clockid_t */
     uint32_t seq;
@@ -268,6 +269,8 @@ static TRACEC_I_NOINLINE te_seq *seq_alloc(te_thread *g, uint32_t i) {
     SEQ(g, i) = t;
     return t;
 }
+
+uint32_t tracec_i_te_new_sequence_id(void) { return __atomic_fetch_add(&next_seq, 1u, __ATOMIC_RELAXED); }
 
 /* Counts one event lost for each slot of `mask`. */
 static TRACEC_I_NOINLINE void lost_add(uint32_t mask) {
@@ -416,7 +419,7 @@ static void reset_sequence(te_seq *t) {
     dyn_clear(t);
     t->used = 0;
     t->next_iid = 1;
-    t->seq = __atomic_fetch_add(&next_seq, 1u, __ATOMIC_RELAXED);
+    t->seq = tracec_i_te_new_sequence_id();
     t->need = NEED_HEADER; /* the clock is declared after the header */
     t->inc_ok = 0;
     t->inc_last = t->inc_pend = 0;
@@ -684,6 +687,8 @@ static TRACEC_I_NOINLINE te_seq *dropped(te_thread *g, uint32_t i) {
  * (or the sequence cannot be made or announced: the event is then not
  * written there).
  */
+static void late_files(te_seq *t, uint32_t i);
+
 static TRACEC_I_NOINLINE te_seq *seq_ready_slow(te_thread *g, uint32_t i) {
     tracec_i_te_slot *s = &tracec_i_te_slots[i];
     te_seq *t = SEQ(g, i);
@@ -738,6 +743,7 @@ static TRACEC_I_NOINLINE te_seq *seq_ready_slow(te_thread *g, uint32_t i) {
         }
         if (t->need & NEED_BASE) write_base(t);
     }
+    if (TRACEC_I_UNLIKELY(t->files_gen != t->gen)) late_files(t, i);
     return t;
 }
 
@@ -2008,20 +2014,52 @@ static tracec_status_t write_clock_snapshot(te_seq *t) {
     return end(t, &w, &pkt) ? TRACEC_STATUS_SUCCESS : TRACEC_STATUS_BUFFER_FULL;
 }
 
+/* Per slot: how many of the application's descriptor files its session packets described. */
+static size_t slot_files[TRACEC_TE_MAX_SESSIONS];
+
+static size_t app_file_count(void) {
+    size_t n = 0;
+    for (const tracec_file_descriptor *d = tracec_registry_first(); d; d = tracec_registry_next(d))
+        if (!is_own_schema(d)) n++;
+    return n;
+}
+
+/* The ExtensionDescriptor packets of the application's files; the first failing status. */
+static tracec_status_t write_extension_descriptors(te_seq *t) {
+    tracec_status_t st = TRACEC_STATUS_SUCCESS;
+    for (const tracec_file_descriptor *d = tracec_registry_first(); d; d = tracec_registry_next(d)) {
+        tracec_writer w;
+        perfetto_protos_TracePacket pkt;
+        if (is_own_schema(d)) continue;
+        begin(t, &w, &pkt, TRACEC_BUFFER_TRACING_EXTENSION_DESCRIPTOR);
+        tracec_write_extension_descriptor(&pkt.msg, d);
+        if (!end(t, &w, &pkt) && st == TRACEC_STATUS_SUCCESS) st = TRACEC_STATUS_BUFFER_FULL;
+    }
+    return st;
+}
+
+/*
+ * A thread's first event in a session: files registered after the
+ * session's packets were written (a session started while the program's
+ * constructors ran, before some of theirs registered their files) are
+ * described now, once per session, before the event that may use them.
+ */
+static TRACEC_I_NOINLINE void late_files(te_seq *t, uint32_t i) {
+    t->files_gen = t->gen;
+    size_t n = app_file_count(), old = __atomic_load_n(&slot_files[i], __ATOMIC_RELAXED);
+    if (n > old && __atomic_compare_exchange_n(&slot_files[i], &old, n, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+        (void)write_extension_descriptors(t); /* a loss is counted by the buffer */
+}
+
 tracec_status_t tracec_i_te_write_session_packets(int slot, int durable, const char *process_name) {
     tracec_status_t st = TRACEC_STATUS_SUCCESS, s2;
     te_seq *t = seq_ready(&te, (uint32_t)slot);
     te.slow_drop = 0; /* not an event: nothing nests */
     if (t == NULL) return TRACEC_STATUS_CLOSED;
     if (durable) {
-        for (const tracec_file_descriptor *d = tracec_registry_first(); d; d = tracec_registry_next(d)) {
-            tracec_writer w;
-            perfetto_protos_TracePacket pkt;
-            if (is_own_schema(d)) continue;
-            begin(t, &w, &pkt, TRACEC_BUFFER_TRACING_EXTENSION_DESCRIPTOR);
-            tracec_write_extension_descriptor(&pkt.msg, d);
-            if (!end(t, &w, &pkt) && st == TRACEC_STATUS_SUCCESS) st = TRACEC_STATUS_BUFFER_FULL;
-        }
+        __atomic_store_n(&slot_files[slot], app_file_count(), __ATOMIC_RELAXED);
+        t->files_gen = t->gen;
+        st = write_extension_descriptors(t);
         s2 = write_process_track(t, process_name);
         if (st == TRACEC_STATUS_SUCCESS) st = s2;
         pthread_mutex_lock(&tracks_mu);

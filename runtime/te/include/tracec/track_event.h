@@ -48,6 +48,7 @@
 #ifndef TRACEC_TRACK_EVENT_H
 #define TRACEC_TRACK_EVENT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -631,6 +632,67 @@ tracec_status_t tracec_session_stop(tracec_session *s);
 
 /* The session's buffer (for tracec_query_buffer_stats); handle 0 for NULL or an ended session's handle. */
 tracec_buffer_id_t tracec_session_buffer(const tracec_session *s);
+
+/* ---- the recorder's session (`tracec record`) -------------------------------------- */
+
+/*
+ * A recorder (`tracec record`, docs/record.md) can be one of the process's
+ * sessions: while it traces, every event also goes to its session, whose
+ * categories are the recorder's (`--categories`; none given: all).  The
+ * recorder client is one background thread that connects to the
+ * recorder's socket, retrying every 50 ms while there is none.
+ *
+ * It starts by itself when the environment variable TRACEC_RECORDER_SOCKET
+ * is set (`tracec record -- PROGRAM` sets it for PROGRAM): at the first
+ * TRACEC_TE_DEFINE_CATEGORIES constructor or tracec_session_start, and it
+ * then waits up to 1 s for a running recorder to start tracing it, so the
+ * events that follow are recorded.  The value `default` names the
+ * well-known socket /tmp/tracec-UID/recorder.sock (`tracec record
+ * --attach`).  Without the variable or a call below, no thread starts.
+ *
+ * The recorder's session takes one of the TRACEC_TE_MAX_SESSIONS slots
+ * while it traces; with none free the client refuses it, and the recorder
+ * says why.  A fork child (without exec) writes nothing to the recorder.
+ * The process writes as one provider: tracec/provider.h's provider when
+ * the program registered one, else a provider named after the process
+ * that declares every registered category (`tracec record --list`).
+ */
+typedef struct tracec_te_recorder_config {
+    size_t struct_size;      /* sizeof(tracec_te_recorder_config) */
+    const char *socket_path; /* NULL: $TRACEC_RECORDER_SOCKET, else /tmp/tracec-UID/recorder.sock */
+    const char *name;        /* the provider's name (1..100 chars, copied); NULL: /proc/self/comm */
+    bool synchronous;        /* wait up to 1 s for a running recorder to start tracing this process */
+    int max_wait_ms;         /* as tracec_provider_registration.max_wait_ms (0: its default) */
+} tracec_te_recorder_config;
+
+#define TRACEC_TE_RECORDER_CONFIG_INIT {sizeof(tracec_te_recorder_config), NULL, NULL, false, 0}
+
+/*
+ * Starts the recorder client (`cfg` NULL: the defaults).  SUCCESS; also
+ * when it runs already (then `cfg` is ignored).  INVALID_ARGUMENT: a bad
+ * name, path or wait; ERROR: no thread.  With `synchronous`, SUCCESS says
+ * nothing about a recorder: tracec_te_recorder_stats does.
+ */
+tracec_status_t tracec_te_recorder_connect(const tracec_te_recorder_config *cfg) TRACEC_I_WARN_UNUSED;
+
+/*
+ * Stops the recorder client: what was written is handed to the recorder,
+ * the connection closes, the thread ends.  Returns within max_wait_ms
+ * plus 100 ms whatever the recorder does.  Nothing to do: returns.
+ */
+void tracec_te_recorder_disconnect(void);
+
+typedef struct tracec_te_recorder_stats_t {
+    bool connected;     /* the client runs (tracec_te_recorder_connect or the environment) */
+    bool tracing;       /* a recorder's session is active now */
+    uint64_t produced;  /* packets begun in the recorder's buffers */
+    uint64_t dropped;   /* of which lost (no room, a writer error) */
+    uint64_t runs;      /* Start requests obeyed */
+    uint64_t refused;   /* recorders refused as untrusted, and sessions refused (no free slot) */
+} tracec_te_recorder_stats_t;
+
+/* The client's counters since it started (all zero when it does not run). */
+tracec_te_recorder_stats_t tracec_te_recorder_stats(void);
 
 #ifdef __cplusplus
 }

@@ -1,8 +1,10 @@
 /*
- * record_wire.h - what a provider process and the recorder (`tracec
+ * tracec/abi/record_protocol.h - not a user API: what a provider process
+ * (the track-event layer's recorder client) and the recorder (`tracec
  * record`) exchange: the control messages on the provider socket and the
  * notification packets on the fifo (protocol version 2).  docs/record.md
- * describes the protocol; both ends include this file.
+ * describes the protocol; both ends include this file (installed so
+ * that a recorder and a provider built apart agree on it).
  *
  * The shared buffer is a buffer of the buffer engine in a memfd the
  * recorder creates, sizes (tracec_buffer_memory_size) and seals; the
@@ -12,8 +14,8 @@
  * with region.c (tracec_recorder_check_shm_header, _copy_region,
  * _read_region): the buffer is hostile.
  */
-#ifndef TRACEC_RECORD_WIRE_H
-#define TRACEC_RECORD_WIRE_H
+#ifndef TRACEC_ABI_RECORD_PROTOCOL_H
+#define TRACEC_ABI_RECORD_PROTOCOL_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -21,6 +23,10 @@
 #include <sys/types.h>
 
 #include "tracec/context.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 /* The protocol version both ends speak: in REGISTER's `b` and INITIALIZE's `c` (bits 48..63). */
 #define TRACEC_I_PROTOCOL_VERSION 2u
@@ -37,7 +43,7 @@ enum {
                                        b: TRACEC_I_PROTOCOL_VERSION (0 from a version 1 provider) */
     TRACEC_I_MSG_REGISTER_SYNC = 2, /* same, answered with REGISTERED */
     TRACEC_I_MSG_REGISTERED = 3,    /* a: 1 if tracing has started */
-    TRACEC_I_MSG_INITIALIZE = 4,    /* fds: memfd, fifo; a: mode | wait_ms << 8 | policy << 24 (| NO_CATEGORIES);
+    TRACEC_I_MSG_INITIALIZE = 4,    /* fds: memfd, fifo; a: mode | wait_ms << 8 | policy << 24 (| NO_CATEGORIES, ALL_CATEGORIES);
                                        b: the buffer's size (payload bytes per half); c: its durable size
                                        | TRACEC_I_PROTOCOL_VERSION << 48; text: the enabled categories
                                        ("" = all, unless NO_CATEGORIES) */
@@ -45,11 +51,15 @@ enum {
     TRACEC_I_MSG_STOP = 6,
     TRACEC_I_MSG_TERMINATE = 7,
     TRACEC_I_MSG_LIST = 8,          /* a client asks for the providers */
-    TRACEC_I_MSG_LIST_REPLY = 9     /* text: one line per provider */
+    TRACEC_I_MSG_LIST_REPLY = 9,    /* text: one line per provider */
+    TRACEC_I_MSG_REFUSED = 10       /* provider -> recorder: it refuses the session of the INITIALIZE it got;
+                                       text: why (the recorder says it) */
 };
 
 /* INITIALIZE's `a`: none of the provider's declared categories is enabled. */
 #define TRACEC_I_INIT_NO_CATEGORIES (1u << 31)
+/* INITIALIZE's `a`: the recorder enables every category (no --categories), declared or not. */
+#define TRACEC_I_INIT_ALL_CATEGORIES (1u << 30)
 #define TRACEC_I_INIT_WAIT_MASK 0x3fffu /* wait_ms (<= 10000) after the shift; the provider caps it further */
 #define TRACEC_I_INIT_POLICY_SHIFT 24   /* tracec_buffer_policy_t (4 bits) */
 #define TRACEC_I_INIT_VERSION_SHIFT 48  /* in `c` */
@@ -144,4 +154,44 @@ bool tracec_i_rec_categories_enabled(const char *declared, const char *wanted, c
 /* CLOCK_BOOTTIME in ns. */
 uint64_t tracec_i_rec_now_ns(void);
 
-#endif /* TRACEC_RECORD_WIRE_H */
+/* ---- the trust checks both ends use (record_trust.c) ---- */
+
+/* Whether `uid` is trusted: this process's effective uid, or root (who can do anything to us anyway). */
+bool tracec_i_rec_uid_trusted(uid_t uid);
+
+/*
+ * Whether the directory that holds `socket_path` can be trusted to hold the
+ * recorder's socket: a directory (not a symlink) owned by a trusted uid and
+ * not writable by group or others, so nobody else can have put a socket in
+ * it.  false: why[cap] says what is wrong.
+ */
+bool tracec_i_rec_socket_dir_ok(const char *socket_path, char *why, size_t cap);
+
+/*
+ * Whether the peer of the connected Unix socket `fd` runs as a trusted uid
+ * (SO_PEERCRED, taken by the kernel at connect()).  Its uid and pid go to
+ * *uid / *pid (may be NULL).  false: why[cap] says what is wrong.
+ */
+bool tracec_i_rec_peer_ok(int fd, uid_t *uid, pid_t *pid, char *why, size_t cap);
+
+/*
+ * Whether `fd` is a regular file (a memfd) of at least `need` bytes whose
+ * size can no longer change: its seals hold F_SEAL_SHRINK, F_SEAL_GROW and
+ * F_SEAL_SEAL.  A mapping of such a file never faults with SIGBUS, whatever
+ * the other end does.  false: why[cap] says what is wrong.
+ */
+bool tracec_i_rec_buffer_sealed(int fd, uint64_t need, char *why, size_t cap);
+
+/* Whether s[0..n) is valid UTF-8 (no overlong forms, no surrogates) without control characters (C0, DEL, C1). */
+bool tracec_i_rec_text_ok(const char *s, size_t n);
+
+/* Copies the NUL-terminated `in` to out[cap] (always terminated), each byte of an invalid UTF-8
+   sequence or control character replaced by '?'. */
+void tracec_i_rec_sanitize(const char *in, char *out, size_t cap);
+
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TRACEC_ABI_RECORD_PROTOCOL_H */

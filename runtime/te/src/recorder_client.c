@@ -1,7 +1,19 @@
 /*
- * provider.c - the provider side of `tracec record` (tracec/provider.h):
+ * recorder_client.c - the provider side of `tracec record`: the recorder
+ * client of the track-event layer (tracec_te_recorder_connect, started by
+ * itself under $TRACEC_RECORDER_SOCKET) and tracec/provider.h over it:
  * registration, the control thread that obeys Initialize / Start / Stop /
- * Terminate, and the packet writers.
+ * Terminate, and the raw packet writers.
+ *
+ * The recorder's session is one of the te session slots (te_internal.h):
+ * Initialize claims a slot (none free: the session is refused, and the
+ * recorder is told why), Start opens it on the shared buffer, writes the
+ * session packets (descriptors, process track, ClockSnapshot) and sets the
+ * slot's bit in the categories the recorder enables (a context holds its
+ * list and Start's extras); Stop clears them and closes the slot before
+ * the buffer stops; Terminate, the recorder's death or the program's own
+ * stop release it.  So every track event goes to the recorder's session as
+ * well as to the program's own sessions.
  *
  * The shared buffer is a buffer of the buffer engine placed in the
  * recorder's memfd (TRACEC_BUFFER_MEMORY_MEMFD) with handoff delivery: a
@@ -40,12 +52,13 @@
 #include "perfetto/trace/track_event/thread_descriptor.tracec.h"
 #include "perfetto/trace/track_event/track_descriptor.tracec.h"
 #include "perfetto/trace/track_event/track_event.tracec.h"
-#include "record_check.h"
-#include "record_wire.h"
+#include "te_internal.h"
+#include "tracec/abi/record_protocol.h"
 #include "tracec/buffer.h"
 #include "tracec/context.h"
 #include "tracec/provider.h"
 #include "tracec/registry.h"
+#include "tracec/track_event.h"
 
 struct tracec_provider {
     char name[TRACEC_I_NAME_MAX + 1];
@@ -53,6 +66,12 @@ struct tracec_provider {
     int wake[2]; /* a pipe: unregister wakes the control thread */
     int quit;
     int forked; /* this is a fork child of the process that registered */
+    int te_owned; /* started by the track-event layer (tracec_te_recorder_connect): declares its categories */
+    char socket_path[sizeof ((struct sockaddr_un *)0)->sun_path]; /* "": $TRACEC_RECORDER_SOCKET, else the well-known */
+    int slot;     /* the te slot of the recorder's session (-1: none; claimed at Initialize, control thread) */
+    int slot_open; /* the slot is open on the buffer (a run is on; changed under ctl) */
+    tracec_buffering_mode_t mode; /* the buffer's */
+    int te_packets; /* the run's te session packets are written (categories are registered: te events may come) */
 
     int started;          /* atomic; set after the run's first packets, cleared before the buffer stops */
     uint64_t run;         /* atomic; a new value (next_id) at each start */
@@ -87,6 +106,7 @@ struct tracec_provider {
 };
 
 static tracec_provider *the_provider; /* one per process */
+static struct sockaddr_un p_path_probe; /* only its sun_path's size is used */
 static pthread_mutex_t provider_mu = PTHREAD_MUTEX_INITIALIZER;
 /*
  * A writing thread's state (initial-exec, so a read is not a __tls_get_addr
@@ -103,8 +123,6 @@ typedef struct thread_state {
     int lost;         /* a packet of its sequence was lost: the next one written says so */
 } thread_state;
 static __thread thread_state tstate __attribute__((tls_model("initial-exec")));
-/* Sequence ids, one per writing thread for the life of the process (the recorder maps each peer's ids). */
-static uint32_t seq_counter;
 
 /* Runs and connections are numbered across the process's providers (one registered after another
    unregistered included), so a thread's state of an earlier one never passes for the current one's. */
@@ -157,6 +175,10 @@ static void provider_after_fork_child(void) {
     if (p) {
         __atomic_store_n(&p->started, 0, __ATOMIC_RELAXED);
         p->forked = 1;
+        if (p->slot >= 0 && p->slot_open) { /* the recorder's session is off in the child */
+            tracec_i_te_slot_set_categories(p->slot, p->ctx, 0);
+            tracec_i_te_slot_close(p->slot);
+        }
     }
 }
 static void install_at_exit(void) {
@@ -168,14 +190,26 @@ static pthread_once_t at_exit_once = PTHREAD_ONCE_INIT;
 /* ---- registration ------------------------------------------------------------ */
 
 static tracec_status_t do_register(const char *name, const char *categories, int sync, int max_wait_ms,
-                                   bool *started, tracec_provider **out) {
+                                   const char *socket_path, int te_owned, bool *started, tracec_provider **out) {
     if (out) *out = NULL;
     if (name == NULL || out == NULL || name[0] == '\0' || strlen(name) > TRACEC_I_NAME_MAX ||
         !tracec_i_rec_text_ok(name, strlen(name)) || max_wait_ms < -1 || max_wait_ms > 10000)
         return TRACEC_STATUS_INVALID_ARGUMENT;
     if (categories == NULL) categories = "";
     if (!tracec_i_rec_categories_ok(categories)) return TRACEC_STATUS_INVALID_ARGUMENT;
+    if (socket_path != NULL && (socket_path[0] == '\0' || strlen(socket_path) >= sizeof p_path_probe.sun_path))
+        return TRACEC_STATUS_INVALID_ARGUMENT;
     pthread_mutex_lock(&provider_mu);
+    if (the_provider != NULL && the_provider->te_owned && !te_owned && !the_provider->forked) {
+        /* the track-event layer's client runs: it is this process's provider, now the caller's */
+        tracec_provider *p = the_provider;
+        p->te_owned = 0;
+        pthread_mutex_unlock(&provider_mu);
+        bool on = sync ? tracec_provider_wait_started(p, 1000) : tracec_provider_started(p);
+        if (started) *started = on;
+        *out = p;
+        return TRACEC_STATUS_SUCCESS;
+    }
     if (the_provider != NULL) {
         pthread_mutex_unlock(&provider_mu);
         return TRACEC_STATUS_BAD_STATE;
@@ -187,6 +221,9 @@ static tracec_status_t do_register(const char *name, const char *categories, int
     }
     snprintf(p->name, sizeof p->name, "%s", name);
     snprintf(p->declared, sizeof p->declared, "%s", categories);
+    if (socket_path != NULL) snprintf(p->socket_path, sizeof p->socket_path, "%s", socket_path);
+    p->te_owned = te_owned;
+    p->slot = -1;
     p->fifo = -1;
     p->want_sync = sync;
     p->max_wait_ms = max_wait_ms == 0 ? TRACEC_PROVIDER_MAX_WAIT_DEFAULT_MS : max_wait_ms < 0 ? 0u : (uint32_t)max_wait_ms;
@@ -227,12 +264,12 @@ static tracec_status_t do_register(const char *name, const char *categories, int
 }
 
 tracec_status_t tracec_provider_register(const char *name, tracec_provider **out) {
-    return do_register(name, NULL, 0, 0, NULL, out);
+    return do_register(name, NULL, 0, 0, NULL, 0, NULL, out);
 }
 
 tracec_status_t tracec_provider_register_sync(const char *name, bool *started, tracec_provider **out) {
     if (started) *started = false;
-    return do_register(name, NULL, 1, 0, started, out);
+    return do_register(name, NULL, 1, 0, NULL, 0, started, out);
 }
 
 tracec_status_t tracec_provider_register_with(const tracec_provider_registration *config, bool *started,
@@ -244,7 +281,7 @@ tracec_status_t tracec_provider_register_with(const tracec_provider_registration
     int max_wait = config->struct_size >= offsetof(tracec_provider_registration, max_wait_ms) + sizeof(int)
                        ? config->max_wait_ms
                        : 0;
-    return do_register(config->name, config->categories, config->synchronous, max_wait, started, out);
+    return do_register(config->name, config->categories, config->synchronous, max_wait, NULL, 0, started, out);
 }
 
 bool tracec_provider_started(const tracec_provider *p) {
@@ -313,7 +350,7 @@ static bool writer_ready(tracec_provider *p, thread_state *t) {
         t->lost = 0;
         t->run = 0;
     }
-    if (t->seq == 0) t->seq = __atomic_add_fetch(&seq_counter, 1u, __ATOMIC_RELAXED);
+    if (t->seq == 0) t->seq = tracec_i_te_new_sequence_id(); /* the te sequences' ids: one space per process */
     return true;
 }
 
@@ -648,8 +685,10 @@ static void write_run_header(tracec_provider *p) {
         tracec_buffer_writer_release(&bw);
         return;
     }
-    for (const tracec_file_descriptor *d = tracec_registry_first(); d; d = tracec_registry_next(d))
-        if (!is_own_schema(d)) put_descriptor(p, &bw, TRACEC_BUFFER_TRACING_EXTENSION_DESCRIPTOR, extension_descriptor, d);
+    if (!p->te_packets) /* else the te session packets hold them */
+        for (const tracec_file_descriptor *d = tracec_registry_first(); d; d = tracec_registry_next(d))
+            if (!is_own_schema(d))
+                put_descriptor(p, &bw, TRACEC_BUFFER_TRACING_EXTENSION_DESCRIPTOR, extension_descriptor, d);
     put_descriptor(p, &bw, TRACEC_BUFFER_TRACING_TRACK_DESCRIPTOR, process_descriptor, NULL);
     tracec_buffer_writer_release(&bw);
 }
@@ -675,8 +714,8 @@ static void refuse(tracec_provider *p, const char *path, const char *why) {
 #define CONNECT_TIMEOUT_MS 100
 
 static int connect_recorder(tracec_provider *p, char *path, size_t cap) {
-    const char *env = getenv(TRACEC_RECORDER_SOCKET_ENV);
-    if (env && env[0])
+    const char *env = p->socket_path[0] ? p->socket_path : getenv(TRACEC_RECORDER_SOCKET_ENV);
+    if (env && env[0] && strcmp(env, "default") != 0)
         snprintf(path, cap, "%s", env);
     else
         tracec_i_rec_default_socket(path, cap, NULL, 0);
@@ -716,6 +755,34 @@ static int connect_recorder(tracec_provider *p, char *path, size_t cap) {
     return fd;
 }
 
+/*
+ * The recorder's session leaves the te slot (ctl held): its categories'
+ * bits first, then the slot closes (a thread that raced the bits drops
+ * its event), then the control thread's own open typed event, if any, is
+ * given up.  The buffer is stopped by the caller afterwards.
+ */
+static void slot_off(tracec_provider *p) {
+    if (p->slot < 0 || !p->slot_open) return;
+    int entered = tracec_i_te_session_enter();
+    tracec_i_te_slot_enable(p->slot, p->ctx, 0);
+    tracec_i_te_slot_close(p->slot);
+    tracec_i_te_thread_abandon(p->slot);
+    tracec_i_te_session_leave(entered);
+    p->slot_open = 0;
+}
+
+/* Says on stderr and to the recorder why its session is refused (control thread). */
+static void refuse_session(tracec_provider *p, int conn, const char *why) {
+    __atomic_add_fetch(&p->refused, 1u, __ATOMIC_RELAXED);
+    fprintf(stderr, "tracec provider %s: refused the recorder's session: %s\n", p->name, why);
+    tracec_i_msg *m = calloc(1, sizeof *m);
+    if (m == NULL) return;
+    m->type = TRACEC_I_MSG_REFUSED;
+    snprintf(m->text, sizeof m->text, "%s", why);
+    (void)tracec_i_rec_send(conn, m, NULL, 0);
+    free(m);
+}
+
 /* Drops the buffer and the fifo; `lost`: the recorder vanished. */
 static void teardown(tracec_provider *p, int lost) {
     /* off first: no new packet begins; stopping the context waits for the packets in flight */
@@ -724,6 +791,7 @@ static void teardown(tracec_provider *p, int lost) {
     if (was && lost) __atomic_add_fetch(&p->lost, 1u, __ATOMIC_RELAXED);
     pthread_mutex_lock(&p->ctl);
     if (p->initialized) {
+        slot_off(p);
         (void)tracec_stop_context(p->ctx); /* releases writers waiting for room, whatever the recorder does */
         pthread_mutex_lock(&p->mu);
         uint64_t produced, dropped;
@@ -735,13 +803,46 @@ static void teardown(tracec_provider *p, int lost) {
         (void)tracec_destroy_buffer(p->buf);
         (void)tracec_destroy_context(p->ctx);
     }
+    if (p->slot >= 0) tracec_i_te_slot_release(p->slot);
+    p->slot = -1;
     if (p->fifo >= 0) close(p->fifo);
     p->fifo = -1;
     p->initialized = 0;
     pthread_mutex_unlock(&p->ctl);
 }
 
-static void on_initialize(tracec_provider *p, const tracec_i_msg *m, const int *fds, int nfds) {
+/*
+ * Initializes the buffer's context with the categories the recorder
+ * enables for this session: all (ALL_CATEGORIES), its list, or none but
+ * Start's extras (NO_CATEGORIES: a name no category has stands for the
+ * empty list).
+ */
+static tracec_status_t init_categories(tracec_provider *p, const tracec_i_msg *m) {
+    static const char *const nothing[] = {"\x1f"};
+    tracec_provider_config_t pc = TRACEC_PROVIDER_CONFIG_INIT;
+    const char *names[TRACEC_I_MAX_CATEGORIES];
+    char *list = NULL;
+    size_t n = 0;
+    pc.name = p->name;
+    if (m->a & TRACEC_I_INIT_ALL_CATEGORIES) {
+        /* every category: the context's empty list (categories not declared included) */
+    } else if (m->a & TRACEC_I_INIT_NO_CATEGORIES) {
+        pc.categories = nothing;
+        pc.num_categories = 1;
+    } else if (m->text[0] != '\0') {
+        if ((list = strdup(m->text)) == NULL) return TRACEC_STATUS_OUT_OF_MEMORY;
+        for (char *save = NULL, *c = strtok_r(list, ",", &save); c != NULL && n < TRACEC_I_MAX_CATEGORIES;
+             c = strtok_r(NULL, ",", &save))
+            names[n++] = c;
+        pc.categories = names;
+        pc.num_categories = n;
+    }
+    tracec_status_t st = tracec_initialize_context(p->ctx, &pc);
+    free(list);
+    return st;
+}
+
+static void on_initialize(tracec_provider *p, int conn, const tracec_i_msg *m, const int *fds, int nfds) {
     char why[160];
     if (p->initialized || nfds != 2) goto ignore; /* a second Initialize before Terminate is ignored */
     uint64_t version = m->c >> TRACEC_I_INIT_VERSION_SHIFT;
@@ -782,14 +883,30 @@ static void on_initialize(tracec_provider *p, const tracec_i_msg *m, const int *
     } else {
         cfg.policy = TRACEC_BUFFER_POLICY_NONE;
     }
+    /* the recorder's session is one of the te sessions: a slot of its own, or no session */
+    int slot = tracec_i_te_slot_claim();
+    if (slot < 0) {
+        snprintf(why, sizeof why, "no free session slot (%d active)", TRACEC_TE_MAX_SESSIONS);
+        refuse_session(p, conn, why);
+        /* connected, without a buffer: the fifo stays open (closing it would say the provider died, and
+           it would connect and be refused again) until the recorder ends the session */
+        close(fds[0]);
+        pthread_mutex_lock(&p->ctl);
+        if (p->fifo < 0) p->fifo = fds[1];
+        else close(fds[1]);
+        pthread_mutex_unlock(&p->ctl);
+        return;
+    }
     pthread_mutex_lock(&p->ctl);
     p->fifo = fds[1]; /* before the buffer exists: its handoffs use it */
     tracec_status_t st = tracec_create_context(&p->ctx);
     if (st == TRACEC_STATUS_SUCCESS) {
-        st = tracec_create_buffer_with_config(p->ctx, &cfg, &p->buf);
+        st = init_categories(p, m);
+        if (st == TRACEC_STATUS_SUCCESS) st = tracec_create_buffer_with_config(p->ctx, &cfg, &p->buf);
         if (st != TRACEC_STATUS_SUCCESS) (void)tracec_destroy_context(p->ctx);
     }
     if (st != TRACEC_STATUS_SUCCESS) {
+        tracec_i_te_slot_release(slot);
         p->fifo = -1;
         pthread_mutex_unlock(&p->ctl);
         snprintf(why, sizeof why, "its buffer: %s", tracec_status_str(st));
@@ -803,6 +920,8 @@ static void on_initialize(tracec_provider *p, const tracec_i_msg *m, const int *
     p->extra[0] = '\0';
     __atomic_store_n(&p->buf_handle, p->buf.handle, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&p->mu);
+    p->slot = slot;
+    p->mode = (tracec_buffering_mode_t)mode;
     p->initialized = 1;
     pthread_mutex_unlock(&p->ctl);
     return;
@@ -813,15 +932,45 @@ ignore:
 static void on_start(tracec_provider *p, const tracec_i_msg *m) {
     if (!p->initialized || tracec_provider_started(p)) return; /* Start while started is ignored */
     tracec_start_options_t opts = TRACEC_START_OPTIONS_INIT;
+    const char *extra[TRACEC_I_MAX_CATEGORIES];
+    size_t nextra = 0;
+    char *list = m->text[0] && tracec_i_rec_categories_ok(m->text) ? strdup(m->text) : NULL;
+    for (char *save = NULL, *c = list ? strtok_r(list, ",", &save) : NULL; c != NULL && nextra < TRACEC_I_MAX_CATEGORIES;
+         c = strtok_r(NULL, ",", &save))
+        extra[nextra++] = c;
     if (m->a > TRACEC_BUFFER_DISPOSITION_NONE && m->a < TRACEC_BUFFER_DISPOSITION_LAST)
         opts.disposition = (tracec_buffer_disposition_t)m->a;
-    if (tracec_start_context_with_options(p->ctx, &opts) != TRACEC_STATUS_SUCCESS) return;
+    opts.additional_categories = nextra ? extra : NULL;
+    opts.num_additional_categories = nextra;
+    tracec_status_t sst = tracec_start_context_with_options(p->ctx, &opts);
+    if (sst != TRACEC_STATUS_SUCCESS && nextra) { /* too many with the initial ones: the extras go */
+        opts.additional_categories = NULL;
+        opts.num_additional_categories = 0;
+        sst = tracec_start_context_with_options(p->ctx, &opts);
+    }
+    free(list);
+    if (sst != TRACEC_STATUS_SUCCESS) return;
     pthread_mutex_lock(&p->mu);
     snprintf(p->extra, sizeof p->extra, "%s", m->text);
     pthread_mutex_unlock(&p->mu);
     __atomic_store_n(&p->run, next_id(), __ATOMIC_RELEASE);
     __atomic_add_fetch(&p->runs, 1u, __ATOMIC_RELAXED);
+    /* A process with no track-event category writes no te event: no te session packets either, so a
+       provider.h program's trace holds only its own packets. */
+    p->te_packets = p->slot >= 0 && tracec_i_te_have_categories();
     write_run_header(p); /* before any event of the run: `started` is set after it */
+    if (p->slot >= 0) {
+        /* the recorder's session in its te slot: its session packets, then its categories' bits */
+        pthread_mutex_lock(&p->ctl);
+        int entered = tracec_i_te_session_enter();
+        tracec_i_te_slot_open(p->slot, p->buf.handle, p->mode, 6u /* BOOTTIME, the recorder's clock */);
+        p->slot_open = 1;
+        if (p->te_packets) /* a loss is counted by the buffer */
+            (void)tracec_i_te_write_session_packets(p->slot, 1, p->name);
+        tracec_i_te_slot_enable(p->slot, p->ctx, 1);
+        tracec_i_te_session_leave(entered);
+        pthread_mutex_unlock(&p->ctl);
+    }
     __atomic_store_n(&p->started, 1, __ATOMIC_RELEASE);
     (void)tracec_i_rec_fifo_send(p->fifo, TRACEC_I_FIFO_STARTED, 0, 0, 0);
     pthread_mutex_lock(&p->mu);
@@ -834,6 +983,9 @@ static void on_stop(tracec_provider *p) {
     if (!p->initialized || !tracec_provider_started(p)) return; /* Stop while stopped is ignored */
     note_stop(p);
     __atomic_store_n(&p->started, 0, __ATOMIC_SEQ_CST); /* no new packet begins */
+    pthread_mutex_lock(&p->ctl);
+    slot_off(p);
+    pthread_mutex_unlock(&p->ctl);
     (void)tracec_stop_context(p->ctx); /* the packets in flight are finished, what is left is handed */
     (void)tracec_i_rec_fifo_send(p->fifo, TRACEC_I_FIFO_STOPPED, 0, 0, 0);
 }
@@ -873,7 +1025,7 @@ static int serve(tracec_provider *p, int conn) {
                 pthread_mutex_unlock(&p->mu);
                 break;
             case TRACEC_I_MSG_INITIALIZE:
-                on_initialize(p, m, fds, nfds);
+                on_initialize(p, conn, m, fds, nfds);
                 nfds = 0;
                 break;
             case TRACEC_I_MSG_START:
@@ -919,6 +1071,8 @@ static void *control_main(void *arg) {
         m->type = p->want_sync ? TRACEC_I_MSG_REGISTER_SYNC : TRACEC_I_MSG_REGISTER;
         m->a = (uint32_t)getpid();
         m->b = TRACEC_I_PROTOCOL_VERSION;
+        if (p->te_owned) /* the registered categories, as they are now (later ones are matched at Start) */
+            (void)tracec_i_te_category_names(p->declared, sizeof p->declared);
         if (p->declared[0])
             snprintf(m->text, sizeof m->text, "%s\n%s", p->name, p->declared);
         else
@@ -945,6 +1099,7 @@ static void stop_self(tracec_provider *p) {
     int was = __atomic_exchange_n(&p->started, 0, __ATOMIC_SEQ_CST);
     pthread_mutex_lock(&p->ctl);
     if (was && p->initialized) {
+        slot_off(p);
         (void)tracec_stop_context(p->ctx);
         if (p->fifo >= 0) (void)tracec_i_rec_fifo_send(p->fifo, TRACEC_I_FIFO_STOPPED, 0, 0, 0);
     }
@@ -970,3 +1125,72 @@ void tracec_provider_unregister(tracec_provider *p) {
     pthread_cond_destroy(&p->cv);
     free(p);
 }
+
+/* ---- the track-event layer's recorder client (tracec/track_event.h) ---------------- */
+
+tracec_status_t tracec_te_recorder_connect(const tracec_te_recorder_config *cfg) {
+    tracec_te_recorder_config c = TRACEC_TE_RECORDER_CONFIG_INIT;
+    char comm[TRACEC_I_NAME_MAX + 1] = "";
+    if (cfg != NULL) {
+        if (cfg->struct_size < sizeof(tracec_te_recorder_config)) return TRACEC_STATUS_INVALID_ARGUMENT;
+        c = *cfg;
+    }
+    pthread_mutex_lock(&provider_mu);
+    int running = the_provider != NULL;
+    pthread_mutex_unlock(&provider_mu);
+    if (running) return TRACEC_STATUS_SUCCESS;
+    if (c.name == NULL) {
+        FILE *f = fopen("/proc/self/comm", "r");
+        if (f != NULL) {
+            if (fgets(comm, sizeof comm, f) != NULL) comm[strcspn(comm, "\n")] = '\0';
+            fclose(f);
+        }
+        if (comm[0] == '\0' || !tracec_i_rec_text_ok(comm, strlen(comm))) snprintf(comm, sizeof comm, "pid-%d", (int)getpid());
+        c.name = comm;
+    }
+    tracec_provider *p;
+    bool started;
+    tracec_status_t st = do_register(c.name, NULL, c.synchronous, c.max_wait_ms, c.socket_path, 1, &started, &p);
+    if (st == TRACEC_STATUS_BAD_STATE) return TRACEC_STATUS_SUCCESS; /* another thread started it meanwhile */
+    return st;
+}
+
+void tracec_te_recorder_disconnect(void) {
+    pthread_mutex_lock(&provider_mu);
+    tracec_provider *p = the_provider != NULL && the_provider->te_owned && !the_provider->forked ? the_provider : NULL;
+    if (p != NULL) the_provider = NULL; /* one caller gets it; the exit handler no longer sees it */
+    pthread_mutex_unlock(&provider_mu);
+    if (p != NULL) tracec_provider_unregister(p);
+}
+
+tracec_te_recorder_stats_t tracec_te_recorder_stats(void) {
+    tracec_te_recorder_stats_t r;
+    memset(&r, 0, sizeof r);
+    pthread_mutex_lock(&provider_mu);
+    tracec_provider *p = the_provider;
+    if (p != NULL && !p->forked) {
+        tracec_provider_stats s = tracec_provider_get_stats(p);
+        r.connected = true;
+        r.tracing = tracec_provider_started(p);
+        r.produced = s.produced;
+        r.dropped = s.dropped;
+        r.runs = s.runs;
+        r.refused = s.refused;
+    }
+    pthread_mutex_unlock(&provider_mu);
+    return r;
+}
+
+static pthread_once_t auto_once = PTHREAD_ONCE_INIT;
+
+/* $TRACEC_RECORDER_SOCKET set: the client starts, and waits (up to 1 s) for a running recorder's Start. */
+static void auto_connect(void) {
+    const char *env = getenv(TRACEC_RECORDER_SOCKET_ENV);
+    if (env == NULL || env[0] == '\0') return;
+    tracec_te_recorder_config c = TRACEC_TE_RECORDER_CONFIG_INIT;
+    c.synchronous = true;
+    if (tracec_te_recorder_connect(&c) != TRACEC_STATUS_SUCCESS)
+        fprintf(stderr, "tracec: could not start the recorder client for %s=%s\n", TRACEC_RECORDER_SOCKET_ENV, env);
+}
+
+void tracec_i_te_recorder_auto(void) { pthread_once(&auto_once, auto_connect); }

@@ -1,6 +1,6 @@
 /*
  * record_io.c - message and fd passing on the provider socket and fifo
- * (record_wire.h), shared by the provider library and the recorder.
+ * (tracec/abi/record_protocol.h), shared by the provider library and the recorder.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -10,8 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "record_check.h"
-#include "record_wire.h"
+#include "tracec/abi/record_protocol.h"
 
 int tracec_i_rec_send(int sock, const tracec_i_msg *m, const int *fds, int nfds) {
     size_t len = TRACEC_I_MSG_FIXED + strnlen(m->text, TRACEC_I_TEXT_MAX) + 1;

@@ -31,6 +31,11 @@
  * is off, begin costs one relaxed load and the packet's setters write
  * nothing.
  *
+ * The provider is also the process's track-event recorder client
+ * (tracec/track_event.h): while the recorder traces, track events go to
+ * the recorder's session, one of the track-event session slots, in the
+ * same shared buffer, each thread on sequences of its own.
+ *
  * fork() without exec: the child's provider is off for good (the child has
  * no mapping of the parent's buffer); the child may not register again.
  */
@@ -59,7 +64,10 @@ typedef struct tracec_provider tracec_provider;
  * with tracec_provider_unregister); registration happens on the provider's
  * thread.  `name`: 1..100 chars of UTF-8 without control characters
  * (INVALID_ARGUMENT otherwise); one provider per process (BAD_STATE for a
- * second); OUT_OF_MEMORY, ERROR (no thread).
+ * second); OUT_OF_MEMORY, ERROR (no thread).  When the track-event layer's
+ * recorder client runs already (tracec/track_event.h,
+ * tracec_te_recorder_connect), it is that provider, under the name it
+ * registered with, and *out is it (then the caller owns it).
  *
  * The thread connects only to a recorder it trusts: the socket's directory
  * must belong to this user (or root) and not be writable by group or

@@ -1,0 +1,150 @@
+/*
+ * record_te_program - a track-event program (tracec/track_event.h only, no
+ * recorder code) for the `tracec record` tests:
+ *
+ *   record_te_program events N [OWN.pftrace [CATEGORIES]]
+ *       N rounds of: a slice "work" with a debug int arg, a typed extension
+ *       event inside it, an instant "read" starting a flow, an instant
+ *       "done" ending it, a counter "queue", an instant "debug" (category
+ *       dbg); then an instant "odd" (category "odd one").  With
+ *       OWN.pftrace the program also records itself there (its own
+ *       session; CATEGORIES, comma-separated, enables only those).
+ *   record_te_program none
+ *       writes no event.
+ *   record_te_program wait MS
+ *       waits MS, then writes one round.
+ *   record_te_program threads T N [OWN.pftrace]
+ *       T threads write N rounds each at once (a session of its own too
+ *       with OWN.pftrace); the main thread stops that session while they
+ *       write.
+ *   record_te_program fork
+ *       a fork child (no exec) writes a round with "child" instants and
+ *       exits; then the parent writes one round.
+ *   record_te_program slots SOCKET DIR
+ *       starts 4 sessions of its own (DIR/sK.pftrace), then connects to the
+ *       recorder at SOCKET (tracec_te_recorder_connect, synchronous), which
+ *       finds no free slot; prints "refused=N".
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "my_events.tracec.h"
+#include "tracec/track_event.h"
+
+/* "odd one": a name the recorder protocol cannot declare (a space); the program still registers */
+#define CATS(C) C(app, "app") C(io, "io") C(dbg, "dbg") C(odd, "odd one")
+TRACEC_TE_DECLARE_CATEGORIES(CATS)
+TRACEC_TE_DEFINE_CATEGORIES(CATS)
+
+static int rounds;
+
+static void round_of(int i) {
+    TRACEC_TE(app, TRACEC_TE_SLICE_BEGIN("work"), TRACEC_TE_ARG_INT("i", i));
+    TRACEC_EVENT_AS(app, my_app_MyEvent, ev, "typed") { my_app_MyEvent_set_custom_counter(&ev, i); }
+    TRACEC_TE(io, TRACEC_TE_INSTANT("read"), TRACEC_TE_ARG_INT("bytes", 100 + i), TRACEC_TE_FLOW(1000u + (unsigned)i));
+    TRACEC_TE(io, TRACEC_TE_INSTANT("done"), TRACEC_TE_TERMINATING_FLOW(1000u + (unsigned)i));
+    TRACEC_COUNTER(app, "queue", i);
+    TRACEC_INSTANT(dbg, "debug");
+    TRACEC_SLICE_END(app);
+}
+
+static void *writer(void *arg) {
+    (void)arg;
+    for (int i = 0; i < rounds; i++) round_of(i);
+    return NULL;
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) return 2;
+    if (strcmp(argv[1], "none") == 0) return 0;
+    if (strcmp(argv[1], "wait") == 0 && argc > 2) {
+        usleep((useconds_t)atoi(argv[2]) * 1000u);
+        argv[2] = "1";
+        argv[1] = "events";
+        argc = 3;
+    }
+    if (strcmp(argv[1], "threads") == 0 && argc > 3) {
+        int nt = atoi(argv[2]);
+        pthread_t th[16];
+        tracec_session *own = NULL;
+        rounds = atoi(argv[3]);
+        if (nt < 1 || nt > 16) return 2;
+        if (argc > 4) {
+            tracec_session_config cfg = TRACEC_SESSION_CONFIG_INIT;
+            cfg.path = argv[4];
+            if (tracec_session_start(&cfg, &own) != TRACEC_STATUS_SUCCESS) return 1;
+        }
+        for (int i = 0; i < nt; i++)
+            if (pthread_create(&th[i], NULL, writer, NULL) != 0) return 1;
+        usleep(2000);
+        if (own != NULL && tracec_session_stop(own) != TRACEC_STATUS_SUCCESS) return 1;
+        for (int i = 0; i < nt; i++) pthread_join(th[i], NULL);
+        return 0;
+    }
+    if (strcmp(argv[1], "fork") == 0) {
+        pid_t pid = fork();
+        if (pid < 0) return 1;
+        if (pid == 0) {
+            TRACEC_INSTANT(app, "child");
+            round_of(7);
+            TRACEC_INSTANT(app, "child");
+            exit(0);
+        }
+        int st = 0;
+        if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0) return 1;
+        round_of(1);
+        return 0;
+    }
+    if (strcmp(argv[1], "slots") == 0 && argc > 3) {
+        tracec_session *own[TRACEC_TE_MAX_SESSIONS];
+        char path[TRACEC_TE_MAX_SESSIONS][512];
+        for (int i = 0; i < TRACEC_TE_MAX_SESSIONS; i++) {
+            tracec_session_config cfg = TRACEC_SESSION_CONFIG_INIT;
+            snprintf(path[i], sizeof path[i], "%s/s%d.pftrace", argv[3], i);
+            cfg.path = path[i];
+            if (tracec_session_start(&cfg, &own[i]) != TRACEC_STATUS_SUCCESS) return 1;
+        }
+        tracec_te_recorder_config rc = TRACEC_TE_RECORDER_CONFIG_INIT;
+        rc.socket_path = argv[2];
+        rc.synchronous = true;
+        if (tracec_te_recorder_connect(&rc) != TRACEC_STATUS_SUCCESS) return 1;
+        for (int k = 0; k < 50 && tracec_te_recorder_stats().refused == 0; k++) usleep(20000);
+        tracec_te_recorder_stats_t st = tracec_te_recorder_stats();
+        printf("refused=%llu tracing=%d\n", (unsigned long long)st.refused, (int)st.tracing);
+        TRACEC_INSTANT(app, "mine");
+        tracec_te_recorder_disconnect();
+        for (int i = 0; i < TRACEC_TE_MAX_SESSIONS; i++)
+            if (tracec_session_stop(own[i]) != TRACEC_STATUS_SUCCESS) return 1;
+        return 0;
+    }
+    if (strcmp(argv[1], "events") != 0 || argc < 3) return 2;
+    int n = atoi(argv[2]);
+    tracec_session *s = NULL;
+    const char *cats[16];
+    size_t ncats = 0;
+    if (argc > 3) {
+        tracec_session_config cfg = TRACEC_SESSION_CONFIG_INIT;
+        cfg.path = argv[3];
+        cfg.process_name = "record_te_program";
+        if (argc > 4) {
+            for (char *save = NULL, *c = strtok_r(argv[4], ",", &save); c != NULL && ncats < 16;
+                 c = strtok_r(NULL, ",", &save))
+                cats[ncats++] = c;
+            cfg.categories = cats;
+            cfg.num_categories = ncats;
+        }
+        if (tracec_session_start(&cfg, &s) != TRACEC_STATUS_SUCCESS) {
+            fprintf(stderr, "record_te_program: no session\n");
+            return 1;
+        }
+    }
+    for (int i = 0; i < n; i++) round_of(i);
+    TRACEC_INSTANT(odd, "odd"); /* a category the recorder was not told of: enabled when it wants all */
+    if (s != NULL && tracec_session_stop(s) != TRACEC_STATUS_SUCCESS) return 1;
+    return 0;
+}

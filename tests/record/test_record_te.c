@@ -1,0 +1,216 @@
+/*
+ * test_record_te.c - a track-event program (record_te_program: the
+ * TRACEC_* macros, no recorder code) under `tracec record -- PROGRAM`: its
+ * slices, args (extension fields included), flows and counters reach the
+ * recorder's trace; with a session of its own as well, both traces show
+ * the same; the recorder's --categories enable categories for its session
+ * only.  Checked with Perfetto's trace processor.
+ */
+#define _GNU_SOURCE
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "test_util.h"
+
+#define TRACEC TRACEC_BINARY_DIR "/tools/tracec/tracec"
+#define PROG TRACEC_BINARY_DIR "/tests/record/record_te_program"
+#define TP tt_trace_processor()
+
+static char g_dir[64];
+
+static void setup(void) {
+    snprintf(g_dir, sizeof g_dir, "/tmp/tracec-recte-XXXXXX");
+    cr_assert_not_null(mkdtemp(g_dir));
+}
+
+static void teardown(void) {
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", g_dir);
+    (void)system(cmd);
+}
+
+/* Runs `cmd` with sh; returns its exit status and its stdout+stderr in a malloc'd string. */
+static int run(const char *cmd, char **out) {
+    char *full;
+    cr_assert(asprintf(&full, "( %s ) 2>&1", cmd) > 0);
+    tt_buf b = {0};
+    int st = tt_capture(full, &b);
+    cr_assert_neq(st, -1, "cannot run: %s", full);
+    free(full);
+    if (out)
+        *out = b.data;
+    else
+        tt_buf_free(&b);
+    return st;
+}
+
+/* Runs a query through the trace processor; returns its CSV (skips the test where it is absent). */
+static char *tp_query(const char *trace, const char *sql) {
+    if (TP == NULL) tt_skip_without_trace_processor();
+    char path[128], cmd[1024], *out;
+    snprintf(path, sizeof path, "%s/q.sql", g_dir);
+    FILE *f = fopen(path, "w");
+    fputs(sql, f);
+    fclose(f);
+    snprintf(cmd, sizeof cmd, "%s %s -q %s 2>/dev/null", TP, trace, path);
+    cr_assert_eq(run(cmd, &out), 0, "trace processor failed:\n%s", out);
+    return out;
+}
+
+/* The recorder's summary of each provider is an instant of its own. */
+#define NOT_SUMMARY "name not like 'provider %'"
+
+/* What the test compares: events by name (count, slices ended), args by key, counters, flows, and the
+   errors and losses the trace processor found. */
+static const char *const QUERIES[] = {
+    "select name, count(*) as n, sum(dur > 0) as ended, sum(depth) as depth from slice where " NOT_SUMMARY
+    " group by name order by name;\n",
+    "select a.key, count(*) as n, sum(a.int_value) as total from slice s join args a using(arg_set_id) "
+    "where s." NOT_SUMMARY " and (a.key like 'debug.%' or a.key like '%custom_counter%') group by a.key "
+    "order by a.key;\n",
+    "select t.name, count(*) as n, sum(c.value) as total from counter c join counter_track t on c.track_id = t.id "
+    "group by t.name order by t.name;\n",
+    "select count(*) as flows, sum(so.name = 'read' and si.name = 'done') as read_to_done from flow f "
+    "join slice so on f.slice_out = so.id join slice si on f.slice_in = si.id;\n",
+    "select name, value from stats where (severity = 'error' or severity = 'data_loss') and value > 0 "
+    "order by name;\n",
+};
+enum { Q_SLICES, Q_ARGS, Q_COUNTERS, Q_FLOWS, Q_BAD, Q_COUNT };
+
+static char *query(const char *trace, int q) { return tp_query(trace, QUERIES[q]); }
+
+TestSuite(record_te, .init = setup, .fini = teardown, .timeout = 60);
+
+Test(record_te, track_events_reach_the_recorder) {
+    char cmd[1024], trace[128], *out;
+    snprintf(trace, sizeof trace, "%s/rec.pftrace", g_dir);
+    snprintf(cmd, sizeof cmd, "%s record -o %s -- %s events 50", TRACEC, trace, PROG);
+    int rc = run(cmd, &out);
+    cr_assert_eq(rc, 0, "%s", out);
+    free(out);
+    char *slices = query(trace, Q_SLICES);
+    cr_expect(strstr(slices, "\"work\",50,50,0") != NULL, "work slices:\n%s", slices);
+    cr_expect(strstr(slices, "\"typed\",50,0,50") != NULL, "typed events inside work:\n%s", slices);
+    cr_expect(strstr(slices, "\"read\",50,0,50") != NULL, "read instants:\n%s", slices);
+    cr_expect(strstr(slices, "\"done\",50,0,50") != NULL, "done instants:\n%s", slices);
+    cr_expect(strstr(slices, "\"debug\",50,0,50") != NULL, "debug instants:\n%s", slices);
+    cr_expect(strstr(slices, "\"odd\",1,0,0") != NULL, "an undeclared category, all wanted:\n%s", slices);
+    free(slices);
+    char *args = query(trace, Q_ARGS);
+    cr_expect(strstr(args, "\"debug.i\",50,1225") != NULL, "debug int arg:\n%s", args);
+    cr_expect(strstr(args, "\"debug.bytes\",50,6225") != NULL, "debug int arg:\n%s", args);
+    cr_expect(strstr(args, "custom_counter\",50,1225") != NULL, "extension field:\n%s", args);
+    free(args);
+    char *counters = query(trace, Q_COUNTERS);
+    cr_expect(strstr(counters, "\"queue\",50,1225") != NULL, "counter:\n%s", counters);
+    free(counters);
+    char *flows = query(trace, Q_FLOWS);
+    cr_expect(strstr(flows, "50,50") != NULL, "flows:\n%s", flows);
+    free(flows);
+    char *bad = query(trace, Q_BAD);
+    cr_expect(strchr(strchr(bad, '\n') + 1, '"') == NULL, "errors or losses:\n%s", bad);
+    free(bad);
+}
+
+Test(record_te, own_session_and_recorder_give_the_same_trace) {
+    char cmd[1024], rec[128], own[128], *out;
+    snprintf(rec, sizeof rec, "%s/rec.pftrace", g_dir);
+    snprintf(own, sizeof own, "%s/own.pftrace", g_dir);
+    snprintf(cmd, sizeof cmd, "%s record -o %s -- %s events 40 %s", TRACEC, rec, PROG, own);
+    int rc = run(cmd, &out);
+    cr_assert_eq(rc, 0, "%s", out);
+    free(out);
+    for (int q = 0; q < Q_COUNT; q++) {
+        char *a = query(rec, q), *b = query(own, q);
+        cr_expect_str_eq(a, b, "query %d differs:\nrecorder:\n%s\nown session:\n%s", q, a, b);
+        if (q == Q_SLICES) cr_expect(strstr(a, "\"work\",40,40,0") != NULL, "%s", a);
+        free(a);
+        free(b);
+    }
+}
+
+Test(record_te, recorder_categories_are_its_session_only) {
+    char cmd[1024], rec[128], own[128], *out;
+    snprintf(rec, sizeof rec, "%s/rec.pftrace", g_dir);
+    snprintf(own, sizeof own, "%s/own.pftrace", g_dir);
+    /* the recorder wants io; the program's own session wants app and dbg */
+    snprintf(cmd, sizeof cmd, "%s record --categories io -o %s -- %s events 30 %s app,dbg", TRACEC, rec, PROG, own);
+    int rc = run(cmd, &out);
+    cr_assert_eq(rc, 0, "%s", out);
+    free(out);
+    char *a = query(rec, Q_SLICES), *b = query(own, Q_SLICES);
+    cr_expect_str_eq(a, "\"name\",\"n\",\"ended\",\"depth\"\n\"done\",30,0,0\n\"read\",30,0,0\n",
+                     "recorder's session: io only:\n%s", a);
+    cr_expect_str_eq(b, "\"name\",\"n\",\"ended\",\"depth\"\n\"debug\",30,0,30\n\"typed\",30,0,30\n\"work\",30,30,0\n",
+                     "own session: app and dbg:\n%s", b);
+    free(a);
+    free(b);
+    char *c = query(rec, Q_COUNTERS);
+    cr_expect(strstr(c, "queue") == NULL, "no app counter in the recorder's session:\n%s", c);
+    free(c);
+}
+
+Test(record_te, program_without_events_registers) {
+    char cmd[1024], rec[128], *out;
+    snprintf(rec, sizeof rec, "%s/rec.pftrace", g_dir);
+    snprintf(cmd, sizeof cmd, "%s record -o %s -- %s none", TRACEC, rec, PROG);
+    int rc = run(cmd, &out);
+    /* it connected (its categories' constructor started the client): a provider that wrote no event */
+    cr_expect_eq(rc, 0, "%s", out);
+    cr_expect(strstr(out, "no provider registered") == NULL, "%s", out);
+    free(out);
+}
+
+Test(record_te, attach_by_variable_and_list_shows_the_categories) {
+    char cmd[1400], sock[128], rec[128], *out;
+    snprintf(sock, sizeof sock, "%s/s", g_dir);
+    snprintf(rec, sizeof rec, "%s/rec.pftrace", g_dir);
+    /* a recorder on a socket of its own; the program opts in with the variable and stays 1.5 s */
+    snprintf(cmd, sizeof cmd,
+             "%s record --attach --socket %s --duration 2500ms -o %s > /dev/null 2>&1 & sleep 0.5; "
+             "TRACEC_RECORDER_SOCKET=%s %s wait 1500 & sleep 0.7; %s record --list --socket %s; wait",
+             TRACEC, sock, rec, sock, PROG, TRACEC, sock);
+    int rc = run(cmd, &out);
+    cr_assert_eq(rc, 0, "%s", out);
+    cr_expect(strstr(out, "record_te_prog") != NULL, "the program is listed:\n%s", out);
+    cr_expect(strstr(out, "dbg") != NULL && strstr(out, "io") != NULL && strstr(out, "app") != NULL,
+              "its categories are listed:\n%s", out);
+    free(out);
+    char *slices = query(rec, Q_SLICES);
+    cr_expect(strstr(slices, "\"work\",1,1,0") != NULL, "its events are recorded:\n%s", slices);
+    free(slices);
+}
+
+Test(record_te, no_free_slot_refuses_the_session_with_a_reason) {
+    char cmd[1400], sock[128], rec[128], *out;
+    snprintf(sock, sizeof sock, "%s/s", g_dir);
+    snprintf(rec, sizeof rec, "%s/rec.pftrace", g_dir);
+    /* the program's 4 sessions hold every slot; it then connects with the call (no variable) */
+    snprintf(cmd, sizeof cmd,
+             "%s record --attach --socket %s --duration 2s -o %s & sleep 0.5; "
+             "env -u TRACEC_RECORDER_SOCKET %s slots %s %s; wait",
+             TRACEC, sock, rec, PROG, sock, g_dir);
+    int rc = run(cmd, &out);
+    cr_assert_eq(rc, 0, "%s", out);
+    cr_expect(strstr(out, "refused=1 tracing=0") != NULL, "the program counts the refusal:\n%s", out);
+    cr_expect(strstr(out, "refused the session: no free session slot (4 active)") != NULL,
+              "the recorder says why:\n%s", out);
+    free(out);
+}
+
+Test(record_te, fork_child_writes_nothing_to_the_recorder) {
+    char cmd[1024], rec[128], *out;
+    snprintf(rec, sizeof rec, "%s/rec.pftrace", g_dir);
+    snprintf(cmd, sizeof cmd, "%s record -o %s -- %s fork", TRACEC, rec, PROG);
+    int rc = run(cmd, &out);
+    cr_assert_eq(rc, 0, "%s", out);
+    free(out);
+    char *slices = query(rec, Q_SLICES);
+    cr_expect_str_eq(slices,
+                     "\"name\",\"n\",\"ended\",\"depth\"\n\"debug\",1,0,1\n\"done\",1,0,1\n\"read\",1,0,1\n"
+                     "\"typed\",1,0,1\n\"work\",1,1,0\n",
+                     "only the parent's round:\n%s", slices);
+    free(slices);
+}
