@@ -2053,11 +2053,12 @@ static TRACEC_I_NOINLINE void late_files(te_seq *t, uint32_t i) {
 
 tracec_status_t tracec_i_te_write_session_packets(int slot, int durable, const char *process_name) {
     tracec_status_t st = TRACEC_STATUS_SUCCESS, s2;
+    /* the files described below: the sequence's first event in the slot (seq_ready) does not add them */
+    if (durable) __atomic_store_n(&slot_files[slot], app_file_count(), __ATOMIC_RELAXED);
     te_seq *t = seq_ready(&te, (uint32_t)slot);
     te.slow_drop = 0; /* not an event: nothing nests */
     if (t == NULL) return TRACEC_STATUS_CLOSED;
     if (durable) {
-        __atomic_store_n(&slot_files[slot], app_file_count(), __ATOMIC_RELAXED);
         t->files_gen = t->gen;
         st = write_extension_descriptors(t);
         s2 = write_process_track(t, process_name);
