@@ -139,7 +139,10 @@ int main(int argc, char **argv) {
         q.cap = (size_t)requests;
         if ((q.items = calloc(q.cap, sizeof *q.items)) == NULL) return 1;
         for (int i = 0; i < WORKERS; i++) pthread_create(&th[i], NULL, worker, (void *)(intptr_t)i);
-        pid_t child = start_compactor("/proc/self/exe", trace);
+        char self[4096];
+        ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1); /* its own name, not "exe" */
+        self[len > 0 ? len : 0] = '\0';
+        pid_t child = start_compactor(len > 0 ? self : argv[0], trace);
         for (long i = 0; i < requests; i++) {
             request r = {(uint64_t)i + 1, (uint32_t)(i * 7919 % 1000), i % 3 == 0};
             TRACEC_TE(kv, TRACEC_TE_INSTANT("accept"), TRACEC_TE_FLOW(r.id));

@@ -18,9 +18,11 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "perfetto/common/trace_stats.tracec.h"
+#include "perfetto/trace/clock_snapshot.tracec.h"
 #include "perfetto/trace/trace_packet.tracec.h"
 #include "perfetto/trace/track_event/debug_annotation.tracec.h"
 #include "perfetto/trace/track_event/track_descriptor.tracec.h"
@@ -801,6 +803,39 @@ static tracec_status_t check_dir(const char *dir) {
     return TRACEC_STATUS_SUCCESS;
 }
 
+/*
+ * The trace's one ClockSnapshot of the global clocks (BOOTTIME, the trace
+ * clock, with MONOTONIC and REALTIME), on the recorder's sequence at the
+ * start: the providers' sessions write none (theirs, saved process after
+ * process, would not be in time order, which the trace processor counts as
+ * invalid_clock_snapshots); their sequences' incremental clocks are defined
+ * on BOOTTIME.
+ */
+static void write_clock_snapshot(tracec_recorder *r) {
+    static const struct {
+        uint32_t id;
+        clockid_t clk;
+    } clocks[] = {{6, CLOCK_BOOTTIME}, {3, CLOCK_MONOTONIC}, {1, CLOCK_REALTIME}};
+    tracec_writer w;
+    perfetto_protos_TracePacket pkt;
+    perfetto_protos_ClockSnapshot cs;
+    tracec_trace_file_begin_packet(r->file, &w, &pkt.msg);
+    perfetto_protos_TracePacket_set_trusted_packet_sequence_id(&pkt, RECORDER_SEQ);
+    perfetto_protos_TracePacket_begin_clock_snapshot(&pkt, &cs);
+    for (size_t i = 0; i < sizeof clocks / sizeof clocks[0]; i++) {
+        perfetto_protos_ClockSnapshot_Clock c;
+        struct timespec ts;
+        clock_gettime(clocks[i].clk, &ts);
+        perfetto_protos_ClockSnapshot_begin_clocks(&cs, &c);
+        perfetto_protos_ClockSnapshot_Clock_set_clock_id(&c, clocks[i].id);
+        perfetto_protos_ClockSnapshot_Clock_set_timestamp(&c, (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec);
+        perfetto_protos_ClockSnapshot_end_clocks(&cs, &c);
+    }
+    perfetto_protos_ClockSnapshot_set_primary_trace_clock(&cs, perfetto_protos_BUILTIN_CLOCK_BOOTTIME);
+    perfetto_protos_TracePacket_end_clock_snapshot(&pkt, &cs);
+    (void)tracec_trace_file_end_packet(r->file, &w, &pkt.msg);
+}
+
 static void write_recorder_track(tracec_recorder *r) {
     tracec_writer w;
     perfetto_protos_TracePacket pkt;
@@ -813,6 +848,7 @@ static void write_recorder_track(tracec_recorder *r) {
     perfetto_protos_TrackDescriptor_set_cstr_name(&td, "tracec record");
     perfetto_protos_TracePacket_end_track_descriptor(&pkt, &td);
     (void)tracec_trace_file_end_packet(r->file, &w, &pkt.msg);
+    write_clock_snapshot(r);
 }
 
 static size_t round_up(size_t v, size_t to) { return (v + to - 1u) / to * to; }

@@ -966,7 +966,7 @@ static void on_start(tracec_provider *p, const tracec_i_msg *m) {
         tracec_i_te_slot_open(p->slot, p->buf.handle, p->mode, 6u /* BOOTTIME, the recorder's clock */);
         p->slot_open = 1;
         if (p->te_packets) /* a loss is counted by the buffer */
-            (void)tracec_i_te_write_session_packets(p->slot, 1, p->name);
+            (void)tracec_i_te_write_session_packets(p->slot, 1, 0, p->name);
         tracec_i_te_slot_enable(p->slot, p->ctx, 1);
         tracec_i_te_session_leave(entered);
         pthread_mutex_unlock(&p->ctl);

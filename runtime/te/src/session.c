@@ -463,7 +463,7 @@ static tracec_status_t session_start(const tracec_session_config *config, tracec
     ++gen;
     if ((st = tracec_start_context(s->ctx)) != TRACEC_STATUS_SUCCESS) goto fail;
     s->active = 1;
-    st = tracec_i_te_write_session_packets(slot, 1, s->has_process_name ? s->process_name : NULL);
+    st = tracec_i_te_write_session_packets(slot, 1, 1, s->has_process_name ? s->process_name : NULL);
     if (st != TRACEC_STATUS_SUCCESS) {
         s->active = 0;
         goto fail;
@@ -550,7 +550,7 @@ tracec_status_t tracec_session_resume_with_options(tracec_session *h, const trac
         /* The run has started: a packet a full buffer refused (the producers may have filled it since the
            start) is a loss the buffer counts, not a failed resume. */
         tracec_status_t pst =
-            tracec_i_te_write_session_packets(s->slot, !same, s->has_process_name ? s->process_name : NULL);
+            tracec_i_te_write_session_packets(s->slot, !same, 1, s->has_process_name ? s->process_name : NULL);
         if (pst != TRACEC_STATUS_BUFFER_FULL) st = pst;
     }
     pthread_mutex_unlock(&mu);

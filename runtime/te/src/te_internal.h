@@ -69,10 +69,12 @@ void tracec_i_te_slot_bump(int i);
 /*
  * Writes to slot `slot`, through the calling thread's sequence there: with
  * `durable`, the extension descriptors of the registered files, the process
- * track and the declared tracks; always a ClockSnapshot.  `process_name`
- * may be NULL.  Returns the first failing status.
+ * track and the declared tracks; with `clocks`, a ClockSnapshot of the
+ * global clocks (not in a recorder's session: several processes' snapshots
+ * would not be in time order in its trace; the recorder writes one).
+ * `process_name` may be NULL.  Returns the first failing status.
  */
-tracec_status_t tracec_i_te_write_session_packets(int slot, int durable, const char *process_name);
+tracec_status_t tracec_i_te_write_session_packets(int slot, int durable, int clocks, const char *process_name);
 
 /* Bytes of the ExtensionDescriptor packets a session writes at start. */
 size_t tracec_i_te_descriptor_bytes(void);

@@ -2051,7 +2051,7 @@ static TRACEC_I_NOINLINE void late_files(te_seq *t, uint32_t i) {
         (void)write_extension_descriptors(t); /* a loss is counted by the buffer */
 }
 
-tracec_status_t tracec_i_te_write_session_packets(int slot, int durable, const char *process_name) {
+tracec_status_t tracec_i_te_write_session_packets(int slot, int durable, int clocks, const char *process_name) {
     tracec_status_t st = TRACEC_STATUS_SUCCESS, s2;
     /* the files described below: the sequence's first event in the slot (seq_ready) does not add them */
     if (durable) __atomic_store_n(&slot_files[slot], app_file_count(), __ATOMIC_RELAXED);
@@ -2070,6 +2070,7 @@ tracec_status_t tracec_i_te_write_session_packets(int slot, int durable, const c
                 st = TRACEC_STATUS_BUFFER_FULL;
         pthread_mutex_unlock(&tracks_mu);
     }
+    if (!clocks) return st;
     s2 = write_clock_snapshot(t);
     return st == TRACEC_STATUS_SUCCESS ? s2 : st;
 }
