@@ -16,6 +16,14 @@
  *                Row "tracec-te-dyn": the same instant with its name in a
  *                char array (TRACEC_TE_INSTANT_DYN, interned by content).
  *   te_slice     a slice begin or end (TRACEC_SLICE_BEGIN / _END pairs)
+ *   te_recorder  the te_instant event into the session of `tracec record`
+ *                (another process, --attach, STREAMING with --wait: lossless
+ *                like the in-process row, same buffer size) instead of the
+ *                process's own session: the same engine on a memfd, its
+ *                regions handed to the recorder.  Row "in-process" is the
+ *                te_instant event under a symbol of its own; the ratio
+ *                recorder / in-process is printed (target <= 1.2x on the
+ *                writing thread).  Needs the tracec command (BENCH_TE_TRACEC).
  *   te_typed     TRACEC_EVENT_AS with two extension fields, against the raw
  *                writers writing the same packet, and the SDK writing the
  *                same two fields with PERFETTO_TE_PROTO_FIELDS.
@@ -44,6 +52,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,7 +68,7 @@
 #include "bench_te_sdk.h"
 #endif
 
-#define BENCH_CATEGORIES(C) C(on, "on") C(off, "off") C(two, "two")
+#define BENCH_CATEGORIES(C) C(on, "on") C(off, "off") C(two, "two") C(rec, "rec")
 TRACEC_TE_DECLARE_CATEGORIES(BENCH_CATEGORIES)
 TRACEC_TE_DEFINE_CATEGORIES(BENCH_CATEGORIES)
 
@@ -142,6 +151,17 @@ __attribute__((noinline)) void bench_te_loop_disabled(uint64_t n) {
 
 __attribute__((noinline)) void bench_te_loop_instant(uint64_t n) {
     for (uint64_t i = 0; i < n; i++) TRACEC_TE(on, TRACEC_TE_INSTANT("tick"), TRACEC_TE_ARG_INT("value", i));
+}
+
+/* The te_instant event into the recorder's session ("rec": only the recorder enables it), and into the
+ * process's own, each under a symbol of its own. */
+__attribute__((noinline)) void bench_te_loop_instant_recorder(uint64_t n) {
+    for (uint64_t i = 0; i < n; i++) TRACEC_TE(rec, TRACEC_TE_INSTANT("tick"), TRACEC_TE_ARG_INT("value", i));
+}
+
+__attribute__((noinline)) void bench_te_loop_instant_own(uint64_t n) {
+    for (uint64_t i = 0; i < n; i++) TRACEC_TE(on, TRACEC_TE_INSTANT("tick"), TRACEC_TE_ARG_INT("value", i));
+    __asm__ volatile("" ::: "memory");
 }
 
 /* The same event with its name known only at run time (TRACEC_TE_INSTANT_DYN): interned by content. */
@@ -273,7 +293,7 @@ __attribute__((noinline)) void bench_te_loop_floor(uint64_t n) {
     }
 }
 
-enum side { SIDE_TRACEC, SIDE_SDK, SIDE_RAW, SIDE_FLOOR };
+enum side { SIDE_TRACEC, SIDE_SDK, SIDE_RAW, SIDE_FLOOR, SIDE_RECORDER };
 
 typedef struct impl {
     const char *bench, *name, *symbol;
@@ -313,6 +333,10 @@ static impl g_impls[] = {
     ROW("te_instant", "perfetto-sdk", bench_sdk_loop_instant_2t, 2, SIDE_SDK),
 #endif
     ROW("te_instant", "raw-writers", bench_te_loop_raw_instant_2t, 2, SIDE_RAW),
+#ifdef BENCH_TE_TRACEC
+    ROW("te_recorder", "in-process", bench_te_loop_instant_own, 1, SIDE_RAW),
+    ROW("te_recorder", "recorder", bench_te_loop_instant_recorder, 1, SIDE_RECORDER),
+#endif
     ROW("te_two_sessions", "1-session", bench_te_loop_one_session, 1, SIDE_TRACEC),
     ROW("te_two_sessions", "2-sessions", bench_te_loop_two_sessions, 1, SIDE_TRACEC),
     ROW("floor", "hand-written", bench_te_loop_floor, 1, SIDE_FLOOR), /* last */
@@ -331,6 +355,59 @@ static int start_tracec(size_t size, tracec_session_write_fn write, void *data) 
     cfg.buffer_size = size;
     return tracec_session_start(&cfg, &g_session) == TRACEC_STATUS_SUCCESS ? 0 : -1;
 }
+
+#ifdef BENCH_TE_TRACEC
+/* `tracec record --attach` on a socket of its own, category "rec" only, STREAMING lossless (--wait); this
+ * process connected to it and traced. */
+static pid_t g_recorder = -1;
+static char g_rec_dir[64];
+
+static void start_recorder(size_t size) {
+    char sock[128], out[128], bs[32];
+    snprintf(g_rec_dir, sizeof g_rec_dir, "/tmp/bench_te_rec_XXXXXX");
+    if (mkdtemp(g_rec_dir) == NULL) return;
+    snprintf(sock, sizeof sock, "%s/s", g_rec_dir);
+    snprintf(out, sizeof out, "%s/rec.pftrace", g_rec_dir);
+    snprintf(bs, sizeof bs, "%zu", size);
+    g_recorder = fork();
+    if (g_recorder == 0) {
+        int dn = open("/dev/null", O_WRONLY);
+        if (dn >= 0) dup2(dn, 1), dup2(dn, 2);
+        execl(BENCH_TE_TRACEC, BENCH_TE_TRACEC, "record", "--attach", "--socket", sock, "-o", out, "--categories",
+              "rec", "--buffer-size", bs, "--wait", "1000", (char *)NULL);
+        _exit(127);
+    }
+    for (int i = 0; i < 500 && access(sock, F_OK) != 0; i++) usleep(10000);
+    usleep(50000); /* bound, then listening */
+    tracec_te_recorder_config rc = TRACEC_TE_RECORDER_CONFIG_INIT;
+    rc.socket_path = sock;
+    rc.synchronous = true;
+    rc.max_wait_ms = 1000;
+    if (tracec_te_recorder_connect(&rc) != TRACEC_STATUS_SUCCESS || !tracec_te_recorder_stats().tracing) {
+        fprintf(stderr, "bench_te: the recorder's session did not start (%s)\n", sock);
+        exit(1);
+    }
+}
+
+/* Disconnects, stops the recorder (SIGINT: it writes its trace) and says what it lost. */
+static void stop_recorder(void) {
+    char cmd[128];
+    int st;
+    if (g_recorder <= 0) return;
+    tracec_te_recorder_stats_t rs = tracec_te_recorder_stats();
+    tracec_te_recorder_disconnect();
+    kill(g_recorder, SIGINT);
+    while (waitpid(g_recorder, &st, 0) < 0 && errno == EINTR) {
+    }
+    g_recorder = -1;
+    if (rs.dropped != 0)
+        printf("te_recorder: the recorder's session dropped %llu of %llu packets (not lossless: the ratio is "
+               "not equal work)\n",
+               (unsigned long long)rs.dropped, (unsigned long long)rs.produced);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", g_rec_dir);
+    if (system(cmd) != 0) fprintf(stderr, "bench_te: cannot remove %s\n", g_rec_dir);
+}
+#endif
 
 /* `big`: buffers that hold every packet of a callgrind run, so no producer waits (or spins) for a delivery.
  * The SDK's ring buffer wraps in the timed rounds (its producers write into the 32 MB shared memory and
@@ -367,6 +444,9 @@ static void setup(int big) {
         exit(1);
     }
     tracec_start_context(ctx);
+#ifdef BENCH_TE_TRACEC
+    start_recorder(size);
+#endif
 #ifdef BENCH_TE_SDK
     if (bench_sdk_init() != 0 || bench_sdk_start(64 * 1024) != 0) {
         fprintf(stderr, "bench_te: cannot start the Perfetto SDK's session\n");
@@ -506,8 +586,14 @@ static int cg_child(const char *symbol, uint64_t n) {
         } else {
             (void)run(im, n);
         }
+#ifdef BENCH_TE_TRACEC
+        stop_recorder();
+#endif
         return 0;
     }
+#ifdef BENCH_TE_TRACEC
+    stop_recorder();
+#endif
     return 1;
 }
 
@@ -670,6 +756,9 @@ int main(int argc, char **argv) {
     tracec_session_stop(g_session);
     tracec_session_stop(g_session2);
     g_session = g_session2 = NULL;
+#ifdef BENCH_TE_TRACEC
+    stop_recorder();
+#endif
 #ifdef BENCH_TE_SDK
     {
         size_t ignored;
@@ -786,6 +875,17 @@ int main(int argc, char **argv) {
                r <= 2.0 && (one->instructions <= 0 || two->instructions <= 2.0 * one->instructions) ? "met"
                                                                                                    : "NOT met");
     }
+#ifdef BENCH_TE_TRACEC
+    {
+        const impl *own = find("te_recorder", "in-process", 1), *rec = find("te_recorder", "recorder", 1);
+        double lo, hi, r = ratio(rec, own, reps, &lo, &hi), c = median(rec->cpu_ns, reps) / median(own->cpu_ns, reps);
+        printf("te_recorder: the instant into tracec record's session / into the process's own: %.2fx wall (median of "
+               "rounds, %.2f-%.2f), %.2fx cpu of the writing thread, %.0f / %.0f instructions = %.2fx; target <= "
+               "1.2x: %s\n",
+               r, lo, hi, c, rec->instructions, own->instructions,
+               own->instructions > 0 ? rec->instructions / own->instructions : 0.0, r <= 1.2 ? "met" : "NOT met");
+    }
+#endif
     printf("targets: te_disabled <= 1 ns and <= 4 instructions; te_instant <= 1.5x raw-writers (1 thread): %.2fx\n",
            ratio(find("te_instant", "tracec-te", 1), find("te_instant", "raw-writers", 1), reps, NULL, NULL));
 
