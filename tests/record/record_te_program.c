@@ -20,6 +20,9 @@
  *   record_te_program fork
  *       a fork child (no exec) writes a round with "child" instants and
  *       exits; then the parent writes one round.
+ *   record_te_program mixed
+ *       a slice "outer" of the macros with an instant "by hand" inside it,
+ *       written by hand through tracec/provider.h on the thread's track.
  *   record_te_program slots SOCKET DIR
  *       starts 4 sessions of its own (DIR/sK.pftrace), then connects to the
  *       recorder at SOCKET (tracec_te_recorder_connect, synchronous), which
@@ -34,6 +37,8 @@
 #include <unistd.h>
 
 #include "my_events.tracec.h"
+#include "perfetto/trace/trace_packet.tracec.h"
+#include "tracec/provider.h"
 #include "tracec/track_event.h"
 
 /* "odd one": a name the recorder protocol cannot declare (a space); the program still registers */
@@ -120,6 +125,27 @@ int main(int argc, char **argv) {
         tracec_te_recorder_disconnect();
         for (int i = 0; i < TRACEC_TE_MAX_SESSIONS; i++)
             if (tracec_session_stop(own[i]) != TRACEC_STATUS_SUCCESS) return 1;
+        return 0;
+    }
+    if (strcmp(argv[1], "mixed") == 0) {
+        tracec_provider *p;
+        bool started;
+        struct timespec now;
+        if (tracec_provider_register_sync("mixed", &started, &p) != TRACEC_STATUS_SUCCESS || !started) return 1;
+        TRACEC_SLICE_BEGIN(app, "outer");
+        tracec_writer w;
+        perfetto_protos_TracePacket pkt;
+        perfetto_protos_TrackEvent ev;
+        tracec_provider_begin_packet(p, &w, &pkt.msg);
+        clock_gettime(CLOCK_BOOTTIME, &now); /* TRACEC_PROVIDER_CLOCK_ID */
+        perfetto_protos_TracePacket_set_timestamp(&pkt, (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec);
+        perfetto_protos_TracePacket_begin_track_event(&pkt, &ev);
+        perfetto_protos_TrackEvent_set_type(&ev, perfetto_protos_TrackEvent_TYPE_INSTANT);
+        perfetto_protos_TrackEvent_set_cstr_name(&ev, "by hand");
+        perfetto_protos_TrackEvent_set_track_uuid(&ev, tracec_provider_thread_track_uuid(p));
+        perfetto_protos_TracePacket_end_track_event(&pkt, &ev);
+        if (tracec_provider_end_packet(p, &w, &pkt.msg) != TRACEC_STATUS_SUCCESS) return 1;
+        TRACEC_SLICE_END(app);
         return 0;
     }
     if (strcmp(argv[1], "events") != 0 || argc < 3) return 2;

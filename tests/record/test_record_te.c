@@ -214,3 +214,21 @@ Test(record_te, fork_child_writes_nothing_to_the_recorder) {
                      "only the parent's round:\n%s", slices);
     free(slices);
 }
+
+/* Packets written by hand (tracec/provider.h) land on the thread's one track, inside its macros' slice. */
+Test(record_te, hand_written_packets_share_the_threads_track) {
+    char cmd[1024], trace[128], *out;
+    snprintf(trace, sizeof trace, "%s/mixed.pftrace", g_dir);
+    snprintf(cmd, sizeof cmd, "%s record -o %s -- %s mixed", TRACEC, trace, PROG);
+    int rc = run(cmd, &out);
+    cr_assert_eq(rc, 0, "%s", out);
+    free(out);
+    char *slices = tp_query(trace, "select s.name, s.depth, (select count(distinct track_id) from slice where "
+                                   NOT_SUMMARY ") as tracks from slice s where s." NOT_SUMMARY " order by s.ts;\n");
+    cr_expect_str_eq(slices, "\"name\",\"depth\",\"tracks\"\n\"outer\",0,1\n\"by hand\",1,1\n", "%s", slices);
+    free(slices);
+    char *tracks = tp_query(trace, "select (select count(*) from process_track) as process_tracks, "
+                                   "(select count(*) from thread_track) as thread_tracks;\n");
+    cr_expect_str_eq(tracks, "\"process_tracks\",\"thread_tracks\"\n1,1\n", "%s", tracks);
+    free(tracks);
+}

@@ -212,7 +212,9 @@ static uint64_t hash_bytes(const uint8_t *p, size_t n) {
         h ^= h >> 29;
     }
     for (; i < n; i++) h = (h ^ p[i]) * UINT64_C(0x100000001b3);
-    return tracec_i_rec_mix(h);
+    h ^= h >> 33; /* finalised: every input bit reaches every output bit */
+    h *= UINT64_C(0xc4ceb9fe1a85ec53);
+    return h ^ (h >> 33);
 }
 
 typedef struct save_ctx {

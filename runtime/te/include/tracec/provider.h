@@ -189,9 +189,18 @@ tracec_status_t tracec_provider_instant(tracec_provider *p, const char *name);
 /*
  * The calling thread's track uuid, for TrackEvent.track_uuid of packets
  * written by hand: tracec_provider_begin_packet describes the thread before
- * its first packet of a run, so such events land on its named track.
+ * its first packet of a run, so such events land on its named track.  It is
+ * the thread's track of the track-event macros too
+ * (tracec_te_thread_track_uuid), so hand-written events and TRACEC_SLICE_*
+ * nest on one track; the process track is tracec_te_process_track_uuid.
+ * Timestamps in the recorder's trace are CLOCK_BOOTTIME nanoseconds
+ * (TRACEC_PROVIDER_CLOCK_ID, the trace's clock): a packet written by hand
+ * sets `timestamp` from clock_gettime(CLOCK_BOOTTIME) and no clock id.
  */
 uint64_t tracec_provider_thread_track_uuid(tracec_provider *p) TRACEC_I_WARN_UNUSED;
+
+/* The clock of the recorder's trace (a BuiltinClock): BOOTTIME. */
+#define TRACEC_PROVIDER_CLOCK_ID 6u
 
 typedef struct tracec_provider_stats {
     uint64_t produced;       /* packets begun while tracing was on */

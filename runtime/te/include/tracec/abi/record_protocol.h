@@ -109,22 +109,6 @@ typedef struct tracec_i_fifo_packet {
 #define TRACEC_I_REC_FENCE(order) __atomic_thread_fence(order)
 #endif
 
-/* Track uuids both ends compute: a provider's process track and a thread's track. */
-static inline uint64_t tracec_i_rec_mix(uint64_t x) {
-    x ^= x >> 33;
-    x *= UINT64_C(0xff51afd7ed558ccd);
-    x ^= x >> 33;
-    x *= UINT64_C(0xc4ceb9fe1a85ec53);
-    x ^= x >> 33;
-    return x | 1u;
-}
-static inline uint64_t tracec_i_rec_process_uuid(uint32_t pid) {
-    return tracec_i_rec_mix(((uint64_t)pid << 32) | UINT64_C(0x7072));
-}
-static inline uint64_t tracec_i_rec_thread_uuid(uint32_t pid, uint32_t tid) {
-    return tracec_i_rec_mix(((uint64_t)pid << 32) ^ (uint64_t)tid ^ UINT64_C(0x7468000000000000));
-}
-
 /* ---- helpers both ends use (record_io.c) ---- */
 
 /* Sends `m` (its used part) with up to 2 fds; 0, or -1 with errno. Never raises SIGPIPE. */
