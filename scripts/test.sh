@@ -15,14 +15,14 @@
 # TRACEC_TRACE_PROCESSOR) is a ctest skip without it; with CI=true a skipped
 # test fails the run.
 # Usage: scripts/test.sh            (from anywhere; installs missing packages first)
-# Env:   TRACEC_FUZZ_SECONDS=N (default 20; 0 skips fuzzing), JOBS=N (default nproc), CI=true
+# Env:   TRACEC_FUZZ_SECONDS=N (default 10, after each seed corpus; 0 skips fuzzing), JOBS=N (default nproc), CI=true
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 "$root/scripts/setup.sh"
 
 jobs=${JOBS:-$(nproc)}
-fuzz_seconds=${TRACEC_FUZZ_SECONDS:-20}
+fuzz_seconds=${TRACEC_FUZZ_SECONDS:-10}
 failed=()
 
 stage_start=$SECONDS
@@ -37,12 +37,29 @@ step() {
   printf '\n==== %s ====\n' "$*"
 }
 
-configure_build() { # dir, build type, extra cmake args...
-  local dir=$1 type=$2; shift 2
+# configure_build DIR TYPE [cmake args...]: configures and builds DIR; with
+# BUILD_TARGETS set (a command printing target names, run after the
+# configure), only those targets and what they need.  Prints the build's time.
+configure_build() {
+  local dir=$1 type=$2 start=$SECONDS targets=(); shift 2
   mkdir -p "$dir"
   cmake -S "$root" -B "$dir" -DCMAKE_BUILD_TYPE="$type" -DTRACEC_WERROR=ON "$@" >"$dir/configure.log" 2>&1 \
     || { cat "$dir/configure.log"; return 1; }
-  cmake --build "$dir" -j"$jobs" >"$dir/build.log" 2>&1 || { tail -n 60 "$dir/build.log"; return 1; }
+  if [ -n "${BUILD_TARGETS:-}" ]; then
+    mapfile -t targets < <(eval "$BUILD_TARGETS")
+    [ ${#targets[@]} -gt 0 ] || { echo "no targets from: $BUILD_TARGETS"; return 1; }
+    targets=(--target "${targets[@]}")
+  fi
+  cmake --build "$dir" -j"$jobs" "${targets[@]}" >"$dir/build.log" 2>&1 || { tail -n 60 "$dir/build.log"; return 1; }
+  echo "-- configured and built $(basename "$dir") in $((SECONDS - start))s"
+}
+
+# The executables of the tests ctest selects with ARGS (ctest_targets DIR ARGS...), one a
+# line: each test is named after its executable, or <executable>_memfd (tests/buffer's
+# runs over memfd buffers).  One that is not a target fails the build, so none is missed.
+ctest_targets() {
+  local dir=$1; shift
+  ctest --test-dir "$dir" "$@" -N | sed -n 's/^ *Test *#[0-9]*: *//p' | sed 's/_memfd$//' | sort -u
 }
 
 # run_ctest NAME ctest-args...: a failure fails NAME; a skipped test (no
@@ -85,17 +102,21 @@ fi
 
 step "buffer tests (ThreadSanitizer)"
 export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}
-# Only the test folders that have tsan-labelled suites are built (the others would not run here).
-if configure_build "$root/build-tsan" RelWithDebInfo -DTRACEC_SANITIZE=thread "-DTRACEC_TEST_ONLY=core;buffer;te;record"; then
-  run_ctest "tsan" --test-dir "$root/build-tsan" -L tsan -LE fork -j"$jobs" --output-on-failure --no-tests=ignore
+# Only the test folders that have tsan-labelled suites are configured, and only the
+# executables of the tests this stage runs are built (the others would not run here).
+tsan_select=(-L tsan -LE fork)
+if BUILD_TARGETS='ctest_targets "$root/build-tsan" "${tsan_select[@]}"' \
+     configure_build "$root/build-tsan" RelWithDebInfo -DTRACEC_SANITIZE=thread "-DTRACEC_TEST_ONLY=core;buffer;te;record"; then
+  run_ctest "tsan" --test-dir "$root/build-tsan" "${tsan_select[@]}" -j"$jobs" --output-on-failure --no-tests=ignore
 else
   failed+=("tsan build")
 fi
 
 if [ "$fuzz_seconds" != 0 ] && command -v clang >/dev/null; then
   step "fuzz targets (${fuzz_seconds}s each)"
-  if CC=clang CXX=clang++ configure_build "$root/build-fuzz" RelWithDebInfo -DTRACEC_BUILD_FUZZ=ON -DTRACEC_BUILD_TESTS=OFF \
-       -DTRACEC_SANITIZE=address,undefined; then
+  # Only the fuzz targets (tracec_fuzzers) and the libraries they link are built.
+  if BUILD_TARGETS='echo tracec_fuzzers' CC=clang CXX=clang++ configure_build "$root/build-fuzz" RelWithDebInfo \
+       -DTRACEC_BUILD_FUZZ=ON -DTRACEC_BUILD_TESTS=OFF -DTRACEC_BUILD_EXAMPLES=OFF -DTRACEC_SANITIZE=address,undefined; then
     # fuzz_one NAME BINARY: runs one target; its log is printed when it is done.
     fuzz_one() {
       local name=$1 fuzzer=$2 corpus="$root/fuzz/${1#fuzz_}/corpus" work
