@@ -9,20 +9,22 @@
 #      under AddressSanitizer + UndefinedBehaviorSanitizer;
 #   3. the threaded tests (ctest label "tsan") under ThreadSanitizer;
 #   4. each libFuzzer target for a bounded time (clang only), JOBS at a time.
+# Each stage's build starts in the background at the lowest CPU priority while
+# the stage before it runs its tests (bg_build), so the stage times overlap.
 # So both of the builds packagers make (GCC and clang, Release, static and
 # shared) pass every test, one of them under the sanitizers.
 # A test that needs Perfetto's trace processor (CMake cache variable
 # TRACEC_TRACE_PROCESSOR) is a ctest skip without it; with CI=true a skipped
 # test fails the run.
 # Usage: scripts/test.sh            (from anywhere; installs missing packages first)
-# Env:   TRACEC_FUZZ_SECONDS=N (default 20; 0 skips fuzzing), JOBS=N (default nproc), CI=true
+# Env:   TRACEC_FUZZ_SECONDS=N (default 10, after each seed corpus; 0 skips fuzzing), JOBS=N (default nproc), CI=true
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 "$root/scripts/setup.sh"
 
 jobs=${JOBS:-$(nproc)}
-fuzz_seconds=${TRACEC_FUZZ_SECONDS:-20}
+fuzz_seconds=${TRACEC_FUZZ_SECONDS:-10}
 failed=()
 
 stage_start=$SECONDS
@@ -37,12 +39,29 @@ step() {
   printf '\n==== %s ====\n' "$*"
 }
 
-configure_build() { # dir, build type, extra cmake args...
-  local dir=$1 type=$2; shift 2
+# configure_build DIR TYPE [cmake args...]: configures and builds DIR; with
+# BUILD_TARGETS set (a command printing target names, run after the
+# configure), only those targets and what they need.  Prints the build's time.
+configure_build() {
+  local dir=$1 type=$2 start=$SECONDS targets=(); shift 2
   mkdir -p "$dir"
   cmake -S "$root" -B "$dir" -DCMAKE_BUILD_TYPE="$type" -DTRACEC_WERROR=ON "$@" >"$dir/configure.log" 2>&1 \
     || { cat "$dir/configure.log"; return 1; }
-  cmake --build "$dir" -j"$jobs" >"$dir/build.log" 2>&1 || { tail -n 60 "$dir/build.log"; return 1; }
+  if [ -n "${BUILD_TARGETS:-}" ]; then
+    mapfile -t targets < <(eval "$BUILD_TARGETS")
+    [ ${#targets[@]} -gt 0 ] || { echo "no targets from: $BUILD_TARGETS"; return 1; }
+    targets=(--target "${targets[@]}")
+  fi
+  cmake --build "$dir" -j"$jobs" "${targets[@]}" >"$dir/build.log" 2>&1 || { tail -n 60 "$dir/build.log"; return 1; }
+  echo "-- configured and built $(basename "$dir") in $((SECONDS - start))s"
+}
+
+# The executables of the tests ctest selects with ARGS (ctest_targets DIR ARGS...), one a
+# line: each test is named after its executable, or <executable>_memfd (tests/buffer's
+# runs over memfd buffers).  One that is not a target fails the build, so none is missed.
+ctest_targets() {
+  local dir=$1; shift
+  ctest --test-dir "$dir" "$@" -N | sed -n 's/^ *Test *#[0-9]*: *//p' | sed 's/_memfd$//' | sort -u
 }
 
 # run_ctest NAME ctest-args...: a failure fails NAME; a skipped test (no
@@ -59,43 +78,88 @@ run_ctest() {
   rm -f "$log"
 }
 
+# bg_build NAME [VAR=value...] -- configure_build args...: configure_build in the
+# background at the lowest CPU priority (nice 19), into a log: the next stage builds
+# on the CPU the running stage's tests leave idle while they wait (on processes,
+# sockets, the trace processor), never taking it from them.  bg_wait NAME prints
+# the log and returns the build's status.
+declare -A bg_pid bg_log
+bg_build() {
+  local name=$1; shift
+  local vars=()
+  while [ "$1" != -- ]; do vars+=("$1"); shift; done
+  shift
+  bg_log[$name]=$(mktemp)
+  (
+    renice -n 19 -p "$BASHPID" >/dev/null 2>&1 || true
+    for v in "${vars[@]}"; do export "$v"; done
+    configure_build "$@"
+  ) >"${bg_log[$name]}" 2>&1 &
+  bg_pid[$name]=$!
+}
+bg_wait() {
+  local name=$1 st=0
+  wait "${bg_pid[$name]}" || st=$?
+  cat "${bg_log[$name]}"
+  rm -f "${bg_log[$name]}"
+  return $st
+}
+
+# The sanitizers' options hold for the builds too (the plugin built with them generates code there).
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}
+# Release code with line tables, so that a sanitizer's report names lines.
+if command -v clang >/dev/null; then
+  san_name="clang, Release, shared libraries, AddressSanitizer + UndefinedBehaviorSanitizer"
+  san_cc=clang san_cxx=clang++ san_libs=ON san_g=-gline-tables-only
+else
+  san_name="GCC, Release, AddressSanitizer + UndefinedBehaviorSanitizer"
+  san_cc=gcc san_cxx=g++ san_libs=OFF san_g=-g1
+fi
+# Only the test folders that have tsan-labelled suites are configured, and only the
+# executables of the tests the TSan stage runs are built (the others would not run there).
+tsan_select=(-L tsan -LE fork)
+fuzz=0
+if [ "$fuzz_seconds" != 0 ] && command -v clang >/dev/null; then fuzz=1; fi
+
 step "build and test (GCC, Release, static libraries)"
-if CC=gcc CXX=g++ configure_build "$root/build-test" Release; then
+gcc_built=0
+if CC=gcc CXX=g++ configure_build "$root/build-test" Release; then gcc_built=1; fi
+bg_build asan CC=$san_cc CXX=$san_cxx -- "$root/build-asan" Release -DBUILD_SHARED_LIBS=$san_libs \
+  -DTRACEC_SANITIZE=address,undefined -DCMAKE_C_FLAGS=$san_g -DCMAKE_CXX_FLAGS=$san_g
+if [ $gcc_built = 1 ]; then
   run_ctest "gcc" --test-dir "$root/build-test" -j"$jobs" --output-on-failure
 else
   failed+=("gcc build")
 fi
 
-# Release code with line tables, so that a sanitizer's report names lines.
-export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
-export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
-if command -v clang >/dev/null; then
-  step "build and test (clang, Release, shared libraries, AddressSanitizer + UndefinedBehaviorSanitizer)"
-  san_cc=clang san_cxx=clang++ san_libs=ON san_g=-gline-tables-only
-else
-  step "build and test (GCC, Release, AddressSanitizer + UndefinedBehaviorSanitizer)"
-  san_cc=gcc san_cxx=g++ san_libs=OFF san_g=-g1
+step "build and test ($san_name)"
+asan_built=0
+if bg_wait asan; then asan_built=1; fi
+bg_build tsan 'BUILD_TARGETS=ctest_targets "$root/build-tsan" "${tsan_select[@]}"' -- \
+  "$root/build-tsan" RelWithDebInfo -DTRACEC_SANITIZE=thread "-DTRACEC_TEST_ONLY=core;buffer;te;record"
+if [ $fuzz = 1 ]; then
+  # Only the fuzz targets (tracec_fuzzers) and the libraries they link are built.
+  bg_build fuzz CC=clang CXX=clang++ BUILD_TARGETS='echo tracec_fuzzers' -- "$root/build-fuzz" RelWithDebInfo \
+    -DTRACEC_BUILD_FUZZ=ON -DTRACEC_BUILD_TESTS=OFF -DTRACEC_BUILD_EXAMPLES=OFF -DTRACEC_SANITIZE=address,undefined
 fi
-if CC=$san_cc CXX=$san_cxx configure_build "$root/build-asan" Release -DBUILD_SHARED_LIBS=$san_libs \
-     -DTRACEC_SANITIZE=address,undefined -DCMAKE_C_FLAGS=$san_g -DCMAKE_CXX_FLAGS=$san_g; then
+if [ $asan_built = 1 ]; then
   run_ctest "asan" --test-dir "$root/build-asan" -LE package -j"$jobs" --output-on-failure
 else
   failed+=("asan build")
 fi
 
 step "buffer tests (ThreadSanitizer)"
-export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}
-# Only the test folders that have tsan-labelled suites are built (the others would not run here).
-if configure_build "$root/build-tsan" RelWithDebInfo -DTRACEC_SANITIZE=thread "-DTRACEC_TEST_ONLY=core;buffer;te;record"; then
-  run_ctest "tsan" --test-dir "$root/build-tsan" -L tsan -LE fork -j"$jobs" --output-on-failure --no-tests=ignore
+if bg_wait tsan; then
+  run_ctest "tsan" --test-dir "$root/build-tsan" "${tsan_select[@]}" -j"$jobs" --output-on-failure --no-tests=ignore
 else
   failed+=("tsan build")
 fi
 
-if [ "$fuzz_seconds" != 0 ] && command -v clang >/dev/null; then
+if [ $fuzz = 1 ]; then
   step "fuzz targets (${fuzz_seconds}s each)"
-  if CC=clang CXX=clang++ configure_build "$root/build-fuzz" RelWithDebInfo -DTRACEC_BUILD_FUZZ=ON -DTRACEC_BUILD_TESTS=OFF \
-       -DTRACEC_SANITIZE=address,undefined; then
+  if bg_wait fuzz; then
     # fuzz_one NAME BINARY: runs one target; its log is printed when it is done.
     fuzz_one() {
       local name=$1 fuzzer=$2 corpus="$root/fuzz/${1#fuzz_}/corpus" work

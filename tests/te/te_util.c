@@ -79,32 +79,85 @@ int te_tp(const char *trace, const char *sql, char **out) {
     return te_run(cmd, out) == 0 ? 1 : (fprintf(stderr, "trace processor failed: %s\n", *out ? *out : ""), 1);
 }
 
+int te_tp_many(const char *trace, const char *const *sqls, size_t n, char **answers) {
+    char *out, *all;
+    size_t len = 1;
+    for (size_t i = 0; i < n; i++) answers[i] = NULL;
+    for (size_t i = 0; i < n; i++) len += strlen(sqls[i]) + 1;
+    all = malloc(len);
+    cr_assert_not_null(all);
+    all[0] = '\0';
+    for (size_t i = 0; i < n; i++) strcat(strcat(all, sqls[i]), "\n");
+    te_tp(trace, all, &out);
+    free(all);
+    /* each statement's CSV (header, rows), a blank line between two statements */
+    const char *p = out ? out : "";
+    size_t k = 0;
+    while (k < n && *p != '\0') {
+        const char *end = strstr(p, "\n\n");
+        size_t l = end ? (size_t)(end - p) + 1 : strlen(p);
+        answers[k++] = strndup(p, l);
+        p = end ? end + 2 : p + l;
+    }
+    int whole = k == n && *p == '\0';
+    if (!whole) {
+        fprintf(stderr, "the trace processor's output on %s does not split into %zu answers:\n%s\n", trace, n,
+                out ? out : "");
+        for (size_t i = 0; i < k; i++) free(answers[i]), answers[i] = NULL;
+    }
+    free(out);
+    return whole;
+}
+
+long te_tp_first_long(const char *answer) {
+    const char *nl = answer ? strchr(answer, '\n') : NULL;
+    return nl != NULL && nl[1] != '\0' ? atol(nl + 1) : -1;
+}
+
+#define TE_BAD_STATS_SQL                                                                                    \
+    "select name, idx, severity, source, value from stats "                                                 \
+    "where value > 0 and name != 'traced_buf_trace_writer_packet_loss' "                                   \
+    "and (severity in ('error', 'data_loss') "                                                              \
+    "or name like '%incremental_state_invalid%' or name like '%skipped%');"
+#define TE_PACKET_LOSS_SQL \
+    "select coalesce(sum(value), 0) from stats where name = 'traced_buf_trace_writer_packet_loss';"
+
+/* The answer without its header line (malloc'd). */
+static char *rows_of(const char *answer) {
+    const char *nl = answer ? strchr(answer, '\n') : NULL;
+    return strdup(nl ? nl + 1 : "");
+}
+
 char *te_tp_bad_stats(const char *trace) {
     char *out;
-    if (!te_tp(trace,
-               "select name, idx, severity, source, value from stats "
-               "where value > 0 and name != 'traced_buf_trace_writer_packet_loss' "
-               "and (severity in ('error', 'data_loss') "
-               "or name like '%incremental_state_invalid%' or name like '%skipped%');",
-               &out))
-        return strdup("");
-    /* drop the header line */
-    char *nl = out ? strchr(out, '\n') : NULL;
-    char *rest = strdup(nl ? nl + 1 : "");
+    if (!te_tp(trace, TE_BAD_STATS_SQL, &out)) return strdup("");
+    char *rest = rows_of(out);
     free(out);
     return rest;
 }
 
 long te_tp_packet_loss(const char *trace) {
     char *out;
-    long v = -1;
-    if (!te_tp(trace, "select coalesce(sum(value), 0) from stats where name = 'traced_buf_trace_writer_packet_loss';",
-               &out))
-        return -2;
-    const char *nl = out ? strchr(out, '\n') : NULL;
-    if (nl != NULL && nl[1] != '\0') v = atol(nl + 1);
+    if (!te_tp(trace, TE_PACKET_LOSS_SQL, &out)) return -2;
+    long v = te_tp_first_long(out);
     free(out);
     return v;
+}
+
+int te_tp_losses_and(const char *trace, const char *const *sqls, size_t n, char **bad, long *lost, char **answers) {
+    const char *q[2 + TE_TP_MAX_QUERIES];
+    char *a[2 + TE_TP_MAX_QUERIES];
+    cr_assert_leq(n, TE_TP_MAX_QUERIES);
+    q[0] = TE_BAD_STATS_SQL;
+    q[1] = TE_PACKET_LOSS_SQL;
+    for (size_t i = 0; i < n; i++) q[2 + i] = sqls[i];
+    if (!te_tp_many(trace, q, 2 + n, a)) return 0;
+    if (bad != NULL) *bad = rows_of(a[0]);
+    if (lost != NULL) *lost = te_tp_first_long(a[1]);
+    for (size_t i = 0; i < n; i++) answers[i] = a[2 + i];
+    free(a[0]);
+    free(a[1]);
+    return 1;
 }
 
 char *te_summary(const char *summary, const char *key) {

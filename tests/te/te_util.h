@@ -27,6 +27,18 @@ int te_check(const char *trace, const char *flags, char **out);
 int te_tp(const char *trace, const char *sql, char **out);
 
 /*
+ * The trace processor's CSV answers to `n` queries (each one statement
+ * ending in ';') on `trace` from one launch: answers[i] (malloc'd) is what
+ * te_tp gives for sqls[i] alone.  Returns 1, or 0 (every answer NULL, the
+ * output on stderr) when the output does not split into `n` answers; skips
+ * the test like te_tp.
+ */
+int te_tp_many(const char *trace, const char *const *sqls, size_t n, char **answers);
+
+/* The first value of a CSV answer as a number (-1 when it has no row). */
+long te_tp_first_long(const char *answer);
+
+/*
  * The rows of the `stats` table (value > 0) that are errors or data losses,
  * or whose name says events were skipped or a sequence's incremental state
  * was invalid (notices, but events the reader did not show); empty when none.
@@ -39,6 +51,17 @@ char *te_tp_bad_stats(const char *trace);
  * which te_tp_bad_stats leaves out): -2 when the trace processor is absent.
  */
 long te_tp_packet_loss(const char *trace);
+
+/* At most this many queries besides the stats ones in one te_tp_losses_and. */
+#define TE_TP_MAX_QUERIES 16
+
+/*
+ * te_tp_bad_stats (*bad, malloc'd), te_tp_packet_loss (*lost) and the
+ * answers to sqls[0..n) (answers[i], malloc'd, as te_tp_many) of `trace`,
+ * all from one launch of the trace processor (bad or lost may be NULL).
+ * Returns 1, or 0 when the output did not split into the answers.
+ */
+int te_tp_losses_and(const char *trace, const char *const *sqls, size_t n, char **bad, long *lost, char **answers);
 
 /* The line `key<TAB>value` of a check_trace.py summary: the value (malloc'd), or NULL. */
 char *te_summary(const char *summary, const char *key);

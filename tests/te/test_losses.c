@@ -62,16 +62,40 @@ static long stat_value(const char *trace, const char *name) {
     return tp_long(trace, sql);
 }
 
+/* The query of expect_loss, and its answer when the loss is `loss` (in want[n]). */
+#define LOSS_SQL "select name, severity, value from stats where value > 0 and severity in ('error', 'data_loss');"
+static const char *loss_want(long loss, char *want, size_t n) {
+    if (loss > 0)
+        snprintf(want, n, "\"name\",\"severity\",\"value\"\n"
+                          "\"traced_buf_trace_writer_packet_loss\",\"data_loss\",%ld\n", loss);
+    else
+        snprintf(want, n, "\"name\",\"severity\",\"value\"\n");
+    return want;
+}
+
 /* No error row; the data_loss rows are exactly the writer packet loss (when `loss` > 0) and worth `loss`. */
 static void expect_loss(const char *trace, long loss) {
     char want[256];
-    if (loss > 0)
-        snprintf(want, sizeof want, "\"name\",\"severity\",\"value\"\n"
-                                    "\"traced_buf_trace_writer_packet_loss\",\"data_loss\",%ld\n", loss);
-    else
-        snprintf(want, sizeof want, "\"name\",\"severity\",\"value\"\n");
-    expect_tp(trace, "select name, severity, value from stats where value > 0 and severity in ('error', 'data_loss');",
-              want);
+    expect_tp(trace, LOSS_SQL, loss_want(loss, want, sizeof want));
+}
+
+/* The answers to sqls[0..n) on `trace` (a[i], malloc'd), from one launch of the trace processor. */
+static void tp_answers(const char *trace, const char *const *sqls, size_t n, char **a) {
+    cr_assert(te_tp_many(trace, sqls, n, a), "%s: the trace processor's answers", trace);
+}
+
+/* An answer of tp_answers is `want` (as expect_tp); frees it. */
+static void expect_answer(const char *sql, char *got, const char *want) {
+    cr_assert(got != NULL && strcmp(got, want) == 0, "trace processor, %s\n--- got\n%s--- want\n%s", sql,
+              got ? got : "", want);
+    free(got);
+}
+
+/* The first value of an answer of tp_answers; frees it. */
+static long answer_long(char *got) {
+    long v = te_tp_first_long(got);
+    free(got);
+    return v;
 }
 
 static uint64_t buffer_losses(tracec_session *s, tracec_buffer_stats_t *bs) {
@@ -110,12 +134,16 @@ static void flat_losses(const char *name, tracec_buffering_mode_t mode, tracec_b
     uint64_t lost = buffer_losses(s, &bs);
     cr_assert_eq(tracec_session_stop(s), TRACEC_STATUS_SUCCESS);
     cr_assert_gt(lost, 0u, "a 16 KiB buffer loses some of 60,000 events");
-    expect_loss(path, (long)lost);
-    long split = stat_value(path, split_stat);
-    if (split != -2) cr_assert_eq(split, (long)(which ? bs.overwritten : bs.dropped), "%s", split_stat);
+    char split_sql[256], want[256], *a[4];
+    snprintf(split_sql, sizeof split_sql, "select coalesce(sum(value), 0) from stats where name = '%s';", split_stat);
+    const char *q[4] = {LOSS_SQL, split_sql, "select coalesce(max(depth), 0) from slice where name = 'iter';",
+                        "select count(*) from slice where dur < 0;"};
+    tp_answers(path, q, 4, a);
+    expect_answer(q[0], a[0], loss_want((long)lost, want, sizeof want));
+    cr_assert_eq(answer_long(a[1]), (long)(which ? bs.overwritten : bs.dropped), "%s", split_stat);
     /* what was kept nests as written: flat, and at most the slice whose END was lost is unfinished */
-    cr_assert_leq(tp_long(path, "select coalesce(max(depth), 0) from slice where name = 'iter';"), 0);
-    cr_assert_leq(tp_long(path, "select count(*) from slice where dur < 0;"), 1);
+    cr_assert_leq(answer_long(a[2]), 0);
+    cr_assert_leq(answer_long(a[3]), 1);
 }
 
 Test(te_losses, oneshot_discards_are_data_loss) {
@@ -142,9 +170,13 @@ Test(te_losses, streaming_discard_drops_are_data_loss) {
     cr_assert_eq(tracec_session_flush(s), TRACEC_STATUS_SUCCESS);
     uint64_t lost = buffer_losses(s, &bs);
     cr_assert_eq(tracec_session_stop(s), TRACEC_STATUS_SUCCESS);
-    expect_loss(path, (long)lost);
-    cr_assert_leq(tp_long(path, "select coalesce(max(depth), 0) from slice where name = 'iter';"), 0);
-    cr_assert_eq(tp_long(path, "select count(*) from slice where dur < 0;"), 0);
+    char want[256], *a[3];
+    const char *q[3] = {LOSS_SQL, "select coalesce(max(depth), 0) from slice where name = 'iter';",
+                        "select count(*) from slice where dur < 0;"};
+    tp_answers(path, q, 3, a);
+    expect_answer(q[0], a[0], loss_want((long)lost, want, sizeof want));
+    cr_assert_leq(answer_long(a[1]), 0);
+    cr_assert_eq(answer_long(a[2]), 0);
 }
 
 /* ---- nesting after losses --------------------------------------------------- */
@@ -283,12 +315,16 @@ Test(te_losses, slices_open_at_a_pause_end_there_whatever_the_resume_clears) {
             TRACEC_SLICE_BEGIN(m, "C");
             TRACEC_SLICE_END(m);
             cr_assert_eq(tracec_session_stop(s), TRACEC_STATUS_SUCCESS);
-            expect_tp(path, "select name, depth, dur >= 0 as ended from slice order by ts;",
-                      "\"name\",\"depth\",\"ended\"\n\"A\",0,1\n\"A1\",1,1\n\"B\",0,1\n\"B1\",1,1\n"
-                      "\"C\",0,1\n");
-            expect_tp(path, "select count(*) as n from stats where name = 'misplaced_end_event' and value > 0;",
-                      "\"n\"\n0\n");
-            expect_loss(path, 0);
+            char want[256], *a[3];
+            const char *q[3] = {"select name, depth, dur >= 0 as ended from slice order by ts;",
+                                "select count(*) as n from stats where name = 'misplaced_end_event' and value > 0;",
+                                LOSS_SQL};
+            tp_answers(path, q, 3, a);
+            expect_answer(q[0], a[0],
+                          "\"name\",\"depth\",\"ended\"\n\"A\",0,1\n\"A1\",1,1\n\"B\",0,1\n\"B1\",1,1\n"
+                          "\"C\",0,1\n");
+            expect_answer(q[1], a[1], "\"n\"\n0\n");
+            expect_answer(q[2], a[2], loss_want(0, want, sizeof want));
         }
     }
 }
@@ -461,13 +497,16 @@ Test(te_losses, nesting_survives_pauses_category_changes_and_drops) {
     for (int i = 0; i < NEST_THREADS; i++) pthread_join(th[i], NULL);
     cr_assert_eq(tracec_session_stop(s), TRACEC_STATUS_SUCCESS);
     pthread_barrier_destroy(&nest_settle);
-    if (tp_long(path, "select count(*) from slice;") == -2) return;
-    cr_assert_gt(tp_long(path, "select count(*) from slice where name = 'L1';"), 0);
-    cr_assert_eq(tp_long(path, "select count(*) from slice where name = 'L0' and depth > 0;"), 0);
-    cr_assert_eq(tp_long(path, "select count(*) from slice where name = 'L1' and depth > 1;"), 0);
-    cr_assert_eq(tp_long(path, "select count(*) from slice where name = 'tick' and depth > 2;"), 0);
-    cr_assert_eq(tp_long(path, "select count(*) from slice where dur < 0;"), 0);
-    cr_assert_eq(tp_long(path, "select count(*) from stats where value > 0 and severity = 'error';"), 0);
+    const char *q[6] = {"select count(*) from slice where name = 'L1';",
+                        "select count(*) from slice where name = 'L0' and depth > 0;",
+                        "select count(*) from slice where name = 'L1' and depth > 1;",
+                        "select count(*) from slice where name = 'tick' and depth > 2;",
+                        "select count(*) from slice where dur < 0;",
+                        "select count(*) from stats where value > 0 and severity = 'error';"};
+    char *a[6];
+    tp_answers(path, q, 6, a);
+    cr_assert_gt(answer_long(a[0]), 0);
+    for (int i = 1; i < 6; i++) cr_assert_eq(answer_long(a[i]), 0, "%s", q[i]);
 }
 
 /*

@@ -95,12 +95,11 @@ static int check_times(const char *trace) {
     char *out, *line, *save = NULL;
     int shown = 0;
     static unsigned char seen[MAX_EV];
-    if (!te_tp(trace,
-               "select a.int_value as i, s.ts from slice s join args a using(arg_set_id) "
-               "where a.key in ('debug.i', 'custom_counter') order by i;",
-               &out))
-        return -1;
-    char *bad = te_tp_bad_stats(trace);
+    const char *sql = "select a.int_value as i, s.ts from slice s join args a using(arg_set_id) "
+                      "where a.key in ('debug.i', 'custom_counter') order by i;";
+    char *bad = NULL;
+    /* the query and the stats, from one launch of the trace processor */
+    if (!te_tp_losses_and(trace, &sql, 1, &bad, NULL, &out)) return -1;
     cr_assert_str_eq(bad, "", "error / data_loss stats:\n%s", bad);
     free(bad);
     memset(seen, 0, sizeof seen);
