@@ -350,9 +350,8 @@ void tracec_i_reset_half(tracec_i_buffer *b, int h, bool unseal);
 /* The memfd header (no-ops in process memory): the active half; the counters (under mu). */
 void tracec_i_shm_set_active(tracec_i_buffer *b, uint32_t h);
 void tracec_i_shm_publish_counters(tracec_i_buffer *b);
-/* Adds n to a loss counter of a shared buffer's header as the loss is counted (nothing for heap memory). */
-enum { TRACEC_I_LOSS_DROPPED, TRACEC_I_LOSS_OVERWRITTEN, TRACEC_I_LOSS_REFUSED };
-void tracec_i_shm_count_loss(tracec_i_buffer *b, int which, uint64_t n);
+/* The shared header's loss counters, under mu (nothing for heap memory). */
+void tracec_i_shm_publish_losses(tracec_i_buffer *b);
 /* The durable part's salvage hint: its bytes committed so far (under dmu). */
 void tracec_i_shm_note_durable(tracec_i_buffer *b, size_t end);
 /* The durable part is cleared: its generation advances before any byte is rewritten.  Under dmu and mu. */

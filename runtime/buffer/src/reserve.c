@@ -90,23 +90,27 @@ void tracec_i_shm_set_active(tracec_i_buffer *b, uint32_t h) {
 }
 
 /*
- * The header's accepted count (under mu): the buffer's and its writers'.
- * The loss counters are not published here: each loss is added to its
- * header word when it is counted (tracec_i_shm_count_loss), so a recorder
- * that salvages a killed process reads every loss up to its death.
+ * The header's loss counters (under mu, which a destroy holds: the header
+ * is mapped): dropped, overwritten, refused.  Published at each handoff and
+ * wherever a loss is counted under mu (make_room's drops, a wrap, every
+ * 64th ONESHOT drop refused without mu), so a recorder that salvages a
+ * killed process reads its losses up to about its death.
  */
+void tracec_i_shm_publish_losses(tracec_i_buffer *b) {
+    tracec_shm_header *hd = b->hdr;
+    if (hd == NULL) return;
+    SHM_STORE(hd->dropped, atomic_load_explicit(&b->dropped, memory_order_relaxed), __ATOMIC_RELAXED);
+    SHM_STORE(hd->overwritten, atomic_load_explicit(&b->overwritten, memory_order_relaxed), __ATOMIC_RELAXED);
+    SHM_STORE(hd->refused, atomic_load_explicit(&b->refused, memory_order_relaxed), __ATOMIC_RELEASE);
+}
+
+/* The header's counters (under mu): accepted (the buffer's and its writers'), and the losses. */
 void tracec_i_shm_publish_counters(tracec_i_buffer *b) {
     if (b->hdr == NULL) return;
     uint64_t in_writers = 0;
     for (tracec_i_wstate *ws = b->writers; ws; ws = ws->next) in_writers += __atomic_load_n(&ws->packets, __ATOMIC_RELAXED);
-    SHM_STORE(b->hdr->accepted, atomic_load_explicit(&b->accepted, memory_order_relaxed) + in_writers, __ATOMIC_RELEASE);
-}
-
-void tracec_i_shm_count_loss(tracec_i_buffer *b, int which, uint64_t n) {
-    tracec_shm_header *hd = b->hdr;
-    if (hd == NULL) return;
-    uint64_t *w = which == TRACEC_I_LOSS_DROPPED ? &hd->dropped : which == TRACEC_I_LOSS_OVERWRITTEN ? &hd->overwritten : &hd->refused;
-    __atomic_fetch_add(w, n, __ATOMIC_RELEASE);
+    SHM_STORE(b->hdr->accepted, atomic_load_explicit(&b->accepted, memory_order_relaxed) + in_writers, __ATOMIC_RELAXED);
+    tracec_i_shm_publish_losses(b);
 }
 
 /*
@@ -278,7 +282,7 @@ static void do_wrap(tracec_i_buffer *b, int x, const tracec_i_wstate *self) {
     uint64_t lost = count_records(Y, from, TRACEC_I_BLOCKS(s), off);
     tracec_i_lock(&b->mu);
     atomic_fetch_add_explicit(&b->overwritten, lost, memory_order_relaxed);
-    tracec_i_shm_count_loss(b, TRACEC_I_LOSS_OVERWRITTEN, lost);
+    tracec_i_shm_publish_losses(b);
     swap_halves(b, x);
     b->stealing--;
     if (b->stealing == 0) tracec_i_reap(b);
@@ -288,7 +292,13 @@ static void do_wrap(tracec_i_buffer *b, int x, const tracec_i_wstate *self) {
 
 tracec_status_t tracec_i_drop(tracec_i_buffer *b, tracec_status_t why) {
     atomic_fetch_add_explicit(&b->dropped, 1, memory_order_relaxed);
-    tracec_i_shm_count_loss(b, TRACEC_I_LOSS_DROPPED, 1);
+    return why;
+}
+
+/* A drop counted under mu: in the shared header at once. */
+static tracec_status_t drop_locked(tracec_i_buffer *b, tracec_status_t why) {
+    tracec_i_drop(b, why);
+    tracec_i_shm_publish_losses(b);
     return why;
 }
 
@@ -338,9 +348,9 @@ int tracec_i_make_room(tracec_i_buffer *b, int h, uint32_t body, const tracec_i_
     uint64_t s = atomic_load_explicit(&X->state, memory_order_acquire);
     if (s & TRACEC_I_SEALED) {
         /* A delivery is locating the new records of the active half (ONESHOT, CIRCULAR): briefly. */
-        if (!on_cb && tracec_i_thread_open_packet_blocks(b, -1, ws)) return tracec_i_drop(b, TRACEC_STATUS_WOULD_DEADLOCK);
+        if (!on_cb && tracec_i_thread_open_packet_blocks(b, -1, ws)) return drop_locked(b, TRACEC_STATUS_WOULD_DEADLOCK);
         if (in_grow && !on_cb) return TRACEC_I_PARK;
-        if (!can_wait) return tracec_i_drop(b, no_wait);
+        if (!can_wait) return drop_locked(b, no_wait);
         pthread_cond_wait(&b->cv, &b->mu);
         return TRACEC_I_RETRY;
     }
@@ -352,22 +362,22 @@ int tracec_i_make_room(tracec_i_buffer *b, int h, uint32_t body, const tracec_i_
             /* DISCARD: with callback delivery only a delivery switches; with handoff a writer
                switches when the other half is free, and drops while it is handed. */
             if (b->policy == TRACEC_BUFFER_POLICY_DISCARD && b->handoff == NULL)
-                return tracec_i_drop(b, TRACEC_STATUS_BUFFER_FULL);
+                return drop_locked(b, TRACEC_STATUS_BUFFER_FULL);
             if (Y->phase == TRACEC_I_FREE) {
                 tracec_i_do_switch(b, x);
                 request(b, TRACEC_I_REQ_FULL);
                 return TRACEC_I_RETRY;
             }
             if (b->policy == TRACEC_BUFFER_POLICY_DISCARD || b->stalled)
-                return tracec_i_drop(b, TRACEC_STATUS_BUFFER_FULL);
-            if (!on_cb && tracec_i_thread_open_packet_blocks(b, y, ws)) return tracec_i_drop(b, TRACEC_STATUS_WOULD_DEADLOCK);
+                return drop_locked(b, TRACEC_STATUS_BUFFER_FULL);
+            if (!on_cb && tracec_i_thread_open_packet_blocks(b, y, ws)) return drop_locked(b, TRACEC_STATUS_WOULD_DEADLOCK);
             if (in_grow && !on_cb) return TRACEC_I_PARK;
-            if (!can_wait) return tracec_i_drop(b, no_wait);
+            if (!can_wait) return drop_locked(b, no_wait);
             if (Y->phase != TRACEC_I_HANDED) request(b, TRACEC_I_REQ_FULL); /* a handed half waits for its reader */
             atomic_fetch_add_explicit(&b->waits, 1, memory_order_relaxed);
             if (!wait_for_room(b, deadline)) {
                 b->stalled = 1; /* until a half is freed: drop at once rather than wait again */
-                return tracec_i_drop(b, TRACEC_STATUS_BUFFER_FULL);
+                return drop_locked(b, TRACEC_STATUS_BUFFER_FULL);
             }
             return TRACEC_I_RETRY;
         case TRACEC_BUFFERING_MODE_CIRCULAR:
@@ -376,21 +386,21 @@ int tracec_i_make_room(tracec_i_buffer *b, int h, uint32_t body, const tracec_i_
                brief: wait), or, in grow(), this writer's open packet sits
                in Y (park it first: the new chunk may take its place). */
             if (in_grow && ws != NULL && ws->blk != NULL && __atomic_load_n(&ws->half, __ATOMIC_RELAXED) == y)
-                return on_cb ? (int)tracec_i_drop(b, no_wait) : TRACEC_I_PARK;
+                return on_cb ? (int)drop_locked(b, no_wait) : TRACEC_I_PARK;
             if (Y->pinned || Y->phase == TRACEC_I_WRAPPING) {
-                if (!on_cb && tracec_i_thread_open_packet_blocks(b, -1, ws)) return tracec_i_drop(b, TRACEC_STATUS_WOULD_DEADLOCK);
+                if (!on_cb && tracec_i_thread_open_packet_blocks(b, -1, ws)) return drop_locked(b, TRACEC_STATUS_WOULD_DEADLOCK);
                 if (in_grow && !on_cb) return TRACEC_I_PARK;
-                if (!can_wait) return tracec_i_drop(b, no_wait);
+                if (!can_wait) return drop_locked(b, no_wait);
                 pthread_cond_wait(&b->cv, &b->mu);
                 return TRACEC_I_RETRY;
             }
-            if (!on_cb && tracec_i_thread_open_packet_blocks(b, y, ws)) return tracec_i_drop(b, TRACEC_STATUS_WOULD_DEADLOCK);
+            if (!on_cb && tracec_i_thread_open_packet_blocks(b, y, ws)) return drop_locked(b, TRACEC_STATUS_WOULD_DEADLOCK);
             do_wrap(b, x, ws);
             return TRACEC_I_RETRY;
         default: /* ONESHOT: no space comes back while it runs; from now on tracec_i_full_drop() refuses without mu */
             if (!atomic_load_explicit(&b->full, memory_order_relaxed))
                 atomic_store_explicit(&b->full, 1, memory_order_release);
-            return tracec_i_drop(b, TRACEC_STATUS_BUFFER_FULL);
+            return drop_locked(b, TRACEC_STATUS_BUFFER_FULL);
     }
 }
 
@@ -407,8 +417,15 @@ bool tracec_i_full_drop(tracec_i_buffer *b, uint32_t body, tracec_status_t *st) 
     if (TRACEC_I_LIKELY(!atomic_load_explicit(&b->full, memory_order_acquire))) return false;
     uint64_t s = atomic_load_explicit(&b->half[0].state, memory_order_acquire);
     if ((s & TRACEC_I_SEALED) || (uint64_t)TRACEC_I_CHARGED(s) + body <= b->size) return false;
-    *st = atomic_load_explicit(&b->accepting, memory_order_acquire) ? tracec_i_drop(b, TRACEC_STATUS_BUFFER_FULL)
-                                                                    : TRACEC_STATUS_CLOSED;
+    if (!atomic_load_explicit(&b->accepting, memory_order_acquire)) {
+        *st = TRACEC_STATUS_CLOSED;
+        return true;
+    }
+    *st = tracec_i_drop(b, TRACEC_STATUS_BUFFER_FULL);
+    if ((atomic_load_explicit(&b->dropped, memory_order_relaxed) & 63u) == 0 && tracec_i_trylock(&b->mu)) {
+        tracec_i_shm_publish_losses(b); /* hdr read under mu: a destroy holds it */
+        tracec_i_unlock(&b->mu);
+    }
     return true;
 }
 

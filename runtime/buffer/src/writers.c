@@ -177,10 +177,7 @@ static void thread_exit(void *self) { release_thread_states(self); }
 
 void tracec_i_release_calling_thread_writers(void) { release_thread_states(&self_tag); }
 
-void tracec_i_refuse(tracec_i_buffer *b) {
-    atomic_fetch_add_explicit(&b->refused, 1, memory_order_relaxed);
-    tracec_i_shm_count_loss(b, TRACEC_I_LOSS_REFUSED, 1);
-}
+void tracec_i_refuse(tracec_i_buffer *b) { atomic_fetch_add_explicit(&b->refused, 1, memory_order_relaxed); }
 
 /* Abandons the packet open on `ws` (counted in `refused` unless grow() counted it): its bytes become padding. */
 void tracec_i_abandon_packet(tracec_i_wstate *ws) {

@@ -78,9 +78,11 @@ typedef struct tracec_shm_header {
     tracec_shm_region half[2];
     tracec_shm_region durable;
     /*
-     * The buffer's counters (tracec_buffer_stats_t): packets accepted (as of
-     * the last handoff), dropped, overwritten, refused (each loss added as it
-     * is counted, so a process killed between handoffs leaves all of them).
+     * The buffer's counters (tracec_buffer_stats_t): packets accepted,
+     * dropped, overwritten, refused.  Stored at each handoff; the losses
+     * also as they are counted on the buffer's slow path (a drop for room, a
+     * wrap, every 64th drop of a full ONESHOT buffer), so a process killed
+     * between handoffs leaves them nearly whole.
      */
     uint64_t accepted, dropped, overwritten, refused;
 } tracec_shm_header;
