@@ -386,7 +386,7 @@ static tracec_status_t put_thread_descriptor(tracec_provider *p, thread_state *t
     perfetto_protos_TracePacket_set_timestamp(&pkt, tracec_i_rec_now_ns());
     perfetto_protos_TracePacket_begin_track_descriptor(&pkt, &td);
     perfetto_protos_TrackDescriptor_set_uuid(&td, tracec_provider_thread_track_uuid(p));
-    perfetto_protos_TrackDescriptor_set_parent_uuid(&td, tracec_i_rec_process_uuid((uint32_t)getpid()));
+    perfetto_protos_TrackDescriptor_set_parent_uuid(&td, tracec_te_process_track_uuid());
     perfetto_protos_TrackDescriptor_begin_thread(&td, &th);
     perfetto_protos_ThreadDescriptor_set_pid(&th, (int32_t)getpid());
     perfetto_protos_ThreadDescriptor_set_tid(&th, (int32_t)my_tid());
@@ -655,7 +655,7 @@ static void process_descriptor(tracec_provider *p, perfetto_protos_TracePacket *
     perfetto_protos_TracePacket_set_timestamp(pkt, tracec_i_rec_now_ns());
     perfetto_protos_TracePacket_set_sequence_flags(pkt, 1u); /* SEQ_INCREMENTAL_STATE_CLEARED */
     perfetto_protos_TracePacket_begin_track_descriptor(pkt, &td);
-    perfetto_protos_TrackDescriptor_set_uuid(&td, tracec_i_rec_process_uuid((uint32_t)getpid()));
+    perfetto_protos_TrackDescriptor_set_uuid(&td, tracec_te_process_track_uuid());
     perfetto_protos_TrackDescriptor_begin_process(&td, &pd);
     perfetto_protos_ProcessDescriptor_set_pid(&pd, (int32_t)getpid());
     perfetto_protos_ProcessDescriptor_set_cstr_process_name(&pd, p->name);
