@@ -40,7 +40,7 @@ static tracec_session *start(const char *path, tracec_buffering_mode_t mode, tra
 /* Delivers what was written (record backend: waits for the recorder to save the full halves it was told of). */
 static void flush(tracec_session *s) {
     if (!te_record_backend()) {
-        flush(s);
+        cr_assert_eq(tracec_session_flush(s), TRACEC_STATUS_SUCCESS);
         return;
     }
     struct timespec ts = {0, 200 * 1000 * 1000};

@@ -82,16 +82,6 @@ static void expect_lossy_stats(const char *trace, long lost) {
     if (got != -2) cr_assert_eq(got, lost, "traced_buf_trace_writer_packet_loss %ld, want %ld", got, lost);
 }
 
-/*
- * The same for a trace that lost `buffer_lost` packets in the buffer and
- * `te_dropped` events the track-event layer dropped (misuse).  The
- * recorder's trace_stats count only the shared buffer's losses: the
- * layer's own drops (counted by tracec_te_thread_misuse) are not in them.
- */
-static void expect_lossy_stats_te(const char *trace, long buffer_lost, long te_dropped) {
-    expect_lossy_stats(trace, buffer_lost + (te_record_backend() ? 0 : te_dropped));
-}
-
 static void expect_clean_stats(const char *trace) {
     expect_lossy_stats(trace, 0);
 }
@@ -252,7 +242,7 @@ Test(track_event, typed_slice_end_carries_fields_into_the_slice) {
     char *sum = check_ok(path, NULL);
     expect_summary(sum, "events:TYPE_SLICE_END", "2");
     free(sum);
-    expect_lossy_stats_te(path, 0, 1);
+    expect_lossy_stats(path, 1);
     expect_tp(path, "select name, depth, dur > 0 as ended from slice order by ts;",
               "\"name\",\"depth\",\"ended\"\n\"request\",0,1\n\"parse\",1,1\n\"holder\",0,0\n");
     expect_tp(path,
@@ -310,7 +300,7 @@ Test(track_event, dynamic_names_are_interned_by_content) {
     expect_summary(sum, "interned_event_names", "6");
     expect_summary(sum, "inline_names", "2");
     free(sum);
-    expect_lossy_stats_te(path, 0, 2);
+    expect_lossy_stats(path, 2);
     char rows[600];
     snprintf(rows, sizeof rows,
              "\"name\",\"n\",\"depth\"\n"
@@ -567,7 +557,7 @@ Test(track_event, typed_block_left_with_break_neither_hangs_nor_corrupts, .timeo
     cr_assert_eq(tracec_te_thread_misuse(), before + 1u);
     cr_assert_eq(te_stop(s), TRACEC_STATUS_SUCCESS);
     check_names(path, NULL, "before", NULL, NULL);
-    expect_lossy_stats_te(path, 1, 1); /* the abandoned packet (refused) and the dropped event */
+    expect_lossy_stats(path, 2); /* the abandoned packet (refused) and the dropped event */
 }
 
 Test(track_event, additional_categories_for_one_run) {
@@ -604,7 +594,7 @@ Test(track_event, nested_debug_annotations) {
               TRACEC_TE_ARG_INT("", 1)); /* closed for the caller */
     cr_assert_eq(te_stop(s), TRACEC_STATUS_SUCCESS);
     check_names(path, NULL, "left open|nested", NULL, NULL);
-    expect_lossy_stats_te(path, 0, 1); /* the unbalanced event */
+    expect_lossy_stats(path, 1); /* the unbalanced event */
     expect_tp(path,
               "select s.name, a.key, a.int_value, a.string_value from slice s join args a using(arg_set_id) "
               "where a.key like 'debug.%' order by s.ts, a.key;",
