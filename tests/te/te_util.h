@@ -40,7 +40,11 @@ void te_start(const tracec_session_config *cfg, tracec_session **out);
 /*
  * Stops what te_start started.  Record: disconnects (what was written is
  * handed to the recorder), then SIGINT to the recorder, which writes the
- * trace and exits; SUCCESS when it exited 0.
+ * trace and exits; SUCCESS when it exited 0.  The recorder's summary
+ * instant of each provider is then taken out of the trace
+ * (check_trace.py --strip-recorder-summaries; tests/record check them), so
+ * the trace processor shows the program's events only; its trace_stats
+ * stay.
  */
 tracec_status_t te_stop(tracec_session *s);
 
