@@ -61,7 +61,7 @@ int te_record_backend(void) {
 
 static pid_t g_rec_pid;        /* the recorder te_start ran, 0: none */
 static pid_t g_rec_parent;     /* the process that ran it (a fork child's exit leaves it alone) */
-static char g_rec_log[600];     /* its stdout and stderr */
+static char g_rec_log[600];    /* its stdout and stderr */
 static unsigned g_rec_count;   /* recorders run by this process: a socket each */
 static char g_rec_trace[512];  /* the trace it writes */
 
@@ -105,6 +105,7 @@ static void start_recorder(const tracec_session_config *cfg) {
     cr_assert(g_rec_pid == 0, "one record session at a time");
     for (size_t i = 0; cfg->categories != NULL && i < cfg->num_categories; i++)
         snprintf(cats + strlen(cats), sizeof cats - strlen(cats), "%s%s", i ? "," : "", cfg->categories[i]);
+    /* an empty list enables none: a name no category has */
     if (cfg->categories != NULL && cfg->num_categories == 0) snprintf(cats, sizeof cats, "none-enabled");
     snprintf(size, sizeof size, "%zu", bytes);
     char name[32];
