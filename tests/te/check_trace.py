@@ -4,12 +4,22 @@ written through tracec/track_event.h and checks the invariants a Perfetto
 reader relies on.  Prints one `problem: ...` line per violation (exit 1) or
 `ok` (exit 0), then a summary, one `key<TAB>value` a line:
 
-    check_trace.py SCHEMA_PB TRACE [--allow-open]
+    check_trace.py SCHEMA_PB TRACE [--allow-open] [--recorder]
+    check_trace.py --strip-recorder-summaries TRACE
 
 SCHEMA_PB  protoc --include_imports --descriptor_set_out of
            perfetto/trace/trace.proto and my_events.proto
 --allow-open  slices left open at the end are not a problem (a CIRCULAR
            trace may have lost their begins or ends)
+--recorder  the trace is `tracec record`'s: the packets of the recorder's
+           own sequence (1: its track, its per-provider summaries, its
+           trace_stats) are not the program's, and are not checked or counted;
+           the provider's sequence, which starts with its process descriptor,
+           needs CLEARED only and is not counted in `sequences`
+--strip-recorder-summaries  rewrites TRACE (a `tracec record` trace)
+           without the recorder's per-provider summary instants (track events
+           on sequence 1), byte for byte otherwise: the trace processor then
+           shows the program's slices only; trace_stats stays
 
 Invariants:
   * the first packet of each trusted_packet_sequence_id sets
@@ -41,9 +51,69 @@ import sys
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
 
+RECORDER_SEQ = 1  # the sequence of `tracec record`'s own packets
+
+
+def varint(buf, pos):
+    v, shift = 0, 0
+    while True:
+        b = buf[pos]
+        pos += 1
+        v |= (b & 0x7F) << shift
+        shift += 7
+        if not b & 0x80:
+            return v, pos
+
+
+def strip_recorder_summaries(path):
+    """Copies the Trace's packets (field 1) but the recorder's track events; 0 when done."""
+    with open(path, "rb") as f:
+        buf = f.read()
+    out, pos, stripped = bytearray(), 0, 0
+    while pos < len(buf):
+        start = pos
+        key, pos = varint(buf, pos)
+        if key != (1 << 3 | 2):
+            print("problem: offset %d: not a TracePacket field (key %d)" % (start, key))
+            return 1
+        n, pos = varint(buf, pos)
+        body, end = buf[pos:pos + n], pos + n
+        pos = end
+        seq, has_event, q = 0, False, 0
+        while q < len(body):  # the packet's top-level fields
+            k, q = varint(body, q)
+            wt, field = k & 7, k >> 3
+            if wt == 0:
+                v, q = varint(body, q)
+                if field == 10:
+                    seq = v
+            elif wt == 2:
+                ln, q = varint(body, q)
+                q += ln
+                has_event |= field == 11
+            elif wt == 1:
+                q += 8
+            elif wt == 5:
+                q += 4
+            else:
+                print("problem: offset %d: wire type %d" % (start, wt))
+                return 1
+        if seq == RECORDER_SEQ and has_event:
+            stripped += 1
+            continue
+        out += buf[start:end]
+    with open(path, "wb") as f:
+        f.write(out)
+    print("stripped\t%d" % stripped)
+    return 0
+
+
 def main():
+    if len(sys.argv) == 3 and sys.argv[1] == "--strip-recorder-summaries":
+        return strip_recorder_summaries(sys.argv[2])
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
     allow_open = "--allow-open" in sys.argv
+    recorder = "--recorder" in sys.argv
     fds = descriptor_pb2.FileDescriptorSet()
     with open(args[0], "rb") as f:
         fds.ParseFromString(f.read())
@@ -76,12 +146,17 @@ def main():
     for i, p in enumerate(trace.packet):
         seq = p.trusted_packet_sequence_id
         flags = p.sequence_flags
+        if recorder and (seq == RECORDER_SEQ or not seq):
+            continue
         if p.previous_packet_dropped:
             dropped += 1
         if seq and seq not in seqs:
-            if not flags & 1 or not p.first_packet_on_sequence:
+            # the recorder client's own sequence (the provider's: its process descriptor) sets CLEARED only
+            provider_seq = recorder and p.track_descriptor.HasField("process")
+            if not flags & 1 or not (p.first_packet_on_sequence or provider_seq):
                 problems.append("packet %d: first packet of sequence %d lacks CLEARED/first_packet_on_sequence" % (i, seq))
-            seqs[seq] = {"names": {}, "cats": {}, "dbg": {}, "track": None, "clock": 0, "scoped": {}}
+            seqs[seq] = {"names": {}, "cats": {}, "dbg": {}, "track": None, "clock": 0, "scoped": {},
+                         "provider": provider_seq}
         st = seqs.get(seq)
         if flags & 1 and st is not None:
             st["names"].clear(), st["cats"].clear(), st["dbg"].clear()
@@ -175,7 +250,7 @@ def main():
         print("problem: " + pr)
     if not problems:
         print("ok")
-    print("sequences\t%d" % len(seqs))
+    print("sequences\t%d" % sum(1 for v in seqs.values() if not v["provider"]))
     print("packets\t%d" % len(trace.packet))
     for k in sorted(events):
         print("events:%s\t%d" % (k, events[k]))

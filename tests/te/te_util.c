@@ -7,9 +7,14 @@
 #include "te_util.h"
 #include "test_util.h"
 
+#include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 static char g_dir[256];
@@ -37,6 +42,188 @@ const char *te_path(const char *name) {
     return p;
 }
 
+int te_record_backend(void) {
+    static int backend = -1;
+    if (backend < 0) {
+        const char *v = getenv("TRACEC_TEST_BACKEND");
+        backend = v != NULL && strcmp(v, "record") == 0;
+        if (v != NULL && v[0] != '\0' && strcmp(v, "record") != 0 && strcmp(v, "local") != 0)
+            fprintf(stderr, "TRACEC_TEST_BACKEND=%s: neither local nor record, local used\n", v);
+    }
+    return backend;
+}
+
+#ifdef TE_TRACEC_CLI
+#define TE_RECORD_CLI TE_TRACEC_CLI
+#else
+#define TE_RECORD_CLI TRACEC_BINARY_DIR "/tools/tracec/tracec"
+#endif
+
+static pid_t g_rec_pid;        /* the recorder te_start ran, 0: none */
+static pid_t g_rec_parent;     /* the process that ran it (a fork child's exit leaves it alone) */
+static char g_rec_log[600];    /* its stdout and stderr */
+static unsigned g_rec_count;   /* recorders run by this process: a socket each */
+static char g_rec_trace[512];  /* the trace it writes */
+
+static void sleep_ms(long ms) {
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+    }
+}
+
+/* The recorder's log (malloc'd, "" when none). */
+static char *rec_log(void) {
+    tt_buf b = {0};
+    if (!tt_read_file(g_rec_log, &b) || b.data == NULL) return strdup("");
+    return b.data;
+}
+
+/* The recorder has exited (reaped): its exit status, -1 if abnormal; -2 while it runs. */
+static int rec_exited(int options) {
+    int st;
+    pid_t w = waitpid(g_rec_pid, &st, options);
+    if (w == 0) return -2;
+    g_rec_pid = 0;
+    return w == -1 ? -1 : WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* A test that failed between te_start and te_stop leaves no recorder behind. */
+static void kill_recorder(void) {
+    if (g_rec_pid > 0 && getpid() == g_rec_parent) kill(g_rec_pid, SIGKILL), (void)rec_exited(0);
+}
+
+static void start_recorder(const tracec_session_config *cfg) {
+    char sock[512], size[32], cats[1024] = "";
+    const char *mode = cfg->mode == TRACEC_BUFFERING_MODE_ONESHOT    ? "oneshot"
+                       : cfg->mode == TRACEC_BUFFERING_MODE_CIRCULAR ? "circular"
+                                                                     : "streaming";
+    /* the recorder's smallest buffer is 8 KiB; 0 is the session's default, 1 MiB (the recorder's too) */
+    size_t bytes = cfg->buffer_size == 0 ? (size_t)1 << 20 : cfg->buffer_size < 8192 ? 8192 : cfg->buffer_size;
+    /* LOSSLESS: writers wait for the recorder to save (as long as the recorder allows); DISCARD: they drop */
+    const char *wait = cfg->policy == TRACEC_BUFFER_POLICY_DISCARD ? "0" : "10000";
+    cr_assert(cfg->path != NULL, "the record backend writes a file: cfg.path");
+    cr_assert(g_rec_pid == 0, "one record session at a time");
+    for (size_t i = 0; cfg->categories != NULL && i < cfg->num_categories; i++)
+        snprintf(cats + strlen(cats), sizeof cats - strlen(cats), "%s%s", i ? "," : "", cfg->categories[i]);
+    /* an empty list enables none: a name no category has */
+    if (cfg->categories != NULL && cfg->num_categories == 0) snprintf(cats, sizeof cats, "none-enabled");
+    snprintf(size, sizeof size, "%zu", bytes);
+    char name[32];
+    snprintf(name, sizeof name, "rec%u.sock", g_rec_count);
+    snprintf(sock, sizeof sock, "%s", te_path(name));
+    snprintf(g_rec_log, sizeof g_rec_log, "%s.log", sock);
+    snprintf(g_rec_trace, sizeof g_rec_trace, "%s", cfg->path);
+    g_rec_count++;
+    const char *argv[20];
+    int n = 0;
+    argv[n++] = TE_RECORD_CLI;
+    argv[n++] = "record";
+    argv[n++] = "--attach";
+    argv[n++] = "--socket";
+    argv[n++] = sock;
+    argv[n++] = "-o";
+    argv[n++] = cfg->path;
+    argv[n++] = "--mode";
+    argv[n++] = mode;
+    argv[n++] = "--buffer-size";
+    argv[n++] = size;
+    argv[n++] = "--wait";
+    argv[n++] = wait;
+    argv[n++] = "--duration"; /* a test that dies leaves no recorder running for long */
+    argv[n++] = "300s";
+    if (cats[0] != '\0') {
+        argv[n++] = "--categories";
+        argv[n++] = cats;
+    }
+    argv[n] = NULL;
+    fflush(NULL);
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0, "fork: %s", strerror(errno));
+    if (pid == 0) {
+        FILE *log = freopen(g_rec_log, "w", stdout);
+        if (log == NULL || dup2(fileno(stdout), 2) < 0) _exit(126);
+        execv(argv[0], (char *const *)argv);
+        fprintf(stderr, "cannot run %s: %s\n", argv[0], strerror(errno));
+        _exit(127);
+    }
+    g_rec_pid = pid;
+    g_rec_parent = getpid();
+    static int atexit_done;
+    if (!atexit_done) atexit_done = 1, atexit(kill_recorder);
+    /* until the socket listens (the client retries anyway: this keeps its first attempt useful) */
+    struct stat sb;
+    for (int i = 0; i < 1000 && (stat(sock, &sb) != 0 || !S_ISSOCK(sb.st_mode)); i++) {
+        int rc = rec_exited(WNOHANG);
+        if (rc != -2) {
+            char *l = rec_log();
+            cr_assert(0, "tracec record exited (%d) before listening:\n%s", rc, l);
+        }
+        sleep_ms(5);
+    }
+    tracec_te_recorder_config rc = TRACEC_TE_RECORDER_CONFIG_INIT;
+    rc.socket_path = sock;
+    rc.name = cfg->process_name;
+    rc.synchronous = true;
+    rc.max_wait_ms = cfg->policy == TRACEC_BUFFER_POLICY_DISCARD ? -1 : 10000;
+    tracec_status_t st = tracec_te_recorder_connect(&rc);
+    cr_assert_eq(st, TRACEC_STATUS_SUCCESS, "tracec_te_recorder_connect: %s", tracec_status_str(st));
+    for (int i = 0; i < 500 && !tracec_te_recorder_stats().tracing; i++) sleep_ms(10);
+    if (!tracec_te_recorder_stats().tracing) {
+        char *l = rec_log();
+        cr_assert(0, "the recorder's session does not trace after 5 s; tracec record says:\n%s", l);
+    }
+}
+
+void te_start(const tracec_session_config *cfg, tracec_session **out) {
+    *out = NULL;
+    if (te_record_backend()) {
+        start_recorder(cfg);
+        return;
+    }
+    tracec_status_t st = tracec_session_start(cfg, out);
+    cr_assert_eq(st, TRACEC_STATUS_SUCCESS, "tracec_session_start: %s", tracec_status_str(st));
+}
+
+tracec_status_t te_stop(tracec_session *s) {
+    if (!te_record_backend()) return tracec_session_stop(s);
+    if (g_rec_pid == 0) return TRACEC_STATUS_BAD_STATE;
+    tracec_te_recorder_disconnect();
+    kill(g_rec_pid, SIGINT);
+    int rc = -2;
+    for (int i = 0; i < 3000 && (rc = rec_exited(WNOHANG)) == -2; i++) sleep_ms(10);
+    if (rc == -2) { /* 30 s: it hangs */
+        kill(g_rec_pid, SIGKILL);
+        rc = rec_exited(0);
+        fprintf(stderr, "tracec record did not end within 30 s of SIGINT\n");
+        return TRACEC_STATUS_ERROR;
+    }
+    if (rc != 0) {
+        char *l = rec_log();
+        fprintf(stderr, "tracec record exited with %d:\n%s\n", rc, l);
+        free(l);
+        return TRACEC_STATUS_ERROR;
+    }
+    /* the recorder's summary of each provider is an instant (tests/record check it): out, so the trace
+       processor shows the program's events only; its trace_stats stay */
+    char cmd[1400], *out;
+    snprintf(cmd, sizeof cmd, "%s %s/tests/te/check_trace.py --strip-recorder-summaries %s 2>&1", TRACEC_PYTHON3,
+             TRACEC_SOURCE_DIR, g_rec_trace);
+    if (te_run(cmd, &out) != 0) {
+        fprintf(stderr, "check_trace.py --strip-recorder-summaries %s:\n%s\n", g_rec_trace, out ? out : "");
+        free(out);
+        return TRACEC_STATUS_ERROR;
+    }
+    free(out);
+    return TRACEC_STATUS_SUCCESS;
+}
+
+uint64_t te_lost_now(const tracec_session *s) {
+    if (te_record_backend()) return tracec_te_recorder_stats().dropped;
+    tracec_buffer_stats_t bs;
+    cr_assert_eq(tracec_query_buffer_stats(tracec_session_buffer(s), &bs), TRACEC_STATUS_SUCCESS);
+    return bs.dropped + bs.overwritten + bs.refused;
+}
+
 int te_run(const char *cmd, char **out) {
     tt_buf b = {0};
     int st = tt_capture(cmd, &b);
@@ -61,8 +248,8 @@ static const char *schema_pb(void) {
 
 int te_check(const char *trace, const char *flags, char **out) {
     char cmd[2048];
-    snprintf(cmd, sizeof cmd, "%s %s/tests/te/check_trace.py %s %s %s 2>&1", TRACEC_PYTHON3,
-             TRACEC_SOURCE_DIR, schema_pb(), trace, flags ? flags : "");
+    snprintf(cmd, sizeof cmd, "%s %s/tests/te/check_trace.py %s %s %s %s 2>&1", TRACEC_PYTHON3,
+             TRACEC_SOURCE_DIR, schema_pb(), trace, flags ? flags : "", te_record_backend() ? "--recorder" : "");
     return te_run(cmd, out);
 }
 
@@ -114,11 +301,21 @@ long te_tp_first_long(const char *answer) {
     return nl != NULL && nl[1] != '\0' ? atol(nl + 1) : -1;
 }
 
-#define TE_BAD_STATS_SQL                                                                                    \
-    "select name, idx, severity, source, value from stats "                                                 \
-    "where value > 0 and name != 'traced_buf_trace_writer_packet_loss' "                                   \
-    "and (severity in ('error', 'data_loss') "                                                              \
-    "or name like '%incremental_state_invalid%' or name like '%skipped%');"
+/* The recorder's trace maps each sequence to its buffer (writer_stats): the trace processor then also counts
+   the packets marked previous_packet_dropped, per buffer, as traced_buf_sequence_packet_loss (not a loss of
+   its own). */
+static const char *bad_stats_sql(void) {
+    return te_record_backend()
+               ? "select name, idx, severity, source, value from stats "
+                 "where value > 0 and name != 'traced_buf_trace_writer_packet_loss' "
+                 "and name != 'traced_buf_sequence_packet_loss' "
+                 "and (severity in ('error', 'data_loss') "
+                 "or name like '%incremental_state_invalid%' or name like '%skipped%');"
+               : "select name, idx, severity, source, value from stats "
+                 "where value > 0 and name != 'traced_buf_trace_writer_packet_loss' "
+                 "and (severity in ('error', 'data_loss') "
+                 "or name like '%incremental_state_invalid%' or name like '%skipped%');";
+}
 #define TE_PACKET_LOSS_SQL \
     "select coalesce(sum(value), 0) from stats where name = 'traced_buf_trace_writer_packet_loss';"
 
@@ -130,7 +327,7 @@ static char *rows_of(const char *answer) {
 
 char *te_tp_bad_stats(const char *trace) {
     char *out;
-    if (!te_tp(trace, TE_BAD_STATS_SQL, &out)) return strdup("");
+    if (!te_tp(trace, bad_stats_sql(), &out)) return strdup("");
     char *rest = rows_of(out);
     free(out);
     return rest;
@@ -148,7 +345,7 @@ int te_tp_losses_and(const char *trace, const char *const *sqls, size_t n, char 
     const char *q[2 + TE_TP_MAX_QUERIES];
     char *a[2 + TE_TP_MAX_QUERIES];
     cr_assert_leq(n, TE_TP_MAX_QUERIES);
-    q[0] = TE_BAD_STATS_SQL;
+    q[0] = bad_stats_sql();
     q[1] = TE_PACKET_LOSS_SQL;
     for (size_t i = 0; i < n; i++) q[2 + i] = sqls[i];
     if (!te_tp_many(trace, q, 2 + n, a)) return 0;

@@ -6,6 +6,54 @@
 #define TRACEC_TESTS_TE_UTIL_H
 
 #include <stddef.h>
+#include <stdint.h>
+
+#include "tracec/track_event.h"
+
+/*
+ * The backend the session driver below runs on, read once from the
+ * environment variable TRACEC_TEST_BACKEND: unset or "local", the
+ * program's own session (tracec_session_start); "record", the recorder's
+ * session (`tracec record --attach`, a process of its own that reads the
+ * program's shared buffer).
+ */
+int te_record_backend(void);
+
+/* On the record backend: skips the test, which needs what only a session of the program's own has. */
+#define TE_LOCAL_ONLY(reason)                                              \
+    do {                                                                   \
+        if (te_record_backend()) cr_skip_test("local backend only: " reason); \
+    } while (0)
+
+/*
+ * Starts a session of `cfg` on the backend.  Local: tracec_session_start.
+ * Record: runs `tracec record --attach` on a socket of the scratch
+ * directory, writing cfg->path (mode, buffer size (at least 8 KiB),
+ * categories and process name from `cfg`; a LOSSLESS STREAMING session
+ * lets writers wait for the recorder, a DISCARD one drops at once), then
+ * connects to it and waits until its session traces, so the events
+ * written after the call are recorded; *out is then NULL.  Asserts
+ * success.  One record session at a time.
+ */
+void te_start(const tracec_session_config *cfg, tracec_session **out);
+
+/*
+ * Stops what te_start started.  Record: disconnects (what was written is
+ * handed to the recorder), then SIGINT to the recorder, which writes the
+ * trace and exits; SUCCESS when it exited 0.  The recorder's summary
+ * instant of each provider is then taken out of the trace
+ * (check_trace.py --strip-recorder-summaries; tests/record check them), so
+ * the trace processor shows the program's events only; its trace_stats
+ * stay.
+ */
+tracec_status_t te_stop(tracec_session *s);
+
+/*
+ * Packets lost so far by the running session: its buffer's
+ * dropped + overwritten + refused (local), the recorder client's dropped
+ * count (record).
+ */
+uint64_t te_lost_now(const tracec_session *s);
 
 /*
  * A path `name` inside this process's scratch directory (static storage, one
@@ -16,7 +64,11 @@ const char *te_path(const char *name);
 /* Runs `cmd` with /bin/sh; returns its exit status (-1 if abnormal) and its stdout in *out (malloc'd). */
 int te_run(const char *cmd, char **out);
 
-/* check_trace.py on `trace` (`flags` may be NULL); exit status, its output in *out (malloc'd). */
+/*
+ * check_trace.py on `trace` (`flags` may be NULL); exit status, its output
+ * in *out (malloc'd).  On the record backend it reads the trace with
+ * --recorder (the recorder's own packets left out).
+ */
 int te_check(const char *trace, const char *flags, char **out);
 
 /*

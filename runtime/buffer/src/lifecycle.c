@@ -48,6 +48,14 @@ tracec_status_t tracec_flush_buffer(tracec_buffer_id_t buffer_id) {
     return st;
 }
 
+tracec_status_t tracec_buffer_count_lost(tracec_buffer_id_t buffer_id, uint64_t n) {
+    tracec_i_buffer *b = tracec_i_buffer_get(buffer_id.handle);
+    if (b == NULL) return TRACEC_STATUS_BUFFER_NOT_FOUND;
+    atomic_fetch_add_explicit(&b->refused, n, memory_order_relaxed);
+    tracec_i_buffer_put(b);
+    return TRACEC_STATUS_SUCCESS;
+}
+
 tracec_status_t tracec_flush_buffer_async(tracec_buffer_id_t buffer_id) {
     tracec_i_buffer *b = tracec_i_buffer_get(buffer_id.handle);
     if (b == NULL) return TRACEC_STATUS_BUFFER_NOT_FOUND;

@@ -70,6 +70,7 @@ struct tracec_provider {
     char socket_path[sizeof ((struct sockaddr_un *)0)->sun_path]; /* "": $TRACEC_RECORDER_SOCKET, else the well-known */
     int slot;     /* the te slot of the recorder's session (-1: none; claimed at Initialize, control thread) */
     int slot_open; /* the slot is open on the buffer (a run is on; changed under ctl) */
+    uint64_t slot_lost; /* the slot's count of events the te layer dropped when the run began */
     tracec_buffering_mode_t mode; /* the buffer's */
     int te_packets; /* the run's te session packets are written (categories are registered: te events may come) */
 
@@ -769,6 +770,10 @@ static void slot_off(tracec_provider *p) {
     tracec_i_te_thread_abandon(p->slot);
     tracec_i_te_session_leave(entered);
     p->slot_open = 0;
+    /* the events the te layer dropped in this run (misuse, no memory) are losses of the recorder's session:
+       counted in the shared buffer, whose counters the recorder's trace_stats show */
+    uint64_t dropped = __atomic_load_n(&tracec_i_te_slots[p->slot].lost, __ATOMIC_RELAXED) - p->slot_lost;
+    if (dropped != 0) (void)tracec_buffer_count_lost(p->buf, dropped);
 }
 
 /* Says on stderr and to the recorder why its session is refused (control thread). */
@@ -963,6 +968,7 @@ static void on_start(tracec_provider *p, const tracec_i_msg *m) {
         /* the recorder's session in its te slot: its session packets, then its categories' bits */
         pthread_mutex_lock(&p->ctl);
         int entered = tracec_i_te_session_enter();
+        p->slot_lost = __atomic_load_n(&tracec_i_te_slots[p->slot].lost, __ATOMIC_RELAXED);
         tracec_i_te_slot_open(p->slot, p->buf.handle, p->mode, 6u /* BOOTTIME, the recorder's clock */);
         p->slot_open = 1;
         if (p->te_packets) /* a loss is counted by the buffer */

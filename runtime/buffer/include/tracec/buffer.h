@@ -238,6 +238,15 @@ tracec_status_t tracec_flush_buffer_async(tracec_buffer_id_t buffer_id);
 tracec_status_t tracec_buffer_region_saved(tracec_buffer_id_t buffer_id, uint32_t region, uint64_t gen);
 
 /*
+ * Counts `n` packets a layer above the buffer lost before they reached it
+ * (the track-event layer's dropped events) among the buffer's `refused`,
+ * so its statistics and, for a buffer shared with a recorder, the
+ * recorder's trace count them (published at the next delivery or
+ * handoff).  Any thread.  BUFFER_NOT_FOUND.
+ */
+tracec_status_t tracec_buffer_count_lost(tracec_buffer_id_t buffer_id, uint64_t n);
+
+/*
  * A new dedicated callback thread.  LIMIT_EXCEEDED, BAD_STATE after finalize.
  * Callback threads (this one and the default one) ask the kernel for a
  * 100 us scheduler slice so that they run soon after a producer wakes them
