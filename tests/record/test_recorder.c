@@ -1069,7 +1069,8 @@ static long tp_stat(const char *trace, const char *name) {
  * traced_buf_sequence_packet_loss and the lost packets as traced_buf_trace_writer_packet_loss (data_loss),
  * has no error stat, and shows every saved instant, the last one included.
  */
-static marks marks_case(const char *mode, const char *size, long n, long m, long big) {
+/* `unmarked`: gaps counted but not marked (a CIRCULAR wrap's, before the oldest packet kept). */
+static marks marks_case(const char *mode, const char *size, long n, long m, long big, long unmarked) {
     char cmd[1024], trace[128], *out;
     snprintf(trace, sizeof trace, "%s/marks-%s.pftrace", g_dir, mode);
     snprintf(cmd, sizeof cmd, "%s record -o %s --mode %s --buffer-size %s -- %s indexed m %ld %ld %ld", TRACEC, trace,
@@ -1081,8 +1082,9 @@ static marks marks_case(const char *mode, const char *size, long n, long m, long
     cr_assert(s.found, "%s", view);
     free(view);
     marks k = loss_marks(trace, "m");
-    cr_expect_eq(k.flagged, k.gaps, "%s: %ld marks for %ld gaps", mode, k.flagged, k.gaps);
-    cr_expect_eq(k.at_gap, k.gaps, "%s: %ld of %ld gaps marked", mode, k.at_gap, k.gaps);
+    long marked = k.gaps - unmarked;
+    cr_expect_eq(k.flagged, marked, "%s: %ld marks for %ld gaps", mode, k.flagged, k.gaps);
+    cr_expect_eq(k.at_gap, marked, "%s: %ld of %ld gaps marked", mode, k.at_gap, k.gaps);
     cr_expect_eq(k.elsewhere, 0, "%s: %ld packets marked that follow no loss", mode, k.elsewhere);
     cr_expect_eq(s.delivered, k.events + 2, "%s: the instants and the two descriptors", mode);
     need_tp();
@@ -1104,7 +1106,7 @@ static marks marks_case(const char *mode, const char *size, long n, long m, long
 /* STREAMING, the recorder late (stopped while the program writes 2000 instants into a 16k buffer): the
    instants that find both halves full are dropped, and the first one written after them says so. */
 Test(record, streaming_loss_marks_the_next_packet) {
-    marks k = marks_case("streaming", "16k", 2000, 100, 0);
+    marks k = marks_case("streaming", "16k", 2000, 100, 0, 0);
     cr_expect_geq(k.gaps, 1, "packets were lost");
     cr_expect_geq(k.first_flag, 1, "the first instant was kept");
     cr_expect_eq(k.last_event, 2099, "the instants written after the loss are kept");
@@ -1114,23 +1116,26 @@ Test(record, streaming_loss_marks_the_next_packet) {
 Test(record, refused_packet_marks_the_next_packet) {
     const char *modes[] = {"streaming", "oneshot", "circular"};
     for (int i = 0; i < 3; i++) {
-        marks k = marks_case(modes[i], "32k", 300, 0, 50); /* 49, 99, ..., 299 refused; 299 has no next */
+        marks k = marks_case(modes[i], "32k", 300, 0, 50, 0); /* 49, 99, ..., 299 refused; 299 has no next */
         cr_expect_eq(k.gaps, 5, "%s", modes[i]);
         cr_expect_eq(k.first_flag, 50, "%s", modes[i]);
     }
 }
 
 /* CIRCULAR: a wrap overwrote the oldest packets; the first one kept says so (the recorder marks it). */
-Test(record, circular_wrap_marks_the_first_packet_kept) {
-    marks k = marks_case("circular", "16k", 3000, 0, 0);
+Test(record, circular_wrap_is_counted_not_marked) {
+    marks k = marks_case("circular", "16k", 3000, 0, 0, 1);
     cr_expect_eq(k.gaps, 1, "one gap: before the first instant kept");
-    cr_expect_gt(k.first_flag, 0, "the oldest instants were overwritten");
+    cr_expect_eq(k.flagged, 0, "no packet marked");
     cr_expect_eq(k.last_event, 2999);
+    char trace[128];
+    snprintf(trace, sizeof trace, "%s/marks-circular.pftrace", g_dir);
+    cr_expect_gt(tp_stat(trace, "traced_buf_trace_writer_packet_loss"), 0, "the overwritten instants are data_loss");
 }
 
 /* Nothing lost: no packet is marked, and the trace processor shows no data_loss. */
 Test(record, lossless_recording_has_no_mark) {
-    marks k = marks_case("streaming", "1m", 2000, 0, 0);
+    marks k = marks_case("streaming", "1m", 2000, 0, 0, 0);
     cr_expect_eq(k.events, 2000);
     cr_expect_eq(k.flagged, 0);
     char trace[128];

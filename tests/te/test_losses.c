@@ -172,9 +172,6 @@ Test(te_losses, oneshot_discards_are_data_loss) {
 }
 
 Test(te_losses, circular_overwrites_are_data_loss) {
-    if (te_record_backend())
-        cr_skip_test("record backend, a recorder bug: it marks the first packet kept after a wrap "
-                     "previous_packet_dropped, so the reader skips the rest of that sequence");
     flat_losses("circular.pftrace", TRACEC_BUFFERING_MODE_CIRCULAR, TRACEC_BUFFER_POLICY_NONE,
                 "traced_buf_chunks_overwritten", 1);
 }

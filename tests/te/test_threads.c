@@ -119,10 +119,6 @@ Test(te_threads, stop_while_threads_write) {
     volatile int stop = 0;
     cfg.path = path;
     cfg.mode = TRACEC_BUFFERING_MODE_CIRCULAR;
-    if (te_record_backend()) { /* a recorder bug: after a CIRCULAR wrap the reader skips the sequence */
-        cfg.mode = TRACEC_BUFFERING_MODE_STREAMING;
-        cfg.policy = TRACEC_BUFFER_POLICY_DISCARD;
-    }
     cfg.buffer_size = 16 * 1024;
     te_start(&cfg, &s);
     for (int i = 0; i < LONG_THREADS; i++) {
@@ -235,9 +231,6 @@ Test(te_threads, oneshot_drops_hide_no_kept_event) {
 }
 
 Test(te_threads, circular_durable_drops_hide_no_kept_event) {
-    if (te_record_backend())
-        cr_skip_test("record backend, a recorder bug: it marks the first packet kept after a wrap "
-                     "previous_packet_dropped, so the reader skips the rest of that sequence");
     /* a durable part (one page) too small for the sequences of 64 threads: their headers, names and counter
        tracks are refused once it is full */
     lossy_run("lossy_circular.pftrace", TRACEC_BUFFERING_MODE_CIRCULAR, TRACEC_BUFFER_POLICY_NONE, 16 * 1024, 4096,

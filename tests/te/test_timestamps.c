@@ -236,15 +236,14 @@ Test(te_timestamps, streaming_on_a_monotonic_clock) {
 
 /* A wrap overwrites the oldest packets: the ones left are at their times. */
 Test(te_timestamps, circular_after_a_wrap) {
-    if (te_record_backend())
-        cr_skip_test("record backend, a recorder bug: it marks the first packet kept after a wrap "
-                     "previous_packet_dropped, so the reader skips the rest of that sequence");
     const char *path = te_path("circular.pftrace");
     tracec_session *s = start(path, TRACEC_BUFFERING_MODE_CIRCULAR, 0, 4096, 0);
     int n = mixed(0, 20000);
-    tracec_buffer_stats_t bs;
-    cr_assert_eq(tracec_query_buffer_stats(tracec_session_buffer(s), &bs), TRACEC_STATUS_SUCCESS);
-    cr_assert_gt(bs.overwritten, 1000u, "the buffer wrapped");
+    if (!te_record_backend()) { /* (the recorder's trace counts the overwritten packets: shown < n below) */
+        tracec_buffer_stats_t bs;
+        cr_assert_eq(tracec_query_buffer_stats(tracec_session_buffer(s), &bs), TRACEC_STATUS_SUCCESS);
+        cr_assert_gt(bs.overwritten, 1000u, "the buffer wrapped");
+    }
     cr_assert_eq(te_stop(s), TRACEC_STATUS_SUCCESS);
     int shown = check_times(path);
     cr_assert(shown > 10 && shown < n, "shown %d of %d", shown, n);

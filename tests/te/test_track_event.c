@@ -327,9 +327,6 @@ static void write_many(int n) {
 }
 
 Test(track_event, circular_wraps_keep_every_iid_resolvable) {
-    if (te_record_backend())
-        cr_skip_test("record backend, a recorder bug: it marks the first packet kept after a wrap "
-                     "previous_packet_dropped, so the reader skips the rest of that sequence");
     const char *path = te_path("circular.pftrace");
     tracec_session *s = start(path, TRACEC_BUFFERING_MODE_CIRCULAR, 4096);
     write_many(20000);

@@ -58,7 +58,6 @@ typedef struct peer {
     uint64_t saved_hash[3], saved_gen[3]; /* per region: the last save that began at the region's start */
     size_t saved_len[3];
     int loss_pending;           /* packets of its sequences were lost: the next half record saved is marked */
-    uint64_t seen_overwritten;  /* CIRCULAR: the header's `overwritten` when its halves were last saved */
     tracec_i_rec_seqmap seq;    /* its sequence ids to the trace's (default: info.sequence_id) */
     uint32_t owed;              /* ONESHOT, CIRCULAR: regions handed and not answered yet (a bit each) */
     uint64_t owed_gen[3];       /* ... and the gen each was handed with */
@@ -331,11 +330,9 @@ static bool save_region(tracec_recorder *r, peer *pv, uint32_t reg, bool salvage
 static void save_all(tracec_recorder *r, peer *pv, bool salvage) {
     tracec_recorder_shm_state st;
     if (!header_state(r, pv, &st)) return;
-    if (r->cfg.mode == TRACEC_BUFFERING_MODE_CIRCULAR) {
-        /* a wrap overwrote packets before the older half's first one: that one is marked */
-        if (st.overwritten != pv->seen_overwritten) pv->loss_pending = 1;
-        pv->seen_overwritten = st.overwritten;
-    }
+    /* A CIRCULAR wrap's overwritten packets are counted (trace_stats), not marked on the oldest packet kept:
+       losing the oldest packets is what the mode does, and a mark would make the reader drop every later
+       packet of a sequence that interns (its interned data is in the durable part, which no wrap loses). */
     uint32_t a = r->halves < 2 ? 0u : st.active;
     if (!save_region(r, pv, DURABLE, salvage)) return;
     if (r->halves == 2 && !save_region(r, pv, a ^ 1u, false)) return;
@@ -447,7 +444,6 @@ static void initialize_and_start(tracec_recorder *r, peer *pv) {
     memset(pv->saved_len, 0, sizeof pv->saved_len); /* a new buffer: nothing of it was saved yet */
     pv->owed = 0;
     pv->bad = 0; /* a loss of the previous buffer stays pending: its next run's first saved record says so */
-    pv->seen_overwritten = 0;
     if (pv->scratch == NULL) pv->scratch = malloc((size_t)r->geo.half_bytes);
     if (pv->dscratch == NULL) pv->dscratch = malloc(r->geo.durable_bytes ? (size_t)r->geo.durable_bytes : 8u);
     if (pv->scratch == NULL || pv->dscratch == NULL) goto fail;
