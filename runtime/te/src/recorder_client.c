@@ -107,7 +107,6 @@ struct tracec_provider {
 };
 
 static tracec_provider *the_provider; /* one per process */
-static struct sockaddr_un p_path_probe; /* only its sun_path's size is used */
 static pthread_mutex_t provider_mu = PTHREAD_MUTEX_INITIALIZER;
 /*
  * A writing thread's state (initial-exec, so a read is not a __tls_get_addr
@@ -198,7 +197,7 @@ static tracec_status_t do_register(const char *name, const char *categories, int
         return TRACEC_STATUS_INVALID_ARGUMENT;
     if (categories == NULL) categories = "";
     if (!tracec_i_rec_categories_ok(categories)) return TRACEC_STATUS_INVALID_ARGUMENT;
-    if (socket_path != NULL && (socket_path[0] == '\0' || strlen(socket_path) >= sizeof p_path_probe.sun_path))
+    if (socket_path != NULL && (socket_path[0] == '\0' || strlen(socket_path) >= sizeof ((struct sockaddr_un *)0)->sun_path))
         return TRACEC_STATUS_INVALID_ARGUMENT;
     pthread_mutex_lock(&provider_mu);
     if (the_provider != NULL && the_provider->te_owned && !te_owned && !the_provider->forked) {
