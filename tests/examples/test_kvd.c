@@ -50,27 +50,27 @@ static char *tp(const char *trace, const char *sql) {
     return out;
 }
 
-/* One process's requests as the trace processor shows them, one CSV answer per line of `what`. */
+/* One process's requests as the trace processor shows them: the answers to these, for its pid. */
 static const char *const request_queries[] = {
     /* the request slices: count and sum of their keys (an arg) per name, all at depth 0 */
-    "select s.name, count(*), sum(extract_arg(s.arg_set_id, 'debug.key')), max(s.depth) from slice s "
-    "join thread_track tt on s.track_id = tt.id join thread using(utid) join process using(upid) "
-    "where process.pid = %ld and s.name in ('get', 'put') group by s.name order by s.name;",
+    ("select s.name, count(*), sum(extract_arg(s.arg_set_id, 'debug.key')), max(s.depth) from slice s "
+     "join thread_track tt on s.track_id = tt.id join thread using(utid) join process using(upid) "
+     "where process.pid = %ld and s.name in ('get', 'put') group by s.name order by s.name;"),
     /* the typed lookup events: their custom fields, as args, inside their request */
-    "select count(*), count(distinct extract_arg(s.arg_set_id, 'custom_string')), "
-    "sum(extract_arg(s.arg_set_id, 'custom_counter')), min(s.depth) from slice s "
-    "join thread_track tt on s.track_id = tt.id join thread using(utid) join process using(upid) "
-    "where process.pid = %ld and s.name = 'lookup';",
+    ("select count(*), count(distinct extract_arg(s.arg_set_id, 'custom_string')), "
+     "sum(extract_arg(s.arg_set_id, 'custom_counter')), min(s.depth) from slice s "
+     "join thread_track tt on s.track_id = tt.id join thread using(utid) join process using(upid) "
+     "where process.pid = %ld and s.name = 'lookup';"),
     /* flows from the accepts to the requests */
-    "select count(*) from flow f join slice a on f.slice_out = a.id join slice b on f.slice_in = b.id "
-    "where a.name = 'accept' and b.name in ('get', 'put') and a.track_id in (select tt.id from thread_track tt "
-    "join thread using(utid) join process using(upid) where process.pid = %ld);",
+    ("select count(*) from flow f join slice a on f.slice_out = a.id join slice b on f.slice_in = b.id "
+     "where a.name = 'accept' and b.name in ('get', 'put') and a.track_id in (select tt.id from thread_track tt "
+     "join thread using(utid) join process using(upid) where process.pid = %ld);"),
     /* the counter: as many values as puts, up to the number of puts */
-    "select count(*), max(c.value) from counter c join process_counter_track t on c.track_id = t.id "
-    "join process using(upid) where process.pid = %ld and t.name = 'keys stored';",
+    ("select count(*), max(c.value) from counter c join process_counter_track t on c.track_id = t.id "
+     "join process using(upid) where process.pid = %ld and t.name = 'keys stored';"),
 };
 
-/* The pid of the process named `name` that has slices in `trace` (-1 when none). */
+/* The pid of the process whose slices match `where` in `trace` (-1 when none). */
 static long pid_of(const char *trace, const char *where) {
     char *sql, *out;
     long pid = -1;
