@@ -231,6 +231,7 @@ Test(te_threads, oneshot_drops_hide_no_kept_event) {
 }
 
 Test(te_threads, circular_durable_drops_hide_no_kept_event) {
+    TE_LOCAL_ONLY("a session's durable size (one page here; the recorder sizes its own)");
     /* a durable part (one page) too small for the sequences of 64 threads: their headers, names and counter
        tracks are refused once it is full */
     lossy_run("lossy_circular.pftrace", TRACEC_BUFFERING_MODE_CIRCULAR, TRACEC_BUFFER_POLICY_NONE, 16 * 1024, 4096,
