@@ -58,10 +58,11 @@ configure_build() {
 
 # The executables of the tests ctest selects with ARGS (ctest_targets DIR ARGS...), one a
 # line: each test is named after its executable, or <executable>_memfd (tests/buffer's
-# runs over memfd buffers).  One that is not a target fails the build, so none is missed.
+# runs over memfd buffers), or <executable>_record (tests/te's runs over the recorder's
+# session).  One that is not a target fails the build, so none is missed.
 ctest_targets() {
   local dir=$1; shift
-  ctest --test-dir "$dir" "$@" -N | sed -n 's/^ *Test *#[0-9]*: *//p' | sed 's/_memfd$//' | sort -u
+  ctest --test-dir "$dir" "$@" -N | sed -n 's/^ *Test *#[0-9]*: *//p' | sed 's/_memfd$//; s/_record$//' | sort -u
 }
 
 # run_ctest NAME ctest-args...: a failure fails NAME; a skipped test (no

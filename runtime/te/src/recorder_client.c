@@ -61,6 +61,9 @@
 #include "tracec/track_event.h"
 
 struct tracec_provider {
+    /* The control thread's receive buffer (a message is about 10 KiB): here, not on its stack or the heap per
+       message, so a fork child, which has no control thread, still reaches it (no leak reported at its exit). */
+    tracec_i_msg rx;
     char name[TRACEC_I_NAME_MAX + 1];
     pthread_t thread;
     int wake[2]; /* a pipe: unregister wakes the control thread */
@@ -1012,14 +1015,10 @@ static int serve(tracec_provider *p, int conn) {
             }
         }
         if (pf[0].revents == 0) continue;
-        tracec_i_msg *m = malloc(sizeof *m);
-        if (m == NULL) return 1;
+        tracec_i_msg *m = &p->rx;
         int fds[2], nfds = 2;
         ssize_t k = tracec_i_rec_recv(conn, m, fds, &nfds);
-        if (k == 0 || (k < 0 && errno != EAGAIN && errno != EPROTO)) {
-            free(m);
-            return 1;
-        }
+        if (k == 0 || (k < 0 && errno != EAGAIN && errno != EPROTO)) return 1;
         if (k > 0) {
             switch (m->type) {
             case TRACEC_I_MSG_REGISTERED:
@@ -1050,7 +1049,6 @@ static int serve(tracec_provider *p, int conn) {
             }
         }
         for (int i = 0; i < nfds; i++) close(fds[i]);
-        free(m);
     }
 }
 
