@@ -68,7 +68,10 @@ static void provider_main(const char *sock, int idx, int out) {
     snprintf(name, sizeof name, "bench-%d", idx);
     setenv(TRACEC_RECORDER_SOCKET_ENV, sock, 1);
     tracec_provider *p;
-    if (tracec_provider_register(name, &p) != TRACEC_STATUS_SUCCESS || !tracec_provider_wait_started(p, 10000))
+    tracec_provider_registration reg = TRACEC_PROVIDER_REGISTRATION_INIT;
+    reg.name = name;
+    reg.max_wait_ms = 10000; /* the recorder's --wait decides (recorder-wait: lossless); the default cap is 10 ms */
+    if (tracec_provider_register_with(&reg, NULL, &p) != TRACEC_STATUS_SUCCESS || !tracec_provider_wait_started(p, 10000))
         _exit(3);
     double t0 = now_s();
     for (uint64_t i = 0; i < g_packets; i++) {
@@ -361,7 +364,7 @@ int main(void) {
     emit(jf, "record_2providers", "recorder", two, reps);
     emit(jf, "record_2providers", "recorder-wait", two_w, reps);
     printf("recorder --wait 2000 (lossless like the in-process peer) / in-process packet rate: "
-           "1 provider %.2fx, 2 providers %.2fx (target >= 0.7x)\n",
+           "1 provider %.2fx, 2 providers %.2fx (target >= 0.9x)\n",
            inproc.ns_per_op / one_w.ns_per_op, inproc.ns_per_op / two_w.ns_per_op);
     printf("recorder / in-process packet rate: 1 provider %.2fx, 2 providers %.2fx (target >= 0.7x)\n",
            inproc.ns_per_op / one.ns_per_op, inproc.ns_per_op / two.ns_per_op);
