@@ -18,11 +18,9 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "perfetto/common/trace_stats.tracec.h"
-#include "perfetto/trace/clock_snapshot.tracec.h"
 #include "perfetto/trace/trace_packet.tracec.h"
 #include "perfetto/trace/track_event/debug_annotation.tracec.h"
 #include "perfetto/trace/track_event/track_descriptor.tracec.h"
@@ -810,27 +808,11 @@ static tracec_status_t check_dir(const char *dir) {
  * on BOOTTIME.
  */
 static void write_clock_snapshot(tracec_recorder *r) {
-    static const struct {
-        uint32_t id;
-        clockid_t clk;
-    } clocks[] = {{6, CLOCK_BOOTTIME}, {3, CLOCK_MONOTONIC}, {1, CLOCK_REALTIME}};
     tracec_writer w;
     perfetto_protos_TracePacket pkt;
-    perfetto_protos_ClockSnapshot cs;
     tracec_trace_file_begin_packet(r->file, &w, &pkt.msg);
     perfetto_protos_TracePacket_set_trusted_packet_sequence_id(&pkt, RECORDER_SEQ);
-    perfetto_protos_TracePacket_begin_clock_snapshot(&pkt, &cs);
-    for (size_t i = 0; i < sizeof clocks / sizeof clocks[0]; i++) {
-        perfetto_protos_ClockSnapshot_Clock c;
-        struct timespec ts;
-        clock_gettime(clocks[i].clk, &ts);
-        perfetto_protos_ClockSnapshot_begin_clocks(&cs, &c);
-        perfetto_protos_ClockSnapshot_Clock_set_clock_id(&c, clocks[i].id);
-        perfetto_protos_ClockSnapshot_Clock_set_timestamp(&c, (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec);
-        perfetto_protos_ClockSnapshot_end_clocks(&cs, &c);
-    }
-    perfetto_protos_ClockSnapshot_set_primary_trace_clock(&cs, perfetto_protos_BUILTIN_CLOCK_BOOTTIME);
-    perfetto_protos_TracePacket_end_clock_snapshot(&pkt, &cs);
+    tracec_i_te_put_clock_snapshot(&pkt, perfetto_protos_BUILTIN_CLOCK_BOOTTIME);
     (void)tracec_trace_file_end_packet(r->file, &w, &pkt.msg);
 }
 

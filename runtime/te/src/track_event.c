@@ -76,6 +76,7 @@
 #include "perfetto/trace/track_event/track_descriptor.tracec.h"
 #include "perfetto/trace/track_event/track_event.tracec.h"
 #include "te_internal.h"
+#include "tracec/abi/record_protocol.h"
 #include "tracec/registry.h"
 #include "tracec/abi/hints.h" /* last: the branch hints */
 
@@ -1990,16 +1991,13 @@ static tracec_status_t write_process_track(te_seq *t, const char *process_name) 
     return end(t, &w, &pkt) ? TRACEC_STATUS_SUCCESS : TRACEC_STATUS_BUFFER_FULL;
 }
 
-static tracec_status_t write_clock_snapshot(te_seq *t) {
+void tracec_i_te_put_clock_snapshot(struct perfetto_protos_TracePacket *pkt, uint32_t primary_clock) {
     static const struct {
         uint32_t id;
         clockid_t clk;
     } clocks[] = {{6, CLOCK_BOOTTIME}, {3, CLOCK_MONOTONIC}, {1, CLOCK_REALTIME}};
-    tracec_writer w;
-    perfetto_protos_TracePacket pkt;
     perfetto_protos_ClockSnapshot cs;
-    begin(t, &w, &pkt, TRACEC_BUFFER_TRACING_TRACK_DESCRIPTOR); /* durable: clocks outlive a wrap */
-    perfetto_protos_TracePacket_begin_clock_snapshot(&pkt, &cs);
+    perfetto_protos_TracePacket_begin_clock_snapshot(pkt, &cs);
     for (size_t i = 0; i < sizeof clocks / sizeof clocks[0]; i++) {
         perfetto_protos_ClockSnapshot_Clock c;
         struct timespec ts;
@@ -2009,8 +2007,15 @@ static tracec_status_t write_clock_snapshot(te_seq *t) {
         perfetto_protos_ClockSnapshot_Clock_set_timestamp(&c, (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec);
         perfetto_protos_ClockSnapshot_end_clocks(&cs, &c);
     }
-    perfetto_protos_ClockSnapshot_set_primary_trace_clock(&cs, (perfetto_protos_BuiltinClock)t->clock_id);
-    perfetto_protos_TracePacket_end_clock_snapshot(&pkt, &cs);
+    perfetto_protos_ClockSnapshot_set_primary_trace_clock(&cs, (perfetto_protos_BuiltinClock)primary_clock);
+    perfetto_protos_TracePacket_end_clock_snapshot(pkt, &cs);
+}
+
+static tracec_status_t write_clock_snapshot(te_seq *t) {
+    tracec_writer w;
+    perfetto_protos_TracePacket pkt;
+    begin(t, &w, &pkt, TRACEC_BUFFER_TRACING_TRACK_DESCRIPTOR); /* durable: clocks outlive a wrap */
+    tracec_i_te_put_clock_snapshot(&pkt, t->clock_id);
     return end(t, &w, &pkt) ? TRACEC_STATUS_SUCCESS : TRACEC_STATUS_BUFFER_FULL;
 }
 

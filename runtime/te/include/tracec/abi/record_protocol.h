@@ -137,6 +137,14 @@ bool tracec_i_rec_categories_ok(const char *list);
 bool tracec_i_rec_categories_enabled(const char *declared, const char *wanted, char *out, size_t cap);
 /* CLOCK_BOOTTIME in ns. */
 uint64_t tracec_i_rec_now_ns(void);
+/*
+ * Writes into `pkt` (a generated TracePacket writer) a ClockSnapshot of the
+ * global clocks (BOOTTIME, MONOTONIC, REALTIME) read now, with
+ * `primary_clock` (a BuiltinClock) as the trace clock: a te session's and
+ * the recorder's trace's (track_event.c).
+ */
+struct perfetto_protos_TracePacket;
+void tracec_i_te_put_clock_snapshot(struct perfetto_protos_TracePacket *pkt, uint32_t primary_clock);
 
 /* ---- the trust checks both ends use (record_trust.c) ---- */
 
