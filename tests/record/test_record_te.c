@@ -18,18 +18,10 @@
 #define PROG TRACEC_BINARY_DIR "/tests/record/record_te_program"
 #define TP tt_trace_processor()
 
-static char g_dir[64];
+static char *g_dir;
 
-static void setup(void) {
-    snprintf(g_dir, sizeof g_dir, "/tmp/tracec-recte-XXXXXX");
-    cr_assert_not_null(mkdtemp(g_dir));
-}
-
-static void teardown(void) {
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", g_dir);
-    (void)system(cmd);
-}
+static void setup(void) { cr_assert_not_null(g_dir = tt_tmpdir()); }
+static void teardown(void) { tt_tmpdir_remove(g_dir); }
 
 /* Runs `cmd` with sh; returns its exit status and its stdout+stderr in a malloc'd string. */
 static int run(const char *cmd, char **out) {
