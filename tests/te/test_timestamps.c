@@ -12,9 +12,16 @@
  * that read the clock themselves (typed events, plain ones without a
  * timestamp) must show a time between the test's readings before and after
  * them.  Each event the trace processor shows is looked up by its arg.
+ *
+ * Between its readings of the clock a thread extrapolates it from the CPU's
+ * counter (track-events.md, "Timestamps"): the same tests hold with it and
+ * with a reading per event (the te_timestamps_clock_read entry), and
+ * `many_windows_on_two_threads` runs long enough for the rate to be
+ * measured, refined and the windows to roll over.
  */
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -345,4 +352,43 @@ Test(te_timestamps, an_end_owed_across_a_pause) {
     cr_assert(e >= lo && e <= hi, "ended at %llu, paused in [%llu, %llu]", e, (unsigned long long)lo,
               (unsigned long long)hi);
     free(out);
+}
+
+/* Writer of `many_windows_on_two_threads`: implicit instants [i0, i0 + n), each between the thread's readings. */
+typedef struct windows_arg {
+    int i0, n;
+} windows_arg;
+
+static void *windows_writer(void *p) {
+    const windows_arg *w = p;
+    uint64_t seed = (uint64_t)w->i0 * 0x9e3779b97f4a7c15ull + 1u;
+    for (int i = w->i0; i < w->i0 + w->n; i++) {
+        implicit(i);
+        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+        uint32_t gap = (uint32_t)(seed >> 33) % 8u; /* 0-7: back to back, a spin, or sleeps across windows */
+        if (gap >= 6)
+            nanosleep(&(struct timespec){0, (long)(gap - 5) * 700 * 1000}, NULL);
+        else
+            for (volatile uint32_t k = 0; k < gap * 500u; k++) {
+            }
+    }
+    return NULL;
+}
+
+/*
+ * Two threads write instants that read the clock themselves for about half
+ * a second, with gaps from none to 1.4 ms: through the first calibration,
+ * its refinement and many windows, each thread's events still lie between
+ * its own readings of the clock before and after them.
+ */
+Test(te_timestamps, many_windows_on_two_threads) {
+    const char *path = te_path("windows.pftrace");
+    tracec_session *s = start(path, TRACEC_BUFFERING_MODE_STREAMING, TRACEC_BUFFER_POLICY_LOSSLESS, 1u << 20, 0);
+    enum { PER_THREAD = 1200 };
+    windows_arg args[2] = {{0, PER_THREAD}, {PER_THREAD, PER_THREAD}};
+    pthread_t th[2];
+    for (int k = 0; k < 2; k++) cr_assert_eq(pthread_create(&th[k], NULL, windows_writer, &args[k]), 0);
+    for (int k = 0; k < 2; k++) pthread_join(th[k], NULL);
+    cr_assert_eq(te_stop(s), TRACEC_STATUS_SUCCESS);
+    cr_assert_eq(check_times(path), 2 * PER_THREAD);
 }

@@ -154,6 +154,7 @@ typedef struct te_seq {
     uint64_t files_gen;  /* the session for which it looked for descriptor files registered late */
     uint32_t clock_id; /* the session's timestamp clock, read when the thread bound to it */
     int clk;           /* its clockid_t */
+    tracec_i_te_clk *ck; /* the thread's reading of it when extrapolated (clock.c), else NULL */
     uint32_t seq;
     /* NEED_HEADER: the sequence's first packet is to be written; NEED_BASE: its incremental clock declared */
     uint32_t need;
@@ -232,6 +233,7 @@ typedef struct te_thread {
     uint64_t refused;
     uint64_t misuse;
     int32_t tid;
+    tracec_i_te_clk clk[2]; /* CLOCK_MONOTONIC, CLOCK_BOOTTIME between readings (clock.c) */
 } te_thread;
 
 #define SEQ(g, i) ((g)->seq_of[1u << (i)])
@@ -318,8 +320,15 @@ static uint64_t clock_ns(int clk) {
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* The bound session's clock now (the thread's snapshot: a later session's start does not race with it). */
-static inline TRACEC_I_ALWAYS_INLINE uint64_t now_ns(const te_seq *t) { return clock_ns(t->clk); }
+/*
+ * The bound session's clock now (the thread's snapshot: a later session's
+ * start does not race with it); monotonic clocks extrapolated between
+ * readings (clock.c), the thread's values on one clock never going back.
+ */
+static inline TRACEC_I_ALWAYS_INLINE uint64_t now_ns(const te_seq *t) {
+    if (TRACEC_I_LIKELY(t->ck != NULL)) return tracec_i_te_clk_now(t->ck, t->clk);
+    return clock_ns(t->clk);
+}
 
 uint64_t tracec_te_thread_misuse(void) { return te.misuse; }
 
@@ -713,6 +722,7 @@ static TRACEC_I_NOINLINE te_seq *seq_ready_slow(te_thread *g, uint32_t i) {
            this binding stale: its packets are refused) */
         t->clock_id = __atomic_load_n(&s->clock_id, __ATOMIC_RELAXED);
         t->clk = __atomic_load_n(&s->clk, __ATOMIC_RELAXED);
+        t->ck = tracec_i_te_clk_extrapolates(t->clk) ? &g->clk[t->clk == CLOCK_BOOTTIME] : NULL;
         t->inc_mode = (uint32_t)__atomic_load_n(&s->incremental, __ATOMIC_RELAXED);
         t->epoch = UINT64_MAX;
         t->hint = UINT64_MAX; /* look at the epoch now */
