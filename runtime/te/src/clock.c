@@ -23,7 +23,7 @@
  * one below the last given is given as the last.
  *
  * The counter is used only where it runs at a constant rate in every
- * power state (x86's invariant TSC, CPUID 0x80000007 EDX bit 8), and not
+ * power state (x86-64's invariant TSC, CPUID 0x80000007 EDX bit 8), and not
  * when the environment sets TRACEC_TE_CLOCK=read: then every event reads
  * the clock.
  */
@@ -32,7 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#if defined(__x86_64__) || defined(__i386__)
+#if defined(__x86_64__)
 #include <cpuid.h>
 #endif
 
@@ -78,7 +78,7 @@ static void clock_child(void) {
 __attribute__((constructor)) static void clock_init(void) {
     const char *env = getenv("TRACEC_TE_CLOCK");
     int ok = 0;
-#if defined(__x86_64__) || defined(__i386__)
+#if defined(__x86_64__)
     unsigned a, b, c, d;
     if (__get_cpuid(0x80000000u, &a, &b, &c, &d) && a >= 0x80000007u && __get_cpuid(0x80000007u, &a, &b, &c, &d))
         ok = (d >> 8) & 1u;

@@ -155,7 +155,7 @@ int tracec_i_te_clk_extrapolates(int clk);
 uint64_t tracec_i_te_clk_read(tracec_i_te_clk *k, int clk);
 
 static inline uint64_t tracec_i_te_cycles(void) {
-#if defined(__x86_64__) || defined(__i386__)
+#if defined(__x86_64__)
     return __builtin_ia32_rdtsc();
 #else
     return 0;
