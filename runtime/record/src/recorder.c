@@ -222,13 +222,12 @@ typedef struct save_ctx {
 } save_ctx;
 
 /*
- * One record of a walked region: written on its global sequence (a packet
- * the sequence map refuses is counted there and skipped).  The buffer
- * writers write each packet as one Trace.packet record (0x0A, its varint
- * length, the TracePacket); such a payload is unwrapped, and the packet
- * inside is checked again as a TracePacket (the walk checked the wrapper
- * as a TracePacket whose field 1 is a message).  Any other payload is taken
- * as a TracePacket as it is.
+ * One record of a walked region: checked and written on its global
+ * sequence in one pass (tracec_i_rec_save_packet; a packet the sequence map
+ * refuses is counted there and skipped).  The buffer writers write each
+ * packet as one Trace.packet record (0x0A, its varint length, the
+ * TracePacket); such a payload is unwrapped and the packet inside is
+ * checked.  Any other payload is checked as a TracePacket as it is.
  */
 static tracec_status_t save_packet(void *data, const uint8_t *packet, size_t size, uint32_t category, uint32_t kind) {
     (void)category;
@@ -238,12 +237,11 @@ static tracec_status_t save_packet(void *data, const uint8_t *packet, size_t siz
     uint64_t len;
     if (size > 1 && packet[0] == 0x0A && tracec_wire_read_varint(&p, end, &len) == TRACEC_VARINT_OK &&
         len == (uint64_t)(end - p)) {
-        if (!tracec_i_rec_packet_ok(p, (size_t)len, &c->why)) return TRACEC_STATUS_CORRUPT_DATA;
         packet = p;
         size = (size_t)len;
     }
-    tracec_status_t st = tracec_i_rec_write_packet(c->r->file, &c->pv->seq, &c->r->next_seq, packet, size,
-                                                   c->pv->info.pid, c->pv->info.uid, c->mark);
+    tracec_status_t st = tracec_i_rec_save_packet(c->r->file, &c->pv->seq, &c->r->next_seq, packet, size,
+                                                  c->pv->info.pid, c->pv->info.uid, c->mark, &c->why);
     if (st == TRACEC_STATUS_LIMIT_EXCEEDED) return TRACEC_STATUS_SUCCESS;
     if (st == TRACEC_STATUS_SUCCESS) c->pv->info.delivered++;
     return st;
@@ -303,7 +301,7 @@ static bool save_region(tracec_recorder *r, peer *pv, uint32_t reg, bool salvage
        never lost to a switch or a wrap) are not */
     save_ctx ctx = {r, pv, reg == DURABLE ? NULL : &pv->loss_pending, NULL};
     tracec_recorder_region_result res;
-    st = tracec_recorder_read_region(dst, c.len, c.gen, reg == DURABLE, save_packet, &ctx, &res);
+    st = tracec_i_rec_walk_region(dst, c.len, c.gen, reg == DURABLE, false, save_packet, &ctx, &res);
     if (ctx.why) res.why = ctx.why;
     pv->bytes += res.end;
     pv->consumed[reg] = c.from + (uint32_t)res.end;
