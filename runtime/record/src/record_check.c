@@ -28,6 +28,7 @@
 
 static uint16_t *g_dense; /* tracec_i_rec_schema_count rows of DENSE actions; NULL: search every time */
 static pthread_once_t g_dense_once = PTHREAD_ONCE_INIT;
+static int g_dense_done; /* build_dense ran (then g_dense is final) */
 
 static uint16_t action_of(const tracec_i_rec_field *d) {
     if (d->message && d->wire_type == TRACEC_WIRE_LEN) return d->message;
@@ -45,6 +46,7 @@ static void build_dense(void) {
             if (m->fields[k].number < DENSE) t[i * DENSE + m->fields[k].number] = action_of(&m->fields[k]);
     }
     g_dense = t;
+    __atomic_store_n(&g_dense_done, 1, __ATOMIC_RELEASE);
 }
 
 /* The action on LEN field `number` of message type `mi` (an index of tracec_i_rec_schema). */
@@ -176,7 +178,7 @@ static bool message_ok(long mi, const uint8_t *p, const uint8_t *end, int depth,
 
 bool tracec_i_rec_packet_scan(const uint8_t *p, size_t n, tracec_i_rec_scan *s, const char **why) {
     const char *w = NULL;
-    (void)pthread_once(&g_dense_once, build_dense);
+    if (!__atomic_load_n(&g_dense_done, __ATOMIC_ACQUIRE)) (void)pthread_once(&g_dense_once, build_dense);
     s->local = 0;
     s->seq_fields = 0;
     bool ok = n <= UINT32_MAX && message_ok(tracec_i_rec_schema_count ? 0 : -1, p, p + n, 1, &w, s, p);

@@ -21,6 +21,7 @@ void tracec_i_rec_seqmap_free(tracec_i_rec_seqmap *m) {
     free(m->slot);
     m->slot = NULL;
     m->cap = m->count = 0;
+    m->last.global = 0;
 }
 
 static uint64_t mix(uint64_t x) {
@@ -55,9 +56,13 @@ static bool grow(tracec_i_rec_seqmap *m) {
 
 uint32_t tracec_i_rec_seqmap_get(tracec_i_rec_seqmap *m, uint64_t local, uint32_t *next) {
     if (local == 0) return m->default_id;
+    if (m->last.global != 0 && m->last.local == local) return m->last.global;
     if (m->cap > 0) {
         tracec_i_rec_seq_slot *s = find(m, local);
-        if (s->global != 0) return s->global;
+        if (s->global != 0) {
+            m->last = *s;
+            return s->global;
+        }
     }
     if (m->count >= TRACEC_I_REC_SEQ_MAX || *next == 0 || *next == UINT32_MAX ||
         ((m->count + 1u) * 2u > m->cap && !grow(m))) {
@@ -68,6 +73,7 @@ uint32_t tracec_i_rec_seqmap_get(tracec_i_rec_seqmap *m, uint64_t local, uint32_
     s->local = local;
     s->global = (*next)++;
     m->count++;
+    m->last = *s;
     return s->global;
 }
 

@@ -40,6 +40,7 @@ typedef struct tracec_i_rec_seqmap {
     uint32_t cap;        /* slots (a power of two; 0 until the first id) */
     uint64_t refused;    /* packets refused: a new id past TRACEC_I_REC_SEQ_MAX, no memory, no global id left */
     tracec_i_rec_seq_slot *slot;
+    tracec_i_rec_seq_slot last; /* the id asked for last (global 0: none): a run of one sequence's packets */
 } tracec_i_rec_seqmap;
 
 /* An empty map whose packets without an id go to `default_id` (the peer's sequence). */
