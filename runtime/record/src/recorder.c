@@ -49,8 +49,6 @@ typedef struct peer {
     uint64_t gen[3];      /* per region: half 0, half 1, the durable part */
     uint32_t consumed[3]; /* bytes of the region (of generation gen) saved */
     uint64_t bytes;
-    uint8_t *scratch;     /* a half's copy (freed when the provider leaves) */
-    uint8_t *dscratch;    /* the durable part's copy */
     char *declared; /* the categories it declared at registration ("" none; malloc'd) */
     uint64_t base_produced, base_dropped; /* its counts in the buffers it had before the current one */
     uint64_t saved_hash[3], saved_gen[3]; /* per region: the last save that began at the region's start */
@@ -80,6 +78,10 @@ struct tracec_recorder {
     int accept_paused;         /* accept() ran out of fds: the listener is left out of poll until one is freed */
     uint64_t accept_retry_at;  /* ... or until then */
     uint64_t idle_closed;      /* connections closed because they did not register in time */
+    /* the copies a save walks (one provider is saved at a time): a half's and the durable part's, mapped at
+       the first buffer, with their pages, and kept until the recorder closes */
+    uint8_t *scratch, *dscratch;
+    size_t scratch_bytes, dscratch_bytes;
 };
 
 #define RECORDER_SEQ 1u
@@ -280,7 +282,7 @@ static bool save_region(tracec_recorder *r, peer *pv, uint32_t reg, bool salvage
     const char *what = reg == DURABLE ? "the durable part" : reg == 0 ? "half 0" : "half 1";
     uint64_t cap = reg == DURABLE ? r->geo.durable_bytes : reg < r->geo.halves ? r->geo.half_bytes : 0;
     if (cap == 0 || pv->map == NULL || pv->bad) return true;
-    uint8_t *dst = reg == DURABLE ? pv->dscratch : pv->scratch;
+    uint8_t *dst = reg == DURABLE ? r->dscratch : r->scratch;
     tracec_recorder_region_copy c;
     tracec_status_t st = tracec_recorder_copy_region(pv->map, pv->map_size, &r->geo, reg, salvage, pv->gen[reg],
                                                      pv->consumed[reg], dst, (size_t)cap, &c);
@@ -406,10 +408,7 @@ static void provider_gone(tracec_recorder *r, peer *pv) {
     pv->conn = pv->old_fifo = -1;
     pv->state = PV_GONE;
     /* what it had in memory goes with it: only its summary (info) stays */
-    free(pv->scratch);
-    free(pv->dscratch);
     free(pv->declared);
-    pv->scratch = pv->dscratch = NULL;
     pv->declared = NULL;
     r->accept_paused = 0; /* fds were freed */
 }
@@ -431,6 +430,25 @@ static bool enabled_categories(const tracec_recorder *r, const peer *pv, char *o
 }
 
 /* Initialize (a new buffer and fifo) and Start. */
+/* Fresh memory of n bytes with its pages (one call: no page fault per page of the first copy); NULL if none. */
+static uint8_t *map_scratch(size_t n) {
+    void *m = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+    return m == MAP_FAILED ? NULL : (uint8_t *)m;
+}
+
+/* The copy buffers of save_region, once for the recorder's geometry; false: no memory. */
+static bool scratch_ready(tracec_recorder *r) {
+    if (r->scratch == NULL) {
+        r->scratch_bytes = (size_t)r->geo.half_bytes;
+        r->scratch = map_scratch(r->scratch_bytes);
+    }
+    if (r->dscratch == NULL) {
+        r->dscratch_bytes = r->geo.durable_bytes ? (size_t)r->geo.durable_bytes : 8u;
+        r->dscratch = map_scratch(r->dscratch_bytes);
+    }
+    return r->scratch != NULL && r->dscratch != NULL;
+}
+
 static void initialize_and_start(tracec_recorder *r, peer *pv) {
     size_t size = r->shm_bytes;
     int sp[2] = {-1, -1};
@@ -460,9 +478,7 @@ static void initialize_and_start(tracec_recorder *r, peer *pv) {
     memset(pv->saved_len, 0, sizeof pv->saved_len); /* a new buffer: nothing of it was saved yet */
     pv->owed = 0;
     pv->bad = 0; /* a loss of the previous buffer stays pending: its next run's first saved record says so */
-    if (pv->scratch == NULL) pv->scratch = malloc((size_t)r->geo.half_bytes);
-    if (pv->dscratch == NULL) pv->dscratch = malloc(r->geo.durable_bytes ? (size_t)r->geo.durable_bytes : 8u);
-    if (pv->scratch == NULL || pv->dscratch == NULL) goto fail;
+    if (!scratch_ready(r)) goto fail;
     pv->fifo = sp[0];
     tracec_i_msg *m = calloc(1, sizeof *m);
     if (m == NULL) goto fail;
@@ -728,8 +744,6 @@ static void free_peer(tracec_recorder *r, peer *pv) {
     tracec_i_rec_seqmap_free(&pv->seq);
     if (pv->conn >= 0) close(pv->conn);
     if (pv->old_fifo >= 0) close(pv->old_fifo);
-    free(pv->scratch);
-    free(pv->dscratch);
     free(pv->declared);
     free(pv);
 }
@@ -1157,6 +1171,8 @@ tracec_status_t tracec_recorder_close(tracec_recorder *r) {
             r->cfg.timeout_ms);
     for (size_t i = 0; i < r->n_pv; i++) free_peer(r, r->pv[i]);
     free(r->pv);
+    if (r->scratch != NULL) munmap(r->scratch, r->scratch_bytes);
+    if (r->dscratch != NULL) munmap(r->dscratch, r->dscratch_bytes);
     if (r->listen_fd >= 0) close(r->listen_fd);
     unlink(r->path);
     /* the lock file goes too, while still locked (a recorder that opened it meanwhile sees it unlinked and
