@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "record_check.h"
 #include "record_seq.h"
@@ -77,23 +78,57 @@ static bool packed_ok(int wt, const uint8_t *p, size_t n) {
     return true;
 }
 
+/* The end of the varint at p, which has at least 10 bytes after it; NULL if it is longer than 10 bytes. */
+static inline const uint8_t *skip_varint10(const uint8_t *p) {
+#if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    uint64_t x;
+    memcpy(&x, p, 8);
+    uint64_t last = ~x & UINT64_C(0x8080808080808080); /* the bytes without a continuation bit */
+    if (last != 0) return p + (unsigned)__builtin_ctzll(last) / 8u + 1u;
+    if (p[8] < 0x80u) return p + 9;
+    return p[9] < 0x80u ? p + 10 : NULL;
+#else
+    for (int i = 0; i < 10; i++)
+        if (p[i] < 0x80u) return p + i + 1;
+    return NULL;
+#endif
+}
+
+/* A message the check is inside of while it reads one nested in it. */
+typedef struct level {
+    const uint8_t *end;
+    const uint16_t *dense;
+    long mi;
+} level;
+
+/* The action table of message type mi (an index of tracec_i_rec_schema; -1: no schema), or NULL: search. */
+static const uint16_t *dense_of(long mi) { return g_dense != NULL && mi >= 0 ? g_dense + (size_t)mi * DENSE : NULL; }
+
 /*
- * The fields of one message body p[0..end) of type `mi` (an index of
- * tracec_i_rec_schema; -1: no schema) at nesting level `depth`, as
- * tracec_wire_read_field reads them (the same limits and verdicts), with no
- * groups.  `s`: the packet's own level, whose field-10 fields are noted
- * (offsets from `base`).
+ * The packet p[0..end) and every message nested in it, as
+ * tracec_wire_read_field reads each level (the same limits and verdicts),
+ * with no groups, following the schema's messages at most
+ * TRACEC_I_REC_MAX_DEPTH levels deep (the packet is level 1): one loop and
+ * a stack of the levels it is inside of, no call per message.  The
+ * packet's own field-10 fields are noted in *s.
  */
-static bool message_ok(long mi, const uint8_t *p, const uint8_t *end, int depth, const char **why,
-                       tracec_i_rec_scan *s, const uint8_t *base) {
-    if (depth > TRACEC_I_REC_MAX_DEPTH) {
-        *why = "messages nested deeper than the limit";
-        return false;
-    }
-    const uint16_t *dense = g_dense != NULL && mi >= 0 ? g_dense + (size_t)mi * DENSE : NULL;
-    while (p < end) {
+static bool packet_check(const uint8_t *p, const uint8_t *end, const char **why, tracec_i_rec_scan *s) {
+    const uint8_t *const base = p;
+    level up[TRACEC_I_REC_MAX_DEPTH];
+    int depth = 1;
+    long mi = tracec_i_rec_schema_count ? 0 : -1;
+    const uint16_t *dense = dense_of(mi);
+    for (;;) {
+        if (p >= end) {
+            if (depth == 1) return true;
+            depth--;
+            end = up[depth - 1].end;
+            dense = up[depth - 1].dense;
+            mi = up[depth - 1].mi;
+            continue;
+        }
         const uint8_t *start = p;
-        uint64_t tag, v;
+        uint64_t tag, v = 0;
         if (TRACEC_I_LIKELY(*p < 0x80u)) {
             tag = *p++;
         } else {
@@ -108,16 +143,27 @@ static bool message_ok(long mi, const uint8_t *p, const uint8_t *end, int depth,
             *why = "invalid field number 0";
             return false;
         }
-        v = 0;
+        const uint8_t *data = NULL;
+        uint16_t a = 0;
         switch (tag & 7u) {
-        case TRACEC_WIRE_VARINT: {
-            tracec_varint_result vr = tracec_wire_read_varint(&p, end, &v);
-            if (vr != TRACEC_VARINT_OK) {
-                *why = vr == TRACEC_VARINT_TRUNCATED ? "truncated varint" : "varint longer than 10 bytes";
-                return false;
+        case TRACEC_WIRE_VARINT:
+            if (TRACEC_I_LIKELY(p < end && *p < 0x80u)) {
+                v = *p++;
+            } else if (!(depth == 1 && number == TRACEC_I_REC_SEQ_FIELD) && end - p >= 10) {
+                /* a value nobody reads (a timestamp: 9 bytes): only where it ends */
+                p = skip_varint10(p);
+                if (p == NULL) {
+                    *why = "varint longer than 10 bytes";
+                    return false;
+                }
+            } else {
+                tracec_varint_result vr = tracec_wire_read_varint(&p, end, &v);
+                if (vr != TRACEC_VARINT_OK) {
+                    *why = vr == TRACEC_VARINT_TRUNCATED ? "truncated varint" : "varint longer than 10 bytes";
+                    return false;
+                }
             }
             break;
-        }
         case TRACEC_WIRE_FIXED64:
             if ((size_t)(end - p) < 8u) {
                 *why = "truncated fixed64 value";
@@ -134,26 +180,22 @@ static bool message_ok(long mi, const uint8_t *p, const uint8_t *end, int depth,
             break;
         case TRACEC_WIRE_LEN: {
             uint64_t len;
-            tracec_varint_result vr = tracec_wire_read_varint(&p, end, &len);
-            if (vr != TRACEC_VARINT_OK || len > (uint64_t)(end - p)) {
-                *why = vr == TRACEC_VARINT_TRUNCATED  ? "truncated length"
-                       : vr == TRACEC_VARINT_TOO_LONG ? "length varint longer than 10 bytes"
-                                                      : "length runs past the end of the enclosing message";
-                return false;
-            }
-            const uint8_t *data = p;
-            p += len;
-            if (mi < 0) break;
-            uint16_t a = dense != NULL && number < DENSE ? dense[number] : action_search((uint32_t)mi, number);
-            if (a == 0) break; /* unknown, a string or bytes: well formed is enough */
-            if (a & PACKED) {
-                if (!packed_ok((int)(a & 7u), data, (size_t)len)) {
-                    *why = "a packed field that does not split into whole elements";
+            if (TRACEC_I_LIKELY(p < end && *p < 0x80u)) {
+                len = *p++;
+            } else {
+                tracec_varint_result vr = tracec_wire_read_varint(&p, end, &len);
+                if (vr != TRACEC_VARINT_OK) {
+                    *why = vr == TRACEC_VARINT_TRUNCATED ? "truncated length" : "length varint longer than 10 bytes";
                     return false;
                 }
-            } else if (!message_ok((long)a - 1, data, p, depth + 1, why, NULL, NULL)) {
+            }
+            if (len > (uint64_t)(end - p)) {
+                *why = "length runs past the end of the enclosing message";
                 return false;
             }
+            data = p;
+            p += len;
+            if (mi >= 0) a = dense != NULL && number < DENSE ? dense[number] : action_search((uint32_t)mi, number);
             break;
         }
         case TRACEC_WIRE_SGROUP:
@@ -164,7 +206,7 @@ static bool message_ok(long mi, const uint8_t *p, const uint8_t *end, int depth,
             *why = "invalid wire type";
             return false;
         }
-        if (s != NULL && number == TRACEC_I_REC_SEQ_FIELD) {
+        if (depth == 1 && number == TRACEC_I_REC_SEQ_FIELD) {
             if (s->seq_fields < TRACEC_I_REC_SCAN_CUTS) {
                 s->cut[2 * s->seq_fields] = (uint32_t)(start - base);
                 s->cut[2 * s->seq_fields + 1] = (uint32_t)(p - base);
@@ -172,8 +214,26 @@ static bool message_ok(long mi, const uint8_t *p, const uint8_t *end, int depth,
             s->seq_fields++;
             if ((tag & 7u) == TRACEC_WIRE_VARINT) s->local = v;
         }
+        if (a == 0) continue; /* unknown, a scalar, a string or bytes: well formed is enough */
+        if (a & PACKED) {
+            if (!packed_ok((int)(a & 7u), data, (size_t)(p - data))) {
+                *why = "a packed field that does not split into whole elements";
+                return false;
+            }
+            continue;
+        }
+        /* a message: its fields next, then the rest of this one */
+        if (depth >= TRACEC_I_REC_MAX_DEPTH) {
+            *why = "messages nested deeper than the limit";
+            return false;
+        }
+        up[depth - 1] = (level){end, dense, mi};
+        depth++;
+        end = p;
+        p = data;
+        mi = (long)a - 1;
+        dense = dense_of(mi);
     }
-    return true;
 }
 
 bool tracec_i_rec_packet_scan(const uint8_t *p, size_t n, tracec_i_rec_scan *s, const char **why) {
@@ -181,7 +241,7 @@ bool tracec_i_rec_packet_scan(const uint8_t *p, size_t n, tracec_i_rec_scan *s, 
     if (!__atomic_load_n(&g_dense_done, __ATOMIC_ACQUIRE)) (void)pthread_once(&g_dense_once, build_dense);
     s->local = 0;
     s->seq_fields = 0;
-    bool ok = n <= UINT32_MAX && message_ok(tracec_i_rec_schema_count ? 0 : -1, p, p + n, 1, &w, s, p);
+    bool ok = n <= UINT32_MAX && packet_check(p, p + n, &w, s);
     if (!ok && why) *why = w ? w : "a packet over 4 GiB";
     return ok;
 }
