@@ -90,10 +90,20 @@ static void provider_main(const char *sock, int idx, int out) {
 typedef struct result {
     double ns_per_op, mb_per_s;
     uint64_t delivered, dropped;
+    double cpu_ns_per_op; /* CPU time (user + system) of every process and thread of the row, per packet */
+    double save_cpu_ns_per_op; /* the recorder's (in-process: the delivery's and the writer's) alone */
 } result;
 
+static double rusage_s(int who) {
+    struct rusage ru;
+    getrusage(who, &ru);
+    return (double)ru.ru_utime.tv_sec + (double)ru.ru_stime.tv_sec +
+           ((double)ru.ru_utime.tv_usec + (double)ru.ru_stime.tv_usec) * 1e-6;
+}
+
 static result run_recorder(int providers, int wait_ms) {
-    result r = {0, 0, 0, 0};
+    result r = {0, 0, 0, 0, 0, 0};
+    double self0 = rusage_s(RUSAGE_SELF), kids0 = rusage_s(RUSAGE_CHILDREN);
     char sock[128], out[128];
     snprintf(sock, sizeof sock, "%s/r.sock", g_dir);
     snprintf(out, sizeof out, "%s/rec.pftrace", g_dir);
@@ -130,6 +140,7 @@ static result run_recorder(int providers, int wait_ms) {
     }
     tracec_recorder_close(rec);
     double t1 = now_s(), t0 = 1e300, t;
+    double self = rusage_s(RUSAGE_SELF) - self0, kid_cpu = rusage_s(RUSAGE_CHILDREN) - kids0;
     while (read(pp[0], &t, sizeof t) == (ssize_t)sizeof t)
         if (t < t0) t0 = t;
     close(pp[0]);
@@ -144,6 +155,8 @@ static result run_recorder(int providers, int wait_ms) {
     uint64_t produced = g_packets * (uint64_t)providers;
     r.ns_per_op = (t1 - t0) * 1e9 / (double)produced;
     r.mb_per_s = (double)bytes / (t1 - t0) / 1e6;
+    r.cpu_ns_per_op = (self + kid_cpu) * 1e9 / (double)produced;
+    r.save_cpu_ns_per_op = self * 1e9 / (double)produced;
     return r;
 }
 
@@ -173,7 +186,7 @@ static result run_in_process(void) {
     tracec_buffer_writer bw;
     if (tracec_buffer_writer_init(&bw, b, 0) != TRACEC_STATUS_SUCCESS) abort();
     uint64_t ok = 0;
-    double t0 = now_s();
+    double t0 = now_s(), c0 = rusage_s(RUSAGE_SELF);
     for (uint64_t i = 0; i < g_packets; i++) {
         bench_input in = make_input(i, 1);
         tracec_writer w;
@@ -185,7 +198,7 @@ static result run_in_process(void) {
     tracec_buffer_writer_release(&bw);
     (void)tracec_stop_context(ctx);
     fclose(g_file);
-    double t1 = now_s();
+    double t1 = now_s(), cpu = rusage_s(RUSAGE_SELF) - c0;
     tracec_buffer_stats_t st = {0};
     if (tracec_query_buffer_stats(b, &st) != TRACEC_STATUS_SUCCESS) fprintf(stderr, "cannot read the buffer's stats\n");
     (void)tracec_destroy_context(ctx);
@@ -197,7 +210,8 @@ static result run_in_process(void) {
         fclose(f);
     }
     unlink(out);
-    result r = {(t1 - t0) * 1e9 / (double)g_packets, (double)bytes / (t1 - t0) / 1e6, ok, st.dropped};
+    result r = {(t1 - t0) * 1e9 / (double)g_packets, (double)bytes / (t1 - t0) / 1e6, ok, st.dropped,
+                cpu * 1e9 / (double)g_packets, cpu * 1e9 / (double)g_packets};
     return r;
 }
 
@@ -302,14 +316,16 @@ static void emit_threads(FILE *jf, const char *impl, thread_result r, int reps) 
 }
 
 static void emit(FILE *jf, const char *bench, const char *impl, result r, int reps) {
-    printf("%-18s %-13s %9.1f ns/packet %8.1f MB/s  delivered %10llu  dropped %10llu\n", bench, impl, r.ns_per_op,
-           r.mb_per_s, (unsigned long long)r.delivered, (unsigned long long)r.dropped);
+    printf("%-18s %-13s %9.1f ns/packet %8.1f MB/s  delivered %10llu  dropped %10llu  cpu %6.1f ns/packet "
+           "(%s %6.1f)\n",
+           bench, impl, r.ns_per_op, r.mb_per_s, (unsigned long long)r.delivered, (unsigned long long)r.dropped,
+           r.cpu_ns_per_op, strcmp(impl, "in-process") == 0 ? "process" : "recorder", r.save_cpu_ns_per_op);
     if (jf)
         fprintf(jf,
                 "{\"bench\": \"%s\", \"impl\": \"%s\", \"ns_per_op\": %.2f, \"mb_per_s\": %.1f, \"delivered\": %llu, "
-                "\"dropped\": %llu, \"runs\": %d}\n",
+                "\"dropped\": %llu, \"cpu_ns_per_op\": %.2f, \"save_cpu_ns_per_op\": %.2f, \"runs\": %d}\n",
                 bench, impl, r.ns_per_op, r.mb_per_s, (unsigned long long)r.delivered, (unsigned long long)r.dropped,
-                reps);
+                r.cpu_ns_per_op, r.save_cpu_ns_per_op, reps);
 }
 
 static result best(result a, result b) { return b.ns_per_op < a.ns_per_op ? b : a; }
@@ -349,7 +365,7 @@ int main(void) {
         rmdir(g_dir);
         return 0;
     }
-    result inproc = {1e300, 0, 0, 0}, one = inproc, two = inproc, one_w = inproc, two_w = inproc;
+    result inproc = {1e300, 0, 0, 0, 0, 0}, one = inproc, two = inproc, one_w = inproc, two_w = inproc;
     for (int i = 0; i < reps; i++) {
         inproc = best(inproc, run_in_process());
         one = best(one, run_recorder(1, 0));
@@ -366,6 +382,10 @@ int main(void) {
     printf("recorder --wait 2000 (lossless like the in-process peer) / in-process packet rate: "
            "1 provider %.2fx, 2 providers %.2fx (target >= 0.9x)\n",
            inproc.ns_per_op / one_w.ns_per_op, inproc.ns_per_op / two_w.ns_per_op);
+    printf("CPU time per packet, every process: recorder --wait / in-process: 1 provider %.2fx, 2 providers %.2fx; "
+           "the recorder's own: %.1f, %.1f ns/packet\n",
+           one_w.cpu_ns_per_op / inproc.cpu_ns_per_op, two_w.cpu_ns_per_op / inproc.cpu_ns_per_op,
+           one_w.save_cpu_ns_per_op, two_w.save_cpu_ns_per_op);
     printf("recorder / in-process packet rate: 1 provider %.2fx, 2 providers %.2fx (target >= 0.7x)\n",
            inproc.ns_per_op / one.ns_per_op, inproc.ns_per_op / two.ns_per_op);
     /* delivered packets per second (a STREAMING provider drops what the recorder was too late for) */

@@ -13,7 +13,15 @@
  *     too.  Then as the recorder does: the header check, the copy of each
  *     handed region (and of the active half up to its `reserved` hint), the
  *     walk (tracec_recorder_read_region), and each packet rewritten with the
- *     peer's sequence map into a trace.
+ *     peer's sequence map into a trace; and the recorder's own walk, which
+ *     leaves the check to its one-pass save (tracec_i_rec_walk_region
+ *     unchecked, tracec_i_rec_save_packet), must end where the checked walk
+ *     ends and write the same bytes.
+ *
+ * Both shapes also run the record check (tracec_i_rec_packet_scan) against
+ * a reference written the plain way (tracec/wire.h's field reader on every
+ * level, the schema searched field by field): same verdict, and the same
+ * field-10 fields found.
  *
  * Every record accepted must come out as one whole Trace.packet; anything
  * else is CORRUPT_DATA (or a stale / unwritten end) with the records before
@@ -23,9 +31,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "record_check.h"
 #include "record_seq.h"
 #include "tracec/recorder.h"
 #include "tracec/trace_file.h"
+#include "tracec/wire.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -42,7 +52,72 @@ static void check_whole(tracec_trace_file *f, uint64_t n) {
     }
 }
 
+/* ---- the record check against a plain reference ---- */
+
+static const tracec_i_rec_field *ref_field(const tracec_i_rec_message *m, uint32_t number) {
+    for (uint32_t i = 0; i < m->field_count; i++)
+        if (m->fields[i].number == number) return &m->fields[i];
+    return NULL;
+}
+
+static bool ref_packed(int wt, const uint8_t *p, size_t n) {
+    if (wt == TRACEC_WIRE_FIXED32) return n % 4 == 0;
+    if (wt == TRACEC_WIRE_FIXED64) return n % 8 == 0;
+    const uint8_t *end = p + n;
+    uint64_t v;
+    while (p < end)
+        if (tracec_wire_read_varint(&p, end, &v) != TRACEC_VARINT_OK) return false;
+    return true;
+}
+
+/* record_check.h's rule, field by field; at the packet's level (top) the field-10 fields are counted and the
+   last VARINT one kept. */
+static bool ref_ok(const tracec_i_rec_message *m, const uint8_t *p, size_t n, int depth, bool top, uint64_t *local,
+                   uint32_t *seq_fields) {
+    if (depth > TRACEC_I_REC_MAX_DEPTH) return false;
+    tracec_wire_reader r;
+    tracec_wire_field f;
+    int rc;
+    tracec_wire_reader_init(&r, p, n);
+    r.max_group_depth = 0;
+    while ((rc = tracec_wire_next(&r, &f)) > 0) {
+        if (f.type == TRACEC_WIRE_SGROUP || f.type == TRACEC_WIRE_EGROUP) return false;
+        if (top && f.number == 10) {
+            (*seq_fields)++;
+            if (f.type == TRACEC_WIRE_VARINT) *local = f.value;
+        }
+        const tracec_i_rec_field *d = m ? ref_field(m, f.number) : NULL;
+        if (d == NULL || f.type != TRACEC_WIRE_LEN) continue;
+        if (d->message && d->wire_type == TRACEC_WIRE_LEN) {
+            if (!ref_ok(&tracec_i_rec_schema[d->message - 1], f.data, f.size, depth + 1, false, local, seq_fields))
+                return false;
+        } else if (d->packable && !ref_packed(d->wire_type, f.data, f.size)) {
+            return false;
+        }
+    }
+    return rc == 0;
+}
+
+static void check_against_reference(const uint8_t *p, size_t n) {
+    uint64_t local = 0;
+    uint32_t seq_fields = 0;
+    bool ref = ref_ok(tracec_i_rec_schema_count ? &tracec_i_rec_schema[0] : NULL, p, n, 1, true, &local, &seq_fields);
+    tracec_i_rec_scan sc;
+    const char *why = NULL;
+    bool ok = tracec_i_rec_packet_scan(p, n, &sc, &why);
+    if (ok != ref || (!ok && why == NULL)) abort();
+    if (ok && (sc.local != local || sc.seq_fields != seq_fields)) abort();
+    for (uint32_t i = 0; ok && i < sc.seq_fields && i < TRACEC_I_REC_SCAN_CUTS; i++) {
+        const uint8_t *q = p + sc.cut[2 * i], *at;
+        tracec_wire_field f;
+        if (sc.cut[2 * i + 1] > n || tracec_wire_read_field(&q, p + n, 0, &f, &why, &at) != 1 || f.number != 10 ||
+            q != p + sc.cut[2 * i + 1])
+            abort();
+    }
+}
+
 static void records_shape(const uint8_t *data, size_t size) {
+    check_against_reference(data, size);
     tracec_trace_file *f;
     if (tracec_trace_file_open_memory(&f) != TRACEC_STATUS_SUCCESS) return;
     uint64_t n = 0;
@@ -77,6 +152,13 @@ static tracec_status_t write_packet(void *data, const uint8_t *packet, size_t si
     }
     if (st == TRACEC_STATUS_SUCCESS) s->written++;
     return st;
+}
+
+/* Accepts every record (the walk checked it). */
+static tracec_status_t count_packet(void *data, const uint8_t *packet, size_t size, uint32_t category, uint32_t kind) {
+    (void)data, (void)category, (void)kind;
+    check_against_reference(packet, size);
+    return TRACEC_STATUS_SUCCESS;
 }
 
 static bool small_geometry(const tracec_shm_header *h, tracec_recorder_shm_geometry *g) {
@@ -138,6 +220,37 @@ static void region_shape(const uint8_t *data, size_t size) {
     }
     if (records != s.written + s.refused || s.map.refused != s.refused) abort();
     check_whole(s.f, s.written);
+    /* the recorder's walk: no check in the walk, the one-pass save checks; the same end, the same bytes */
+    sink u;
+    memset(&u, 0, sizeof u);
+    if (tracec_trace_file_open_memory(&u.f) != TRACEC_STATUS_SUCCESS) abort();
+    u.next = 3;
+    u.mark = 1;
+    tracec_i_rec_seqmap_init(&u.map, 2);
+    for (size_t i = 0; i < 3; i++) {
+        uint32_t r = order[i];
+        if (r < TRACEC_RECORDER_REGION_DURABLE && r >= g.halves) continue;
+        bool salvage = r == st.active && !(st.handed & (1u << r));
+        if (!(st.handed & (1u << r)) && !salvage) continue;
+        tracec_recorder_region_copy c;
+        size_t cap = r == TRACEC_RECORDER_REGION_DURABLE ? g.durable_bytes : g.half_bytes;
+        if (tracec_recorder_copy_region(map, bytes, &g, r, salvage, 0, 0, scratch, cap, &c) != TRACEC_STATUS_SUCCESS)
+            abort();
+        tracec_recorder_region_result a, b;
+        tracec_status_t ra = tracec_recorder_read_region(scratch, c.len, c.gen, r == TRACEC_RECORDER_REGION_DURABLE,
+                                                         count_packet, NULL, &a);
+        tracec_status_t rb = tracec_i_rec_walk_region(scratch, c.len, c.gen, r == TRACEC_RECORDER_REGION_DURABLE,
+                                                      false, write_packet, &u, &b);
+        if (ra != rb || a.records != b.records || a.end != b.end || a.corrupt != b.corrupt || a.stale != b.stale ||
+            a.unwritten != b.unwritten || a.blocks != b.blocks || a.empty != b.empty)
+            abort();
+        if (rb == TRACEC_STATUS_CORRUPT_DATA) break;
+    }
+    size_t ka = 0, kb = 0;
+    const uint8_t *da = tracec_trace_file_data(s.f, &ka), *db = tracec_trace_file_data(u.f, &kb);
+    if (u.written != s.written || ka != kb || (ka > 0 && memcmp(da, db, ka) != 0)) abort();
+    tracec_trace_file_close(u.f);
+    tracec_i_rec_seqmap_free(&u.map);
     tracec_trace_file_close(s.f);
     tracec_i_rec_seqmap_free(&s.map);
     free(map);

@@ -219,3 +219,87 @@ Test(record_seq, write_packet_appends_the_trusted_fields) {
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     (void)system(cmd);
 }
+
+/* The one pass that checks and writes a packet: more field-10 fields than it locates on the way (six, of
+   three wire types), and trusted_pid / trusted_uid forged by the peer.  The trace holds one field 10 (the
+   global id of the last VARINT one) and the recorder's pid and uid, which win for any reader. */
+Test(record_seq, save_packet_replaces_every_id_and_wins_over_forged_trusted_fields) {
+    char dir[] = "/tmp/tracec-seqs-XXXXXX", path[64], cmd[512];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/t.pftrace", dir);
+    uint8_t pk[256], *p;
+    size_t k = ru_packet(pk, 5, "forged", 1, 11);
+    p = pk + k;
+    for (int i = 0; i < 3; i++) {
+        *p++ = 0x52; /* field 10 as LEN */
+        *p++ = 1;
+        *p++ = 'x';
+        *p++ = 0x55; /* field 10 as FIXED32 */
+        memset(p, 0xab, 4);
+        p += 4;
+    }
+    *p++ = 0x50; /* field 10: 12, the last VARINT one */
+    *p++ = 12;
+    *p++ = 0xf8; /* trusted_pid (79) = 1, forged */
+    *p++ = 0x04;
+    *p++ = 1;
+    *p++ = 0x18; /* trusted_uid (3) = 0, forged */
+    *p++ = 0;
+    k = (size_t)(p - pk);
+    tracec_i_rec_scan sc;
+    const char *why = NULL;
+    cr_assert(tracec_i_rec_packet_scan(pk, k, &sc, &why), "%s", why);
+    cr_expect_eq(sc.seq_fields, 8);
+    cr_expect_eq(sc.local, 12);
+    tracec_trace_file *f;
+    cr_assert_eq(tracec_trace_file_open(path, &f), TRACEC_STATUS_SUCCESS);
+    uint32_t next = 7;
+    tracec_i_rec_seqmap m;
+    tracec_i_rec_seqmap_init(&m, 6);
+    cr_expect_eq(tracec_i_rec_save_packet(f, &m, &next, pk, k, 4242, 1000, NULL, &why), TRACEC_STATUS_SUCCESS);
+    cr_expect_eq(m.count, 1);
+    cr_assert_eq(tracec_trace_file_close(f), TRACEC_STATUS_SUCCESS);
+    snprintf(cmd, sizeof cmd, "%s --decode=perfetto.protos.Trace -I %s/protos perfetto/trace/trace.proto < %s",
+             TRACEC_PROTOC, TRACEC_SOURCE_DIR, path);
+    tt_buf b = {0};
+    cr_assert_eq(tt_capture(cmd, &b), 0, "%s", b.data ? b.data : "");
+    cr_expect_str_eq(b.data, "packet {\n"
+                             "  trusted_uid: 1000\n"
+                             "  timestamp: 5\n"
+                             "  trusted_packet_sequence_id: 7\n"
+                             "  track_event {\n"
+                             "    type: TYPE_INSTANT\n"
+                             "    name: \"forged\"\n"
+                             "  }\n"
+                             "  trusted_pid: 4242\n"
+                             "}\n");
+    tt_buf_free(&b);
+    tracec_i_rec_seqmap_free(&m);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    (void)system(cmd);
+}
+
+/* The pass checks before it writes or maps anything: a packet malformed inside a nested message is
+   CORRUPT_DATA with a reason, nothing is written and its id takes no global id. */
+Test(record_seq, save_packet_refuses_a_nested_malformed_packet_before_writing) {
+    tracec_trace_file *f;
+    cr_assert_eq(tracec_trace_file_open_memory(&f), TRACEC_STATUS_SUCCESS);
+    static const uint8_t bad[] = {0x50, 0x09, 0x5a, 0x02, 0x4f, 0x01}; /* id 9, then a track_event with wire type 7 */
+    uint32_t next = 3;
+    tracec_i_rec_seqmap m;
+    tracec_i_rec_seqmap_init(&m, 2);
+    const char *why = NULL;
+    int mark = 1;
+    cr_expect_eq(tracec_i_rec_save_packet(f, &m, &next, bad, sizeof bad, 1, 1, &mark, &why), TRACEC_STATUS_CORRUPT_DATA);
+    cr_expect_str_eq(why, "invalid wire type");
+    cr_expect_eq(tracec_i_rec_write_packet(f, &m, &next, bad, sizeof bad, 1, 1, &mark), TRACEC_STATUS_CORRUPT_DATA);
+    cr_expect_eq(mark, 1, "the loss mark waits for a packet that is written");
+    cr_expect_eq(m.count, 0);
+    cr_expect_eq(next, 3);
+    cr_expect_eq(tracec_trace_file_packets(f), 0);
+    cr_expect_eq(tracec_trace_file_dropped(f), 0);
+    size_t n = 1;
+    (void)tracec_trace_file_data(f, &n);
+    cr_expect_eq(n, 0);
+    tracec_trace_file_close(f);
+}

@@ -14,6 +14,7 @@
 #include <sys/types.h>
 
 #include "tracec/abi/record_protocol.h"
+#include "tracec/recorder.h"
 
 /* How deep the record check follows messages nested in a TracePacket (the packet itself is level 1). */
 #define TRACEC_I_REC_MAX_DEPTH 32
@@ -25,9 +26,39 @@
  * its wire type) checked the same way, recursively, at most
  * TRACEC_I_REC_MAX_DEPTH levels; a packed repeated scalar must split into
  * whole elements.  Fields the schema does not know are only checked to be
- * well formed.  false: *why (static text) says what is wrong.
+ * well formed.  false: *why (static text) says what is wrong (unchanged when true).
  */
 bool tracec_i_rec_packet_ok(const uint8_t *p, size_t n, const char **why);
+
+/* How many of a packet's field-10 fields a scan locates (more: the rewrite reads the packet again). */
+#define TRACEC_I_REC_SCAN_CUTS 4u
+
+/*
+ * What the recorder needs of a TracePacket besides its verdict, found in the
+ * same pass: its sequence id fields (field 10, TRACEC_I_REC_SEQ_FIELD in
+ * record_seq.h), which the recorder replaces.
+ */
+typedef struct tracec_i_rec_scan {
+    uint64_t local;    /* the last VARINT field 10 (0: none) */
+    uint32_t seq_fields; /* field-10 fields of any wire type */
+    uint32_t cut[2 * TRACEC_I_REC_SCAN_CUTS]; /* the first ones: [start, end) byte offsets, in order */
+} tracec_i_rec_scan;
+
+/*
+ * tracec_i_rec_packet_ok, and *s filled on success: one pass over the
+ * packet checks every level and finds its field-10 fields.
+ */
+bool tracec_i_rec_packet_scan(const uint8_t *p, size_t n, tracec_i_rec_scan *s, const char **why);
+
+/*
+ * tracec_recorder_read_region (tracec/recorder.h), and with `check` false
+ * the callback checks each record itself, in the pass that writes it
+ * (tracec_i_rec_save_packet): its CORRUPT_DATA is a bad record (out->corrupt,
+ * out->end at the record), as if the walk had found it.
+ */
+tracec_status_t tracec_i_rec_walk_region(const void *region, size_t extent, uint64_t gen, bool durable, bool check,
+                                        tracec_recorder_packet_fn fn, void *data,
+                                        tracec_recorder_region_result *out);
 
 /* ---- the schema the record check follows (record_schema.c, generated from tracec's descriptor pool) ---- */
 

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "perfetto/trace/trace_packet.tracec.h"
+#include "record_check.h"
 #include "record_seq.h"
 #include "tracec/trace_file.h"
 #include "tracec/wire.h"
@@ -20,6 +21,7 @@ void tracec_i_rec_seqmap_free(tracec_i_rec_seqmap *m) {
     free(m->slot);
     m->slot = NULL;
     m->cap = m->count = 0;
+    m->last.global = 0;
 }
 
 static uint64_t mix(uint64_t x) {
@@ -54,9 +56,13 @@ static bool grow(tracec_i_rec_seqmap *m) {
 
 uint32_t tracec_i_rec_seqmap_get(tracec_i_rec_seqmap *m, uint64_t local, uint32_t *next) {
     if (local == 0) return m->default_id;
+    if (m->last.global != 0 && m->last.local == local) return m->last.global;
     if (m->cap > 0) {
         tracec_i_rec_seq_slot *s = find(m, local);
-        if (s->global != 0) return s->global;
+        if (s->global != 0) {
+            m->last = *s;
+            return s->global;
+        }
     }
     if (m->count >= TRACEC_I_REC_SEQ_MAX || *next == 0 || *next == UINT32_MAX ||
         ((m->count + 1u) * 2u > m->cap && !grow(m))) {
@@ -67,36 +73,46 @@ uint32_t tracec_i_rec_seqmap_get(tracec_i_rec_seqmap *m, uint64_t local, uint32_
     s->local = local;
     s->global = (*next)++;
     m->count++;
+    m->last = *s;
     return s->global;
 }
 
-bool tracec_i_rec_seq_local(const uint8_t *p, size_t n, uint64_t *local) {
+/* Copies p[0..n) (scanned into *s) to `out` without its field-10 fields; returns the end of what it wrote. */
+static uint8_t *copy_without_seq(uint8_t *out, const uint8_t *p, size_t n, const tracec_i_rec_scan *s) {
+    if (s->seq_fields == 0) {
+        memcpy(out, p, n);
+        return out + n;
+    }
+    if (s->seq_fields <= TRACEC_I_REC_SCAN_CUTS) {
+        uint32_t from = 0;
+        for (uint32_t i = 0; i < s->seq_fields; i++) {
+            memcpy(out, p + from, s->cut[2 * i] - from);
+            out += s->cut[2 * i] - from;
+            from = s->cut[2 * i + 1];
+        }
+        memcpy(out, p + from, n - from);
+        return out + (n - from);
+    }
+    /* more than the scan located: the packet's fields again (it passed the check: each reads) */
     const uint8_t *q = p, *end = p + n, *at;
     const char *why;
     tracec_wire_field f;
-    int rc;
-    *local = 0;
-    while ((rc = tracec_wire_read_field(&q, end, 0, &f, &why, &at)) > 0)
-        if (f.number == TRACEC_I_REC_SEQ_FIELD && f.type == TRACEC_WIRE_VARINT) *local = f.value;
-    return rc == 0;
+    while (tracec_wire_read_field(&q, end, 0, &f, &why, &at) > 0) {
+        if (f.number == TRACEC_I_REC_SEQ_FIELD) continue;
+        memcpy(out, f.start, (size_t)(f.end - f.start));
+        out += f.end - f.start;
+    }
+    return out;
 }
 
 bool tracec_i_rec_seq_rewrite(tracec_i_rec_seqmap *m, uint32_t *next, const uint8_t *p, size_t n, uint8_t *out,
                               size_t cap, size_t *out_n, uint32_t *global) {
-    uint64_t local;
+    tracec_i_rec_scan s;
     /* first the id: the map may refuse the packet, and then nothing is written */
-    if (cap < n + TRACEC_I_REC_SEQ_EXTRA || !tracec_i_rec_seq_local(p, n, &local)) return false;
-    uint32_t g = tracec_i_rec_seqmap_get(m, local, next);
+    if (cap < n + TRACEC_I_REC_SEQ_EXTRA || !tracec_i_rec_packet_scan(p, n, &s, NULL)) return false;
+    uint32_t g = tracec_i_rec_seqmap_get(m, s.local, next);
     if (g == 0) return false;
-    const uint8_t *q = p, *end = p + n, *at;
-    const char *why;
-    tracec_wire_field f;
-    uint8_t *o = out;
-    while (tracec_wire_read_field(&q, end, 0, &f, &why, &at) > 0) {
-        if (f.number == TRACEC_I_REC_SEQ_FIELD) continue;
-        memcpy(o, f.start, (size_t)(f.end - f.start));
-        o += f.end - f.start;
-    }
+    uint8_t *o = copy_without_seq(out, p, n, &s);
     *o++ = (uint8_t)TRACEC_TAG(TRACEC_I_REC_SEQ_FIELD, TRACEC_WIRE_VARINT);
     o = tracec_put_varint32(o, g);
     *out_n = (size_t)(o - out);
@@ -104,23 +120,31 @@ bool tracec_i_rec_seq_rewrite(tracec_i_rec_seqmap *m, uint32_t *next, const uint
     return true;
 }
 
-tracec_status_t tracec_i_rec_write_packet(struct tracec_trace_file *out, tracec_i_rec_seqmap *m, uint32_t *next,
-                                          const uint8_t *p, size_t n, int32_t pid, int32_t uid, int *mark) {
-    uint64_t local;
-    if (!tracec_i_rec_seq_local(p, n, &local)) return TRACEC_STATUS_CORRUPT_DATA;
-    if (tracec_i_rec_seqmap_get(m, local, next) == 0) return TRACEC_STATUS_LIMIT_EXCEEDED;
+tracec_status_t tracec_i_rec_save_packet(struct tracec_trace_file *out, tracec_i_rec_seqmap *m, uint32_t *next,
+                                         const uint8_t *p, size_t n, int32_t pid, int32_t uid, int *mark,
+                                         const char **why) {
+    tracec_i_rec_scan s;
+    if (!tracec_i_rec_packet_scan(p, n, &s, why)) return TRACEC_STATUS_CORRUPT_DATA;
+    uint32_t g = tracec_i_rec_seqmap_get(m, s.local, next);
+    if (g == 0) return TRACEC_STATUS_LIMIT_EXCEEDED;
     tracec_writer w;
     perfetto_protos_TracePacket pkt;
     tracec_trace_file_begin_packet(out, &w, &pkt.msg);
     if (tracec_writer_reserve(&w, n + TRACEC_I_REC_SEQ_EXTRA)) {
-        size_t k = 0;
-        /* the id is mapped already: the rewrite cannot be refused */
-        if (tracec_i_rec_seq_rewrite(m, next, p, n, w.ptr, n + TRACEC_I_REC_SEQ_EXTRA, &k, NULL)) w.ptr += k;
+        uint8_t *o = copy_without_seq(w.ptr, p, n, &s);
+        *o++ = (uint8_t)TRACEC_TAG(TRACEC_I_REC_SEQ_FIELD, TRACEC_WIRE_VARINT);
+        w.ptr = tracec_put_varint32(o, g);
     }
+    /* appended last, so they win over anything the peer wrote */
     perfetto_protos_TracePacket_set_trusted_pid(&pkt, pid);
     perfetto_protos_TracePacket_set_trusted_uid(&pkt, uid);
     if (mark && *mark) perfetto_protos_TracePacket_set_previous_packet_dropped(&pkt, true);
     tracec_status_t st = tracec_trace_file_end_packet(out, &w, &pkt.msg);
     if (st == TRACEC_STATUS_SUCCESS && mark) *mark = 0;
     return st;
+}
+
+tracec_status_t tracec_i_rec_write_packet(struct tracec_trace_file *out, tracec_i_rec_seqmap *m, uint32_t *next,
+                                          const uint8_t *p, size_t n, int32_t pid, int32_t uid, int *mark) {
+    return tracec_i_rec_save_packet(out, m, next, p, n, pid, uid, mark, NULL);
 }

@@ -40,6 +40,7 @@ typedef struct tracec_i_rec_seqmap {
     uint32_t cap;        /* slots (a power of two; 0 until the first id) */
     uint64_t refused;    /* packets refused: a new id past TRACEC_I_REC_SEQ_MAX, no memory, no global id left */
     tracec_i_rec_seq_slot *slot;
+    tracec_i_rec_seq_slot last; /* the id asked for last (global 0: none): a run of one sequence's packets */
 } tracec_i_rec_seqmap;
 
 /* An empty map whose packets without an id go to `default_id` (the peer's sequence). */
@@ -58,30 +59,33 @@ void tracec_i_rec_seqmap_free(tracec_i_rec_seqmap *m);
 uint32_t tracec_i_rec_seqmap_get(tracec_i_rec_seqmap *m, uint64_t local, uint32_t *next);
 
 /*
- * The packet to write for the peer's packet p[0..n) (a TracePacket that
- * passed tracec_i_rec_packet_ok): every field as it is, except field 10
- * (whatever its wire type; the last VARINT one is the local id, as for any
- * protobuf reader), then field 10 = its global id.  Writes out[0..*out_n)
- * (cap must be at least n + TRACEC_I_REC_SEQ_EXTRA) and the id to *global.
- * false: the packet is refused (the map is full, counted; or cap too small,
- * or p is malformed), nothing written.
+ * The packet to write for the peer's packet p[0..n): every field as it is,
+ * except field 10 (whatever its wire type; the last VARINT one is the local
+ * id, as for any protobuf reader), then field 10 = its global id.  Writes
+ * out[0..*out_n) (cap must be at least n + TRACEC_I_REC_SEQ_EXTRA) and the
+ * id to *global.  false: the packet is refused (the map is full, counted;
+ * or cap too small, or p fails tracec_i_rec_packet_ok), nothing written.
  */
 bool tracec_i_rec_seq_rewrite(tracec_i_rec_seqmap *m, uint32_t *next, const uint8_t *p, size_t n, uint8_t *out,
                               size_t cap, size_t *out_n, uint32_t *global);
 
-/* The peer's id in p[0..n): the last VARINT field 10, or 0 (none).  false: p is malformed. */
-bool tracec_i_rec_seq_local(const uint8_t *p, size_t n, uint64_t *local);
-
 /*
- * Appends the peer's packet p[0..n) (it passed tracec_i_rec_packet_ok) to
- * `out` as the recorder writes it: rewritten with its global sequence id
- * (tracec_i_rec_seq_rewrite), then trusted_pid = pid and trusted_uid = uid
- * appended (they win over anything the peer wrote), and
- * previous_packet_dropped when *mark (then cleared; mark may be NULL).
- * LIMIT_EXCEEDED: refused by the map (counted in m->refused), nothing
- * written; or any status of the trace file.
+ * Checks the peer's packet p[0..n) (tracec_i_rec_packet_ok) and appends it
+ * to `out` as the recorder writes it, in one pass over its bytes: rewritten
+ * with its global sequence id (as tracec_i_rec_seq_rewrite), then
+ * trusted_pid = pid and trusted_uid = uid appended (they win over anything
+ * the peer wrote), and previous_packet_dropped when *mark (then cleared;
+ * mark may be NULL).  CORRUPT_DATA: the packet fails the check (*why, when
+ * why is not NULL, says how), nothing written.  LIMIT_EXCEEDED: refused by
+ * the map (counted in m->refused), nothing written.  Or any status of the
+ * trace file.
  */
 struct tracec_trace_file;
+tracec_status_t tracec_i_rec_save_packet(struct tracec_trace_file *out, tracec_i_rec_seqmap *m, uint32_t *next,
+                                         const uint8_t *p, size_t n, int32_t pid, int32_t uid, int *mark,
+                                         const char **why);
+
+/* tracec_i_rec_save_packet without the reason. */
 tracec_status_t tracec_i_rec_write_packet(struct tracec_trace_file *out, tracec_i_rec_seqmap *m, uint32_t *next,
                                           const uint8_t *p, size_t n, int32_t pid, int32_t uid, int *mark);
 

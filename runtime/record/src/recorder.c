@@ -49,8 +49,6 @@ typedef struct peer {
     uint64_t gen[3];      /* per region: half 0, half 1, the durable part */
     uint32_t consumed[3]; /* bytes of the region (of generation gen) saved */
     uint64_t bytes;
-    uint8_t *scratch;     /* a half's copy (freed when the provider leaves) */
-    uint8_t *dscratch;    /* the durable part's copy */
     char *declared; /* the categories it declared at registration ("" none; malloc'd) */
     uint64_t base_produced, base_dropped; /* its counts in the buffers it had before the current one */
     uint64_t saved_hash[3], saved_gen[3]; /* per region: the last save that began at the region's start */
@@ -80,6 +78,10 @@ struct tracec_recorder {
     int accept_paused;         /* accept() ran out of fds: the listener is left out of poll until one is freed */
     uint64_t accept_retry_at;  /* ... or until then */
     uint64_t idle_closed;      /* connections closed because they did not register in time */
+    /* the copies a save walks (one provider is saved at a time): a half's and the durable part's, mapped at
+       the first buffer, with their pages, and kept until the recorder closes */
+    uint8_t *scratch, *dscratch;
+    size_t scratch_bytes, dscratch_bytes;
 };
 
 #define RECORDER_SEQ 1u
@@ -198,20 +200,40 @@ static void snapshot_counters(tracec_recorder *r, peer *pv) {
 }
 
 /* A 64-bit hash of n bytes (replay detection; not cryptographic: the provider gains nothing by a collision but
-   the loss of a save of its own). */
+   the loss of a save of its own).  Four independent lanes of 8 bytes, so a region's bytes cost little more
+   than reading them (scalar: GCC's vectors of 64-bit multiplies are slower). */
+#if defined(__GNUC__) && !defined(__clang__)
+__attribute__((optimize("no-tree-vectorize")))
+#endif
 static uint64_t hash_bytes(const uint8_t *p, size_t n) {
-    uint64_t h = UINT64_C(0x9e3779b97f4a7c15) ^ n;
+    const uint64_t k = UINT64_C(0xff51afd7ed558ccd);
+    uint64_t h0 = UINT64_C(0x9e3779b97f4a7c15) ^ n, h1 = UINT64_C(0xc2b2ae3d27d4eb4f),
+             h2 = UINT64_C(0x165667b19e3779f9), h3 = UINT64_C(0x27d4eb2f165667c5), v[4];
     size_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        uint64_t v;
-        memcpy(&v, p + i, 8);
-        h = (h ^ v) * UINT64_C(0xff51afd7ed558ccd);
-        h ^= h >> 29;
+    for (; i + 32 <= n; i += 32) {
+        memcpy(v, p + i, 32);
+        h0 = (h0 ^ v[0]) * k;
+        h1 = (h1 ^ v[1]) * k;
+        h2 = (h2 ^ v[2]) * k;
+        h3 = (h3 ^ v[3]) * k;
+        h0 ^= h0 >> 29;
+        h1 ^= h1 >> 29;
+        h2 ^= h2 >> 29;
+        h3 ^= h3 >> 29;
     }
-    for (; i < n; i++) h = (h ^ p[i]) * UINT64_C(0x100000001b3);
-    h ^= h >> 33; /* finalised: every input bit reaches every output bit */
-    h *= UINT64_C(0xc4ceb9fe1a85ec53);
-    return h ^ (h >> 33);
+    for (; i + 8 <= n; i += 8) {
+        memcpy(v, p + i, 8);
+        h0 = (h0 ^ v[0]) * k;
+        h0 ^= h0 >> 29;
+    }
+    for (; i < n; i++) h1 = (h1 ^ p[i]) * UINT64_C(0x100000001b3);
+    uint64_t x = h0;
+    x = (x ^ (h1 + (x << 6) + (x >> 2))) * k;
+    x = (x ^ (h2 + (x << 6) + (x >> 2))) * k;
+    x = (x ^ (h3 + (x << 6) + (x >> 2))) * k;
+    x ^= x >> 33; /* finalised: every input bit reaches every output bit */
+    x *= UINT64_C(0xc4ceb9fe1a85ec53);
+    return x ^ (x >> 33);
 }
 
 typedef struct save_ctx {
@@ -222,13 +244,12 @@ typedef struct save_ctx {
 } save_ctx;
 
 /*
- * One record of a walked region: written on its global sequence (a packet
- * the sequence map refuses is counted there and skipped).  The buffer
- * writers write each packet as one Trace.packet record (0x0A, its varint
- * length, the TracePacket); such a payload is unwrapped, and the packet
- * inside is checked again as a TracePacket (the walk checked the wrapper
- * as a TracePacket whose field 1 is a message).  Any other payload is taken
- * as a TracePacket as it is.
+ * One record of a walked region: checked and written on its global
+ * sequence in one pass (tracec_i_rec_save_packet; a packet the sequence map
+ * refuses is counted there and skipped).  The buffer writers write each
+ * packet as one Trace.packet record (0x0A, its varint length, the
+ * TracePacket); such a payload is unwrapped and the packet inside is
+ * checked.  Any other payload is checked as a TracePacket as it is.
  */
 static tracec_status_t save_packet(void *data, const uint8_t *packet, size_t size, uint32_t category, uint32_t kind) {
     (void)category;
@@ -238,12 +259,11 @@ static tracec_status_t save_packet(void *data, const uint8_t *packet, size_t siz
     uint64_t len;
     if (size > 1 && packet[0] == 0x0A && tracec_wire_read_varint(&p, end, &len) == TRACEC_VARINT_OK &&
         len == (uint64_t)(end - p)) {
-        if (!tracec_i_rec_packet_ok(p, (size_t)len, &c->why)) return TRACEC_STATUS_CORRUPT_DATA;
         packet = p;
         size = (size_t)len;
     }
-    tracec_status_t st = tracec_i_rec_write_packet(c->r->file, &c->pv->seq, &c->r->next_seq, packet, size,
-                                                   c->pv->info.pid, c->pv->info.uid, c->mark);
+    tracec_status_t st = tracec_i_rec_save_packet(c->r->file, &c->pv->seq, &c->r->next_seq, packet, size,
+                                                  c->pv->info.pid, c->pv->info.uid, c->mark, &c->why);
     if (st == TRACEC_STATUS_LIMIT_EXCEEDED) return TRACEC_STATUS_SUCCESS;
     if (st == TRACEC_STATUS_SUCCESS) c->pv->info.delivered++;
     return st;
@@ -262,7 +282,7 @@ static bool save_region(tracec_recorder *r, peer *pv, uint32_t reg, bool salvage
     const char *what = reg == DURABLE ? "the durable part" : reg == 0 ? "half 0" : "half 1";
     uint64_t cap = reg == DURABLE ? r->geo.durable_bytes : reg < r->geo.halves ? r->geo.half_bytes : 0;
     if (cap == 0 || pv->map == NULL || pv->bad) return true;
-    uint8_t *dst = reg == DURABLE ? pv->dscratch : pv->scratch;
+    uint8_t *dst = reg == DURABLE ? r->dscratch : r->scratch;
     tracec_recorder_region_copy c;
     tracec_status_t st = tracec_recorder_copy_region(pv->map, pv->map_size, &r->geo, reg, salvage, pv->gen[reg],
                                                      pv->consumed[reg], dst, (size_t)cap, &c);
@@ -303,7 +323,7 @@ static bool save_region(tracec_recorder *r, peer *pv, uint32_t reg, bool salvage
        never lost to a switch or a wrap) are not */
     save_ctx ctx = {r, pv, reg == DURABLE ? NULL : &pv->loss_pending, NULL};
     tracec_recorder_region_result res;
-    st = tracec_recorder_read_region(dst, c.len, c.gen, reg == DURABLE, save_packet, &ctx, &res);
+    st = tracec_i_rec_walk_region(dst, c.len, c.gen, reg == DURABLE, false, save_packet, &ctx, &res);
     if (ctx.why) res.why = ctx.why;
     pv->bytes += res.end;
     pv->consumed[reg] = c.from + (uint32_t)res.end;
@@ -388,10 +408,7 @@ static void provider_gone(tracec_recorder *r, peer *pv) {
     pv->conn = pv->old_fifo = -1;
     pv->state = PV_GONE;
     /* what it had in memory goes with it: only its summary (info) stays */
-    free(pv->scratch);
-    free(pv->dscratch);
     free(pv->declared);
-    pv->scratch = pv->dscratch = NULL;
     pv->declared = NULL;
     r->accept_paused = 0; /* fds were freed */
 }
@@ -413,6 +430,25 @@ static bool enabled_categories(const tracec_recorder *r, const peer *pv, char *o
 }
 
 /* Initialize (a new buffer and fifo) and Start. */
+/* Fresh memory of n bytes with its pages (one call: no page fault per page of the first copy); NULL if none. */
+static uint8_t *map_scratch(size_t n) {
+    void *m = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+    return m == MAP_FAILED ? NULL : (uint8_t *)m;
+}
+
+/* The copy buffers of save_region, once for the recorder's geometry; false: no memory. */
+static bool scratch_ready(tracec_recorder *r) {
+    if (r->scratch == NULL) {
+        r->scratch_bytes = (size_t)r->geo.half_bytes;
+        r->scratch = map_scratch(r->scratch_bytes);
+    }
+    if (r->dscratch == NULL) {
+        r->dscratch_bytes = r->geo.durable_bytes ? (size_t)r->geo.durable_bytes : 8u;
+        r->dscratch = map_scratch(r->dscratch_bytes);
+    }
+    return r->scratch != NULL && r->dscratch != NULL;
+}
+
 static void initialize_and_start(tracec_recorder *r, peer *pv) {
     size_t size = r->shm_bytes;
     int sp[2] = {-1, -1};
@@ -442,9 +478,7 @@ static void initialize_and_start(tracec_recorder *r, peer *pv) {
     memset(pv->saved_len, 0, sizeof pv->saved_len); /* a new buffer: nothing of it was saved yet */
     pv->owed = 0;
     pv->bad = 0; /* a loss of the previous buffer stays pending: its next run's first saved record says so */
-    if (pv->scratch == NULL) pv->scratch = malloc((size_t)r->geo.half_bytes);
-    if (pv->dscratch == NULL) pv->dscratch = malloc(r->geo.durable_bytes ? (size_t)r->geo.durable_bytes : 8u);
-    if (pv->scratch == NULL || pv->dscratch == NULL) goto fail;
+    if (!scratch_ready(r)) goto fail;
     pv->fifo = sp[0];
     tracec_i_msg *m = calloc(1, sizeof *m);
     if (m == NULL) goto fail;
@@ -710,8 +744,6 @@ static void free_peer(tracec_recorder *r, peer *pv) {
     tracec_i_rec_seqmap_free(&pv->seq);
     if (pv->conn >= 0) close(pv->conn);
     if (pv->old_fifo >= 0) close(pv->old_fifo);
-    free(pv->scratch);
-    free(pv->dscratch);
     free(pv->declared);
     free(pv);
 }
@@ -1139,6 +1171,8 @@ tracec_status_t tracec_recorder_close(tracec_recorder *r) {
             r->cfg.timeout_ms);
     for (size_t i = 0; i < r->n_pv; i++) free_peer(r, r->pv[i]);
     free(r->pv);
+    if (r->scratch != NULL) munmap(r->scratch, r->scratch_bytes);
+    if (r->dscratch != NULL) munmap(r->dscratch, r->dscratch_bytes);
     if (r->listen_fd >= 0) close(r->listen_fd);
     unlink(r->path);
     /* the lock file goes too, while still locked (a recorder that opened it meanwhile sees it unlinked and

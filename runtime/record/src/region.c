@@ -5,6 +5,8 @@
  * copy's blocks.  Everything read from a writer's memfd is hostile input.
  */
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "record_check.h"
 #include "tracec/abi/record_protocol.h"
@@ -127,12 +129,23 @@ tracec_status_t tracec_recorder_copy_region(const void *map, size_t map_size, co
     if (size == 0 || cap < size) return TRACEC_STATUS_INVALID_ARGUMENT;
     const tracec_shm_region *live = header_region((const tracec_shm_header *)map, r);
     const uint8_t *src = (const uint8_t *)map + region_offset(g, r);
+#ifdef MADV_POPULATE_READ
+    bool populated = false;
+#endif
     for (int attempt = 0; attempt < COPY_TRIES; attempt++) {
         uint64_t gen = __atomic_load_n(&live->gen, __ATOMIC_ACQUIRE);
         uint32_t extent = salvage ? __atomic_load_n(&live->reserved, __ATOMIC_RELAXED)
                                   : __atomic_load_n(&live->extent, __ATOMIC_ACQUIRE);
         (void)clamp_bytes(&extent, size);
         uint32_t start = gen == from_gen ? from : 0;
+#ifdef MADV_POPULATE_READ
+        /* the pages to copy mapped in one call, not one page fault each (a hint: a failure changes nothing) */
+        if (!populated && start < extent) {
+            uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE), a = ((uintptr_t)src + start) & ~(page - 1u);
+            (void)madvise((void *)a, (uintptr_t)src + extent - a, MADV_POPULATE_READ);
+            populated = true;
+        }
+#endif
         if (start <= extent) memcpy(dst, src + start, extent - start);
         TRACEC_I_REC_FENCE(__ATOMIC_ACQUIRE);
         if (__atomic_load_n(&live->gen, __ATOMIC_RELAXED) != gen) continue; /* reused under us */
@@ -153,6 +166,7 @@ tracec_status_t tracec_recorder_copy_region(const void *map, size_t map_size, co
 
 typedef struct walk {
     const uint8_t *base;
+    bool check; /* the walk checks each payload; else the callback does (CORRUPT_DATA: a bad record) */
     tracec_recorder_packet_fn fn;
     void *data;
     tracec_recorder_region_result *out;
@@ -193,9 +207,11 @@ static tracec_status_t record(walk *k, const tracec_i_blk *b, const uint8_t *p) 
         return TRACEC_STATUS_SUCCESS;
     }
     const uint8_t *payload = p + TRACEC_I_BLK_HDR;
-    if (!tracec_i_rec_packet_ok(payload, b->size, &why))
+    if (k->check && !tracec_i_rec_packet_ok(payload, b->size, &why))
         return stop(k, p, &k->out->corrupt, why, TRACEC_STATUS_CORRUPT_DATA);
     tracec_status_t st = k->fn(k->data, payload, b->size, b->category, b->kind);
+    if (st == TRACEC_STATUS_CORRUPT_DATA && !k->check)
+        return stop(k, p, &k->out->corrupt, "a record that fails the record check", st);
     if (st != TRACEC_STATUS_SUCCESS) {
         k->out->end = (size_t)(p - k->base);
         return st;
@@ -223,12 +239,12 @@ static tracec_status_t chunk(walk *k, const uint8_t *body, uint32_t committed) {
     return TRACEC_STATUS_SUCCESS;
 }
 
-tracec_status_t tracec_recorder_read_region(const void *region, size_t extent, uint64_t gen, bool durable,
-                                            tracec_recorder_packet_fn fn, void *data,
-                                            tracec_recorder_region_result *out) {
+tracec_status_t tracec_i_rec_walk_region(const void *region, size_t extent, uint64_t gen, bool durable, bool check,
+                                        tracec_recorder_packet_fn fn, void *data,
+                                        tracec_recorder_region_result *out) {
     if (out) memset(out, 0, sizeof *out);
     if ((region == NULL && extent > 0) || fn == NULL || out == NULL) return TRACEC_STATUS_INVALID_ARGUMENT;
-    walk k = {(const uint8_t *)region, fn, data, out};
+    walk k = {(const uint8_t *)region, check, fn, data, out};
     const uint32_t tag = TRACEC_SHM_CHUNK_TAG(gen);
     size_t off = 0;
     /* each step moves at least 16 bytes on: at most extent / 16 steps, chunks' records included */
@@ -259,4 +275,10 @@ tracec_status_t tracec_recorder_read_region(const void *region, size_t extent, u
     }
     out->end = extent;
     return TRACEC_STATUS_SUCCESS;
+}
+
+tracec_status_t tracec_recorder_read_region(const void *region, size_t extent, uint64_t gen, bool durable,
+                                            tracec_recorder_packet_fn fn, void *data,
+                                            tracec_recorder_region_result *out) {
+    return tracec_i_rec_walk_region(region, extent, gen, durable, true, fn, data, out);
 }
