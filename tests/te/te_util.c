@@ -235,11 +235,11 @@ tracec_status_t te_stop(tracec_session *s) {
     return strip_summaries(g_rec_trace) ? TRACEC_STATUS_SUCCESS : TRACEC_STATUS_ERROR;
 }
 
-int te_run_program(const char *trace, const char *cmd, char **out) {
+int te_run_program(const char *trace, const char *rec_opts, const char *cmd, char **out) {
     char full[2048];
     if (te_record_backend())
-        snprintf(full, sizeof full, "%s record -o %s --mode streaming --wait 10000 -- %s 2>&1; echo \"rc=$?\"",
-                 TE_RECORD_CLI, trace, cmd);
+        snprintf(full, sizeof full, "%s record -o %s %s -- %s 2>&1; echo \"rc=$?\"", TE_RECORD_CLI, trace,
+                 rec_opts ? rec_opts : "--mode streaming --wait 10000", cmd);
     else
         snprintf(full, sizeof full, "%s 2>&1; echo \"rc=$?\"", cmd);
     cr_assert_eq(te_run(full, out), 0, "%s: %s", full, *out ? *out : "");

@@ -52,12 +52,13 @@ tracec_status_t te_stop(tracec_session *s);
  * Runs the shell command `cmd` (a program and its arguments) on the
  * backend and returns the program's exit status (128 + N: killed by
  * signal N), its stdout and stderr in *out (malloc'd).  Local: as it is.
- * Record: under `tracec record -o trace --mode streaming --wait 10000 --`,
- * which connects the program to the recorder (TRACEC_RECORDER_SOCKET,
- * docs/record.md) and writes `trace` when the program ends; the recorder's
- * summaries are then taken out of it as te_stop does.
+ * Record: under `tracec record -o trace REC_OPTS --`, which connects the
+ * program to the recorder (TRACEC_RECORDER_SOCKET, docs/record.md) and
+ * writes `trace` when the program ends; the recorder's summaries are then
+ * taken out of it as te_stop does.  `rec_opts` NULL: "--mode streaming
+ * --wait 10000".
  */
-int te_run_program(const char *trace, const char *cmd, char **out);
+int te_run_program(const char *trace, const char *rec_opts, const char *cmd, char **out);
 
 /*
  * Packets lost so far by the running session: its buffer's

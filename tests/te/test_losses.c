@@ -660,11 +660,16 @@ Test(te_losses, fork_child_stop_leaves_the_parents_file_alone) {
  * recorder's trace of the helper (record: `tracec record -- te_flush_helper`;
  * the helper's own file session runs beside the recorder's).
  */
-static int helper(const char *trace, const char *how, const char *period) {
-    char cmd[1024], own[600], *out;
+static int helper_out(const char *trace, const char *rec_opts, const char *how, const char *period, char **out) {
+    char cmd[1024], own[600];
     snprintf(own, sizeof own, "%s%s", trace, te_record_backend() ? ".own" : "");
     snprintf(cmd, sizeof cmd, "%s %s %s %s", TE_FLUSH_HELPER, own, how, period ? period : "");
-    int rc = te_run_program(trace, cmd, &out);
+    return te_run_program(trace, rec_opts, cmd, out);
+}
+
+static int helper(const char *trace, const char *how, const char *period) {
+    char *out;
+    int rc = helper_out(trace, NULL, how, period, &out);
     free(out);
     return rc;
 }
@@ -701,6 +706,37 @@ Test(te_losses, the_file_survives_sigkill_up_to_the_last_flush) {
     const char *path = te_path("kill.pftrace");
     cr_assert_eq(helper(path, "kill", "100"), 128 + 9);
     expect_abnormal_end(path);
+}
+
+/*
+ * Killed in the middle of writing an event, after a burst of slices: the
+ * file holds what the last flush wrote, and never the unfinished event.
+ * Record backend (a 16 KiB buffer the program does not wait for): the
+ * burst lost packets, every one the program counted before it was killed
+ * is in the trace's data_loss count (more when the recorder could not save
+ * some it had accepted), and the trace is consistent.
+ */
+Test(te_losses, sigkill_inside_an_event_after_drops) {
+    const char *path = te_path("kill_in_event.pftrace");
+    char *out;
+    cr_assert_eq(helper_out(path, "--mode streaming --buffer-size 16384 --wait 0", "kill_in_event", "100", &out),
+                 128 + 9, "%s", out);
+    const char *d = strstr(out, "recorder_dropped ");
+    long dropped = d ? atol(d + 17) : -1;
+    free(out);
+    long early = count_named(path, "early"), killed = count_named(path, "killed");
+    if (early == -2) return;
+    cr_assert_eq(killed, 0, "the event the program was writing");
+    if (!te_record_backend()) {
+        cr_assert_eq(early, 1000, "slices flushed before SIGKILL: %ld", early);
+        return;
+    }
+    cr_assert_gt(dropped, 0, "a 16 KiB buffer loses some of 50,000 slices");
+    long lost = stat_value(path, "traced_buf_trace_writer_packet_loss");
+    cr_assert_geq(lost, dropped, "the trace's data_loss count %ld, the program's %ld", lost, dropped);
+    cr_assert_eq(tp_long(path, "select count(*) from stats where value > 0 and severity = 'error';"), 0);
+    cr_assert_eq(te_check(path, "--allow-open", &out), 0, "%s", out);
+    free(out);
 }
 
 Test(te_losses, the_default_period_flushes_a_file_session) {

@@ -231,10 +231,11 @@ Test(te_threads, oneshot_drops_hide_no_kept_event) {
 }
 
 Test(te_threads, circular_durable_drops_hide_no_kept_event) {
+    TE_LOCAL_ONLY("a durable part of one page (the recorder sizes its own: with 16 KiB, whether the last threads "
+                  "it describes got their counter tracks, which the wrap keeps, depends on timing)");
     /* a durable part (one page) too small for the sequences of 64 threads: their headers, names and counter
-       tracks are refused once it is full; the recorder's durable part of a 16 KiB buffer is 16 KiB (it sizes
-       its own): 192 threads fill it */
-    const int threads = (te_record_backend() ? 48 : 16) * LONG_THREADS;
+       tracks are refused once it is full */
+    const int threads = 16 * LONG_THREADS;
     char *out;
     lossy_run("lossy_circular.pftrace", TRACEC_BUFFERING_MODE_CIRCULAR, TRACEC_BUFFER_POLICY_NONE, 16 * 1024, 4096,
               threads, 50, 0);

@@ -535,7 +535,7 @@ Test(track_event, session_is_written_at_exit) {
     const char *path = te_path("exit.pftrace"), *own = te_record_backend() ? te_path("exit_own.pftrace") : path;
     char cmd[1024], *out;
     snprintf(cmd, sizeof cmd, "%s %s", TE_EXIT_HELPER, own);
-    cr_assert_eq(te_run_program(path, cmd, &out), 0, "%s", out);
+    cr_assert_eq(te_run_program(path, NULL, cmd, &out), 0, "%s", out);
     free(out);
     const char *traces[2] = {path, own};
     for (int i = 0; i < (own != path ? 2 : 1); i++) {
