@@ -536,6 +536,7 @@ Test(te_sessions, a_session_stops_while_threads_write_to_the_others, .timeout = 
 static pthread_barrier_t nest_settle;
 
 static void *nesting_writer(void *p) {
+    const struct timespec pace = {0, 50000L}; /* record backend: as alpha_writer, smaller traces to check */
     (void)p;
     for (long i = 0; !__atomic_load_n(&stop_writers, __ATOMIC_RELAXED); i++) {
         TRACEC_TE(al, TRACEC_TE_SLICE_BEGIN("outer"), TRACEC_TE_ARG_INT("i", i));
@@ -544,6 +545,7 @@ static void *nesting_writer(void *p) {
         TRACEC_SLICE_END(al);
         TRACEC_SLICE_END(al);
         __atomic_add_fetch(&writer_rounds, 1, __ATOMIC_RELAXED);
+        if (te_record_backend()) nanosleep(&pace, NULL);
     }
     /* one more event in the last run: the ENDs of slices a pause ended are written after the next event */
     pthread_barrier_wait(&nest_settle);
