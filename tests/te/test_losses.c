@@ -712,28 +712,40 @@ Test(te_losses, the_file_survives_sigkill_up_to_the_last_flush) {
  * Killed in the middle of writing an event, after a burst of slices: the
  * file holds what the last flush wrote, and never the unfinished event.
  * Record backend (a 16 KiB buffer the program does not wait for): the
- * burst lost packets, every one the program counted before it was killed
- * is in the trace's data_loss count (more when the recorder could not save
- * some it had accepted), and the trace is consistent.
+ * burst lost packets; every packet the program's buffer accepted before it
+ * was killed is saved (the recorder's count of delivered packets, also when
+ * the program died between a switch of halves and the handoff), every one
+ * it counted lost is in the trace's data_loss count, and the trace is
+ * consistent.
  */
 Test(te_losses, sigkill_inside_an_event_after_drops) {
     const char *path = te_path("kill_in_event.pftrace");
     char *out;
     cr_assert_eq(helper_out(path, "--mode streaming --buffer-size 16384 --wait 0", "kill_in_event", "100", &out),
                  128 + 9, "%s", out);
-    const char *d = strstr(out, "recorder_dropped ");
-    long dropped = d ? atol(d + 17) : -1;
+    long dropped = -1, produced = -1, rec_produced = -1, rec_delivered = -1, rec_dropped = -1;
+    const char *d = strstr(out, "recorder_dropped "), *r = strstr(out, "): produced ");
+    if (d != NULL) (void)sscanf(d, "recorder_dropped %ld produced %ld", &dropped, &produced);
+    if (r != NULL)
+        (void)sscanf(r, "): produced %ld, delivered %ld, dropped %ld", &rec_produced, &rec_delivered, &rec_dropped);
+    char *said = strdup(out ? out : "");
     free(out);
     long early = count_named(path, "early"), killed = count_named(path, "killed");
+    if (early == -2 || !te_record_backend()) free(said);
     if (early == -2) return;
     cr_assert_eq(killed, 0, "the event the program was writing");
     if (!te_record_backend()) {
         cr_assert_eq(early, 1000, "slices flushed before SIGKILL: %ld", early);
         return;
     }
-    cr_assert_gt(dropped, 0, "a 16 KiB buffer loses some of 50,000 slices");
+    cr_assert_gt(dropped, 0, "a 16 KiB buffer loses some of 50,000 slices\n%s", said);
+    cr_assert_geq(rec_delivered, produced - dropped, "the program's buffer accepted %ld packets, the recorder saved %ld\n%s",
+                  produced - dropped, rec_delivered, said);
+    cr_assert_geq(rec_produced, produced, "%s", said);
+    free(said);
     long lost = stat_value(path, "traced_buf_trace_writer_packet_loss");
     cr_assert_geq(lost, dropped, "the trace's data_loss count %ld, the program's %ld", lost, dropped);
+    cr_assert_eq(lost, rec_dropped, "the trace's data_loss count %ld, the recorder's summary %ld", lost, rec_dropped);
     cr_assert_eq(tp_long(path, "select count(*) from stats where value > 0 and severity = 'error';"), 0);
     cr_assert_eq(te_check(path, "--allow-open", &out), 0, "%s", out);
     free(out);
