@@ -2,18 +2,23 @@
  * te_flush_helper.c - a program that ends abnormally with a file session
  * running: `te_flush_helper TRACE HOW [PERIOD_MS]` writes 1,000 slices,
  * waits for the periodic flush, writes 1,000 more "late" slices, then ends
- * as HOW says: `exit_` (_exit), `kill` (SIGKILL), `sigterm` (SIGTERM, the
+ * as HOW says: `exit_` (_exit), `kill` (SIGKILL), `kill_in_event` (50,000
+ * "burst" slices more, the recorder client's loss count printed as
+ * `recorder_dropped N`, then SIGKILL inside a typed event's block: its
+ * packet is begun, never finished), `sigterm` (SIGTERM, the
  * default disposition, stop_on_signals), `sigint_handler` (SIGINT with the
  * program's own handler, stop_on_signals; the program then stops the
  * session itself and returns 3 if its handler ran).
  */
 #define _GNU_SOURCE
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "my_events.tracec.h"
 #include "tracec/track_event.h"
 
 #define FLUSH_CATEGORIES(C) C(x, "x")
@@ -49,6 +54,19 @@ int main(int argc, char **argv) {
     }
     if (strcmp(argv[2], "exit_") == 0) _exit(0);
     if (strcmp(argv[2], "kill") == 0) raise(SIGKILL);
+    if (strcmp(argv[2], "kill_in_event") == 0) {
+        for (int i = 0; i < 50000; i++) {
+            TRACEC_SLICE_BEGIN(x, "burst");
+            TRACEC_SLICE_END(x);
+        }
+        tracec_te_recorder_stats_t rs = tracec_te_recorder_stats();
+        printf("recorder_dropped %llu produced %llu\n", (unsigned long long)rs.dropped, (unsigned long long)rs.produced);
+        fflush(stdout);
+        TRACEC_EVENT_AS(x, my_app_MyEvent, ev, "killed") {
+            my_app_MyEvent_set_custom_counter(&ev, 1);
+            raise(SIGKILL);
+        }
+    }
     if (strcmp(argv[2], "sigterm") == 0) raise(SIGTERM);
     if (strcmp(argv[2], "sigint_handler") == 0) {
         raise(SIGINT);

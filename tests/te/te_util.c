@@ -64,6 +64,22 @@ static pid_t g_rec_parent;     /* the process that ran it (a fork child's exit l
 static char g_rec_log[600];    /* its stdout and stderr */
 static unsigned g_rec_count;   /* recorders run by this process: a socket each */
 static char g_rec_trace[512];  /* the trace it writes */
+static char g_rec_traces[16][512]; /* the traces recorders wrote (te_check reads them with --recorder) */
+static unsigned g_rec_ntraces;
+
+/* `trace` is written by a recorder (te_start, te_run_program). */
+static void note_recorder_trace(const char *trace) {
+    for (unsigned i = 0; i < g_rec_ntraces; i++)
+        if (strcmp(g_rec_traces[i], trace) == 0) return;
+    cr_assert_lt(g_rec_ntraces, 16u, "at most 16 recorder traces in a test");
+    snprintf(g_rec_traces[g_rec_ntraces++], sizeof g_rec_traces[0], "%s", trace);
+}
+
+static int is_recorder_trace(const char *trace) {
+    for (unsigned i = 0; i < g_rec_ntraces; i++)
+        if (strcmp(g_rec_traces[i], trace) == 0) return 1;
+    return 0;
+}
 
 static void sleep_ms(long ms) {
     struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
@@ -113,6 +129,7 @@ static void start_recorder(const tracec_session_config *cfg) {
     snprintf(sock, sizeof sock, "%s", te_path(name));
     snprintf(g_rec_log, sizeof g_rec_log, "%s.log", sock);
     snprintf(g_rec_trace, sizeof g_rec_trace, "%s", cfg->path);
+    note_recorder_trace(cfg->path);
     g_rec_count++;
     const char *argv[20];
     int n = 0;
@@ -174,6 +191,18 @@ static void start_recorder(const tracec_session_config *cfg) {
     }
 }
 
+/* The recorder's summary of each provider is an instant (tests/record check it): taken out of `trace`, so the
+   trace processor shows the program's events only; its trace_stats stay.  0: check_trace.py failed (said). */
+static int strip_summaries(const char *trace) {
+    char cmd[1400], *out;
+    snprintf(cmd, sizeof cmd, "%s %s/tests/te/check_trace.py --strip-recorder-summaries %s 2>&1", TRACEC_PYTHON3,
+             TRACEC_SOURCE_DIR, trace);
+    int rc = te_run(cmd, &out);
+    if (rc != 0) fprintf(stderr, "check_trace.py --strip-recorder-summaries %s:\n%s\n", trace, out ? out : "");
+    free(out);
+    return rc == 0;
+}
+
 void te_start(const tracec_session_config *cfg, tracec_session **out) {
     *out = NULL;
     if (te_record_backend()) {
@@ -203,18 +232,26 @@ tracec_status_t te_stop(tracec_session *s) {
         free(l);
         return TRACEC_STATUS_ERROR;
     }
-    /* the recorder's summary of each provider is an instant (tests/record check it): out, so the trace
-       processor shows the program's events only; its trace_stats stay */
-    char cmd[1400], *out;
-    snprintf(cmd, sizeof cmd, "%s %s/tests/te/check_trace.py --strip-recorder-summaries %s 2>&1", TRACEC_PYTHON3,
-             TRACEC_SOURCE_DIR, g_rec_trace);
-    if (te_run(cmd, &out) != 0) {
-        fprintf(stderr, "check_trace.py --strip-recorder-summaries %s:\n%s\n", g_rec_trace, out ? out : "");
-        free(out);
-        return TRACEC_STATUS_ERROR;
+    return strip_summaries(g_rec_trace) ? TRACEC_STATUS_SUCCESS : TRACEC_STATUS_ERROR;
+}
+
+int te_run_program(const char *trace, const char *rec_opts, const char *cmd, char **out) {
+    char full[2048];
+    if (te_record_backend())
+        snprintf(full, sizeof full, "%s record -o %s %s -- %s 2>&1; echo \"rc=$?\"", TE_RECORD_CLI, trace,
+                 rec_opts ? rec_opts : "--mode streaming --wait 10000", cmd);
+    else
+        snprintf(full, sizeof full, "%s 2>&1; echo \"rc=$?\"", cmd);
+    cr_assert_eq(te_run(full, out), 0, "%s: %s", full, *out ? *out : "");
+    const char *rc = NULL;
+    for (const char *p = *out; p != NULL && (p = strstr(p, "rc=")) != NULL; p += 3)
+        if (p == *out || p[-1] == '\n') rc = p;
+    cr_assert_not_null(rc, "%s: no exit status in\n%s", full, *out ? *out : "");
+    if (te_record_backend()) {
+        note_recorder_trace(trace);
+        cr_assert(strip_summaries(trace), "%s", *out);
     }
-    free(out);
-    return TRACEC_STATUS_SUCCESS;
+    return atoi(rc + 3);
 }
 
 uint64_t te_lost_now(const tracec_session *s) {
@@ -249,7 +286,7 @@ static const char *schema_pb(void) {
 int te_check(const char *trace, const char *flags, char **out) {
     char cmd[2048];
     snprintf(cmd, sizeof cmd, "%s %s/tests/te/check_trace.py %s %s %s %s 2>&1", TRACEC_PYTHON3,
-             TRACEC_SOURCE_DIR, schema_pb(), trace, flags ? flags : "", te_record_backend() ? "--recorder" : "");
+             TRACEC_SOURCE_DIR, schema_pb(), trace, flags ? flags : "", is_recorder_trace(trace) ? "--recorder" : "");
     return te_run(cmd, out);
 }
 

@@ -49,6 +49,18 @@ void te_start(const tracec_session_config *cfg, tracec_session **out);
 tracec_status_t te_stop(tracec_session *s);
 
 /*
+ * Runs the shell command `cmd` (a program and its arguments) on the
+ * backend and returns the program's exit status (128 + N: killed by
+ * signal N), its stdout and stderr in *out (malloc'd).  Local: as it is.
+ * Record: under `tracec record -o trace REC_OPTS --`, which connects the
+ * program to the recorder (TRACEC_RECORDER_SOCKET, docs/record.md) and
+ * writes `trace` when the program ends; the recorder's summaries are then
+ * taken out of it as te_stop does.  `rec_opts` NULL: "--mode streaming
+ * --wait 10000".
+ */
+int te_run_program(const char *trace, const char *rec_opts, const char *cmd, char **out);
+
+/*
  * Packets lost so far by the running session: its buffer's
  * dropped + overwritten + refused (local), the recorder client's dropped
  * count (record).
@@ -66,8 +78,9 @@ int te_run(const char *cmd, char **out);
 
 /*
  * check_trace.py on `trace` (`flags` may be NULL); exit status, its output
- * in *out (malloc'd).  On the record backend it reads the trace with
- * --recorder (the recorder's own packets left out).
+ * in *out (malloc'd).  A trace a recorder wrote (te_start, te_run_program
+ * on the record backend) it reads with --recorder (the recorder's own
+ * packets left out).
  */
 int te_check(const char *trace, const char *flags, char **out);
 

@@ -431,7 +431,7 @@ Test(te_losses, slices_refused_inside_a_typed_block_keep_the_nesting) {
 }
 
 Test(te_losses, an_owed_end_is_written_before_the_next_begin) {
-    TE_LOCAL_ONLY("exact byte counts of a 4 KiB local buffer (the recorder's smallest is 8 KiB)");
+    TE_LOCAL_ONLY("the buffer's exact room found by up to 200 sessions in a row (a recorder process each there)");
     const char *path = te_path("owed.pftrace");
     size_t big = 16u << 10;
     char *huge = malloc(big);
@@ -538,7 +538,9 @@ Test(te_losses, nesting_survives_pauses_category_changes_and_drops) {
  * A thread's first event in a session whose durable area is full: its
  * thread header is refused, so its BEGIN is lost (counted), and its END,
  * written in the next session, is not written either: no END without its
- * BEGIN in either trace.
+ * BEGIN in either trace.  The first session is the backend's (the
+ * recorder's of a 128 KiB buffer, whose durable part is 16 KiB, on the
+ * record backend), the next one the program's own.
  */
 static pthread_barrier_t first_step;
 
@@ -553,10 +555,10 @@ static void *first_event_without_room_for_its_header(void *p) {
 }
 
 Test(te_losses, a_begin_refused_with_the_threads_header_takes_its_end_along) {
-    TE_LOCAL_ONLY("a session's durable size and two sessions in a row");
     const char *p1 = te_path("header_refused.pftrace"), *p2 = te_path("header_next.pftrace");
     tracec_session_config cfg = TRACEC_SESSION_CONFIG_INIT;
-    tracec_session *s = start(p1, TRACEC_BUFFERING_MODE_ONESHOT, TRACEC_BUFFER_POLICY_NONE, 0);
+    tracec_session *s =
+        start(p1, TRACEC_BUFFERING_MODE_ONESHOT, TRACEC_BUFFER_POLICY_NONE, te_record_backend() ? 128u << 10 : 0);
     tracec_buffer_stats_t bs;
     char name[512];
     pthread_t th;
@@ -576,7 +578,7 @@ Test(te_losses, a_begin_refused_with_the_threads_header_takes_its_end_along) {
     pthread_barrier_init(&first_step, NULL, 2);
     cr_assert_eq(pthread_create(&th, NULL, first_event_without_room_for_its_header, NULL), 0);
     pthread_barrier_wait(&first_step);
-    cr_assert_eq(tracec_session_stop(s), TRACEC_STATUS_SUCCESS);
+    cr_assert_eq(te_stop(s), TRACEC_STATUS_SUCCESS);
     cfg.path = p2;
     cfg.mode = TRACEC_BUFFERING_MODE_ONESHOT;
     cfg.durable_size = 1u << 20; /* room for every track and the thread's header */
@@ -600,24 +602,30 @@ Test(te_losses, a_begin_refused_with_the_threads_header_takes_its_end_along) {
 
 /* ---- thread names ------------------------------------------------------------ */
 
+/* Record backend: the second run is the recorder's next session (the program cannot pause the recorder's). */
 Test(te_losses, thread_names_are_read_at_the_first_event_of_each_run) {
-    TE_LOCAL_ONLY("pause and resume");
-    const char *path = te_path("names.pftrace");
-    char want[128];
+    const char *path = te_path("names.pftrace"), *path2 = te_record_backend() ? te_path("names2.pftrace") : path;
+    static const char main_name[] =
+        "select name from thread where tid = (select max(tid) from thread where is_main_thread);";
     pthread_setname_np(pthread_self(), "before start");
     tracec_session *s = start(path, TRACEC_BUFFERING_MODE_STREAMING, TRACEC_BUFFER_POLICY_LOSSLESS, 0);
     pthread_setname_np(pthread_self(), "first event");
     TRACEC_INSTANT(m, "one");
-    flush(s);
-    expect_tp(path, "select name from thread where tid = (select max(tid) from thread where is_main_thread);",
-              "\"name\"\n\"first event\"\n");
-    cr_assert_eq(tracec_session_pause(s), TRACEC_STATUS_SUCCESS);
-    pthread_setname_np(pthread_self(), "second run");
-    cr_assert_eq(tracec_session_resume(s, TRACEC_BUFFER_DISPOSITION_RETAIN), TRACEC_STATUS_SUCCESS);
+    if (te_record_backend()) {
+        cr_assert_eq(te_stop(s), TRACEC_STATUS_SUCCESS); /* its trace is written at its end */
+        expect_tp(path, main_name, "\"name\"\n\"first event\"\n");
+        pthread_setname_np(pthread_self(), "second run");
+        s = start(path2, TRACEC_BUFFERING_MODE_STREAMING, TRACEC_BUFFER_POLICY_LOSSLESS, 0);
+    } else {
+        flush(s);
+        expect_tp(path, main_name, "\"name\"\n\"first event\"\n");
+        cr_assert_eq(tracec_session_pause(s), TRACEC_STATUS_SUCCESS);
+        pthread_setname_np(pthread_self(), "second run");
+        cr_assert_eq(tracec_session_resume(s, TRACEC_BUFFER_DISPOSITION_RETAIN), TRACEC_STATUS_SUCCESS);
+    }
     TRACEC_INSTANT(m, "two");
     cr_assert_eq(te_stop(s), TRACEC_STATUS_SUCCESS);
-    snprintf(want, sizeof want, "\"name\"\n\"second run\"\n");
-    expect_tp(path, "select name from thread where tid = (select max(tid) from thread where is_main_thread);", want);
+    expect_tp(path2, main_name, "\"name\"\n\"second run\"\n");
 }
 
 /* ---- fork ---------------------------------------------------------------------- */
@@ -646,15 +654,24 @@ Test(te_losses, fork_child_stop_leaves_the_parents_file_alone) {
 
 /* ---- abnormal ends ------------------------------------------------------------- */
 
-/* Runs te_flush_helper; returns its wait status. */
+/*
+ * Runs te_flush_helper with its own file session; returns its exit status.
+ * `trace` is the trace to check: the helper's own file (local), the
+ * recorder's trace of the helper (record: `tracec record -- te_flush_helper`;
+ * the helper's own file session runs beside the recorder's).
+ */
+static int helper_out(const char *trace, const char *rec_opts, const char *how, const char *period, char **out) {
+    char cmd[1024], own[600];
+    snprintf(own, sizeof own, "%s%s", trace, te_record_backend() ? ".own" : "");
+    snprintf(cmd, sizeof cmd, "%s %s %s %s", TE_FLUSH_HELPER, own, how, period ? period : "");
+    return te_run_program(trace, rec_opts, cmd, out);
+}
+
 static int helper(const char *trace, const char *how, const char *period) {
-    char cmd[1024], *out;
-    snprintf(cmd, sizeof cmd, "%s %s %s %s; echo \"rc=$?\"", TE_FLUSH_HELPER, trace, how, period ? period : "");
-    cr_assert_eq(te_run(cmd, &out), 0);
-    const char *rc = out ? strstr(out, "rc=") : NULL;
-    int v = rc ? atoi(rc + 3) : -1;
+    char *out;
+    int rc = helper_out(trace, NULL, how, period, &out);
     free(out);
-    return v;
+    return rc;
 }
 
 static long count_named(const char *trace, const char *name) {
@@ -663,24 +680,79 @@ static long count_named(const char *trace, const char *name) {
     return tp_long(trace, sql);
 }
 
+/*
+ * The program ended without stopping its sessions (_exit, SIGKILL).  Its
+ * own file holds what the last periodic flush wrote.  The recorder's trace
+ * holds every event the program finished: they were in the shared buffer,
+ * which the recorder reads after the program is gone (nothing lost, so no
+ * data_loss row).
+ */
+static void expect_abnormal_end(const char *trace) {
+    long early = count_named(trace, "early");
+    if (early == -2) return;
+    cr_assert_eq(early, 1000, "slices flushed before the end: %ld", early);
+    if (!te_record_backend()) return;
+    cr_assert_eq(count_named(trace, "late"), 1000, "the recorder saved the slices written after the last flush");
+    expect_loss(trace, 0);
+}
+
 Test(te_losses, the_file_survives_exit_up_to_the_last_flush) {
-    TE_LOCAL_ONLY("te_flush_helper's own session");
     const char *path = te_path("exit_.pftrace");
     cr_assert_eq(helper(path, "exit_", "100"), 0);
-    long early = count_named(path, "early");
-    if (early != -2) cr_assert_eq(early, 1000, "slices flushed before _exit: %ld", early);
+    expect_abnormal_end(path);
 }
 
 Test(te_losses, the_file_survives_sigkill_up_to_the_last_flush) {
-    TE_LOCAL_ONLY("te_flush_helper's own session");
     const char *path = te_path("kill.pftrace");
     cr_assert_eq(helper(path, "kill", "100"), 128 + 9);
-    long early = count_named(path, "early");
-    if (early != -2) cr_assert_eq(early, 1000, "slices flushed before SIGKILL: %ld", early);
+    expect_abnormal_end(path);
+}
+
+/*
+ * Killed in the middle of writing an event, after a burst of slices: the
+ * file holds what the last flush wrote, and never the unfinished event.
+ * Record backend (a 16 KiB buffer the program does not wait for): the
+ * burst lost packets; every packet the program's buffer accepted before it
+ * was killed is saved (the recorder's count of delivered packets, also when
+ * the program died between a switch of halves and the handoff), every one
+ * it counted lost is in the trace's data_loss count, and the trace is
+ * consistent.
+ */
+Test(te_losses, sigkill_inside_an_event_after_drops) {
+    const char *path = te_path("kill_in_event.pftrace");
+    char *out;
+    cr_assert_eq(helper_out(path, "--mode streaming --buffer-size 16384 --wait 0", "kill_in_event", "100", &out),
+                 128 + 9, "%s", out);
+    long dropped = -1, produced = -1, rec_produced = -1, rec_delivered = -1, rec_dropped = -1;
+    const char *d = strstr(out, "recorder_dropped "), *r = strstr(out, "): produced ");
+    if (d != NULL) (void)sscanf(d, "recorder_dropped %ld produced %ld", &dropped, &produced);
+    if (r != NULL)
+        (void)sscanf(r, "): produced %ld, delivered %ld, dropped %ld", &rec_produced, &rec_delivered, &rec_dropped);
+    char *said = strdup(out ? out : "");
+    free(out);
+    long early = count_named(path, "early"), killed = count_named(path, "killed");
+    if (early == -2 || !te_record_backend()) free(said);
+    if (early == -2) return;
+    cr_assert_eq(killed, 0, "the event the program was writing");
+    if (!te_record_backend()) {
+        cr_assert_eq(early, 1000, "slices flushed before SIGKILL: %ld", early);
+        return;
+    }
+    cr_assert_gt(dropped, 0, "a 16 KiB buffer loses some of 50,000 slices\n%s", said);
+    cr_assert_geq(rec_delivered, produced - dropped, "the program's buffer accepted %ld packets, the recorder saved %ld\n%s",
+                  produced - dropped, rec_delivered, said);
+    cr_assert_geq(rec_produced, produced, "%s", said);
+    free(said);
+    long lost = stat_value(path, "traced_buf_trace_writer_packet_loss");
+    cr_assert_geq(lost, dropped, "the trace's data_loss count %ld, the program's %ld", lost, dropped);
+    cr_assert_eq(lost, rec_dropped, "the trace's data_loss count %ld, the recorder's summary %ld", lost, rec_dropped);
+    cr_assert_eq(tp_long(path, "select count(*) from stats where value > 0 and severity = 'error';"), 0);
+    cr_assert_eq(te_check(path, "--allow-open", &out), 0, "%s", out);
+    free(out);
 }
 
 Test(te_losses, the_default_period_flushes_a_file_session) {
-    TE_LOCAL_ONLY("te_flush_helper's own session");
+    TE_LOCAL_ONLY("the flush period of the program's own file session (the recorder's session has none)");
     const char *path = te_path("default.pftrace");
     cr_assert_eq(helper(path, "exit_", NULL), 0); /* the helper waits 1.3 s, then _exit */
     long early = count_named(path, "early");
@@ -688,7 +760,6 @@ Test(te_losses, the_default_period_flushes_a_file_session) {
 }
 
 Test(te_losses, sigterm_stops_the_session_cleanly) {
-    TE_LOCAL_ONLY("te_flush_helper's own session");
     const char *path = te_path("sigterm.pftrace");
     cr_assert_eq(helper(path, "sigterm", "never"), 128 + 15, "the default action still ends the program");
     long early = count_named(path, "early"), late = count_named(path, "late");
@@ -699,7 +770,6 @@ Test(te_losses, sigterm_stops_the_session_cleanly) {
 }
 
 Test(te_losses, sigint_with_the_programs_handler_flushes_and_chains) {
-    TE_LOCAL_ONLY("te_flush_helper's own session");
     const char *path = te_path("sigint.pftrace");
     cr_assert_eq(helper(path, "sigint_handler", "never"), 3, "the program's handler ran, the program went on");
     long late = count_named(path, "late"), after = count_named(path, "after handler");

@@ -343,7 +343,9 @@ static bool save_region(tracec_recorder *r, peer *pv, uint32_t reg, bool salvage
 /*
  * Saves everything finished: the durable part first (it describes the
  * tracks and extensions the halves' events use), then the older half, then
- * the active one (with `salvage`, up to its reserved hint).
+ * the active one; with `salvage` (a provider that died or did not stop),
+ * each up to its reserved hint: the older half too, which a provider that
+ * died right after a switch had not handed yet.
  */
 static void save_all(tracec_recorder *r, peer *pv, bool salvage) {
     tracec_recorder_shm_state st;
@@ -353,7 +355,7 @@ static void save_all(tracec_recorder *r, peer *pv, bool salvage) {
        packet of a sequence that interns (its interned data is in the durable part, which no wrap loses). */
     uint32_t a = r->halves < 2 ? 0u : st.active;
     if (!save_region(r, pv, DURABLE, salvage)) return;
-    if (r->halves == 2 && !save_region(r, pv, a ^ 1u, false)) return;
+    if (r->halves == 2 && !save_region(r, pv, a ^ 1u, salvage)) return;
     (void)save_region(r, pv, a, salvage);
     snapshot_counters(r, pv);
 }
