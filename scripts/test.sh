@@ -28,15 +28,29 @@ jobs=${JOBS:-$(nproc)}
 fuzz_seconds=${TRACEC_FUZZ_SECONDS:-10}
 failed=()
 
+# cpu_now VAR: VAR = the CPU seconds (user + sys) of this script's finished
+# children so far (`times` in this shell, not in a subshell: its second line).
+cpu_file=$(mktemp)
+trap 'rm -f "$cpu_file"' EXIT
+cpu_now() {
+  times >"$cpu_file"
+  printf -v "$1" '%s' "$(awk 'NR == 2 { s = 0
+    for (i = 1; i <= NF; i++) { split($i, ms, "m"); sub("s", "", ms[2]); s += ms[1] * 60 + ms[2] }
+    printf "%d", s }' "$cpu_file")"
+}
 stage_start=$SECONDS
+stage_cpu=0
 stage_name=""
 timings=()
 step() {
+  local cpu
+  cpu_now cpu
   if [ -n "$stage_name" ]; then
-    timings+=("$(printf '%5ds  %s' $((SECONDS - stage_start)) "$stage_name")")
+    timings+=("$(printf '%5ds %6ds  %s' $((SECONDS - stage_start)) $((cpu - stage_cpu)) "$stage_name")")
   fi
   stage_name=$*
   stage_start=$SECONDS
+  stage_cpu=$cpu
   printf '\n==== %s ====\n' "$*"
 }
 
@@ -198,7 +212,9 @@ if [ $fuzz = 1 ]; then
 fi
 
 step "done"
-echo "stage times:"
+# A stage's CPU: its build (a background build counts where it is waited for,
+# in its own stage) and its tests.
+echo "stage times (wall, CPU user + sys):"
 printf '%s\n' "${timings[@]}"
 echo
 if [ ${#failed[@]} -gt 0 ]; then
