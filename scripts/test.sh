@@ -28,36 +28,35 @@ jobs=${JOBS:-$(nproc)}
 fuzz_seconds=${TRACEC_FUZZ_SECONDS:-10}
 failed=()
 
-# cpu_now VAR: VAR = the CPU seconds (user + sys) of this script's finished
-# children so far (`times` in this shell, not in a subshell: its second line).
-cpu_file=$(mktemp)
-trap 'rm -f "$cpu_file"' EXIT
+# cpu_now VAR: VAR = the CPU seconds (user + sys) of the finished children of
+# this (sub)shell so far (`times` in it, not in a command substitution).  Called
+# at the end of a subshell function, it is what that function ran.
 cpu_now() {
-  times >"$cpu_file"
+  local f
+  f=$(mktemp)
+  times >"$f"
   printf -v "$1" '%s' "$(awk 'NR == 2 { s = 0
     for (i = 1; i <= NF; i++) { split($i, ms, "m"); sub("s", "", ms[2]); s += ms[1] * 60 + ms[2] }
-    printf "%d", s }' "$cpu_file")"
+    printf "%d", s }' "$f")"
+  rm -f "$f"
 }
 stage_start=$SECONDS
-stage_cpu=0
 stage_name=""
 timings=()
 step() {
-  local cpu
-  cpu_now cpu
   if [ -n "$stage_name" ]; then
-    timings+=("$(printf '%5ds %6ds  %s' $((SECONDS - stage_start)) $((cpu - stage_cpu)) "$stage_name")")
+    timings+=("$(printf '%5ds  %s' $((SECONDS - stage_start)) "$stage_name")")
   fi
   stage_name=$*
   stage_start=$SECONDS
-  stage_cpu=$cpu
   printf '\n==== %s ====\n' "$*"
 }
 
 # configure_build DIR TYPE [cmake args...]: configures and builds DIR; with
 # BUILD_TARGETS set (a command printing target names, run after the
-# configure), only those targets and what they need.  Prints the build's time.
-configure_build() {
+# configure), only those targets and what they need.  Prints the build's time
+# and CPU (it runs in a subshell of its own).
+configure_build() (
   local dir=$1 type=$2 start=$SECONDS targets=() generator=(); shift 2
   # A new build directory gets Ninja (scripts/setup.sh installs it): it spends
   # far less CPU than make's recursive Makefiles on the same compiles.  One
@@ -72,8 +71,19 @@ configure_build() {
     targets=(--target "${targets[@]}")
   fi
   cmake --build "$dir" -j"$jobs" "${targets[@]}" >"$dir/build.log" 2>&1 || { tail -n 60 "$dir/build.log"; return 1; }
-  echo "-- configured and built $(basename "$dir") in $((SECONDS - start))s"
-}
+  local cpu
+  cpu_now cpu
+  echo "-- configured and built $(basename "$dir") in $((SECONDS - start))s (CPU user + sys: ${cpu}s)"
+)
+
+# ctest_cpu ctest-args...: ctest, then its CPU (user + sys, the tests included).
+ctest_cpu() (
+  local st=0 cpu
+  ctest "$@" || st=$?
+  cpu_now cpu
+  echo "-- ctest CPU user + sys: ${cpu}s"
+  exit $st
+)
 
 # The executables of the tests ctest selects with ARGS (ctest_targets DIR ARGS...), one a
 # line: each test is named after its executable, or <executable>_memfd (tests/buffer's
@@ -90,7 +100,7 @@ run_ctest() {
   local name=$1; shift
   local log
   log=$(mktemp)
-  ctest "$@" 2>&1 | tee "$log" || failed+=("$name")
+  ctest_cpu "$@" 2>&1 | tee "$log" || failed+=("$name")
   if grep -q '(Skipped)' "$log"; then
     echo "-- $name: skipped tests: $(grep '(Skipped)' "$log" | sed 's/^[[:space:]]*[0-9]* - //; s/ (Skipped)//' | tr '\n' ' ')"
     if [ "${CI:-}" = true ]; then failed+=("$name (skipped tests, CI=true)"); fi
@@ -212,9 +222,7 @@ if [ $fuzz = 1 ]; then
 fi
 
 step "done"
-# A stage's CPU: its build (a background build counts where it is waited for,
-# in its own stage) and its tests.
-echo "stage times (wall, CPU user + sys):"
+echo "stage times:"
 printf '%s\n' "${timings[@]}"
 echo
 if [ ${#failed[@]} -gt 0 ]; then
