@@ -17,7 +17,7 @@ for arg in "$@"; do
 done
 pkgs=(protobuf-compiler libprotobuf-dev libprotoc-dev libprotobuf-c-dev
       protobuf-c-compiler flex bison libcriterion-dev python3-protobuf
-      zlib1g-dev cmake pkg-config gcc g++ clang make
+      zlib1g-dev cmake pkg-config gcc g++ clang make ninja-build
       libclang-rt-14-dev gcc-multilib
       python3 binutils patch diffutils findutils sed grep mawk coreutils)
 if [ "$bench" = 1 ]; then

@@ -15,7 +15,8 @@
 # shared) pass every test, one of them under the sanitizers.
 # A test that needs Perfetto's trace processor (CMake cache variable
 # TRACEC_TRACE_PROCESSOR) is a ctest skip without it; with CI=true a skipped
-# test fails the run.
+# test fails the run.  The environment variable TRACEC_TRACE_PROCESSOR sets its
+# default path.
 # Usage: scripts/test.sh            (from anywhere; installs missing packages first)
 # Env:   TRACEC_FUZZ_SECONDS=N (default 10, after each seed corpus; 0 skips fuzzing), JOBS=N (default nproc), CI=true
 set -euo pipefail
@@ -27,6 +28,18 @@ jobs=${JOBS:-$(nproc)}
 fuzz_seconds=${TRACEC_FUZZ_SECONDS:-10}
 failed=()
 
+# cpu_now VAR: VAR = the CPU seconds (user + sys) of the finished children of
+# this (sub)shell so far (`times` in it, not in a command substitution).  Called
+# at the end of a subshell function, it is what that function ran.
+cpu_now() {
+  local f
+  f=$(mktemp)
+  times >"$f"
+  printf -v "$1" '%s' "$(awk 'NR == 2 { s = 0
+    for (i = 1; i <= NF; i++) { split($i, ms, "m"); sub("s", "", ms[2]); s += ms[1] * 60 + ms[2] }
+    printf "%d", s }' "$f")"
+  rm -f "$f"
+}
 stage_start=$SECONDS
 stage_name=""
 timings=()
@@ -41,11 +54,16 @@ step() {
 
 # configure_build DIR TYPE [cmake args...]: configures and builds DIR; with
 # BUILD_TARGETS set (a command printing target names, run after the
-# configure), only those targets and what they need.  Prints the build's time.
-configure_build() {
-  local dir=$1 type=$2 start=$SECONDS targets=(); shift 2
+# configure), only those targets and what they need.  Prints the build's time
+# and CPU (it runs in a subshell of its own).
+configure_build() (
+  local dir=$1 type=$2 start=$SECONDS targets=() generator=(); shift 2
+  # A new build directory gets Ninja (scripts/setup.sh installs it): it spends
+  # far less CPU than make's recursive Makefiles on the same compiles.  One
+  # configured before keeps its generator.
+  if [ ! -f "$dir/CMakeCache.txt" ] && command -v ninja >/dev/null; then generator=(-G Ninja); fi
   mkdir -p "$dir"
-  cmake -S "$root" -B "$dir" -DCMAKE_BUILD_TYPE="$type" -DTRACEC_WERROR=ON "$@" >"$dir/configure.log" 2>&1 \
+  cmake -S "$root" -B "$dir" "${generator[@]}" -DCMAKE_BUILD_TYPE="$type" -DTRACEC_WERROR=ON "$@" >"$dir/configure.log" 2>&1 \
     || { cat "$dir/configure.log"; return 1; }
   if [ -n "${BUILD_TARGETS:-}" ]; then
     mapfile -t targets < <(eval "$BUILD_TARGETS")
@@ -53,8 +71,19 @@ configure_build() {
     targets=(--target "${targets[@]}")
   fi
   cmake --build "$dir" -j"$jobs" "${targets[@]}" >"$dir/build.log" 2>&1 || { tail -n 60 "$dir/build.log"; return 1; }
-  echo "-- configured and built $(basename "$dir") in $((SECONDS - start))s"
-}
+  local cpu
+  cpu_now cpu
+  echo "-- configured and built $(basename "$dir") in $((SECONDS - start))s (CPU user + sys: ${cpu}s)"
+)
+
+# ctest_cpu ctest-args...: ctest, then its CPU (user + sys, the tests included).
+ctest_cpu() (
+  local st=0 cpu
+  ctest "$@" || st=$?
+  cpu_now cpu
+  echo "-- ctest CPU user + sys: ${cpu}s"
+  exit $st
+)
 
 # The executables of the tests ctest selects with ARGS (ctest_targets DIR ARGS...), one a
 # line: each test is named after its executable, or <executable>_memfd (tests/buffer's
@@ -71,7 +100,7 @@ run_ctest() {
   local name=$1; shift
   local log
   log=$(mktemp)
-  ctest "$@" 2>&1 | tee "$log" || failed+=("$name")
+  ctest_cpu "$@" 2>&1 | tee "$log" || failed+=("$name")
   if grep -q '(Skipped)' "$log"; then
     echo "-- $name: skipped tests: $(grep '(Skipped)' "$log" | sed 's/^[[:space:]]*[0-9]* - //; s/ (Skipped)//' | tr '\n' ' ')"
     if [ "${CI:-}" = true ]; then failed+=("$name (skipped tests, CI=true)"); fi
