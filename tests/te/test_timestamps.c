@@ -14,8 +14,10 @@
  * them.  Each event the trace processor shows is looked up by its arg.
  *
  * Between its readings of the clock a thread extrapolates it from the CPU's
- * counter (track-events.md, "Timestamps"): the same tests hold with it and
- * with a reading per event (the te_timestamps_clock_read entry), and
+ * counter (track-events.md, "Reading the clock"), within 50 ns of the
+ * clock: the same tests hold with it (events that read the clock may lie
+ * that far outside the test's readings) and, exactly, with a reading per
+ * event (the te_timestamps_clock_read entry), and
  * `many_windows_on_two_threads` runs long enough for the rate to be
  * measured, refined and the windows to roll over.
  */
@@ -71,6 +73,17 @@ static tracec_session *start(const char *path, tracec_buffering_mode_t mode, tra
     return s;
 }
 
+/*
+ * How far an event that reads the clock itself may lie outside the test's
+ * readings around it: none when every event reads the clock
+ * (TRACEC_TE_CLOCK=read), else the bound docs/track-events.md gives for a
+ * time extrapolated from the CPU's counter ("Reading the clock").
+ */
+static uint64_t clock_slack(void) {
+    const char *e = getenv("TRACEC_TE_CLOCK");
+    return e != NULL && strcmp(e, "read") == 0 ? 0 : 50;
+}
+
 /* An instant at a time the program chose. */
 static void at(int i, uint64_t t) {
     want[i] = (span){t, t, 1};
@@ -118,8 +131,10 @@ static int check_times(const char *trace) {
         cr_assert(i >= 0 && i < MAX_EV && want[i].set, "event %lld was not recorded", i);
         cr_assert(!seen[i], "event %lld shown twice", i);
         seen[i] = 1;
-        cr_assert(ts >= want[i].lo && ts <= want[i].hi, "event %lld at %llu, recorded [%llu, %llu]", i, ts,
-                  (unsigned long long)want[i].lo, (unsigned long long)want[i].hi);
+        uint64_t slack = want[i].lo == want[i].hi ? 0 : clock_slack();
+        cr_assert(ts + slack >= want[i].lo && ts <= want[i].hi + slack,
+                  "event %lld at %llu, recorded [%llu, %llu] (slack %llu ns)", i, ts, (unsigned long long)want[i].lo,
+                  (unsigned long long)want[i].hi, (unsigned long long)slack);
         shown++;
     }
     free(out);
@@ -379,7 +394,7 @@ static void *windows_writer(void *p) {
  * Two threads write instants that read the clock themselves for about half
  * a second, with gaps from none to 1.4 ms: through the first calibration,
  * its refinement and many windows, each thread's events still lie between
- * its own readings of the clock before and after them.
+ * its own readings of the clock before and after them (within 50 ns).
  */
 Test(te_timestamps, many_windows_on_two_threads) {
     const char *path = te_path("windows.pftrace");

@@ -109,15 +109,17 @@ static uint64_t calibrate(struct cal *c, const reading *r, uint64_t *win_ns) {
     uint64_t tight = __atomic_load_n(&tightest, __ATOMIC_RELAXED);
     *win_ns = __atomic_load_n(&c->refined, __ATOMIC_RELAXED) ? WINDOW_REFINED_NS : WINDOW_FIRST_NS;
     if (__atomic_exchange_n(&c->busy, 1, __ATOMIC_ACQUIRE)) return m; /* another thread is at it */
-    m = c->mult;
+    m = c->mult; /* written under busy only */
     if (c->ref.cyc == 0 || r->cyc <= c->ref.cyc || r->ns <= c->ref.ns) {
-        c->ref = *r, c->mult_ns = 0, m = 0, c->refined = 0; /* the first reading, or the counter went back */
+        c->ref = *r, c->mult_ns = 0, m = 0; /* the first reading, or the counter went back */
+        __atomic_store_n(&c->refined, 0, __ATOMIC_RELAXED);
     } else {
         uint64_t dc = r->cyc - c->ref.cyc, dn = r->ns - c->ref.ns;
         if (m != 0) {
             uint64_t want = (uint64_t)(((unsigned __int128)dc * m) >> 32), off = want > dn ? want - dn : dn - want;
             if (off > dn / 10000u + 50000u) { /* the counter jumped: measure again */
-                c->ref = *r, c->mult_ns = 0, m = 0, c->refined = 0;
+                c->ref = *r, c->mult_ns = 0, m = 0;
+                __atomic_store_n(&c->refined, 0, __ATOMIC_RELAXED);
                 dn = 0;
             }
         }
