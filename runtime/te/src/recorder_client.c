@@ -573,9 +573,10 @@ on:;
         st = TRACEC_STATUS_SUCCESS; /* its BEGIN is not in the trace (that loss is counted): nor is it */
         goto out;
     }
-    if (type == perfetto_protos_TrackEvent_TYPE_INSTANT && t->nlive != 0 && t->nlive <= 64u && (t->written & 1u) == 0) {
+    if (type != perfetto_protos_TrackEvent_TYPE_SLICE_END && t->nlive != 0 && t->nlive <= 64u && (t->written & 1u) == 0) {
         /* inside a slice whose BEGIN is not in the trace (that loss is counted): it would land at another
-           depth, so it is not written either */
+           depth, so it is not written either; a BEGIN is a level not written (its END is not written) */
+        if (type == perfetto_protos_TrackEvent_TYPE_SLICE_BEGIN) nest_push(t, false);
         st = TRACEC_STATUS_SUCCESS;
         goto out;
     }
