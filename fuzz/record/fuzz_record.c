@@ -170,6 +170,16 @@ static bool small_geometry(const tracec_shm_header *h, tracec_recorder_shm_geome
     return h->half_bytes <= SMALL && h->durable_bytes <= SMALL && tracec_recorder_shm_bytes(g) != 0;
 }
 
+
+/* Whether the recorder saves region `r` of a peer in state `st`, and whether as a salvage (the active half,
+   not handed: up to its reserved hint). */
+static bool region_saved(const tracec_recorder_shm_geometry *g, const tracec_recorder_shm_state *st, uint32_t r,
+                         bool *salvage) {
+    if (r < TRACEC_RECORDER_REGION_DURABLE && r >= g->halves) return false;
+    *salvage = r == st->active && !(st->handed & (1u << r));
+    return (st->handed & (1u << r)) || *salvage;
+}
+
 static void region_shape(const uint8_t *data, size_t size) {
     tracec_shm_header h;
     memcpy(&h, data, sizeof h);
@@ -199,9 +209,8 @@ static void region_shape(const uint8_t *data, size_t size) {
     const uint32_t order[] = {TRACEC_RECORDER_REGION_DURABLE, st.active ^ 1u, st.active};
     for (size_t i = 0; i < 3; i++) {
         uint32_t r = order[i];
-        if (r < TRACEC_RECORDER_REGION_DURABLE && r >= g.halves) continue;
-        bool salvage = r == st.active && !(st.handed & (1u << r));
-        if (!(st.handed & (1u << r)) && !salvage) continue;
+        bool salvage;
+        if (!region_saved(&g, &st, r, &salvage)) continue;
         tracec_recorder_region_copy c;
         size_t cap = r == TRACEC_RECORDER_REGION_DURABLE ? g.durable_bytes : g.half_bytes;
         tracec_status_t k = tracec_recorder_copy_region(map, bytes, &g, r, salvage, 0, 0, scratch, cap, &c);
@@ -229,9 +238,8 @@ static void region_shape(const uint8_t *data, size_t size) {
     tracec_i_rec_seqmap_init(&u.map, 2);
     for (size_t i = 0; i < 3; i++) {
         uint32_t r = order[i];
-        if (r < TRACEC_RECORDER_REGION_DURABLE && r >= g.halves) continue;
-        bool salvage = r == st.active && !(st.handed & (1u << r));
-        if (!(st.handed & (1u << r)) && !salvage) continue;
+        bool salvage;
+        if (!region_saved(&g, &st, r, &salvage)) continue;
         tracec_recorder_region_copy c;
         size_t cap = r == TRACEC_RECORDER_REGION_DURABLE ? g.durable_bytes : g.half_bytes;
         if (tracec_recorder_copy_region(map, bytes, &g, r, salvage, 0, 0, scratch, cap, &c) != TRACEC_STATUS_SUCCESS)

@@ -29,6 +29,16 @@ static uint32_t rewrite(tracec_i_rec_seqmap *m, uint32_t *next, int has_seq, uin
     return g;
 }
 
+/* `path` (a trace file) as protoc --decode shows it; the test fails when protoc does. */
+static tt_buf decode_trace(const char *path) {
+    char cmd[1024];
+    tt_buf b = {0};
+    snprintf(cmd, sizeof cmd, "%s --decode=perfetto.protos.Trace -I %s/protos perfetto/trace/trace.proto < %s",
+             TRACEC_PROTOC, TRACEC_SOURCE_DIR, path);
+    cr_assert_eq(tt_capture(cmd, &b), 0, "%s", b.data ? b.data : "");
+    return b;
+}
+
 Test(record_seq, local_ids_map_to_global_ids_per_peer) {
     uint32_t next = 2;
     tracec_i_rec_seqmap a, b;
@@ -189,10 +199,7 @@ Test(record_seq, write_packet_appends_the_trusted_fields) {
     cr_expect_eq(m.refused, 1);
     cr_expect_eq(tracec_trace_file_packets(f), 2);
     cr_assert_eq(tracec_trace_file_close(f), TRACEC_STATUS_SUCCESS);
-    snprintf(cmd, sizeof cmd, "%s --decode=perfetto.protos.Trace -I %s/protos perfetto/trace/trace.proto < %s",
-             TRACEC_PROTOC, TRACEC_SOURCE_DIR, path);
-    tt_buf b = {0};
-    cr_assert_eq(tt_capture(cmd, &b), 0, "%s", b.data ? b.data : "");
+    tt_buf b = decode_trace(path);
     cr_expect_str_eq(b.data, "packet {\n"
                              "  trusted_uid: 1000\n"
                              "  timestamp: 1\n"
@@ -259,10 +266,7 @@ Test(record_seq, save_packet_replaces_every_id_and_wins_over_forged_trusted_fiel
     cr_expect_eq(tracec_i_rec_save_packet(f, &m, &next, pk, k, 4242, 1000, NULL, &why), TRACEC_STATUS_SUCCESS);
     cr_expect_eq(m.count, 1);
     cr_assert_eq(tracec_trace_file_close(f), TRACEC_STATUS_SUCCESS);
-    snprintf(cmd, sizeof cmd, "%s --decode=perfetto.protos.Trace -I %s/protos perfetto/trace/trace.proto < %s",
-             TRACEC_PROTOC, TRACEC_SOURCE_DIR, path);
-    tt_buf b = {0};
-    cr_assert_eq(tt_capture(cmd, &b), 0, "%s", b.data ? b.data : "");
+    tt_buf b = decode_trace(path);
     cr_expect_str_eq(b.data, "packet {\n"
                              "  trusted_uid: 1000\n"
                              "  timestamp: 5\n"

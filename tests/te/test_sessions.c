@@ -210,17 +210,24 @@ Test(te_sessions, an_ended_sessions_handle_is_refused_after_a_new_start) {
 
 /* ---- several sessions at once --------------------------------------------------- */
 
-/* A session of the program's own writing `path`. */
-static tracec_session *start_file(const char *path, tracec_buffering_mode_t mode, uint32_t clock_id,
-                                  const char *const *cats, size_t ncats) {
+/* The configuration of a session writing `path` (the sessions below). */
+static tracec_session_config file_config(const char *path, tracec_buffering_mode_t mode, uint32_t clock_id,
+                                         const char *const *cats, size_t ncats) {
     tracec_session_config cfg = TRACEC_SESSION_CONFIG_INIT;
-    tracec_session *s = NULL;
     cfg.path = path;
     cfg.mode = mode;
     cfg.clock_id = clock_id;
     cfg.categories = cats;
     cfg.num_categories = ncats;
     cfg.process_name = "sessions";
+    return cfg;
+}
+
+/* A session of the program's own writing `path`. */
+static tracec_session *start_file(const char *path, tracec_buffering_mode_t mode, uint32_t clock_id,
+                                  const char *const *cats, size_t ncats) {
+    tracec_session_config cfg = file_config(path, mode, clock_id, cats, ncats);
+    tracec_session *s = NULL;
     tracec_status_t st = tracec_session_start(&cfg, &s);
     cr_assert_eq(st, TRACEC_STATUS_SUCCESS, "start %s: %s", path, tracec_status_str(st));
     return s;
@@ -233,14 +240,8 @@ static tracec_session *start_file(const char *path, tracec_buffering_mode_t mode
  */
 static tracec_session *start_backend(const char *path, tracec_buffering_mode_t mode, uint32_t clock_id,
                                      const char *const *cats, size_t ncats) {
-    tracec_session_config cfg = TRACEC_SESSION_CONFIG_INIT;
+    tracec_session_config cfg = file_config(path, mode, clock_id, cats, ncats);
     tracec_session *s = NULL;
-    cfg.path = path;
-    cfg.mode = mode;
-    cfg.clock_id = clock_id;
-    cfg.categories = cats;
-    cfg.num_categories = ncats;
-    cfg.process_name = "sessions";
     te_start(&cfg, &s);
     return s;
 }
