@@ -727,6 +727,64 @@ Test(buffer_threads, finalize_racing_with_producers_loses_no_accepted_record, .t
     test_end();
 }
 
+/*
+ * A stop counts every loss of its run before it returns: LOSSLESS with a
+ * 1 ms cap, a slow delivery, big packets that grow() parks, and producers
+ * writing until CLOSED.  The counters read right after the stop are the
+ * final ones (a recorder publishes them to its trace then): a capped wait
+ * that ran out as the stop woke it, or a parked packet the stop closed,
+ * was counted after the stop had returned.
+ */
+Test(buffer_threads, stop_counts_every_loss_before_it_returns, .timeout = 60) {
+    tracec_context_id_t ctx = started_context();
+    collector c;
+    collector_init(&c);
+    c.keep = 0;
+    c.slow_us = 1000; /* about the cap: some waits run out, some are woken */
+    tracec_buffer_config_t cfg = TRACEC_BUFFER_CONFIG_INIT;
+    cfg.size = 16384;
+    cfg.watermark = 8192;
+    cfg.policy = TRACEC_BUFFER_POLICY_LOSSLESS;
+    cfg.max_wait_ms = 1;
+    cfg.callback = collect_cb;
+    cfg.callback_data = &c;
+    tracec_buffer_id_t b;
+    OK(tracec_create_buffer_with_config(ctx, &cfg, &b));
+    uint64_t parks0 = tracec_i_buffer_grow_waits(), losses = 0;
+    for (int round = 0; round < 40; round++) {
+        prod ps[NPROD];
+        prods_init(ps, NPROD, b, 0 /* until CLOSED */, 1, 16384 / 4 - 64);
+        for (int i = 0; i < NPROD; i++) {
+            ps[i].big_every = 2;
+            ps[i].big_min = 1500;
+            ps[i].small_max = 200;
+        }
+        pthread_t t[NPROD];
+        start_producers(ps, NPROD, t);
+        wait_accepted(ps, NPROD, 20);
+        OK(tracec_stop_context(ctx));
+        tracec_buffer_stats_t s1, s2;
+        OK(tracec_query_buffer_stats(b, &s1));
+        join_producers(t, NPROD);
+        OK(tracec_query_buffer_stats(b, &s2));
+        cr_assert(s1.accepted == s2.accepted && s1.dropped == s2.dropped && s1.refused == s2.refused &&
+                      s1.overwritten == s2.overwritten,
+                  "round %d: counted after the stop returned: accepted %llu -> %llu, dropped %llu -> %llu, "
+                  "refused %llu -> %llu",
+                  round, (unsigned long long)s1.accepted, (unsigned long long)s2.accepted,
+                  (unsigned long long)s1.dropped, (unsigned long long)s2.dropped, (unsigned long long)s1.refused,
+                  (unsigned long long)s2.refused);
+        cr_assert_eq(s2.delivered, s2.accepted, "round %d: the stop delivered every accepted packet", round);
+        losses = s2.dropped + s2.refused;
+        OK(tracec_start_context(ctx));
+    }
+    cr_assert_gt(tracec_i_buffer_grow_waits() - parks0, 0, "grow() parked packets");
+    cr_assert_gt(losses, 0, "the 1 ms cap dropped packets");
+    OK(tracec_stop_context(ctx));
+    collector_free(&c);
+    test_end();
+}
+
 Test(buffer_threads, destroy_racing_with_producers, .timeout = 60) {
     tracec_context_id_t ctx;
     collector c;

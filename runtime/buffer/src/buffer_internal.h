@@ -155,6 +155,7 @@ typedef struct tracec_i_buffer {
     uint64_t flush_req, flush_done;
     int delivering;
     int stealing;
+    int parked; /* writers in grow_parked(), under mu: a stop waits until their packets are counted */
     /* Handoff bookkeeping of each region (halves 0, 1; 2 the durable part), under mu: handoffs
        not saved yet, and the gen and extent of the last one (a region is handed again only with
        something new).  `stalled`: a capped wait ran out; writers drop at once until a half is freed. */

@@ -68,10 +68,16 @@ tracec_status_t tracec_flush_buffer_async(tracec_buffer_id_t buffer_id) {
     return st;
 }
 
-/* Wakes every writer waiting for room: they find the buffer not accepting (CLOSED). */
+/*
+ * Wakes every writer waiting for room: they find the buffer not accepting
+ * (CLOSED).  Waits for those that parked a packet in progress
+ * (grow_parked()) to count it lost, so the counters a stop's delivery
+ * publishes include every packet of the run.
+ */
 static void release_waiters(tracec_i_buffer *b) {
     tracec_i_lock(&b->mu);
     pthread_cond_broadcast(&b->cv);
+    while (b->parked > 0) pthread_cond_wait(&b->cv, &b->mu);
     tracec_i_unlock(&b->mu);
 }
 

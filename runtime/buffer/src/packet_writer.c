@@ -308,7 +308,15 @@ static int grow_parked(tracec_i_buffer *b, tracec_i_wstate *ws, tracec_writer *w
     ws->used = 0;
     __atomic_store_n(&ws->half, -1, __ATOMIC_RELEASE);
     __atomic_store_n(&ws->busy, 0u, __ATOMIC_RELEASE); /* after the copy: the half may be reset from here on */
+    b->parked++;
     int r = acquire_chunk(b, ws, total, false, ws->scratch, partial);
+    if (r == TRACEC_STATUS_CLOSED) {
+        /* Stopped while parked: the packet is lost, counted here under mu, before the stop's delivery
+           publishes the counters (it waits for parked writers: tracec_i_release_waiters()). */
+        tracec_i_refuse(b);
+        ws->lost = 1;
+    }
+    if (--b->parked == 0) pthread_cond_broadcast(&b->cv);
     tracec_i_unlock(&b->mu);
     return r;
 }
@@ -321,7 +329,8 @@ static int grow_parked(tracec_i_buffer *b, tracec_i_wstate *ws, tracec_writer *w
  */
 static bool grow_failed(tracec_writer *w, tracec_i_wstate *ws, tracec_status_t st) {
     tracec_writer_fail(w, st);
-    if (st != TRACEC_STATUS_BUFFER_FULL && st != TRACEC_STATUS_WOULD_DEADLOCK && st != TRACEC_STATUS_OUT_OF_MEMORY)
+    if (st != TRACEC_STATUS_BUFFER_FULL && st != TRACEC_STATUS_WOULD_DEADLOCK && st != TRACEC_STATUS_OUT_OF_MEMORY &&
+        !ws->lost) /* grow_parked() counted a CLOSED one */
         tracec_i_refuse(ws->b);
     ws->lost = 1;
     return false;

@@ -295,8 +295,14 @@ tracec_status_t tracec_i_drop(tracec_i_buffer *b, tracec_status_t why) {
     return why;
 }
 
-/* A drop counted under mu: in the shared header at once. */
+/*
+ * A drop counted under mu: in the shared header at once.  Once the buffer
+ * has stopped (a capped wait that ran out as the stop woke it) the record
+ * is CLOSED, not counted: a stop publishes the counters after it has taken
+ * mu once, and a loss counted later would be in no trace.
+ */
 static tracec_status_t drop_locked(tracec_i_buffer *b, tracec_status_t why) {
+    if (!atomic_load_explicit(&b->accepting, memory_order_acquire)) return TRACEC_STATUS_CLOSED;
     tracec_i_drop(b, why);
     tracec_i_shm_publish_losses(b);
     return why;
