@@ -1278,7 +1278,7 @@ Test(record, streaming_losses_keep_the_nesting) {
  * inside "outer", "lost" is nowhere and its END closes nothing.
  */
 /* ... and an instant inside the slice whose BEGIN was refused is not written either: it would land at
-   another depth ("in-lost" is not in the trace). */
+   another depth ("in-lost" is not in the trace, and is counted lost). */
 Test(record, refused_end_is_written_before_the_next_begin) {
     char cmd[1024], trace[128], *out;
     snprintf(trace, sizeof trace, "%s/refused.pftrace", g_dir);
@@ -1296,7 +1296,13 @@ Test(record, refused_end_is_written_before_the_next_begin) {
     cr_expect_eq(end_lost, TRACEC_STATUS_SUCCESS, "the END of a BEGIN not in the trace is not written: %s", out);
     const char *il = strstr(out, "in_lost ");
     cr_expect(il && atoi(il + 8) == TRACEC_STATUS_SUCCESS, "%s", out);
+    /* lost: the instant that filled the buffer, "a"'s END, the END tried for "lost", and "in-lost" */
+    long produced = -1, dropped = -1;
+    const char *ps = strstr(out, "produced ");
+    cr_assert(ps && sscanf(ps, "produced %ld dropped %ld", &produced, &dropped) == 2, "%s", out);
+    cr_expect_eq(dropped, 4, "%s", out);
     free(out);
+    cr_expect_eq(tp_stat(trace, "traced_buf_trace_writer_packet_loss"), dropped, "the loss is data_loss");
     char *rows = tp_query(trace, "select name, depth, dur > 0 as ended from slice where name in "
                                  "('outer', 'a', 'lost', 'in-lost', 'b') order by ts;\n");
     cr_expect_str_eq(rows, "\"name\",\"depth\",\"ended\"\n\"outer\",0,1\n\"a\",1,1\n\"b\",1,1\n");

@@ -574,9 +574,10 @@ on:;
         goto out;
     }
     if (type != perfetto_protos_TrackEvent_TYPE_SLICE_END && t->nlive != 0 && t->nlive <= 64u && (t->written & 1u) == 0) {
-        /* inside a slice whose BEGIN is not in the trace (that loss is counted): it would land at another
-           depth, so it is not written either; a BEGIN is a level not written (its END is not written) */
+        /* inside a slice whose BEGIN is not in the trace: it would land at another depth, so it is not
+           written either, and counted lost; a BEGIN is a level not written (its END is not written) */
         if (type == perfetto_protos_TrackEvent_TYPE_SLICE_BEGIN) nest_push(t, false);
+        (void)tracec_buffer_count_lost(p->buf, 1u);
         st = TRACEC_STATUS_SUCCESS;
         goto out;
     }
