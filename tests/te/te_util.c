@@ -256,9 +256,7 @@ int te_run_program(const char *trace, const char *rec_opts, const char *cmd, cha
 
 uint64_t te_lost_now(const tracec_session *s) {
     if (te_record_backend()) return tracec_te_recorder_stats().dropped;
-    tracec_buffer_stats_t bs;
-    cr_assert_eq(tracec_query_buffer_stats(tracec_session_buffer(s), &bs), TRACEC_STATUS_SUCCESS);
-    return bs.dropped + bs.overwritten + bs.refused;
+    return tracec_session_lost(s);
 }
 
 int te_run(const char *cmd, char **out) {

@@ -60,11 +60,8 @@ tracec_status_t te_stop(tracec_session *s);
  */
 int te_run_program(const char *trace, const char *rec_opts, const char *cmd, char **out);
 
-/*
- * Packets lost so far by the running session: its buffer's
- * dropped + overwritten + refused (local), the recorder client's dropped
- * count (record).
- */
+/* Packets lost so far by the running session: tracec_session_lost (local), or the recorder client's
+   dropped count (record). */
 uint64_t te_lost_now(const tracec_session *s);
 
 /*

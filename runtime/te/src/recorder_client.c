@@ -629,12 +629,16 @@ tracec_provider_stats tracec_provider_get_stats(tracec_provider *p) {
     tracec_provider_stats s;
     memset(&s, 0, sizeof s);
     if (p == NULL) return s;
-    uint64_t produced, dropped;
+    uint64_t produced, dropped, layer = 0;
+    pthread_mutex_lock(&p->ctl);
+    if (p->slot >= 0 && p->slot_open) /* the events the te layer dropped in this run (slot_off() adds them) */
+        layer = __atomic_load_n(&tracec_i_te_slots[p->slot].lost, __ATOMIC_RELAXED) - p->slot_lost;
     pthread_mutex_lock(&p->mu);
     buffer_counts(p, &produced, &dropped);
-    s.produced = p->old_produced + produced;
-    s.dropped = p->old_dropped + dropped;
+    s.produced = p->old_produced + produced + layer;
+    s.dropped = p->old_dropped + dropped + layer;
     pthread_mutex_unlock(&p->mu);
+    pthread_mutex_unlock(&p->ctl);
     s.runs = __atomic_load_n(&p->runs, __ATOMIC_RELAXED);
     s.saved = __atomic_load_n(&p->saved, __ATOMIC_RELAXED);
     s.recorder_lost = __atomic_load_n(&p->lost, __ATOMIC_RELAXED);

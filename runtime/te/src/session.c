@@ -623,3 +623,11 @@ tracec_buffer_id_t tracec_session_buffer(const tracec_session *h) {
     const tracec_session *s = resolve(h);
     return s != NULL && s->active ? s->buf : none;
 }
+
+uint64_t tracec_session_lost(const tracec_session *h) {
+    const tracec_session *s = resolve(h);
+    tracec_buffer_stats_t bs;
+    if (s == NULL || !s->active || tracec_query_buffer_stats(s->buf, &bs) != TRACEC_STATUS_SUCCESS) return 0;
+    return bs.dropped + bs.overwritten + bs.refused +
+           (__atomic_load_n(&tracec_i_te_slots[s->slot].lost, __ATOMIC_RELAXED) - s->lost_base);
+}

@@ -178,8 +178,10 @@ typedef struct te_seq {
     /*
      * Slices on the thread's track as the program opened them (docs/track-
      * events.md, "Nesting after losses"): `nlive` levels, a stack of bits in
-     * `written` (bit 0 the innermost) set when a level's BEGIN is in the
-     * trace (levels from 64 up are not tracked and count as written);
+     * `unwritten` (bit 0 the innermost) set when a level's BEGIN is not in
+     * the trace, so bit 0 is clear at the top level and one test tells an
+     * event inside a lost slice (levels from 64 up are not tracked and count
+     * as written);
      * `phantoms` levels below them whose slices the runtime ended at a run
      * or session boundary (the program's END for them is not written).
      * `owed`: ENDs of written slices that could not be written yet, oldest
@@ -189,7 +191,7 @@ typedef struct te_seq {
      */
     uint32_t nlive;
     uint32_t nowed;
-    uint64_t written;
+    uint64_t unwritten;
     uint64_t phantoms;
     struct {
         uint64_t ts;
@@ -614,8 +616,8 @@ static TRACEC_I_NOINLINE void nest_boundary(te_seq *t, uint64_t end_ts, int writ
     uint32_t n = t->nlive;
     if (n == 0 && t->nowed == 0) return;
     if (write_ends) {
-        /* levels from 64 up count as written; `written` holds the others (bits above them are 0) */
-        uint32_t w = (n > 64u ? n - 64u : 0u) + (uint32_t)__builtin_popcountll(t->written);
+        /* levels from 64 up count as written; `unwritten` holds the others (bits above them are 0) */
+        uint32_t w = n - (uint32_t)__builtin_popcountll(t->unwritten);
         if (end_ts < t->last_ts) end_ts = t->last_ts; /* an event that raced the stop landed in the new run */
         owe(t, end_ts, w);
     } else {
@@ -623,12 +625,12 @@ static TRACEC_I_NOINLINE void nest_boundary(te_seq *t, uint64_t end_ts, int writ
     }
     t->phantoms += n;
     t->nlive = 0;
-    t->written = 0;
+    t->unwritten = 0;
 }
 
-/* `written` is a stack of bits, the innermost level in bit 0; levels from 64 up are not tracked (written). */
+/* `unwritten` is a stack of bits, the innermost level in bit 0; levels from 64 up are not tracked (written). */
 static inline TRACEC_I_ALWAYS_INLINE void nest_push(te_seq *t, bool written) {
-    if (TRACEC_I_LIKELY(t->nlive < 64u)) t->written = (t->written << 1) | (uint64_t)written;
+    if (TRACEC_I_LIKELY(t->nlive < 64u)) t->unwritten = (t->unwritten << 1) | (uint64_t)!written;
     t->nlive++;
 }
 
@@ -641,8 +643,8 @@ static inline TRACEC_I_ALWAYS_INLINE bool nest_pop(te_seq *t) {
         return false;
     }
     if (TRACEC_I_UNLIKELY(--t->nlive >= 64u)) return true;
-    w = (t->written & 1u) != 0;
-    t->written >>= 1;
+    w = (t->unwritten & 1u) == 0;
+    t->unwritten >>= 1;
     return w;
 }
 
@@ -1024,6 +1026,23 @@ static inline TRACEC_I_ALWAYS_INLINE bool owed_written(te_seq *t) {
     return false;
 }
 
+/*
+ * An instant or a BEGIN on the thread's track inside a slice whose BEGIN is
+ * not in the trace: it would land one level shallower than the program put
+ * it, so it is not written either (false), and it is counted lost; a BEGIN
+ * is a level not written, so its END is not written either.  Levels from 64
+ * up count as written (true).
+ */
+static TRACEC_I_NOINLINE __attribute__((cold)) bool lost_around(te_seq *t, bool begin) {
+    if (t->nlive > 64u) return true;
+    __atomic_fetch_add(&tracec_i_te_slots[t->slot].lost, 1u, __ATOMIC_RELAXED);
+    if (begin) nest_push(t, false);
+    return false;
+}
+
+/* Whether an instant or BEGIN on the thread's track is written (lost_around()): one test. */
+#define NEST_WRITES(t, begin) (TRACEC_I_LIKELY(((t)->unwritten & 1u) == 0) || lost_around(t, begin))
+
 enum { REFUSED_BITS = 1 + TRACEC_TE_MAX_SESSIONS, REFUSED_MAX = 12, REFUSED_COUNT = 60 };
 
 /* A slice level refused at the guard (TRACEC_I_TE_SLICE_BEGIN or _END; anything else is not queued), meant for the slots of `mask`. */
@@ -1199,6 +1218,7 @@ static inline TRACEC_I_ALWAYS_INLINE bool emit_fast(te_seq *t, tracec_te_categor
     kind = type->kind;
     if (kind != TRACEC_I_TE_SLICE_END) {
         if ((cat_iid = cat_iid_with(t, named, cat)) == 0) return false;
+        if (TRACEC_I_UNLIKELY(t->unwritten & 1u)) return false; /* inside a lost slice: emit_any() decides */
     } else if (!nest_pop(t)) {
         return true; /* its BEGIN is not in the trace, or the runtime ended the slice at a boundary */
     }
@@ -1560,6 +1580,9 @@ static TRACEC_I_NOINLINE void emit_any(te_seq *t, tracec_te_category *cat, const
     }
     if (type->kind == TRACEC_I_TE_SLICE_END && !have_track && !nest_pop(t))
         return; /* its BEGIN is not in the trace, or the runtime ended the slice at a boundary */
+    if ((type->kind == TRACEC_I_TE_SLICE_BEGIN || type->kind == TRACEC_I_TE_INSTANT) && !have_track &&
+        !NEST_WRITES(t, type->kind == TRACEC_I_TE_SLICE_BEGIN))
+        return; /* the slice around it is not in the trace */
     if (type->kind == TRACEC_I_TE_SLICE_BEGIN && !have_track && !owed_written(t)) return;
     named = type->kind == TRACEC_I_TE_SLICE_BEGIN || type->kind == TRACEC_I_TE_INSTANT;
     if (named) cat_iid = want(t, p, &np, cat, cat->c.name, K_CAT);
@@ -1722,11 +1745,16 @@ static TRACEC_I_NOINLINE void open_names(te_seq *t, tracec_te_packet *p, tracec_
 
 /*
  * Whether a typed event is written on sequence `t` (the nesting rules: an
- * END whose BEGIN is not in the trace is not, nor a BEGIN that cannot
- * follow the owed ENDs).
+ * END whose BEGIN is not in the trace is not, nor an instant or BEGIN inside
+ * such a slice, nor a BEGIN that cannot follow the owed ENDs).
  */
 static inline TRACEC_I_ALWAYS_INLINE bool open_check(te_seq *t, uint32_t type, int variant) {
     if (variant == OPEN_END && !nest_pop(t)) return false; /* an END whose BEGIN is not in the trace: as emit */
+    if (TRACEC_I_UNLIKELY(t->unwritten & 1u) &&
+        (type == (uint32_t)perfetto_protos_TrackEvent_TYPE_SLICE_BEGIN ||
+         type == (uint32_t)perfetto_protos_TrackEvent_TYPE_INSTANT) &&
+        !lost_around(t, type == (uint32_t)perfetto_protos_TrackEvent_TYPE_SLICE_BEGIN))
+        return false; /* the slice around it is not in the trace */
     if (type == (uint32_t)perfetto_protos_TrackEvent_TYPE_SLICE_BEGIN && !owed_written(t)) return false;
     return true;
 }

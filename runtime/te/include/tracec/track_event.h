@@ -633,6 +633,15 @@ tracec_status_t tracec_session_stop(tracec_session *s);
 /* The session's buffer (for tracec_query_buffer_stats); handle 0 for NULL or an ended session's handle. */
 tracec_buffer_id_t tracec_session_buffer(const tracec_session *s);
 
+/*
+ * The packets the session has lost so far, as its TraceStats count them
+ * (traced_buf_trace_writer_packet_loss): its buffer's dropped, overwritten
+ * and refused packets, and the events the layer dropped (misuse, a pause,
+ * an event inside a slice whose BEGIN is not in the trace: docs/track-
+ * events.md, "Nesting after losses").  0 for NULL or an ended session's handle.
+ */
+uint64_t tracec_session_lost(const tracec_session *s);
+
 /* ---- the recorder's session (`tracec record`) -------------------------------------- */
 
 /*
