@@ -51,9 +51,19 @@ tracec_status_t tracec_flush_buffer(tracec_buffer_id_t buffer_id) {
 tracec_status_t tracec_buffer_count_lost(tracec_buffer_id_t buffer_id, uint64_t n) {
     tracec_i_buffer *b = tracec_i_buffer_get(buffer_id.handle);
     if (b == NULL) return TRACEC_STATUS_BUFFER_NOT_FOUND;
-    atomic_fetch_add_explicit(&b->refused, n, memory_order_relaxed);
+    tracec_status_t st = TRACEC_STATUS_SUCCESS;
+    /* Under mu, as make_room()'s drops: a stop takes mu after it stops accepting, so a loss counted
+       here is in the counters the stop's delivery publishes, and one of a stopped buffer is not. */
+    tracec_i_lock(&b->mu);
+    if (atomic_load_explicit(&b->accepting, memory_order_acquire)) {
+        atomic_fetch_add_explicit(&b->refused, n, memory_order_relaxed);
+        tracec_i_shm_publish_losses(b);
+    } else {
+        st = TRACEC_STATUS_CLOSED;
+    }
+    tracec_i_unlock(&b->mu);
     tracec_i_buffer_put(b);
-    return TRACEC_STATUS_SUCCESS;
+    return st;
 }
 
 tracec_status_t tracec_flush_buffer_async(tracec_buffer_id_t buffer_id) {

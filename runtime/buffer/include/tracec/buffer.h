@@ -241,8 +241,10 @@ tracec_status_t tracec_buffer_region_saved(tracec_buffer_id_t buffer_id, uint32_
  * Counts `n` packets a layer above the buffer lost before they reached it
  * (the track-event layer's dropped events) among the buffer's `refused`,
  * so its statistics and, for a buffer shared with a recorder, the
- * recorder's trace count them (published at the next delivery or
- * handoff).  Any thread.  BUFFER_NOT_FOUND.
+ * recorder's trace count them (in the shared header at once).  Any thread
+ * (it takes the buffer's lock).  CLOSED, not counted, once the buffer has
+ * stopped: what a stop delivers has the run's final counts.
+ * BUFFER_NOT_FOUND.
  */
 tracec_status_t tracec_buffer_count_lost(tracec_buffer_id_t buffer_id, uint64_t n);
 
