@@ -419,7 +419,7 @@ tracec_status_t tracec_i_buffer_commit(tracec_buffer_writer *bw, int unended, ui
     } else {
         ws->used = (uint32_t)(next - ws->body);
         __atomic_store_n(&ws->packets, ws->packets + 1u, __ATOMIC_RELAXED);
-        __atomic_store_n(&ws->blk->committed, ws->used, __ATOMIC_RELAXED);
+        __atomic_store_n(&ws->blk->committed, ws->used, __ATOMIC_RELEASE);
         __atomic_store_n(&ws->busy, 0u, __ATOMIC_RELEASE);
     }
     w->base = w->ptr = next;

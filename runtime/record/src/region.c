@@ -118,6 +118,24 @@ tracec_status_t tracec_recorder_check_shm_header(const tracec_shm_header *copy, 
 
 /* ---- the copy ------------------------------------------------------------------------ */
 
+/*
+ * A salvage copy, while writers may still be at work (a provider that did
+ * not stop in time): forward, with acquire loads, so each chunk's committed
+ * length is read before the bytes it covers, which its writer stored
+ * before it.  memcpy may read the end of a range first (glibc loads the
+ * last vectors before the loop): a committed length read after them could
+ * cover bytes copied before they were written.
+ */
+static void copy_in_order(uint8_t *dst, const uint8_t *src, size_t n) {
+    size_t i = 0;
+    for (; i < n && ((uintptr_t)(src + i) & 7u) != 0; i++) dst[i] = __atomic_load_n(src + i, __ATOMIC_ACQUIRE);
+    for (; i + 8 <= n; i += 8) {
+        uint64_t v = __atomic_load_n((const uint64_t *)(const void *)(src + i), __ATOMIC_ACQUIRE);
+        memcpy(dst + i, &v, 8);
+    }
+    for (; i < n; i++) dst[i] = __atomic_load_n(src + i, __ATOMIC_ACQUIRE);
+}
+
 tracec_status_t tracec_recorder_copy_region(const void *map, size_t map_size, const tracec_recorder_shm_geometry *g,
                                             uint32_t r, bool salvage, uint64_t from_gen, uint32_t from, void *dst,
                                             size_t cap, tracec_recorder_region_copy *out) {
@@ -146,7 +164,12 @@ tracec_status_t tracec_recorder_copy_region(const void *map, size_t map_size, co
             populated = true;
         }
 #endif
-        if (start <= extent) memcpy(dst, src + start, extent - start);
+        if (start <= extent) {
+            if (salvage)
+                copy_in_order(dst, src + start, extent - start);
+            else /* handed: its writers are done with it */
+                memcpy(dst, src + start, extent - start);
+        }
         TRACEC_I_REC_FENCE(__ATOMIC_ACQUIRE);
         if (__atomic_load_n(&live->gen, __ATOMIC_RELAXED) != gen) continue; /* reused under us */
         out->gen = gen;

@@ -493,8 +493,8 @@ static inline tracec_status_t tracec_buffer_end_packet(tracec_buffer_writer *bw,
             ws->used = (uint32_t)(next - ws->body);
             ws->in_packet = 0;
             __atomic_store_n(&ws->packets, ws->packets + 1u, __ATOMIC_RELAXED);
-            /* the chunk's committed length (relaxed; busy's release orders it) */
-            __atomic_store_n(&tracec_i_chunk_header(ws)->committed, ws->used, __ATOMIC_RELAXED);
+            /* the chunk's committed length, after the bytes it covers (a salvage reads it under writers) */
+            __atomic_store_n(&tracec_i_chunk_header(ws)->committed, ws->used, __ATOMIC_RELEASE);
             __atomic_store_n(&ws->busy, 0u, __ATOMIC_RELEASE);
             return TRACEC_STATUS_SUCCESS;
         }
