@@ -352,6 +352,28 @@ static tracec_status_t place_memory(tracec_i_buffer *t, const geometry *g, const
     return map_memfd(t, g, cfg->memory_fd);
 }
 
+/*
+ * Maps the pages a half's first pass writes (its `size` bytes: each is
+ * written about once per pass) and the durable part now, so the writers
+ * do not take a page fault every 4 KiB of a new buffer (microseconds each
+ * in a virtual machine).  A hint: where the kernel lacks
+ * MADV_POPULATE_WRITE (Linux 5.14) the pages fault in as they are written.
+ */
+static void populate(const tracec_i_buffer *t, const geometry *g) {
+#ifdef MADV_POPULATE_WRITE
+    uintptr_t page = (uintptr_t)page_size();
+    for (int i = 0; i < g->halves + 1; i++) {
+        uint8_t *m = i < g->halves ? t->half[i].mem : t->dmem;
+        size_t n = i < g->halves ? g->size : g->durable_cap;
+        if (m == NULL || n == 0) continue;
+        uintptr_t a = ((uintptr_t)m + page - 1u) & ~(page - 1u), e = ((uintptr_t)m + n) & ~(page - 1u);
+        if (e > a) (void)madvise((void *)a, e - a, MADV_POPULATE_WRITE);
+    }
+#else
+    (void)t, (void)g;
+#endif
+}
+
 static tracec_status_t map_memfd(tracec_i_buffer *t, const geometry *g, int fd) {
     size_t need = memfd_bytes(g);
     struct stat st;
@@ -431,6 +453,7 @@ tracec_status_t tracec_create_buffer_with_config(tracec_context_id_t context, co
     t.durable_cap = g.durable_cap;
     tracec_status_t placed = place_memory(&t, &g, cfg);
     if (placed != TRACEC_STATUS_SUCCESS) return placed;
+    populate(&t, &g);
     tracec_i_thread *thread = tracec_i_default_thread(); /* takes tracec_i_global_mu itself */
 
     /* A destroyed struct no call holds, else the first empty slot. */
