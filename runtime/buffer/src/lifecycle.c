@@ -353,10 +353,12 @@ static tracec_status_t place_memory(tracec_i_buffer *t, const geometry *g, const
 }
 
 /*
- * Maps the pages a half's first pass writes (its `size` bytes: each is
- * written about once per pass) and the durable part now, so the writers
- * do not take a page fault every 4 KiB of a new buffer (microseconds each
- * in a virtual machine).  A hint: where the kernel lacks
+ * A memfd buffer (a recorder's session, made once per run): maps the pages
+ * a half's first pass writes (its `size` bytes: each is written about once
+ * per pass) and the durable part now, so the writers do not take a page
+ * fault every 4 KiB of a new buffer (microseconds each in a virtual
+ * machine).  Process memory is left to fault in: programs and tests may
+ * make many short sessions.  A hint: where the kernel lacks
  * MADV_POPULATE_WRITE (Linux 5.14) the pages fault in as they are written.
  */
 static void populate(const tracec_i_buffer *t, const geometry *g) {
@@ -453,7 +455,7 @@ tracec_status_t tracec_create_buffer_with_config(tracec_context_id_t context, co
     t.durable_cap = g.durable_cap;
     tracec_status_t placed = place_memory(&t, &g, cfg);
     if (placed != TRACEC_STATUS_SUCCESS) return placed;
-    populate(&t, &g);
+    if (t.map != NULL) populate(&t, &g);
     tracec_i_thread *thread = tracec_i_default_thread(); /* takes tracec_i_global_mu itself */
 
     /* A destroyed struct no call holds, else the first empty slot. */
