@@ -141,6 +141,15 @@ typedef struct sink {
     int mark; /* the first packet written is marked previous_packet_dropped */
 } sink;
 
+/* An empty sink: a trace in memory, sequence ids from 3, the first packet marked. */
+static void sink_open(sink *s) {
+    memset(s, 0, sizeof *s);
+    if (tracec_trace_file_open_memory(&s->f) != TRACEC_STATUS_SUCCESS) abort();
+    s->next = 3;
+    s->mark = 1;
+    tracec_i_rec_seqmap_init(&s->map, 2);
+}
+
 static tracec_status_t write_packet(void *data, const uint8_t *packet, size_t size, uint32_t category, uint32_t kind) {
     (void)category;
     (void)kind;
@@ -200,11 +209,7 @@ static void region_shape(const uint8_t *data, size_t size) {
     size_t rest = size - sizeof h;
     memcpy(map + TRACEC_SHM_HEADER_BYTES, data + sizeof h, rest < bytes - TRACEC_SHM_HEADER_BYTES ? rest : bytes - TRACEC_SHM_HEADER_BYTES);
     sink s;
-    memset(&s, 0, sizeof s);
-    if (tracec_trace_file_open_memory(&s.f) != TRACEC_STATUS_SUCCESS) abort();
-    s.next = 3;
-    s.mark = 1;
-    tracec_i_rec_seqmap_init(&s.map, 2);
+    sink_open(&s);
     uint64_t records = 0;
     const uint32_t order[] = {TRACEC_RECORDER_REGION_DURABLE, st.active ^ 1u, st.active};
     for (size_t i = 0; i < 3; i++) {
@@ -231,11 +236,7 @@ static void region_shape(const uint8_t *data, size_t size) {
     check_whole(s.f, s.written);
     /* the recorder's walk: no check in the walk, the one-pass save checks; the same end, the same bytes */
     sink u;
-    memset(&u, 0, sizeof u);
-    if (tracec_trace_file_open_memory(&u.f) != TRACEC_STATUS_SUCCESS) abort();
-    u.next = 3;
-    u.mark = 1;
-    tracec_i_rec_seqmap_init(&u.map, 2);
+    sink_open(&u);
     for (size_t i = 0; i < 3; i++) {
         uint32_t r = order[i];
         bool salvage;

@@ -710,6 +710,31 @@ static void ignore_records(tracec_context_id_t c, tracec_buffer_id_t b, tracec_r
 }
 
 /*
+ * A started context (*ctx) and a buffer of `mode` and `size` in a sealed memfd of its own (*fd, *need bytes),
+ * delivering to ignore_records, as a recorded process makes one.
+ */
+static tracec_buffer_id_t engine_memfd_buffer(tracec_buffering_mode_t mode, size_t size, tracec_context_id_t *ctx,
+                                              int *fd, size_t *need) {
+    cr_assert_eq(tracec_create_context(ctx), TRACEC_STATUS_SUCCESS);
+    cr_assert_eq(tracec_start_context(*ctx), TRACEC_STATUS_SUCCESS);
+    *need = tracec_buffer_memory_size(mode, size, 0);
+    cr_assert_gt(*need, 0);
+    *fd = memfd_create("tracec-region-engine", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    cr_assert_eq(ftruncate(*fd, (off_t)*need), 0);
+    cr_assert_eq(fcntl(*fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL), 0);
+    tracec_buffer_config_t cfg = TRACEC_BUFFER_CONFIG_INIT;
+    cfg.mode = mode;
+    cfg.policy = TRACEC_BUFFER_POLICY_NONE;
+    cfg.size = size;
+    cfg.callback = ignore_records;
+    cfg.memory = TRACEC_BUFFER_MEMORY_MEMFD;
+    cfg.memory_fd = *fd;
+    tracec_buffer_id_t b;
+    cr_assert_eq(tracec_create_buffer_with_config(*ctx, &cfg, &b), TRACEC_STATUS_SUCCESS);
+    return b;
+}
+
+/*
  * Records the engine's tracec_buffer_emit wrote into a memfd buffer, read as the recorder reads a half:
  * each payload handed back whole and in order.  Where the engine writes the header page of
  * tracec/abi/shm_layout.h the walk takes the half's extent from it; where it does not (yet), the half
@@ -718,22 +743,9 @@ static void ignore_records(tracec_context_id_t c, tracec_buffer_id_t b, tracec_r
  */
 Test(region_engine, records_the_engine_wrote_read_back) {
     tracec_context_id_t ctx;
-    cr_assert_eq(tracec_create_context(&ctx), TRACEC_STATUS_SUCCESS);
-    cr_assert_eq(tracec_start_context(ctx), TRACEC_STATUS_SUCCESS);
-    size_t need = tracec_buffer_memory_size(TRACEC_BUFFERING_MODE_ONESHOT, PAGE, 0);
-    cr_assert_gt(need, 0);
-    int fd = memfd_create("tracec-region-engine", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-    cr_assert_eq(ftruncate(fd, (off_t)need), 0);
-    cr_assert_eq(fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL), 0);
-    tracec_buffer_config_t cfg = TRACEC_BUFFER_CONFIG_INIT;
-    cfg.mode = TRACEC_BUFFERING_MODE_ONESHOT;
-    cfg.policy = TRACEC_BUFFER_POLICY_NONE;
-    cfg.size = PAGE;
-    cfg.callback = ignore_records;
-    cfg.memory = TRACEC_BUFFER_MEMORY_MEMFD;
-    cfg.memory_fd = fd;
-    tracec_buffer_id_t b;
-    cr_assert_eq(tracec_create_buffer_with_config(ctx, &cfg, &b), TRACEC_STATUS_SUCCESS);
+    int fd;
+    size_t need;
+    tracec_buffer_id_t b = engine_memfd_buffer(TRACEC_BUFFERING_MODE_ONESHOT, PAGE, &ctx, &fd, &need);
     enum { N = 20 };
     for (int i = 0; i < N; i++) {
         uint8_t pk[64];
@@ -848,22 +860,10 @@ static tracec_status_t count_record(void *data, const uint8_t *packet, size_t si
  */
 Test(region_engine, salvage_copies_under_a_live_writer_are_never_corrupt, .timeout = 60) {
     tracec_context_id_t ctx;
-    cr_assert_eq(tracec_create_context(&ctx), TRACEC_STATUS_SUCCESS);
-    cr_assert_eq(tracec_start_context(ctx), TRACEC_STATUS_SUCCESS);
-    const size_t size = 8u << 10; /* chunks of 1 KiB: the writer is often at the end of the range copied */
-    size_t need = tracec_buffer_memory_size(TRACEC_BUFFERING_MODE_CIRCULAR, size, 0);
-    int fd = memfd_create("tracec-region-live", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-    cr_assert_eq(ftruncate(fd, (off_t)need), 0);
-    cr_assert_eq(fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL), 0);
-    tracec_buffer_config_t cfg = TRACEC_BUFFER_CONFIG_INIT;
-    cfg.mode = TRACEC_BUFFERING_MODE_CIRCULAR;
-    cfg.policy = TRACEC_BUFFER_POLICY_NONE;
-    cfg.size = size;
-    cfg.callback = ignore_records;
-    cfg.memory = TRACEC_BUFFER_MEMORY_MEMFD;
-    cfg.memory_fd = fd;
-    tracec_buffer_id_t b;
-    cr_assert_eq(tracec_create_buffer_with_config(ctx, &cfg, &b), TRACEC_STATUS_SUCCESS);
+    int fd;
+    size_t need;
+    /* 8 KiB: chunks of 1 KiB, so the writer is often at the end of the range copied */
+    tracec_buffer_id_t b = engine_memfd_buffer(TRACEC_BUFFERING_MODE_CIRCULAR, 8u << 10, &ctx, &fd, &need);
     const uint8_t *ro = mmap(NULL, need, PROT_READ, MAP_SHARED, fd, 0);
     cr_assert_neq(ro, MAP_FAILED);
     tracec_shm_header h;

@@ -1040,9 +1040,6 @@ static TRACEC_I_NOINLINE __attribute__((cold)) bool lost_around(te_seq *t, bool 
     return false;
 }
 
-/* Whether an instant or BEGIN on the thread's track is written (lost_around()): one test. */
-#define NEST_WRITES(t, begin) (TRACEC_I_LIKELY(((t)->unwritten & 1u) == 0) || lost_around(t, begin))
-
 enum { REFUSED_BITS = 1 + TRACEC_TE_MAX_SESSIONS, REFUSED_MAX = 12, REFUSED_COUNT = 60 };
 
 /* A slice level refused at the guard (TRACEC_I_TE_SLICE_BEGIN or _END; anything else is not queued), meant for the slots of `mask`. */
@@ -1580,8 +1577,9 @@ static TRACEC_I_NOINLINE void emit_any(te_seq *t, tracec_te_category *cat, const
     }
     if (type->kind == TRACEC_I_TE_SLICE_END && !have_track && !nest_pop(t))
         return; /* its BEGIN is not in the trace, or the runtime ended the slice at a boundary */
-    if ((type->kind == TRACEC_I_TE_SLICE_BEGIN || type->kind == TRACEC_I_TE_INSTANT) && !have_track &&
-        !NEST_WRITES(t, type->kind == TRACEC_I_TE_SLICE_BEGIN))
+    if (TRACEC_I_UNLIKELY(t->unwritten & 1u) && !have_track &&
+        (type->kind == TRACEC_I_TE_SLICE_BEGIN || type->kind == TRACEC_I_TE_INSTANT) &&
+        !lost_around(t, type->kind == TRACEC_I_TE_SLICE_BEGIN))
         return; /* the slice around it is not in the trace */
     if (type->kind == TRACEC_I_TE_SLICE_BEGIN && !have_track && !owed_written(t)) return;
     named = type->kind == TRACEC_I_TE_SLICE_BEGIN || type->kind == TRACEC_I_TE_INSTANT;
