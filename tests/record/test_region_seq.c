@@ -307,3 +307,51 @@ Test(record_seq, save_packet_refuses_a_nested_malformed_packet_before_writing) {
     cr_expect_eq(n, 0);
     tracec_trace_file_close(f);
 }
+
+/* The record check's verdicts and its view of field 10, for tags of one, two and three bytes (the check reads a
+   one-byte tag through a table of its message type, the others field by field: both must say the same). */
+Test(record_seq, the_record_check_reads_every_tag_width_alike) {
+    static const struct {
+        const char *what;
+        uint8_t bytes[16];
+        size_t n;
+        const char *why; /* NULL: well formed */
+        uint32_t seq_fields;
+        uint64_t local;
+    } cases[] = {
+        {"timestamp (one-byte tag) cut short", {0x40, 0x80}, 2, "truncated varint", 0, 0},
+        {"a varint of 11 bytes", {0x40, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01}, 12,
+         "varint longer than 10 bytes", 0, 0},
+        {"a fixed64 of 7 bytes", {0x41, 1, 2, 3, 4, 5, 6, 7}, 8, "truncated fixed64 value", 0, 0},
+        {"a fixed32 of 3 bytes", {0x45, 1, 2, 3}, 4, "truncated fixed32 value", 0, 0},
+        {"field number 0", {0x02, 0x00}, 2, "invalid field number 0", 0, 0},
+        {"a length past the end", {0x5a, 0x05, 0x48}, 3, "length runs past the end of the enclosing message", 0, 0},
+        {"category_iids packed, cut inside a varint", {0x5a, 0x04, 0x1a, 0x02, 0x80, 0x80}, 6,
+         "a packed field that does not split into whole elements", 0, 0},
+        {"category_iids packed", {0x5a, 0x04, 0x1a, 0x02, 0x01, 0x02}, 6, NULL, 0, 0},
+        {"flow_ids (two-byte tag) packed, 2 bytes", {0x5a, 0x05, 0xfa, 0x02, 0x02, 0x01, 0x02}, 7,
+         "a packed field that does not split into whole elements", 0, 0},
+        {"debug_annotations with a group inside", {0x5a, 0x04, 0x22, 0x02, 0x0b, 0x0c}, 6, "a group", 0, 0},
+        {"an extension (three-byte tag) cut inside its tag", {0x5a, 0x02, 0x80, 0xc8}, 4, "truncated tag", 0, 0},
+        {"an extension (three-byte tag)", {0x5a, 0x04, 0x80, 0xc8, 0x01, 0x05}, 6, NULL, 0, 0},
+        {"the sequence id", {0x50, 0x07}, 2, NULL, 1, 7},
+        {"the sequence id, a tag padded to two bytes", {0xd0, 0x00, 0x07}, 3, NULL, 1, 7},
+        {"the sequence id as fixed32, then as a varint", {0x55, 1, 2, 3, 4, 0x50, 0x81, 0x01}, 8, NULL, 2, 129},
+        {"the sequence id cut short", {0x50, 0x81}, 2, "truncated varint", 0, 0},
+        {"field 10 of track_event is not the packet's", {0x5a, 0x02, 0x50, 0x05}, 4, NULL, 0, 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        tracec_i_rec_scan s;
+        const char *why = NULL;
+        bool ok = tracec_i_rec_packet_scan(cases[i].bytes, cases[i].n, &s, &why);
+        if (cases[i].why == NULL) {
+            cr_expect(ok, "%s: %s", cases[i].what, why);
+            if (!ok) continue;
+            cr_expect_eq(s.seq_fields, cases[i].seq_fields, "%s", cases[i].what);
+            cr_expect_eq(s.local, cases[i].local, "%s", cases[i].what);
+        } else {
+            cr_expect_not(ok, "%s", cases[i].what);
+            cr_expect_str_eq(why ? why : "(none)", cases[i].why, "%s", cases[i].what);
+        }
+    }
+}

@@ -27,14 +27,49 @@
 /* An action: 0 nothing; 1 .. 0x7fff follow the message type of that index + 1; PACKED | wire type: split it. */
 #define PACKED 0x8000u
 
+/*
+ * What a one-byte tag (fields 1 to 15) asks of the check, per message type:
+ * the class in the top 3 bits, and for a message its type's index or for a
+ * packed run its elements' wire type in the rest; C_SEQ is the packet's
+ * own field 10 as a varint.  SLOW (0) is every other case: a field number
+ * 0, a group, an invalid wire type, field 10 of the packet as another wire
+ * type; the general path reads those.
+ */
+enum { SLOW = 0, C_VARINT, C_FIXED64, C_FIXED32, C_LEN, C_MSG, C_PACKED, C_SEQ };
+#define CLASS_SHIFT 13u
+#define INDEX_MASK 0x1fffu
+
 static uint16_t *g_dense; /* tracec_i_rec_schema_count rows of DENSE actions; NULL: search every time */
+/* tracec_i_rec_schema_count + 1 rows of 128 classes (the last: the packet itself, at depth 1); NULL: none */
+static uint16_t *g_tag1;
+static const uint16_t g_slow_row[128]; /* all SLOW */
 static pthread_once_t g_dense_once = PTHREAD_ONCE_INIT;
-static int g_dense_done; /* build_dense ran (then g_dense is final) */
+static int g_dense_done; /* build_dense ran (then g_dense and g_tag1 are final) */
 
 static uint16_t action_of(const tracec_i_rec_field *d) {
     if (d->message && d->wire_type == TRACEC_WIRE_LEN) return d->message;
     if (d->packable) return (uint16_t)(PACKED | d->wire_type);
     return 0;
+}
+
+/* The class of one-byte tag t in message type m whose LEN actions are dense[] (root: the packet at depth 1). */
+static uint16_t tag1_class(const uint16_t *dense, unsigned t, bool root) {
+    unsigned number = t >> 3, wt = t & 7u;
+    if (root && number == TRACEC_I_REC_SEQ_FIELD)
+        return wt == TRACEC_WIRE_VARINT ? (uint16_t)(C_SEQ << CLASS_SHIFT) : (uint16_t)SLOW;
+    if (number == 0) return SLOW;
+    switch (wt) {
+    case TRACEC_WIRE_VARINT: return (uint16_t)(C_VARINT << CLASS_SHIFT);
+    case TRACEC_WIRE_FIXED64: return (uint16_t)(C_FIXED64 << CLASS_SHIFT);
+    case TRACEC_WIRE_FIXED32: return (uint16_t)(C_FIXED32 << CLASS_SHIFT);
+    case TRACEC_WIRE_LEN: {
+        uint16_t a = dense[number];
+        if (a == 0) return (uint16_t)(C_LEN << CLASS_SHIFT);
+        if (a & PACKED) return (uint16_t)((C_PACKED << CLASS_SHIFT) | (a & 7u));
+        return (uint16_t)((C_MSG << CLASS_SHIFT) | (uint16_t)(a - 1u));
+    }
+    default: return SLOW;
+    }
 }
 
 static void build_dense(void) {
@@ -46,7 +81,11 @@ static void build_dense(void) {
         for (uint32_t k = 0; k < m->field_count; k++)
             if (m->fields[k].number < DENSE) t[i * DENSE + m->fields[k].number] = action_of(&m->fields[k]);
     }
+    uint16_t *c = n <= INDEX_MASK + 1u ? calloc((size_t)(n + 1u) * 128u, sizeof *c) : NULL;
+    for (uint32_t i = 0; c != NULL && i <= n; i++)
+        for (unsigned b = 0; b < 128u; b++) c[(size_t)i * 128u + b] = tag1_class(t + (size_t)(i < n ? i : 0) * DENSE, b, i == n);
     g_dense = t;
+    g_tag1 = c;
     __atomic_store_n(&g_dense_done, 1, __ATOMIC_RELEASE);
 }
 
@@ -97,142 +136,249 @@ static inline const uint8_t *skip_varint10(const uint8_t *p) {
 /* A message the check is inside of while it reads one nested in it. */
 typedef struct level {
     const uint8_t *end;
-    const uint16_t *dense;
+    const uint16_t *dense, *row;
     long mi;
 } level;
 
 /* The action table of message type mi (an index of tracec_i_rec_schema; -1: no schema), or NULL: search. */
 static const uint16_t *dense_of(long mi) { return g_dense != NULL && mi >= 0 ? g_dense + (size_t)mi * DENSE : NULL; }
 
+/* The one-byte tag classes of message type mi (-1: no schema; tracec_i_rec_schema_count: the packet itself). */
+static const uint16_t *row_of(long mi) { return g_tag1 != NULL && mi >= 0 ? g_tag1 + (size_t)mi * 128u : g_slow_row; }
+
+/* Reads a length at *pp (end - *pp > 0 or not): false, with *why, if it is bad or runs past end. */
+static inline bool read_len(const uint8_t **pp, const uint8_t *end, uint64_t *len, const char **why) {
+    const uint8_t *p = *pp;
+    if (TRACEC_I_LIKELY(p < end && *p < 0x80u)) {
+        *len = *p++;
+    } else {
+        tracec_varint_result vr = tracec_wire_read_varint(&p, end, len);
+        if (vr != TRACEC_VARINT_OK) {
+            *why = vr == TRACEC_VARINT_TRUNCATED ? "truncated length" : "length varint longer than 10 bytes";
+            return false;
+        }
+    }
+    if (*len > (uint64_t)(end - p)) {
+        *why = "length runs past the end of the enclosing message";
+        return false;
+    }
+    *pp = p;
+    return true;
+}
+
+/* Steps over the varint value at *pp whose value nobody reads (a timestamp: 9 bytes): false, with *why, if bad. */
+static inline bool skip_varint(const uint8_t **pp, const uint8_t *end, const char **why) {
+    const uint8_t *p = *pp;
+    if (end - p >= 10) {
+        p = skip_varint10(p);
+        if (p == NULL) {
+            *why = "varint longer than 10 bytes";
+            return false;
+        }
+    } else {
+        uint64_t v;
+        tracec_varint_result vr = tracec_wire_read_varint(&p, end, &v);
+        if (vr != TRACEC_VARINT_OK) {
+            *why = vr == TRACEC_VARINT_TRUNCATED ? "truncated varint" : "varint longer than 10 bytes";
+            return false;
+        }
+    }
+    *pp = p;
+    return true;
+}
+
+/* Notes a field-10 field of the packet at [start, end) (byte offsets). */
+static inline void note_seq(tracec_i_rec_scan *s, uint32_t start, uint32_t end) {
+    if (s->seq_fields < TRACEC_I_REC_SCAN_CUTS) {
+        s->cut[2 * s->seq_fields] = start;
+        s->cut[2 * s->seq_fields + 1] = end;
+    }
+    s->seq_fields++;
+}
+
 /*
  * The packet p[0..end) and every message nested in it, as
  * tracec_wire_read_field reads each level (the same limits and verdicts),
  * with no groups, following the schema's messages at most
  * TRACEC_I_REC_MAX_DEPTH levels deep (the packet is level 1): one loop and
- * a stack of the levels it is inside of, no call per message.  The
- * packet's own field-10 fields are noted in *s.
+ * a stack of the levels it is inside of, no call per message.  A field
+ * with a one-byte tag takes its class from the level's row (one load); the
+ * others, and the packet's own field-10 fields (noted in *s), take the
+ * general path.
  */
 static bool packet_check(const uint8_t *p, const uint8_t *end, const char **why, tracec_i_rec_scan *s) {
     const uint8_t *const base = p;
     level up[TRACEC_I_REC_MAX_DEPTH];
     int depth = 1;
     long mi = tracec_i_rec_schema_count ? 0 : -1;
-    const uint16_t *dense = dense_of(mi);
+    const uint16_t *dense = dense_of(mi), *row = row_of(mi < 0 ? -1 : (long)tracec_i_rec_schema_count);
     for (;;) {
-        if (p >= end) {
-            if (depth == 1) return true;
-            depth--;
-            end = up[depth - 1].end;
-            dense = up[depth - 1].dense;
-            mi = up[depth - 1].mi;
-            continue;
-        }
-        const uint8_t *start = p;
-        uint64_t tag, v = 0;
-        if (TRACEC_I_LIKELY(*p < 0x80u)) {
-            tag = *p++;
-        } else {
-            tracec_varint_result vr = tracec_wire_read_varint(&p, end, &tag);
-            if (vr != TRACEC_VARINT_OK || tag > UINT32_MAX) {
-                *why = vr == TRACEC_VARINT_TRUNCATED ? "truncated tag" : "invalid tag";
-                return false;
-            }
-        }
-        uint32_t number = (uint32_t)(tag >> 3);
-        if (TRACEC_I_UNLIKELY(number == 0)) {
-            *why = "invalid field number 0";
-            return false;
-        }
-        const uint8_t *data = NULL;
-        uint16_t a = 0;
-        switch (tag & 7u) {
-        case TRACEC_WIRE_VARINT:
-            if (TRACEC_I_LIKELY(p < end && *p < 0x80u)) {
-                v = *p++;
-            } else if (!(depth == 1 && number == TRACEC_I_REC_SEQ_FIELD) && end - p >= 10) {
-                /* a value nobody reads (a timestamp: 9 bytes): only where it ends */
-                p = skip_varint10(p);
-                if (p == NULL) {
-                    *why = "varint longer than 10 bytes";
-                    return false;
-                }
-            } else {
-                tracec_varint_result vr = tracec_wire_read_varint(&p, end, &v);
-                if (vr != TRACEC_VARINT_OK) {
-                    *why = vr == TRACEC_VARINT_TRUNCATED ? "truncated varint" : "varint longer than 10 bytes";
-                    return false;
-                }
-            }
-            break;
-        case TRACEC_WIRE_FIXED64:
-            if ((size_t)(end - p) < 8u) {
-                *why = "truncated fixed64 value";
-                return false;
-            }
-            p += 8;
-            break;
-        case TRACEC_WIRE_FIXED32:
-            if ((size_t)(end - p) < 4u) {
-                *why = "truncated fixed32 value";
-                return false;
-            }
-            p += 4;
-            break;
-        case TRACEC_WIRE_LEN: {
+        while (TRACEC_I_LIKELY(p < end)) {
+            unsigned t = *p;
+            uint16_t e = t < 0x80u ? row[t] : (uint16_t)SLOW;
+            const uint8_t *data;
             uint64_t len;
-            if (TRACEC_I_LIKELY(p < end && *p < 0x80u)) {
-                len = *p++;
+            uint16_t a;
+            switch (e >> CLASS_SHIFT) {
+            case C_VARINT:
+                p++;
+                if (TRACEC_I_LIKELY(p < end && *p < 0x80u)) {
+                    p++;
+                    continue;
+                }
+                if (!skip_varint(&p, end, why)) return false;
+                continue;
+            case C_FIXED64:
+                if ((size_t)(end - p) < 9u) {
+                    *why = "truncated fixed64 value";
+                    return false;
+                }
+                p += 9;
+                continue;
+            case C_FIXED32:
+                if ((size_t)(end - p) < 5u) {
+                    *why = "truncated fixed32 value";
+                    return false;
+                }
+                p += 5;
+                continue;
+            case C_LEN:
+                p++;
+                if (!read_len(&p, end, &len, why)) return false;
+                p += len;
+                continue;
+            case C_PACKED:
+                p++;
+                if (!read_len(&p, end, &len, why)) return false;
+                if (!packed_ok((int)(e & 7u), p, (size_t)len)) {
+                    *why = "a packed field that does not split into whole elements";
+                    return false;
+                }
+                p += len;
+                continue;
+            case C_SEQ: {
+                const uint8_t *start = p++;
+                uint64_t v;
+                if (TRACEC_I_LIKELY(p < end && *p < 0x80u)) {
+                    v = *p++;
+                } else {
+                    tracec_varint_result vr = tracec_wire_read_varint(&p, end, &v);
+                    if (vr != TRACEC_VARINT_OK) {
+                        *why = vr == TRACEC_VARINT_TRUNCATED ? "truncated varint" : "varint longer than 10 bytes";
+                        return false;
+                    }
+                }
+                note_seq(s, (uint32_t)(start - base), (uint32_t)(p - base));
+                s->local = v;
+                continue;
+            }
+            case C_MSG:
+                p++;
+                if (!read_len(&p, end, &len, why)) return false;
+                data = p;
+                p += len;
+                a = (uint16_t)((e & INDEX_MASK) + 1u);
+                goto nest;
+            default:
+                break;
+            }
+            /* the general path: any tag */
+            const uint8_t *start = p;
+            uint64_t tag, v = 0;
+            if (TRACEC_I_LIKELY(*p < 0x80u)) {
+                tag = *p++;
+            } else if (end - p >= 2 && p[1] < 0x80u) { /* fields 16 to 2047 */
+                tag = (uint64_t)(p[0] & 0x7fu) | (uint64_t)p[1] << 7;
+                p += 2;
+            } else if (end - p >= 3 && p[1] >= 0x80u && p[2] < 0x80u) { /* to 262143: extensions */
+                tag = (uint64_t)(p[0] & 0x7fu) | (uint64_t)(p[1] & 0x7fu) << 7 | (uint64_t)p[2] << 14;
+                p += 3;
             } else {
-                tracec_varint_result vr = tracec_wire_read_varint(&p, end, &len);
-                if (vr != TRACEC_VARINT_OK) {
-                    *why = vr == TRACEC_VARINT_TRUNCATED ? "truncated length" : "length varint longer than 10 bytes";
+                tracec_varint_result vr = tracec_wire_read_varint(&p, end, &tag);
+                if (vr != TRACEC_VARINT_OK || tag > UINT32_MAX) {
+                    *why = vr == TRACEC_VARINT_TRUNCATED ? "truncated tag" : "invalid tag";
                     return false;
                 }
             }
-            if (len > (uint64_t)(end - p)) {
-                *why = "length runs past the end of the enclosing message";
+            uint32_t number = (uint32_t)(tag >> 3);
+            if (TRACEC_I_UNLIKELY(number == 0)) {
+                *why = "invalid field number 0";
                 return false;
             }
-            data = p;
-            p += len;
-            if (mi >= 0) a = dense != NULL && number < DENSE ? dense[number] : action_search((uint32_t)mi, number);
-            break;
-        }
-        case TRACEC_WIRE_SGROUP:
-        case TRACEC_WIRE_EGROUP:
-            *why = "a group";
-            return false;
-        default:
-            *why = "invalid wire type";
-            return false;
-        }
-        if (depth == 1 && number == TRACEC_I_REC_SEQ_FIELD) {
-            if (s->seq_fields < TRACEC_I_REC_SCAN_CUTS) {
-                s->cut[2 * s->seq_fields] = (uint32_t)(start - base);
-                s->cut[2 * s->seq_fields + 1] = (uint32_t)(p - base);
-            }
-            s->seq_fields++;
-            if ((tag & 7u) == TRACEC_WIRE_VARINT) s->local = v;
-        }
-        if (a == 0) continue; /* unknown, a scalar, a string or bytes: well formed is enough */
-        if (a & PACKED) {
-            if (!packed_ok((int)(a & 7u), data, (size_t)(p - data))) {
-                *why = "a packed field that does not split into whole elements";
+            bool seq = depth == 1 && number == TRACEC_I_REC_SEQ_FIELD;
+            data = NULL;
+            a = 0;
+            switch (tag & 7u) {
+            case TRACEC_WIRE_VARINT:
+                if (!seq) {
+                    if (!skip_varint(&p, end, why)) return false;
+                } else {
+                    tracec_varint_result vr = tracec_wire_read_varint(&p, end, &v);
+                    if (vr != TRACEC_VARINT_OK) {
+                        *why = vr == TRACEC_VARINT_TRUNCATED ? "truncated varint" : "varint longer than 10 bytes";
+                        return false;
+                    }
+                }
+                break;
+            case TRACEC_WIRE_FIXED64:
+                if ((size_t)(end - p) < 8u) {
+                    *why = "truncated fixed64 value";
+                    return false;
+                }
+                p += 8;
+                break;
+            case TRACEC_WIRE_FIXED32:
+                if ((size_t)(end - p) < 4u) {
+                    *why = "truncated fixed32 value";
+                    return false;
+                }
+                p += 4;
+                break;
+            case TRACEC_WIRE_LEN:
+                if (!read_len(&p, end, &len, why)) return false;
+                data = p;
+                p += len;
+                if (mi >= 0) a = dense != NULL && number < DENSE ? dense[number] : action_search((uint32_t)mi, number);
+                break;
+            case TRACEC_WIRE_SGROUP:
+            case TRACEC_WIRE_EGROUP:
+                *why = "a group";
+                return false;
+            default:
+                *why = "invalid wire type";
                 return false;
             }
-            continue;
+            if (seq) {
+                note_seq(s, (uint32_t)(start - base), (uint32_t)(p - base));
+                if ((tag & 7u) == TRACEC_WIRE_VARINT) s->local = v;
+            }
+            if (a == 0) continue; /* unknown, a scalar, a string or bytes: well formed is enough */
+            if (a & PACKED) {
+                if (!packed_ok((int)(a & 7u), data, (size_t)(p - data))) {
+                    *why = "a packed field that does not split into whole elements";
+                    return false;
+                }
+                continue;
+            }
+        nest: /* a message (type a - 1) at data[0..p): its fields next, then the rest of this one */
+            if (depth >= TRACEC_I_REC_MAX_DEPTH) {
+                *why = "messages nested deeper than the limit";
+                return false;
+            }
+            up[depth - 1] = (level){end, dense, row, mi};
+            depth++;
+            end = p;
+            p = data;
+            mi = (long)a - 1;
+            dense = dense_of(mi);
+            row = row_of(mi);
         }
-        /* a message: its fields next, then the rest of this one */
-        if (depth >= TRACEC_I_REC_MAX_DEPTH) {
-            *why = "messages nested deeper than the limit";
-            return false;
-        }
-        up[depth - 1] = (level){end, dense, mi};
-        depth++;
-        end = p;
-        p = data;
-        mi = (long)a - 1;
-        dense = dense_of(mi);
+        if (depth == 1) return true;
+        depth--;
+        end = up[depth - 1].end;
+        dense = up[depth - 1].dense;
+        row = up[depth - 1].row;
+        mi = up[depth - 1].mi;
     }
 }
 
