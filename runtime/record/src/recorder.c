@@ -205,7 +205,7 @@ static void snapshot_counters(tracec_recorder *r, peer *pv) {
 #if defined(__GNUC__) && !defined(__clang__)
 __attribute__((optimize("no-tree-vectorize")))
 #endif
-static uint64_t hash_bytes(const uint8_t *p, size_t n) {
+static uint64_t hash_mul(const uint8_t *p, size_t n) {
     const uint64_t k = UINT64_C(0xff51afd7ed558ccd);
     uint64_t h0 = UINT64_C(0x9e3779b97f4a7c15) ^ n, h1 = UINT64_C(0xc2b2ae3d27d4eb4f),
              h2 = UINT64_C(0x165667b19e3779f9), h3 = UINT64_C(0x27d4eb2f165667c5), v[4];
@@ -234,6 +234,43 @@ static uint64_t hash_bytes(const uint8_t *p, size_t n) {
     x ^= x >> 33; /* finalised: every input bit reaches every output bit */
     x *= UINT64_C(0xc4ceb9fe1a85ec53);
     return x ^ (x >> 33);
+}
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define HAVE_HASH_CRC 1
+/* The same job with the CPU's CRC-32C instruction (SSE 4.2): three lanes of 8 bytes (its latency is 3 cycles,
+   one issued a cycle), about a quarter of hash_mul's instructions. */
+__attribute__((target("sse4.2"))) static uint64_t hash_crc(const uint8_t *p, size_t n) {
+    unsigned long long a = n, b = 0x9e3779b9u, c = 0x85ebca6bu, v[3];
+    size_t i = 0;
+    for (; i + 24 <= n; i += 24) {
+        memcpy(v, p + i, 24);
+        a = __builtin_ia32_crc32di(a, v[0]);
+        b = __builtin_ia32_crc32di(b, v[1]);
+        c = __builtin_ia32_crc32di(c, v[2]);
+    }
+    for (; i + 8 <= n; i += 8) {
+        memcpy(v, p + i, 8);
+        a = __builtin_ia32_crc32di(a, v[0]);
+    }
+    for (; i < n; i++) b = __builtin_ia32_crc32qi((unsigned)b, p[i]);
+    uint64_t x = ((uint64_t)a << 32 | (uint32_t)b) ^ ((uint64_t)c * UINT64_C(0x9e3779b97f4a7c15));
+    x ^= x >> 33;
+    x *= UINT64_C(0xff51afd7ed558ccd);
+    x ^= x >> 33;
+    x *= UINT64_C(0xc4ceb9fe1a85ec53);
+    return x ^ (x >> 33);
+}
+#endif
+
+/* One of the two, the same for the whole run (a save is compared with the previous save of that half). */
+static uint64_t hash_bytes(const uint8_t *p, size_t n) {
+#ifdef HAVE_HASH_CRC
+    static int crc = -1;
+    if (crc < 0) crc = __builtin_cpu_supports("sse4.2") ? 1 : 0;
+    if (crc) return hash_crc(p, n);
+#endif
+    return hash_mul(p, n);
 }
 
 typedef struct save_ctx {
