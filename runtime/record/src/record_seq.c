@@ -130,7 +130,15 @@ tracec_status_t tracec_i_rec_save_packet(struct tracec_trace_file *out, tracec_i
     tracec_writer w;
     perfetto_protos_TracePacket pkt;
     tracec_trace_file_begin_packet(out, &w, &pkt.msg);
-    if (tracec_writer_reserve(&w, n + TRACEC_I_REC_SEQ_EXTRA)) {
+    if (s.seq_fields == 1 && p[s.cut[0]] == TRACEC_TAG(TRACEC_I_REC_SEQ_FIELD, TRACEC_WIRE_VARINT) &&
+        s.cut[1] - s.cut[0] == 1u + tracec_varint_size(g)) {
+        /* the usual packet: its one id (a varint) as long as the global one, which takes its place */
+        if (tracec_writer_reserve(&w, n)) {
+            memcpy(w.ptr, p, n);
+            (void)tracec_put_varint32(w.ptr + s.cut[0] + 1, g);
+            w.ptr += n;
+        }
+    } else if (tracec_writer_reserve(&w, n + TRACEC_I_REC_SEQ_EXTRA)) {
         uint8_t *o = copy_without_seq(w.ptr, p, n, &s);
         *o++ = (uint8_t)TRACEC_TAG(TRACEC_I_REC_SEQ_FIELD, TRACEC_WIRE_VARINT);
         w.ptr = tracec_put_varint32(o, g);

@@ -72,7 +72,9 @@ bool tracec_i_rec_seq_rewrite(tracec_i_rec_seqmap *m, uint32_t *next, const uint
 /*
  * Checks the peer's packet p[0..n) (tracec_i_rec_packet_ok) and appends it
  * to `out` as the recorder writes it, in one pass over its bytes: rewritten
- * with its global sequence id (as tracec_i_rec_seq_rewrite), then
+ * with its global sequence id (as tracec_i_rec_seq_rewrite; a packet whose
+ * one field 10 is a varint as long as the global id's keeps the field in
+ * its place, with the global id), then
  * trusted_pid = pid and trusted_uid = uid appended (they win over anything
  * the peer wrote), and previous_packet_dropped when *mark (then cleared;
  * mark may be NULL).  CORRUPT_DATA: the packet fails the check (*why, when
