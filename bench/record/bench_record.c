@@ -6,7 +6,8 @@
  * run.  Each provider writes TRACEC_BENCH_PACKETS packets (default
  * 1000000) into its shared buffer (TRACEC_BENCH_BUFFER_KIB, default 8192).
  *
- * Time: from the first provider's first packet to the trace closed on disk
+ * Time: from the first provider's first packet to the trace closed on disk,
+ * the recorder polled until every packet is in the trace or counted lost
  * (in-process: first packet to the buffer stopped and the file closed).
  * STREAMING in the recorder drops when it falls behind (wait_ms 0):
  * `dropped` says how many, and MB/s counts delivered bytes only.
@@ -132,11 +133,18 @@ static result run_recorder(int providers, int wait_ms) {
         int st;
         while (waitpid(-1, &st, WNOHANG) > 0) live--;
     }
-    for (int i = 0; i < 10; i++) tracec_recorder_poll(rec, 2);
-    tracec_recorder_provider_info info;
-    for (size_t i = 0; tracec_recorder_provider(rec, i, &info); i++) {
-        r.delivered += info.delivered;
-        r.dropped += info.dropped;
+    /* the providers have exited: the recorder takes in what they said last (their last halves, STOPPED);
+       the clock stops once every packet is in the trace or counted lost, not after idle polls */
+    uint64_t produced = g_packets * (uint64_t)providers;
+    for (double give_up = now_s() + 2.0; now_s() < give_up;) {
+        r.delivered = r.dropped = 0;
+        tracec_recorder_provider_info info;
+        for (size_t i = 0; tracec_recorder_provider(rec, i, &info); i++) {
+            r.delivered += info.delivered;
+            r.dropped += info.dropped;
+        }
+        if (r.delivered + r.dropped >= produced) break;
+        tracec_recorder_poll(rec, 1);
     }
     tracec_recorder_close(rec);
     double t1 = now_s(), t0 = 1e300, t;
@@ -152,7 +160,6 @@ static result run_recorder(int providers, int wait_ms) {
         fclose(f);
     }
     unlink(out);
-    uint64_t produced = g_packets * (uint64_t)providers;
     r.ns_per_op = (t1 - t0) * 1e9 / (double)produced;
     r.mb_per_s = (double)bytes / (t1 - t0) / 1e6;
     r.cpu_ns_per_op = (self + kid_cpu) * 1e9 / (double)produced;
