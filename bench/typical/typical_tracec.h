@@ -20,11 +20,10 @@
 #define BENCH_ALWAYS_INLINE inline
 #endif
 
-static BENCH_ALWAYS_INLINE void typical_tracec_fields(perfetto_protos_TracePacket *pkt, const bench_input *in) {
+/* The packet's track_event (the typical event with its extension fields). */
+static BENCH_ALWAYS_INLINE void typical_tracec_event(perfetto_protos_TracePacket *pkt, const bench_input *in) {
     bench_BenchEvent ev;
     perfetto_protos_DebugAnnotation arg;
-    perfetto_protos_TracePacket_set_timestamp(pkt, in->timestamp);
-    perfetto_protos_TracePacket_set_trusted_packet_sequence_id(pkt, in->sequence_id);
     perfetto_protos_TracePacket_begin_track_event_as_bench_BenchEvent(pkt, &ev);
     bench_BenchEvent_set_type(&ev, (perfetto_protos_TrackEvent_Type)in->type);
     bench_BenchEvent_set_track_uuid(&ev, in->track_uuid);
@@ -37,6 +36,12 @@ static BENCH_ALWAYS_INLINE void typical_tracec_fields(perfetto_protos_TracePacke
     bench_BenchEvent_set_bench_counter(&ev, in->counter);
     bench_BenchEvent_set_bench_label(&ev, in->label, in->label_len);
     perfetto_protos_TracePacket_end_track_event_as_bench_BenchEvent(pkt, &ev);
+}
+
+static BENCH_ALWAYS_INLINE void typical_tracec_fields(perfetto_protos_TracePacket *pkt, const bench_input *in) {
+    perfetto_protos_TracePacket_set_timestamp(pkt, in->timestamp);
+    perfetto_protos_TracePacket_set_trusted_packet_sequence_id(pkt, in->sequence_id);
+    typical_tracec_event(pkt, in);
 }
 
 /* The whole packet into the caller's array (re-initialised per packet); its size, 0 on failure. */
