@@ -125,7 +125,10 @@ tracec_status_t tracec_i_rec_save_packet(struct tracec_trace_file *out, tracec_i
                                          const char **why) {
     tracec_i_rec_scan s;
     if (!tracec_i_rec_packet_scan(p, n, &s, why)) return TRACEC_STATUS_CORRUPT_DATA;
-    uint32_t g = tracec_i_rec_seqmap_get(m, s.local, next);
+    /* a run of one sequence's packets: the id asked for last, without a call */
+    uint32_t g = s.local != 0 && m->last.global != 0 && m->last.local == s.local
+                     ? m->last.global
+                     : tracec_i_rec_seqmap_get(m, s.local, next);
     if (g == 0) return TRACEC_STATUS_LIMIT_EXCEEDED;
     tracec_writer w;
     perfetto_protos_TracePacket pkt;
