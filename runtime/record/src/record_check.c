@@ -82,8 +82,10 @@ static void build_dense(void) {
             if (m->fields[k].number < DENSE) t[i * DENSE + m->fields[k].number] = action_of(&m->fields[k]);
     }
     uint16_t *c = n <= INDEX_MASK + 1u ? calloc((size_t)(n + 1u) * 128u, sizeof *c) : NULL;
-    for (uint32_t i = 0; c != NULL && i <= n; i++)
-        for (unsigned b = 0; b < 128u; b++) c[(size_t)i * 128u + b] = tag1_class(t + (size_t)(i < n ? i : 0) * DENSE, b, i == n);
+    for (uint32_t i = 0; c != NULL && i <= n; i++) {
+        const uint16_t *actions = t + (size_t)(i < n ? i : 0) * DENSE; /* the packet's row: TracePacket's actions */
+        for (unsigned b = 0; b < 128u; b++) c[(size_t)i * 128u + b] = tag1_class(actions, b, i == n);
+    }
     g_dense = t;
     g_tag1 = c;
     __atomic_store_n(&g_dense_done, 1, __ATOMIC_RELEASE);
@@ -202,9 +204,9 @@ static inline void note_seq(tracec_i_rec_scan *s, uint32_t start, uint32_t end) 
  * with no groups, following the schema's messages at most
  * TRACEC_I_REC_MAX_DEPTH levels deep (the packet is level 1): one loop and
  * a stack of the levels it is inside of, no call per message.  A field
- * with a one-byte tag takes its class from the level's row (one load); the
- * others, and the packet's own field-10 fields (noted in *s), take the
- * general path.
+ * with a one-byte tag takes its class from the level's row (one load), the
+ * others the general path.  The packet's own field-10 fields are noted in
+ * *s.
  */
 static bool packet_check(const uint8_t *p, const uint8_t *end, const char **why, tracec_i_rec_scan *s) {
     const uint8_t *const base = p;
