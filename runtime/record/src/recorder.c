@@ -266,9 +266,10 @@ __attribute__((target("sse4.2"))) static uint64_t hash_crc(const uint8_t *p, siz
 /* One of the two, the same for the whole run (a save is compared with the previous save of that half). */
 static uint64_t hash_bytes(const uint8_t *p, size_t n) {
 #ifdef HAVE_HASH_CRC
-    static int crc = -1;
-    if (crc < 0) crc = __builtin_cpu_supports("sse4.2") ? 1 : 0;
-    if (crc) return hash_crc(p, n);
+    static int crc = -1; /* relaxed: every thread that looks finds the same answer */
+    int c = __atomic_load_n(&crc, __ATOMIC_RELAXED);
+    if (c < 0) __atomic_store_n(&crc, c = __builtin_cpu_supports("sse4.2") ? 1 : 0, __ATOMIC_RELAXED);
+    if (c) return hash_crc(p, n);
 #endif
     return hash_mul(p, n);
 }
