@@ -809,3 +809,65 @@ Test(buffer_misuse, random_call_sequences_from_threads_account_for_every_packet,
     }
     test_end();
 }
+
+/* The header of the record whose window begins at `base`, as a reader of the chunk finds it. */
+static tracec_i_blk header_at_base(const uint8_t *base) {
+    tracec_i_blk h;
+    memcpy(&h, base, sizeof h);
+    return h;
+}
+
+/* A packet open in a chunk has its record header marked open (what a recorder's salvage counts lost when the
+   writer died); ending it writes the real header; a packet that fails, or is abandoned, leaves no mark; one
+   that outgrows its chunk takes its mark along. */
+Test(buffer_misuse, an_open_packet_is_marked_in_its_chunk_until_it_ends, .timeout = 30) {
+    tracec_context_id_t ctx;
+    collector c;
+    tracec_buffer_id_t b = collected_buffer(&ctx, &c, 65536, 65536, TRACEC_BUFFER_POLICY_LOSSLESS);
+    tracec_buffer_writer bw;
+    OK(tracec_buffer_writer_init(&bw, b, 0));
+    uint8_t rec[40];
+    trec_make(rec, sizeof rec, 0, 0);
+    tracec_writer w;
+    tracec_msg p;
+    /* ended: the real header */
+    tracec_buffer_begin_packet(&bw, &w, TRACEC_BUFFER_CATEGORY_USER, 1, &p);
+    uint8_t *base = w.base;
+    cr_assert_eq(header_at_base(base).size, TRACEC_I_OPEN_MARK);
+    cr_assert_eq(header_at_base(base).body, 0);
+    tracec_msg_put_bytes(&p, TRACEC_TAG(900, TRACEC_WIRE_LEN), rec, sizeof rec);
+    OK(tracec_buffer_end_packet(&bw, &w, &p));
+    cr_assert(header_at_base(base).size != TRACEC_I_OPEN_MARK && header_at_base(base).body != 0,
+              "the record header back-filled");
+    /* failed (a nested message never ended): no mark */
+    tracec_msg child;
+    tracec_buffer_begin_packet(&bw, &w, TRACEC_BUFFER_CATEGORY_USER, 1, &p);
+    base = w.base;
+    cr_assert_eq(header_at_base(base).size, TRACEC_I_OPEN_MARK);
+    tracec_msg_begin_nested(&p, TRACEC_TAG(901, TRACEC_WIRE_LEN), &child);
+    cr_assert_eq(tracec_buffer_end_packet(&bw, &w, &p), TRACEC_STATUS_NESTING_MISMATCH);
+    cr_assert_neq(header_at_base(base).size, TRACEC_I_OPEN_MARK, "a failed packet left its mark");
+    /* abandoned by a second begin: no mark where it was; the new one is marked */
+    tracec_writer w2;
+    tracec_msg p2;
+    tracec_buffer_begin_packet(&bw, &w, TRACEC_BUFFER_CATEGORY_USER, 1, &p);
+    base = w.base;
+    tracec_buffer_begin_packet(&bw, &w2, TRACEC_BUFFER_CATEGORY_USER, 1, &p2);
+    cr_assert_neq(header_at_base(base).size, TRACEC_I_OPEN_MARK, "an abandoned packet left its mark");
+    cr_assert_eq(header_at_base(w2.base).size, TRACEC_I_OPEN_MARK);
+    /* outgrows its chunk: the mark moves with it */
+    uint8_t big[8192];
+    memset(big, 'x', sizeof big);
+    base = w2.base;
+    for (int i = 0; i < 4 && w2.base == base; i++)
+        tracec_msg_put_bytes(&p2, TRACEC_TAG(902, TRACEC_WIRE_LEN), big, sizeof big);
+    cr_assert_neq(w2.base, base, "the packet moved to a chunk of its own");
+    cr_assert_neq(header_at_base(base).size, TRACEC_I_OPEN_MARK, "the mark stayed behind");
+    cr_assert_eq(header_at_base(w2.base).size, TRACEC_I_OPEN_MARK);
+    OK(tracec_buffer_end_packet(&bw, &w2, &p2));
+    cr_assert_neq(header_at_base(w2.base).size, TRACEC_I_OPEN_MARK);
+    tracec_buffer_writer_release(&bw);
+    tracec_buffer_stats_t st = flush_and_stats(b);
+    cr_assert_eq(st.delivered, 2, "the first packet and the one that moved");
+    (void)tracec_destroy_context(ctx);
+}

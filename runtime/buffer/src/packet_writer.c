@@ -268,6 +268,7 @@ void tracec_i_buffer_begin(tracec_buffer_writer *bw, uint32_t category, uint32_t
     w->ptr = w->base + TRACEC_I_BLK_HDR;
     w->end = ws->body + ws->body_size;
     ws->in_packet = 1;
+    tracec_i_mark_open(w->base);
     open_window(w);
 }
 
@@ -356,6 +357,8 @@ static bool buffer_grow(tracec_writer *w, size_t need) {
     }
     if (ws->in_packet != 1) return false;
     if (total > b->size) return grow_failed(w, ws, TRACEC_STATUS_RECORD_TOO_LARGE);
+    /* the packet leaves this chunk (moved, parked or lost): its open mark with it, while the chunk is ours */
+    tracec_i_clear_open(w->base);
     tracec_status_t fst;
     if (tracec_i_full_drop(b, (uint32_t)total, &fst)) return grow_failed(w, ws, fst);
     tracec_i_lock(&b->mu);
@@ -366,6 +369,7 @@ static bool buffer_grow(tracec_writer *w, size_t need) {
     w->base = ws->body;
     w->ptr = ws->body + partial;
     w->end = ws->body + ws->body_size;
+    tracec_i_mark_open(w->base);
     return true;
 }
 
@@ -395,8 +399,12 @@ tracec_status_t tracec_i_buffer_commit(tracec_buffer_writer *bw, int unended, ui
     int kind_of_packet = (int)ws->in_packet;
     ws->in_packet = 0;
     if (st != TRACEC_STATUS_SUCCESS) {
-        if (kind_of_packet == 2) tracec_i_unlock(&b->dmu);
-        else __atomic_store_n(&ws->busy, 0u, __ATOMIC_RELEASE);
+        if (kind_of_packet == 2) {
+            tracec_i_unlock(&b->dmu);
+        } else {
+            if (ws->body != NULL && w->base == ws->body + ws->used) tracec_i_clear_open(w->base); /* still ours */
+            __atomic_store_n(&ws->busy, 0u, __ATOMIC_RELEASE);
+        }
         /* A packet grow() lost was counted there (grow_failed()); any other is the
            writer's error (NESTING_MISMATCH, MESSAGE_TOO_LARGE): refused. */
         if (!ws->lost) tracec_i_refuse(b);

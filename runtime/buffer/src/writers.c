@@ -184,8 +184,13 @@ void tracec_i_abandon_packet(tracec_i_wstate *ws) {
     tracec_i_buffer *b = ws->b;
     if (!ws->lost) tracec_i_refuse(b);
     ws->lost = 0;
-    if (ws->in_packet == 2) tracec_i_unlock(&b->dmu);
-    else __atomic_store_n(&ws->busy, 0u, __ATOMIC_RELEASE);
+    if (ws->in_packet == 2) {
+        tracec_i_unlock(&b->dmu);
+    } else {
+        /* a delivery takes a chunk only once busy is clear: the mark goes first */
+        if (ws->body != NULL) tracec_i_clear_open(ws->body + ws->used);
+        __atomic_store_n(&ws->busy, 0u, __ATOMIC_RELEASE);
+    }
     ws->in_packet = 0;
 }
 

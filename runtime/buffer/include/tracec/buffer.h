@@ -434,6 +434,7 @@ static inline void tracec_buffer_begin_packet(tracec_buffer_writer *bw, tracec_w
             ws->in_packet = 1;
             ws->category = category;
             ws->kind = kind;
+            tracec_i_mark_open(base);
             w->base = base;
             w->ptr = base + TRACEC_I_BLK_HDR; /* the record header, back-filled at the end */
             w->end = ws->body + ws->body_size;

@@ -31,6 +31,15 @@ extern "C" {
 #define TRACEC_I_BLK_ALIGN 8u /* a body is a multiple of this */
 /* A block's `size` when the block is a writer's chunk. */
 #define TRACEC_I_CHUNK_MARK 0xffffffffu
+/*
+ * The size of a record header in a chunk whose packet is begun and not
+ * ended (body 0): a writer marks it at begin and back-fills the real header
+ * at the end; a packet that fails, moves or is abandoned has its mark
+ * cleared first.  So after a chunk's committed bytes, a marked header is a
+ * packet its writer was writing: one a recorder counts lost when the
+ * writer died (a salvage).
+ */
+#define TRACEC_I_OPEN_MARK 0xfffffffeu
 /* The body of a record of `n` payload bytes. */
 #define TRACEC_I_BLK_BODY(n) (((n) + (TRACEC_I_BLK_ALIGN - 1u)) & ~(size_t)(TRACEC_I_BLK_ALIGN - 1u))
 
@@ -92,6 +101,16 @@ extern _Thread_local uint32_t tracec_i_tls_locks;
 #endif
 
 /* The header of the chunk the writer holds. */
+/* Marks the record header at `rec` (8-byte aligned, in the writer's chunk) open, or clears the mark. */
+static inline TRACEC_I_ALWAYS_INLINE void tracec_i_mark_open(uint8_t *rec) {
+    tracec_i_blk *h = (tracec_i_blk *)(void *)rec;
+    h->body = 0;
+    h->size = TRACEC_I_OPEN_MARK;
+}
+static inline TRACEC_I_ALWAYS_INLINE void tracec_i_clear_open(uint8_t *rec) {
+    ((tracec_i_blk *)(void *)rec)->size = 0;
+}
+
 static inline TRACEC_I_ALWAYS_INLINE tracec_i_blk *tracec_i_chunk_header(const tracec_i_wstate *ws) {
     return (tracec_i_blk *)(void *)(ws->body - TRACEC_I_BLK_HDR);
 }

@@ -22,7 +22,10 @@
  *     bytes of records (each a header and a body, as above), and `kind` ==
  *     TRACEC_SHM_CHUNK_TAG(gen) of the half's generation when the chunk was
  *     taken.  A chunk with another tag is left over from an earlier use of
- *     the half.
+ *     the half.  After a chunk's committed bytes, a record header with body
+ *     0 and size TRACEC_I_OPEN_MARK is a packet its writer had begun and
+ *     not ended when the region was read (a writer clears the mark before
+ *     its chunk can be handed).
  * A record's payload is what its writer wrote; the buffer writers (and so
  * the track-event layer) write one Trace.packet field per record: the tag
  * 0x0A, the TracePacket's length, the TracePacket.
