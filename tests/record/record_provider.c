@@ -4,6 +4,7 @@
  *   record_provider normal NAME N THREADS   register, wait for Start, THREADS threads write N slices each
  *   record_provider late NAME N             register_sync before any recorder: prints started=0, waits, writes
  *   record_provider die NAME N              writes N slices, then SIGKILLs itself while tracing
+ *   record_provider die_open NAME N         as die, with a packet begun and never ended when it is killed
  *   record_provider survive NAME MS         writes slices for MS ms while the recorder is killed under it
  *   record_provider mute NAME               raw protocol: registers and never answers anything
  *   record_provider scribble NAME [durable|nested] raw protocol: answers, but writes garbage into its buffer
@@ -621,6 +622,13 @@ int main(int argc, char **argv) {
     for (int i = 0; i < threads && i < 16; i++) pthread_join(t[i], NULL);
     print_stats();
     if (strcmp(mode, "die") == 0) raise(SIGKILL);
+    if (strcmp(mode, "die_open") == 0) {
+        tracec_writer w;
+        perfetto_protos_TracePacket pkt;
+        tracec_provider_begin_packet(g_p, &w, &pkt.msg);
+        perfetto_protos_TracePacket_set_timestamp(&pkt, 1);
+        raise(SIGKILL);
+    }
     tracec_provider_unregister(g_p);
     return 0;
 }

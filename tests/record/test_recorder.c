@@ -211,6 +211,30 @@ Test(record, provider_killed_mid_trace) {
     free(view);
 }
 
+/* Killed with a packet begun and not ended: the packet is counted lost (dropped), with every other one saved. */
+Test(record, provider_killed_inside_a_packet_counts_it_lost) {
+    char cmd[1024], trace[128], *out;
+    snprintf(trace, sizeof trace, "%s/die_open.pftrace", g_dir);
+    snprintf(cmd, sizeof cmd, "%s record -o %s -- %s die_open victim 200 1", TRACEC, trace, PROV);
+    cr_assert_eq(run(cmd, &out), 128 + 9, "%s", out);
+    free(out);
+    char *view = py_view(trace);
+    summary v = find_summary(view, "victim");
+    cr_assert(v.found, "%s", view);
+    cr_expect_eq(v.ended_early, 1);
+    cr_expect_eq(v.dropped, 1, "the packet it was writing:\n%s", view);
+    cr_expect_eq(v.delivered + v.dropped, v.produced, "%s", view);
+    cr_expect_eq(seq_packets(view, v.seq), v.delivered);
+    free(view);
+    need_tp();
+    /* the loss shows at severity data_loss */
+    char *stats = tp_query(trace, "select name, severity, value from stats where severity in ('error', 'data_loss') "
+                                  "and value > 0;\n");
+    cr_expect_not_null(strstr(stats, "\"traced_buf_trace_writer_packet_loss\",\"data_loss\",1"), "%s", stats);
+    cr_expect_null(strstr(stats, "\"error\""), "error stats:\n%s", stats);
+    free(stats);
+}
+
 Test(record, recorder_killed_provider_goes_on) {
     char sock[128], trace[128], cmd[1024], *out;
     snprintf(sock, sizeof sock, "%s/r.sock", g_dir);

@@ -977,3 +977,29 @@ Test(region, fuzz_seeds_read_as_their_names_say) {
         tt_buf_free(&file);
     }
 }
+
+/* A chunk whose record header after its committed bytes is marked open (a packet its writer had begun) is
+   counted in `open`; its committed records are read as ever, and a chunk with zeros there counts nothing. */
+Test(region, a_packet_begun_in_a_chunk_is_counted_open) {
+    memset(g_buf, 0, sizeof g_buf);
+    ru_writer w = ru_writer_at(g_buf, sizeof g_buf);
+    ru_chunk_begin(&w, TRACEC_SHM_CHUNK_TAG(3));
+    ru_packet_record(&w, 1, "done", 0, 0);
+    size_t open_at = w.off;
+    ru_chunk_end(&w, 64);
+    ru_writer m = ru_writer_at(g_buf, sizeof g_buf);
+    m.off = open_at;
+    ru_header(&m, 0, TRACEC_I_OPEN_MARK, 0, 0); /* the begun packet's header; its fields after it */
+    ru_chunk_begin(&w, TRACEC_SHM_CHUNK_TAG(3));
+    ru_packet_record(&w, 2, "other", 0, 0);
+    ru_chunk_end(&w, 32); /* zeros after it */
+    ru_chunk_begin(&w, TRACEC_SHM_CHUNK_TAG(3));
+    ru_packet_record(&w, 3, "full", 0, 0);
+    ru_chunk_end(&w, 0); /* no room after it */
+    sink s = new_sink();
+    tracec_recorder_region_result res;
+    cr_assert_eq(read_buf(g_buf, w.off, 3, false, &s, &res), TRACEC_STATUS_SUCCESS, "%s", res.why ? res.why : "");
+    cr_expect_eq(res.records, 3);
+    cr_expect_eq(res.open, 1);
+    cr_expect_eq(res.corrupt, 0);
+}

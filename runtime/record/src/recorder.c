@@ -51,6 +51,7 @@ typedef struct peer {
     uint64_t bytes;
     char *declared; /* the categories it declared at registration ("" none; malloc'd) */
     uint64_t base_produced, base_dropped; /* its counts in the buffers it had before the current one */
+    uint64_t open_lost; /* packets a salvage found begun and never ended, in the current buffer */
     uint64_t saved_hash[3], saved_gen[3]; /* per region: the last save that began at the region's start */
     size_t saved_len[3];
     int loss_pending;           /* packets of its sequences were lost: the next half record saved is marked */
@@ -194,8 +195,8 @@ static void snapshot_counters(tracec_recorder *r, peer *pv) {
     uint64_t refused = pv->seq.refused;
     if (pv->map != NULL && !pv->bad && header_state(r, pv, &st)) {
         /* packets begun = accepted + dropped + refused; lost = dropped + refused + overwritten */
-        pv->info.produced = pv->base_produced + st.accepted + st.dropped + st.refused;
-        pv->info.dropped = pv->base_dropped + st.dropped + st.refused + st.overwritten + refused;
+        pv->info.produced = pv->base_produced + st.accepted + st.dropped + st.refused + pv->open_lost;
+        pv->info.dropped = pv->base_dropped + st.dropped + st.refused + st.overwritten + refused + pv->open_lost;
     }
 }
 
@@ -363,6 +364,8 @@ static bool save_region(tracec_recorder *r, peer *pv, uint32_t reg, bool salvage
     tracec_recorder_region_result res;
     st = tracec_i_rec_walk_region(dst, c.len, c.gen, reg == DURABLE, false, save_packet, &ctx, &res);
     if (ctx.why) res.why = ctx.why;
+    /* a salvage: the packets its writers had begun are lost (in a handed region none is open) */
+    if (salvage) pv->open_lost += res.open;
     pv->bytes += res.end;
     pv->consumed[reg] = c.from + (uint32_t)res.end;
     if (st == TRACEC_STATUS_CORRUPT_DATA) {
@@ -415,6 +418,7 @@ static void release_buffer_keep_fifo(tracec_recorder *r, peer *pv, int keep_fifo
     }
     pv->base_produced = pv->info.produced; /* the next buffer's header counts from 0 */
     pv->base_dropped = pv->info.dropped - pv->seq.refused; /* the map's refusals are added anew */
+    pv->open_lost = 0;
     if (pv->map) munmap((void *)pv->map, pv->map_size);
     if (pv->memfd >= 0) close(pv->memfd);
     if (pv->fifo >= 0 && !keep_fifo) {

@@ -244,8 +244,13 @@ static tracec_status_t record(walk *k, const tracec_i_blk *b, const uint8_t *p) 
     return TRACEC_STATUS_SUCCESS;
 }
 
-/* The records of a chunk whose body is body[0..committed). */
-static tracec_status_t chunk(walk *k, const uint8_t *body, uint32_t committed) {
+/* The records of a chunk whose body is body[0..committed) of body_bytes; a record header marked open after
+   them is counted (out->open). */
+static tracec_status_t chunk(walk *k, const uint8_t *body, uint32_t committed, uint32_t body_bytes) {
+    if (body_bytes - committed >= TRACEC_I_BLK_HDR) {
+        tracec_i_blk h = header_at(body + committed);
+        if (h.body == 0 && h.size == TRACEC_I_OPEN_MARK) k->out->open++;
+    }
     size_t off = 0;
     while (off < committed) {
         const uint8_t *p = body + off;
@@ -288,7 +293,7 @@ tracec_status_t tracec_i_rec_walk_region(const void *region, size_t extent, uint
                 return stop(&k, p, &out->stale, "a chunk of another generation", TRACEC_STATUS_SUCCESS);
             if (b.committed > b.body)
                 return stop(&k, p, &out->corrupt, "a chunk committed past its body", TRACEC_STATUS_CORRUPT_DATA);
-            st = chunk(&k, p + TRACEC_I_BLK_HDR, b.committed);
+            st = chunk(&k, p + TRACEC_I_BLK_HDR, b.committed, b.body);
         } else {
             st = record(&k, &b, p);
         }

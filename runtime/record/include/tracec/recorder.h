@@ -230,6 +230,8 @@ typedef struct tracec_recorder_region_result {
     uint64_t stale;   /* 1: the walk ended at a chunk of another generation (left over, not corrupt) */
     uint64_t unwritten; /* 1: the walk ended at a block header of 16 zero bytes (never written, not corrupt) */
     uint64_t corrupt; /* 1: the walk ended at a bad block or record */
+    uint64_t open;    /* chunks whose record header after their committed bytes is marked open: a packet begun and
+                         not ended (its writer was writing it when the region was copied) */
     size_t end;       /* the byte where the walk ended: the extent when the region was read whole */
     const char *why;  /* stale, unwritten or corrupt: what was found at `end` (static text); else NULL */
 } tracec_recorder_region_result;
