@@ -247,10 +247,6 @@ static tracec_status_t record(walk *k, const tracec_i_blk *b, const uint8_t *p) 
 /* The records of a chunk whose body is body[0..committed) of body_bytes; a record header marked open after
    them is counted (out->open). */
 static tracec_status_t chunk(walk *k, const uint8_t *body, uint32_t committed, uint32_t body_bytes) {
-    if (body_bytes - committed >= TRACEC_I_BLK_HDR) {
-        tracec_i_blk h = header_at(body + committed);
-        if (h.body == 0 && h.size == TRACEC_I_OPEN_MARK) k->out->open++;
-    }
     size_t off = 0;
     while (off < committed) {
         const uint8_t *p = body + off;
@@ -263,6 +259,10 @@ static tracec_status_t chunk(walk *k, const uint8_t *body, uint32_t committed, u
         tracec_status_t st = record(k, &b, p);
         if (st != TRACEC_STATUS_SUCCESS) return st;
         off += TRACEC_I_BLK_HDR + (size_t)b.body;
+    }
+    if (body_bytes - committed >= TRACEC_I_BLK_HDR) { /* the packet its writer was writing, if any */
+        tracec_i_blk h = header_at(body + committed);
+        if (h.body == 0 && h.size == TRACEC_I_OPEN_MARK) k->out->open++;
     }
     return TRACEC_STATUS_SUCCESS;
 }

@@ -100,7 +100,6 @@ typedef struct tracec_i_wstate {
 extern _Thread_local uint32_t tracec_i_tls_locks;
 #endif
 
-/* The header of the chunk the writer holds. */
 /* Marks the record header at `rec` (8-byte aligned, in the writer's chunk) open, or clears the mark. */
 static inline TRACEC_I_ALWAYS_INLINE void tracec_i_mark_open(uint8_t *rec) {
     tracec_i_blk *h = (tracec_i_blk *)(void *)rec;
@@ -111,6 +110,7 @@ static inline TRACEC_I_ALWAYS_INLINE void tracec_i_clear_open(uint8_t *rec) {
     ((tracec_i_blk *)(void *)rec)->size = 0;
 }
 
+/* The header of the chunk the writer holds. */
 static inline TRACEC_I_ALWAYS_INLINE tracec_i_blk *tracec_i_chunk_header(const tracec_i_wstate *ws) {
     return (tracec_i_blk *)(void *)(ws->body - TRACEC_I_BLK_HDR);
 }
