@@ -168,24 +168,34 @@ static inline bool read_len(const uint8_t **pp, const uint8_t *end, uint64_t *le
     return true;
 }
 
+/* Reads the varint value at *pp into *v: false, with *why, if it is cut short or longer than 10 bytes. */
+static inline bool read_value(const uint8_t **pp, const uint8_t *end, uint64_t *v, const char **why) {
+    tracec_varint_result vr = tracec_wire_read_varint(pp, end, v);
+    if (TRACEC_I_LIKELY(vr == TRACEC_VARINT_OK)) return true;
+    *why = vr == TRACEC_VARINT_TRUNCATED ? "truncated varint" : "varint longer than 10 bytes";
+    return false;
+}
+
 /* Steps over the varint value at *pp whose value nobody reads (a timestamp: 9 bytes): false, with *why, if bad. */
 static inline bool skip_varint(const uint8_t **pp, const uint8_t *end, const char **why) {
-    const uint8_t *p = *pp;
-    if (end - p >= 10) {
-        p = skip_varint10(p);
-        if (p == NULL) {
-            *why = "varint longer than 10 bytes";
-            return false;
-        }
-    } else {
-        uint64_t v;
-        tracec_varint_result vr = tracec_wire_read_varint(&p, end, &v);
-        if (vr != TRACEC_VARINT_OK) {
-            *why = vr == TRACEC_VARINT_TRUNCATED ? "truncated varint" : "varint longer than 10 bytes";
-            return false;
-        }
+    uint64_t v;
+    if (end - *pp < 10) return read_value(pp, end, &v, why);
+    const uint8_t *p = skip_varint10(*pp);
+    if (p == NULL) {
+        *why = "varint longer than 10 bytes";
+        return false;
     }
     *pp = p;
+    return true;
+}
+
+/* Steps over a fixed64 (n 8) or fixed32 (n 4) value at *pp: false, with *why, if it is cut short. */
+static inline bool skip_fixed(const uint8_t **pp, const uint8_t *end, size_t n, const char **why) {
+    if ((size_t)(end - *pp) < n) {
+        *why = n == 8u ? "truncated fixed64 value" : "truncated fixed32 value";
+        return false;
+    }
+    *pp += n;
     return true;
 }
 
@@ -231,18 +241,12 @@ static bool packet_check(const uint8_t *p, const uint8_t *end, const char **why,
                 if (!skip_varint(&p, end, why)) return false;
                 continue;
             case C_FIXED64:
-                if ((size_t)(end - p) < 9u) {
-                    *why = "truncated fixed64 value";
-                    return false;
-                }
-                p += 9;
+                p++;
+                if (!skip_fixed(&p, end, 8u, why)) return false;
                 continue;
             case C_FIXED32:
-                if ((size_t)(end - p) < 5u) {
-                    *why = "truncated fixed32 value";
-                    return false;
-                }
-                p += 5;
+                p++;
+                if (!skip_fixed(&p, end, 4u, why)) return false;
                 continue;
             case C_LEN:
                 p++;
@@ -261,15 +265,7 @@ static bool packet_check(const uint8_t *p, const uint8_t *end, const char **why,
             case C_SEQ: {
                 const uint8_t *start = p++;
                 uint64_t v;
-                if (TRACEC_I_LIKELY(p < end && *p < 0x80u)) {
-                    v = *p++;
-                } else {
-                    tracec_varint_result vr = tracec_wire_read_varint(&p, end, &v);
-                    if (vr != TRACEC_VARINT_OK) {
-                        *why = vr == TRACEC_VARINT_TRUNCATED ? "truncated varint" : "varint longer than 10 bytes";
-                        return false;
-                    }
-                }
+                if (!read_value(&p, end, &v, why)) return false;
                 note_seq(s, (uint32_t)(start - base), (uint32_t)(p - base));
                 s->local = v;
                 continue;
@@ -312,29 +308,13 @@ static bool packet_check(const uint8_t *p, const uint8_t *end, const char **why,
             a = 0;
             switch (tag & 7u) {
             case TRACEC_WIRE_VARINT:
-                if (!seq) {
-                    if (!skip_varint(&p, end, why)) return false;
-                } else {
-                    tracec_varint_result vr = tracec_wire_read_varint(&p, end, &v);
-                    if (vr != TRACEC_VARINT_OK) {
-                        *why = vr == TRACEC_VARINT_TRUNCATED ? "truncated varint" : "varint longer than 10 bytes";
-                        return false;
-                    }
-                }
+                if (!(seq ? read_value(&p, end, &v, why) : skip_varint(&p, end, why))) return false;
                 break;
             case TRACEC_WIRE_FIXED64:
-                if ((size_t)(end - p) < 8u) {
-                    *why = "truncated fixed64 value";
-                    return false;
-                }
-                p += 8;
+                if (!skip_fixed(&p, end, 8u, why)) return false;
                 break;
             case TRACEC_WIRE_FIXED32:
-                if ((size_t)(end - p) < 4u) {
-                    *why = "truncated fixed32 value";
-                    return false;
-                }
-                p += 4;
+                if (!skip_fixed(&p, end, 4u, why)) return false;
                 break;
             case TRACEC_WIRE_LEN:
                 if (!read_len(&p, end, &len, why)) return false;
