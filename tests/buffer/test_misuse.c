@@ -871,3 +871,63 @@ Test(buffer_misuse, an_open_packet_is_marked_in_its_chunk_until_it_ends, .timeou
     cr_assert_eq(st.delivered, 2, "the first packet and the one that moved");
     test_end();
 }
+
+/* A durable packet (ONESHOT, CIRCULAR) is marked open at the durable part's end while it is written; ending it
+   writes the real header, failing or abandoning it clears the mark, and a packet begun with no room left for a
+   header marks nothing (nothing is written past the part). */
+Test(buffer_misuse, an_open_durable_packet_is_marked_until_it_ends, .timeout = 30) {
+    tracec_context_id_t ctx;
+    collector c;
+    tracec_buffer_id_t b = collected_mode_buffer(&ctx, &c, TRACEC_BUFFERING_MODE_CIRCULAR, 65536, 4096);
+    const uint32_t dcat = TRACEC_BUFFER_CATEGORY_TRACING, dkind = TRACEC_BUFFER_TRACING_INTERNED_DATA;
+    tracec_buffer_writer bw;
+    OK(tracec_buffer_writer_init(&bw, b, 0));
+    uint8_t rec[40];
+    trec_make(rec, sizeof rec, 0, 0);
+    tracec_writer w, w2;
+    tracec_msg p, p2, child;
+    /* ended: the real header, and the next one begins after it */
+    tracec_buffer_begin_packet(&bw, &w, dcat, dkind, &p);
+    uint8_t *base = w.base;
+    cr_assert_eq(header_at_base(base).size, TRACEC_I_OPEN_MARK);
+    cr_assert_eq(header_at_base(base).body, 0);
+    tracec_msg_put_bytes(&p, TRACEC_TAG(900, TRACEC_WIRE_LEN), rec, sizeof rec);
+    OK(tracec_buffer_end_packet(&bw, &w, &p));
+    cr_assert(header_at_base(base).size != TRACEC_I_OPEN_MARK && header_at_base(base).body != 0,
+              "the record header back-filled");
+    /* failed (a nested message never ended): no mark */
+    tracec_buffer_begin_packet(&bw, &w, dcat, dkind, &p);
+    cr_assert_gt(w.base, base);
+    base = w.base;
+    cr_assert_eq(header_at_base(base).size, TRACEC_I_OPEN_MARK);
+    tracec_msg_begin_nested(&p, TRACEC_TAG(901, TRACEC_WIRE_LEN), &child);
+    cr_assert_eq(tracec_buffer_end_packet(&bw, &w, &p), TRACEC_STATUS_NESTING_MISMATCH);
+    cr_assert_neq(header_at_base(base).size, TRACEC_I_OPEN_MARK, "a failed packet left its mark");
+    /* abandoned by a second begin (of an event): no mark where it was; the event is marked in its chunk */
+    tracec_buffer_begin_packet(&bw, &w, dcat, dkind, &p);
+    cr_assert_eq(w.base, base);
+    cr_assert_eq(header_at_base(base).size, TRACEC_I_OPEN_MARK);
+    tracec_buffer_begin_packet(&bw, &w2, TRACEC_BUFFER_CATEGORY_USER, 1, &p2);
+    cr_assert_neq(header_at_base(base).size, TRACEC_I_OPEN_MARK, "an abandoned packet left its mark");
+    cr_assert_eq(header_at_base(w2.base).size, TRACEC_I_OPEN_MARK);
+    OK(tracec_buffer_end_packet(&bw, &w2, &p2));
+    /* too large for what is left: fails (BUFFER_FULL), no mark */
+    uint8_t big[8192];
+    memset(big, 'x', sizeof big);
+    tracec_buffer_begin_packet(&bw, &w, dcat, dkind, &p);
+    cr_assert_eq(w.base, base);
+    tracec_msg_put_bytes(&p, TRACEC_TAG(902, TRACEC_WIRE_LEN), big, sizeof big);
+    cr_assert_neq(tracec_buffer_end_packet(&bw, &w, &p), TRACEC_STATUS_SUCCESS);
+    cr_assert_neq(header_at_base(base).size, TRACEC_I_OPEN_MARK, "a packet too large left its mark");
+    /* the part filled to its last byte (64-byte records), then a begin: no room for a header, nothing marked */
+    uint8_t pad[48] = {0};
+    tracec_status_t st = TRACEC_STATUS_SUCCESS;
+    while (st == TRACEC_STATUS_SUCCESS) st = tracec_buffer_emit(b, dcat, dkind, pad, sizeof pad);
+    cr_assert_eq(st, TRACEC_STATUS_BUFFER_FULL);
+    tracec_buffer_begin_packet(&bw, &w, dcat, dkind, &p);
+    cr_assert_eq(w.ptr, w.end, "no room at the end of the durable part");
+    tracec_msg_put_varint(&p, TRACEC_TAG(903, TRACEC_WIRE_VARINT), 1);
+    cr_assert_neq(tracec_buffer_end_packet(&bw, &w, &p), TRACEC_STATUS_SUCCESS);
+    tracec_buffer_writer_release(&bw);
+    test_end();
+}

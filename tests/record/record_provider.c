@@ -5,6 +5,8 @@
  *   record_provider late NAME N             register_sync before any recorder: prints started=0, waits, writes
  *   record_provider die NAME N              writes N slices, then SIGKILLs itself while tracing
  *   record_provider die_open NAME N         as die, with a packet begun and never ended when it is killed
+ *   record_provider durable_open NAME       raw protocol: one record in its durable part and the next one's
+ *                                           header marked open, then SIGKILLs itself
  *   record_provider survive NAME MS         writes slices for MS ms while the recorder is killed under it
  *   record_provider mute NAME               raw protocol: registers and never answers anything
  *   record_provider scribble NAME [durable|nested] raw protocol: answers, but writes garbage into its buffer
@@ -232,6 +234,25 @@ static int scribble(const char *name, bool durable, bool nested) {
     raw_fifo(&b, TRACEC_I_FIFO_SAVE_BUFFER, b.region[1] ? 1u : 0u);
     usleep(200000); /* let the recorder read them, then leave */
     return 0;
+}
+
+/* A provider killed inside a durable packet: one durable record saved, the next one's header marked open at
+   the durable part's salvage hint (as the engine's writer marks it), then SIGKILL. */
+static int durable_open(const char *name) {
+    int conn = raw_connect(name);
+    raw_buf b;
+    if (conn < 0 || raw_initialize(conn, &b) != 0) return 1;
+    if (b.region[2] == NULL) return 6; /* no durable part: STREAMING has none */
+    ru_writer w = ru_writer_at(b.region[2], b.cap[2]);
+    const uint8_t good[] = {0x40, 0x01};
+    ru_record(&w, good, sizeof good, 1, 1);
+    uint32_t end = (uint32_t)w.off;
+    ru_header(&w, 0, TRACEC_I_OPEN_MARK, 0, 0);
+    __atomic_store_n(&b.h->durable.reserved, end, __ATOMIC_RELEASE);
+    raw_fifo(&b, TRACEC_I_FIFO_STARTED, 3);
+    usleep(100000);
+    raise(SIGKILL);
+    return 7;
 }
 
 static long now_ms(void) {
@@ -555,6 +576,7 @@ int main(int argc, char **argv) {
         sleep(10); /* the test kills it sooner */
         return fd < 0;
     }
+    if (strcmp(mode, "durable_open") == 0) return durable_open(name);
     if (strcmp(mode, "scribble") == 0)
         return scribble(name, argc > 3 && strcmp(argv[3], "durable") == 0, argc > 3 && strcmp(argv[3], "nested") == 0);
     if (strcmp(mode, "hostile") == 0) return hostile(name, argc > 3 ? atol(argv[3]) : 300, argc > 4 ? atoi(argv[4]) : 0);

@@ -235,6 +235,28 @@ Test(record, provider_killed_inside_a_packet_counts_it_lost) {
     free(stats);
 }
 
+/* The same for a durable packet (a descriptor): its header marked open at the durable part's end. */
+Test(record, provider_killed_inside_a_durable_packet_counts_it_lost) {
+    char cmd[1024], trace[128], *out;
+    snprintf(trace, sizeof trace, "%s/durable_open.pftrace", g_dir);
+    snprintf(cmd, sizeof cmd, "%s record -o %s --mode circular -- %s durable_open victim", TRACEC, trace, PROV);
+    cr_assert_eq(run(cmd, &out), 128 + 9, "%s", out);
+    free(out);
+    char *view = py_view(trace);
+    summary v = find_summary(view, "victim");
+    cr_assert(v.found, "%s", view);
+    cr_expect_eq(v.ended_early, 1);
+    cr_expect_eq(v.delivered, 1, "its finished durable packet:\n%s", view);
+    cr_expect_eq(v.dropped, 1, "the durable packet it was writing:\n%s", view);
+    cr_expect_eq(v.delivered + v.dropped, v.produced, "%s", view);
+    free(view);
+    need_tp();
+    char *stats = tp_query(trace, "select name, severity, value from stats where severity = 'data_loss' "
+                                  "and value > 0;\n");
+    cr_expect_not_null(strstr(stats, "\"traced_buf_trace_writer_packet_loss\",\"data_loss\",1"), "%s", stats);
+    free(stats);
+}
+
 Test(record, recorder_killed_provider_goes_on) {
     char sock[128], trace[128], cmd[1024], *out;
     snprintf(sock, sizeof sock, "%s/r.sock", g_dir);

@@ -910,6 +910,53 @@ Test(region_engine, salvage_copies_under_a_live_writer_are_never_corrupt, .timeo
     close(fd);
 }
 
+/* A durable packet the engine's writer has begun is seen by a salvage copy of the durable part (out->open), and
+   not once it ended (then it is in the copy); a copy that is not a salvage never looks. */
+Test(region_engine, a_durable_packet_begun_is_seen_by_a_salvage) {
+    tracec_context_id_t ctx;
+    int fd;
+    size_t need;
+    tracec_buffer_id_t b = engine_memfd_buffer(TRACEC_BUFFERING_MODE_CIRCULAR, 8u << 10, &ctx, &fd, &need);
+    const uint8_t *ro = mmap(NULL, need, PROT_READ, MAP_SHARED, fd, 0);
+    cr_assert_neq(ro, MAP_FAILED);
+    tracec_shm_header h;
+    memcpy(&h, ro, sizeof h);
+    tracec_recorder_shm_geometry g = {h.mode, h.halves, h.size, h.half_bytes, h.durable_bytes};
+    cr_assert_gt(g.durable_bytes, 0);
+    uint8_t *copy = malloc(g.durable_bytes);
+    tracec_recorder_region_copy c;
+    const uint32_t D = TRACEC_RECORDER_REGION_DURABLE;
+    cr_assert_eq(tracec_recorder_copy_region(ro, need, &g, D, true, 0, 0, copy, g.durable_bytes, &c),
+                 TRACEC_STATUS_SUCCESS);
+    cr_expect_eq(c.open, 0, "nothing begun");
+    tracec_buffer_writer bw;
+    cr_assert_eq(tracec_buffer_writer_init(&bw, b, 0), TRACEC_STATUS_SUCCESS);
+    for (int round = 0; round < 2; round++) { /* at the part's first byte, then after a packet */
+        tracec_writer w;
+        perfetto_protos_TracePacket pkt;
+        tracec_buffer_begin_packet(&bw, &w, TRACEC_BUFFER_CATEGORY_TRACING, TRACEC_BUFFER_TRACING_INTERNED_DATA,
+                                   &pkt.msg);
+        perfetto_protos_TracePacket_set_timestamp(&pkt, 10 + (uint64_t)round);
+        cr_assert_eq(tracec_recorder_copy_region(ro, need, &g, D, true, 0, 0, copy, g.durable_bytes, &c),
+                     TRACEC_STATUS_SUCCESS);
+        cr_expect_eq(c.open, 1, "round %d: the packet begun", round);
+        cr_expect_eq(c.len, (size_t)round * 24u, "round %d: the packets ended before it", round);
+        cr_assert_eq(tracec_recorder_copy_region(ro, need, &g, D, false, 0, 0, copy, g.durable_bytes, &c),
+                     TRACEC_STATUS_SUCCESS);
+        cr_expect_eq(c.open, 0, "only a salvage looks");
+        cr_assert_eq(tracec_buffer_end_packet(&bw, &w, &pkt.msg), TRACEC_STATUS_SUCCESS);
+        cr_assert_eq(tracec_recorder_copy_region(ro, need, &g, D, true, 0, 0, copy, g.durable_bytes, &c),
+                     TRACEC_STATUS_SUCCESS);
+        cr_expect_eq(c.open, 0, "round %d: ended", round);
+        cr_expect_eq(c.len, (size_t)(round + 1) * 24u);
+    }
+    tracec_buffer_writer_release(&bw);
+    free(copy);
+    munmap((void *)ro, need);
+    cr_assert_eq(tracec_destroy_buffer(b), TRACEC_STATUS_SUCCESS);
+    close(fd);
+}
+
 /* ---- fuzz_record's seeds of the header-page shape -------------------------------------------------- */
 
 /* Each region_* seed of fuzz_record's corpus (fuzz/record/make_region_seeds.py: a header, then half 0, half 1 and

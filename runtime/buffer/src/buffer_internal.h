@@ -355,6 +355,9 @@ void tracec_i_shm_publish_counters(tracec_i_buffer *b);
 void tracec_i_shm_publish_losses(tracec_i_buffer *b);
 /* The durable part's salvage hint: its bytes committed so far (under dmu). */
 void tracec_i_shm_note_durable(tracec_i_buffer *b, size_t end);
+/* The durable packet begun at doff (under dmu): its record header marked open (`open`), or the mark
+   cleared, when the part has room for a header there (buffer_abi.h, tracec_i_mark_open). */
+void tracec_i_durable_mark(tracec_i_buffer *b, bool open);
 /* The durable part is cleared: its generation advances before any byte is rewritten.  Under dmu and mu. */
 void tracec_i_reset_durable(tracec_i_buffer *b);
 /* Handoff: a region's words in the memfd header: extent, blocks, then handed (release).  Under mu. */

@@ -234,6 +234,7 @@ void tracec_i_buffer_begin(tracec_buffer_writer *bw, uint32_t category, uint32_t
         w->end = b->dmem + b->durable_cap;
         if (w->ptr > w->end) w->ptr = w->end;
         ws->in_packet = 2;
+        tracec_i_durable_mark(b, true);
         open_window(w);
         return;
     }
@@ -400,6 +401,7 @@ tracec_status_t tracec_i_buffer_commit(tracec_buffer_writer *bw, int unended, ui
     ws->in_packet = 0;
     if (st != TRACEC_STATUS_SUCCESS) {
         if (kind_of_packet == 2) {
+            tracec_i_durable_mark(b, false);
             tracec_i_unlock(&b->dmu);
         } else {
             if (ws->body != NULL && w->base == ws->body + ws->used) tracec_i_clear_open(w->base); /* still ours */

@@ -81,6 +81,15 @@ void tracec_i_shm_unhand(tracec_i_buffer *b, uint32_t region) {
     SHM_STORE(shm_region(b, region)->handed, (uint32_t)TRACEC_SHM_REGION_FREE, __ATOMIC_RELEASE);
 }
 
+void tracec_i_durable_mark(tracec_i_buffer *b, bool open) {
+    size_t off = atomic_load_explicit(&b->doff, memory_order_relaxed);
+    if (off + TRACEC_I_BLK_HDR > b->durable_cap) return;
+    if (open)
+        tracec_i_mark_open(b->dmem + off);
+    else
+        tracec_i_clear_open(b->dmem + off);
+}
+
 void tracec_i_shm_note_durable(tracec_i_buffer *b, size_t end) {
     if (b->hdr != NULL) SHM_STORE(b->hdr->durable.reserved, (uint32_t)end, __ATOMIC_RELAXED);
 }

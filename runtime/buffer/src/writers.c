@@ -185,6 +185,7 @@ void tracec_i_abandon_packet(tracec_i_wstate *ws) {
     if (!ws->lost) tracec_i_refuse(b);
     ws->lost = 0;
     if (ws->in_packet == 2) {
+        tracec_i_durable_mark(b, false);
         tracec_i_unlock(&b->dmu);
     } else {
         /* a delivery takes a chunk only once busy is clear: the mark goes first */

@@ -180,6 +180,13 @@ tracec_status_t tracec_recorder_copy_region(const void *map, size_t map_size, co
         out->from = start;
         out->extent = extent;
         out->len = extent - start;
+        /* the durable packet being written at the hint, if any (the durable part has no chunks: a packet
+           begun there is marked at the hint itself, never after a committed length) */
+        if (salvage && r == TRACEC_RECORDER_REGION_DURABLE && (uint64_t)extent + TRACEC_I_BLK_HDR <= size) {
+            const uint32_t *h = (const uint32_t *)(const void *)(src + extent);
+            out->open = __atomic_load_n(&h[0], __ATOMIC_ACQUIRE) == 0 &&
+                        __atomic_load_n(&h[1], __ATOMIC_ACQUIRE) == TRACEC_I_OPEN_MARK;
+        }
         return TRACEC_STATUS_SUCCESS;
     }
     return TRACEC_STATUS_BAD_STATE;

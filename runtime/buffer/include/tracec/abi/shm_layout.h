@@ -25,7 +25,9 @@
  *     the half.  After a chunk's committed bytes, a record header with body
  *     0 and size TRACEC_I_OPEN_MARK is a packet its writer had begun and
  *     not ended when the region was read (a writer clears the mark before
- *     its chunk can be handed).
+ *     its chunk can be handed).  In the durable part, which has no chunks,
+ *     a durable packet begun is marked the same way at the part's `reserved`
+ *     hint (its writer holds the part until it ends or fails it).
  * A record's payload is what its writer wrote; the buffer writers (and so
  * the track-event layer) write one Trace.packet field per record: the tag
  * 0x0A, the TracePacket's length, the TracePacket.
