@@ -35,11 +35,27 @@ static void assert_refused(tracec_context_id_t ctx, tracec_buffer_id_t stale) {
     cr_assert_eq(tracec_destroy_buffer(stale), TRACEC_STATUS_BUFFER_NOT_FOUND);
 }
 
+/* Lines of /proc/self/maps (mappings) or entries of /proc/self/fd. */
+static long proc_count(const char *what) {
+    char cmd[96], buf[32];
+    snprintf(cmd, sizeof cmd, strcmp(what, "maps") == 0 ? "wc -l < /proc/%d/maps" : "ls /proc/%d/fd | wc -l",
+             (int)getpid());
+    FILE *f = popen(cmd, "r");
+    cr_assert_not_null(f);
+    long n = fgets(buf, sizeof buf, f) ? atol(buf) : -1;
+    pclose(f);
+    return n;
+}
+
+/* 100,000 buffers one after another (20,000 in sealed memfds: each is a memfd, its seals and a mapping, which
+   the counts of mappings and fds before and after check are all given back). */
 Test(buffer_handles, create_and_destroy_100000_times, .timeout = 120) {
     tracec_context_id_t ctx = started_context();
     uint64_t first = 0, prev = 0;
     uint8_t rec[16] = {7};
-    for (int i = 0; i < 100000; i++) {
+    const int n = tracec_i_buffer_test_memfd ? 20000 : 100000;
+    long maps = proc_count("maps"), fds = proc_count("fd");
+    for (int i = 0; i < n; i++) {
         tracec_buffer_id_t b;
         tracec_status_t s = tracec_create_buffer(ctx, 4096, 0, TRACEC_BUFFER_POLICY_DISCARD, no_cb, NULL, &b);
         cr_assert_eq(s, TRACEC_STATUS_SUCCESS, "create #%d: %s", i, ST(s));
@@ -50,6 +66,8 @@ Test(buffer_handles, create_and_destroy_100000_times, .timeout = 120) {
         OK(tracec_destroy_buffer(b));
         prev = b.handle;
     }
+    cr_expect_leq(proc_count("maps"), maps + 2, "mappings left behind (%ld before)", maps);
+    cr_expect_leq(proc_count("fd"), fds, "fds left behind (%ld before)", fds);
     assert_refused(ctx, (tracec_buffer_id_t){first});
     assert_refused(ctx, (tracec_buffer_id_t){prev});
     test_end();

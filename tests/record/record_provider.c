@@ -7,7 +7,8 @@
  *   record_provider die_open NAME N         as die, with a packet begun and never ended when it is killed
  *   record_provider durable_open NAME       raw protocol: one record in its durable part and the next one's
  *                                           header marked open, then SIGKILLs itself
- *   record_provider survive NAME MS         writes slices for MS ms while the recorder is killed under it
+ *   record_provider survive NAME MS [US]    writes slices for MS ms while the recorder is killed under it
+ *                                           (with US: a pause of US microseconds after each slice)
  *   record_provider mute NAME               raw protocol: registers and never answers anything
  *   record_provider scribble NAME [durable|nested] raw protocol: answers, but writes garbage into its buffer
  *                                           (with `durable`: into its durable area, the halves empty; with
@@ -625,10 +626,11 @@ int main(int argc, char **argv) {
     if (strcmp(mode, "restart") == 0) return restart();
     if (strcmp(mode, "indexed") == 0) return indexed(g_n, argc > 4 ? atol(argv[4]) : 0, argc > 5 ? atol(argv[5]) : 0);
     if (strcmp(mode, "survive") == 0) {
-        long end = now_ms() + g_n, loops = 0, fast = 0;
+        long end = now_ms() + g_n, loops = 0, fast = 0, pause_us = argc > 4 ? atol(argv[4]) : 0;
         while (now_ms() < end) {
             tracec_provider_slice_begin(g_p, "work");
             tracec_provider_slice_end(g_p);
+            if (pause_us > 0) usleep((useconds_t)pause_us);
             loops++;
             if (!tracec_provider_started(g_p)) fast++;
         }

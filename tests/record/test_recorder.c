@@ -687,7 +687,7 @@ Test(record, two_runs_in_one_trace) {
     if (kid == 0) {
         cr_assert_not_null(freopen(out, "w", stdout));
         setenv("TRACEC_RECORDER_SOCKET", sock, 1);
-        execl(PROV, "record_provider", "survive", "runner", "1200", (char *)NULL);
+        execl(PROV, "record_provider", "survive", "runner", "1200", "20", (char *)NULL); /* paced: a small trace */
         _exit(127);
     }
     poll_for(r, 400);
@@ -919,12 +919,13 @@ Test(record, version_1_provider_is_refused) {
     free(view);
 }
 
-/* A provider that outlives a recorder reports to the next one only what it wrote for it. */
+/* A provider that outlives a recorder reports to the next one only what it wrote for it (a slice every 50 us
+   or so: traces small enough to read back at once). */
 Test(record, counters_are_per_recording) {
     char sock[128], cmd[2048], *out;
     snprintf(sock, sizeof sock, "%s/r.sock", g_dir);
     snprintf(cmd, sizeof cmd,
-             "TRACEC_RECORDER_SOCKET=%s %s survive lasting 4000 > %s/prov.out & "
+             "TRACEC_RECORDER_SOCKET=%s %s survive lasting 4000 50 > %s/prov.out & "
              "%s record --attach --socket %s -o %s/first.pftrace --duration 1500ms; sleep 0.2; "
              "%s record --attach --socket %s -o %s/second.pftrace --duration 1500ms; wait",
              sock, PROV, g_dir, TRACEC, sock, g_dir, TRACEC, sock, g_dir);

@@ -183,7 +183,7 @@ Test(te_signals, the_delivery_thread_runs_before_the_first_event) {
 }
 
 Test(te_signals, streaming_lossless_every_handler_event_is_written_or_counted) {
-    const char *path = run("sl.pftrace", TRACEC_BUFFERING_MODE_STREAMING, TRACEC_BUFFER_POLICY_LOSSLESS, 4u << 20, 0.25);
+    const char *path = run("sl.pftrace", TRACEC_BUFFERING_MODE_STREAMING, TRACEC_BUFFER_POLICY_LOSSLESS, 4u << 20, 0.12);
     check(path, 1);
 }
 
