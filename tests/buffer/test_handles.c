@@ -69,7 +69,13 @@ Test(buffer_handles, create_and_destroy_100000_times, .timeout = 120) {
         prev = b.handle;
     }
     cr_assert_leq(proc_count("maps"), maps, "memfd mappings left behind (%ld before)", maps);
-    cr_assert_leq(proc_count("fd"), fds, "fds left behind (%ld before)", fds);
+    /* another thread of the process (the test runner's) may hold an fd for a moment: a leak stays */
+    long now = proc_count("fd");
+    for (int i = 0; i < 50 && now > fds; i++) {
+        usleep(20000);
+        now = proc_count("fd");
+    }
+    cr_assert_leq(now, fds, "fds left behind (%ld before)", fds);
     assert_refused(ctx, (tracec_buffer_id_t){first});
     assert_refused(ctx, (tracec_buffer_id_t){prev});
     test_end();
