@@ -313,7 +313,7 @@ Test(record_seq, save_packet_refuses_a_nested_malformed_packet_before_writing) {
 Test(record_seq, the_record_check_reads_every_tag_width_alike) {
     static const struct {
         const char *what;
-        uint8_t bytes[16];
+        uint8_t bytes[24];
         size_t n;
         const char *why; /* NULL: well formed */
         uint32_t seq_fields;
@@ -339,6 +339,16 @@ Test(record_seq, the_record_check_reads_every_tag_width_alike) {
         {"the sequence id as fixed32, then as a varint", {0x55, 1, 2, 3, 4, 0x50, 0x81, 0x01}, 8, NULL, 2, 129},
         {"the sequence id cut short", {0x50, 0x81}, 2, "truncated varint", 0, 0},
         {"field 10 of track_event is not the packet's", {0x5a, 0x02, 0x50, 0x05}, 4, NULL, 0, 0},
+        /* a field numbered past the type's table: followed where the schema has a message there
+           (FileOptions.uninterpreted_option, 999, inside extension_descriptor), opaque where it has none */
+        {"an unknown extension of track_event holding a group: bytes", {0x5a, 0x06, 0x8a, 0xc8, 0x01, 0x02, 0x0b, 0x0c},
+         8, NULL, 0, 0},
+        {"uninterpreted_option (999) of a file's options", {0xc2, 0x04, 0x0b, 0x0a, 0x09, 0x0a, 0x07, 0x42, 0x05, 0xba,
+                                                             0x3e, 0x02, 0x18, 0x01},
+         14, NULL, 0, 0},
+        {"uninterpreted_option (999) holding a group", {0xc2, 0x04, 0x0b, 0x0a, 0x09, 0x0a, 0x07, 0x42, 0x05, 0xba, 0x3e,
+                                                        0x02, 0x0b, 0x0c},
+         14, "a group", 0, 0},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         tracec_i_rec_scan s;

@@ -40,6 +40,9 @@ enum { SLOW = 0, C_VARINT, C_FIXED64, C_FIXED32, C_LEN, C_MSG, C_PACKED, C_SEQ }
 #define INDEX_MASK 0x1fffu
 
 static uint16_t *g_dense; /* tracec_i_rec_schema_count rows of DENSE actions; NULL: search every time */
+/* Per message type (with g_dense): 1 if a field numbered DENSE or more has an action, so its number is searched;
+   0: such a number has none (an extension, an unknown field), no search */
+static uint8_t *g_far;
 /* tracec_i_rec_schema_count + 1 rows of 128 classes (the last: the packet itself, at depth 1); NULL: none */
 static uint16_t *g_tag1;
 static const uint16_t g_slow_row[128]; /* all SLOW */
@@ -75,12 +78,22 @@ static uint16_t tag1_class(const uint16_t *dense, unsigned t, bool root) {
 static void build_dense(void) {
     uint32_t n = tracec_i_rec_schema_count;
     uint16_t *t = n ? calloc((size_t)n * DENSE, sizeof *t) : NULL;
-    if (t == NULL) return;
+    uint8_t *far = n ? calloc(n, 1) : NULL;
+    if (t == NULL || far == NULL) {
+        free(t);
+        free(far);
+        return;
+    }
     for (uint32_t i = 0; i < n; i++) {
         const tracec_i_rec_message *m = &tracec_i_rec_schema[i];
-        for (uint32_t k = 0; k < m->field_count; k++)
-            if (m->fields[k].number < DENSE) t[i * DENSE + m->fields[k].number] = action_of(&m->fields[k]);
+        for (uint32_t k = 0; k < m->field_count; k++) {
+            if (m->fields[k].number < DENSE)
+                t[i * DENSE + m->fields[k].number] = action_of(&m->fields[k]);
+            else if (action_of(&m->fields[k]) != 0)
+                far[i] = 1;
+        }
     }
+    g_far = far;
     uint16_t *c = n <= INDEX_MASK + 1u ? calloc((size_t)(n + 1u) * 128u, sizeof *c) : NULL;
     for (uint32_t i = 0; c != NULL && i <= n; i++) {
         const uint16_t *actions = t + (size_t)(i < n ? i : 0) * DENSE; /* the packet's row: TracePacket's actions */
@@ -320,7 +333,12 @@ static bool packet_check(const uint8_t *p, const uint8_t *end, const char **why,
                 if (!read_len(&p, end, &len, why)) return false;
                 data = p;
                 p += len;
-                if (mi >= 0) a = dense != NULL && number < DENSE ? dense[number] : action_search((uint32_t)mi, number);
+                if (mi < 0)
+                    a = 0;
+                else if (dense == NULL)
+                    a = action_search((uint32_t)mi, number);
+                else /* a field number past the table is searched only where the type has such a field with an action */
+                    a = number < DENSE ? dense[number] : g_far[mi] ? action_search((uint32_t)mi, number) : 0;
                 break;
             case TRACEC_WIRE_SGROUP:
             case TRACEC_WIRE_EGROUP:
