@@ -24,6 +24,13 @@
  *                te_instant event under a symbol of its own; the ratio
  *                recorder / in-process is printed (target <= 1.2x on the
  *                writing thread).  Needs the tracec command (BENCH_TE_TRACEC).
+ *                Then the same two rows in bursts (te_recorder_burst):
+ *                kBurst events at a time, alternately, with a pause of
+ *                kBurstPause microseconds before each in which the recorder
+ *                saves what was handed to it: the writing thread's cost when
+ *                the recorder keeps up (a lossless writer of a sustained
+ *                stream waits for the recorder, whose check and save of each
+ *                packet cost more than the writing).
  *   te_typed     TRACEC_EVENT_AS with two extension fields, against the raw
  *                writers writing the same packet, and the SDK writing the
  *                same two fields with PERFETTO_TE_PROTO_FIELDS.
@@ -306,6 +313,38 @@ typedef struct impl {
     long long trace_events; /* events the trace processor found; -1: not checked */
     int trace_ok;           /* 1 checked and right, 0 wrong, -1 not checked */
 } impl;
+
+#ifdef BENCH_TE_TRACEC
+/* te_recorder_burst: rounds of kBurst events per row (a quarter of the recorder's 1 MiB buffer) after a pause. */
+enum { kBurst = 10000, kBurstRounds = 101, kBurstPause = 3000 };
+
+static int cmp_double(const void *a, const void *b);
+
+static double median_of(double *v, int n) {
+    qsort(v, (size_t)n, sizeof(double), cmp_double);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* Wall and CPU ns per event of the in-process and the recorder's rows, medians of kBurstRounds bursts each. */
+typedef struct burst {
+    double own_ns, rec_ns, own_cpu, rec_cpu;
+} burst;
+
+static burst burst_rounds(void (*own)(uint64_t), void (*rec)(uint64_t)) {
+    static double w[2][kBurstRounds], c[2][kBurstRounds];
+    for (int r = 0; r < kBurstRounds; r++)
+        for (int k = 0; k < 2; k++) {
+            usleep(kBurstPause);
+            double t0 = now_s(), c0 = thread_cpu_s();
+            (k ? rec : own)(kBurst);
+            c[k][r] = (thread_cpu_s() - c0) * 1e9 / kBurst;
+            w[k][r] = (now_s() - t0) * 1e9 / kBurst;
+        }
+    burst b = {median_of(w[0], kBurstRounds), median_of(w[1], kBurstRounds), median_of(c[0], kBurstRounds),
+               median_of(c[1], kBurstRounds)};
+    return b;
+}
+#endif
 
 #define ROW(bench, name, loop, threads, side) {bench, name, #loop, loop, threads, side, {0}, {0}, -1, -1, -1, -1}
 static impl g_impls[] = {
@@ -753,6 +792,9 @@ int main(int argc, char **argv) {
     for (int i = 0; i < kImpls; i++) (void)run(&g_impls[i], 10000); /* warm-up */
     for (int r = 0; r < reps; r++)
         for (int i = 0; i < kImpls; i++) measure(&g_impls[i], ops, r);
+#ifdef BENCH_TE_TRACEC
+    burst bu = burst_rounds(bench_te_loop_instant_own, bench_te_loop_instant_recorder);
+#endif
     tracec_session_stop(g_session);
     tracec_session_stop(g_session2);
     g_session = g_session2 = NULL;
@@ -884,6 +926,10 @@ int main(int argc, char **argv) {
                "1.2x: %s\n",
                r, lo, hi, c, rec->instructions, own->instructions,
                own->instructions > 0 ? rec->instructions / own->instructions : 0.0, r <= 1.2 ? "met" : "NOT met");
+        printf("te_recorder in bursts of %d events, %d us apart (the recorder keeps up): recorder / in-process %.2fx "
+               "wall (%.1f / %.1f ns, medians of %d bursts), %.2fx cpu of the writing thread\n",
+               (int)kBurst, (int)kBurstPause, bu.rec_ns / bu.own_ns, bu.rec_ns, bu.own_ns, (int)kBurstRounds,
+               bu.rec_cpu / bu.own_cpu);
     }
 #endif
     printf("targets: te_disabled <= 1 ns and <= 4 instructions; te_instant <= 1.5x raw-writers (1 thread): %.2fx\n",
@@ -891,6 +937,14 @@ int main(int argc, char **argv) {
 
     if ((e = getenv("TRACEC_BENCH_JSON")) != NULL) {
         FILE *jf = fopen(e, "a");
+#ifdef BENCH_TE_TRACEC
+        for (int k = 0; jf && k < 2; k++)
+            fprintf(jf,
+                    "{\"bench\": \"te_recorder_burst\", \"impl\": \"%s\", \"threads\": 1, \"ns_median\": %.3f, "
+                    "\"cpu_ns_median\": %.3f, \"runs\": %d, \"burst\": %d}\n",
+                    k ? "recorder" : "in-process", k ? bu.rec_ns : bu.own_ns, k ? bu.rec_cpu : bu.own_cpu,
+                    (int)kBurstRounds, (int)kBurst);
+#endif
         for (int i = 0; jf && i < kImpls; i++) {
             impl *im = &g_impls[i];
             fprintf(jf,
