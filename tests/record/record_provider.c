@@ -17,8 +17,9 @@
  *                                           PROBES are enabled once started, writes slices for MS ms
  *   record_provider eager NAME              register_sync, then one instant at once (it must not be refused)
  *   record_provider stall NAME MS           raw protocol, honest but slow: reuses its two halves
- *                                           non-stop (gen bumped first, fill after each whole record)
- *                                           and keeps writing MS ms after Stop before answering it
+ *                                           in turn, about 20 us apart (gen bumped first, fill after
+ *                                           each whole record), and keeps writing MS ms after Stop
+ *                                           before answering it
  *   record_provider hostile NAME MS [MAXWAIT] registers (max_wait_ms MAXWAIT), waits up to 1 s for Start,
  *                                           writes slices for MS ms whatever happened, unregisters; prints
  *                                           "refused R" and the time unregister took
@@ -347,6 +348,14 @@ static int stall(const char *name, long ms) {
         if (stop_at >= 0 && now_ms() >= stop_at) break;
         int c = (int)(cycles++ % 3);
         stall_fill_half(&b, batch[c], blen[c], bblocks[c], h);
+        /* a breath of about 20 us between fills (spun: a sleep would be far longer): each half is rewritten
+           every 40 us or so, so a copy of it often holds and sometimes is torn (on an idle machine an unpaced
+           loop rewrote each half every few microseconds, faster than any copy of it could hold) */
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        do
+            clock_gettime(CLOCK_MONOTONIC, &t1);
+        while ((t1.tv_sec - t0.tv_sec) * 1000000000L + (t1.tv_nsec - t0.tv_nsec) < 20000L);
     }
     raw_fifo(&b, TRACEC_I_FIFO_STOPPED, 3);
     printf("cycles %llu\n", (unsigned long long)cycles);
