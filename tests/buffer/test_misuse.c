@@ -817,6 +817,36 @@ static tracec_i_blk header_at_base(const uint8_t *base) {
     return h;
 }
 
+/* A packet of (cat, kind) begun through bw is marked open; ended, its real header is back-filled.  Its base. */
+static uint8_t *ended_packet_is_back_filled(tracec_buffer_writer *bw, uint32_t cat, uint32_t kind) {
+    uint8_t rec[40];
+    trec_make(rec, sizeof rec, 0, 0);
+    tracec_writer w;
+    tracec_msg p;
+    tracec_buffer_begin_packet(bw, &w, cat, kind, &p);
+    uint8_t *base = w.base;
+    cr_assert_eq(header_at_base(base).size, TRACEC_I_OPEN_MARK);
+    cr_assert_eq(header_at_base(base).body, 0);
+    tracec_msg_put_bytes(&p, TRACEC_TAG(900, TRACEC_WIRE_LEN), rec, sizeof rec);
+    OK(tracec_buffer_end_packet(bw, &w, &p));
+    cr_assert(header_at_base(base).size != TRACEC_I_OPEN_MARK && header_at_base(base).body != 0,
+              "the record header back-filled");
+    return base;
+}
+
+/* The same packet failed (a nested message never ended): marked while open, no mark after.  Its base. */
+static uint8_t *failed_packet_leaves_no_mark(tracec_buffer_writer *bw, uint32_t cat, uint32_t kind) {
+    tracec_writer w;
+    tracec_msg p, child;
+    tracec_buffer_begin_packet(bw, &w, cat, kind, &p);
+    uint8_t *base = w.base;
+    cr_assert_eq(header_at_base(base).size, TRACEC_I_OPEN_MARK);
+    tracec_msg_begin_nested(&p, TRACEC_TAG(901, TRACEC_WIRE_LEN), &child);
+    cr_assert_eq(tracec_buffer_end_packet(bw, &w, &p), TRACEC_STATUS_NESTING_MISMATCH);
+    cr_assert_neq(header_at_base(base).size, TRACEC_I_OPEN_MARK, "a failed packet left its mark");
+    return base;
+}
+
 /* A packet open in a chunk has its record header marked open (what a recorder's salvage counts lost when the
    writer died); ending it writes the real header; a packet that fails, or is abandoned, leaves no mark; one
    that outgrows its chunk takes its mark along. */
@@ -826,30 +856,12 @@ Test(buffer_misuse, an_open_packet_is_marked_in_its_chunk_until_it_ends, .timeou
     tracec_buffer_id_t b = collected_buffer(&ctx, &c, 65536, 65536, TRACEC_BUFFER_POLICY_LOSSLESS);
     tracec_buffer_writer bw;
     OK(tracec_buffer_writer_init(&bw, b, 0));
-    uint8_t rec[40];
-    trec_make(rec, sizeof rec, 0, 0);
-    tracec_writer w;
-    tracec_msg p;
-    /* ended: the real header */
-    tracec_buffer_begin_packet(&bw, &w, TRACEC_BUFFER_CATEGORY_USER, 1, &p);
-    uint8_t *base = w.base;
-    cr_assert_eq(header_at_base(base).size, TRACEC_I_OPEN_MARK);
-    cr_assert_eq(header_at_base(base).body, 0);
-    tracec_msg_put_bytes(&p, TRACEC_TAG(900, TRACEC_WIRE_LEN), rec, sizeof rec);
-    OK(tracec_buffer_end_packet(&bw, &w, &p));
-    cr_assert(header_at_base(base).size != TRACEC_I_OPEN_MARK && header_at_base(base).body != 0,
-              "the record header back-filled");
-    /* failed (a nested message never ended): no mark */
-    tracec_msg child;
-    tracec_buffer_begin_packet(&bw, &w, TRACEC_BUFFER_CATEGORY_USER, 1, &p);
-    base = w.base;
-    cr_assert_eq(header_at_base(base).size, TRACEC_I_OPEN_MARK);
-    tracec_msg_begin_nested(&p, TRACEC_TAG(901, TRACEC_WIRE_LEN), &child);
-    cr_assert_eq(tracec_buffer_end_packet(&bw, &w, &p), TRACEC_STATUS_NESTING_MISMATCH);
-    cr_assert_neq(header_at_base(base).size, TRACEC_I_OPEN_MARK, "a failed packet left its mark");
+    (void)ended_packet_is_back_filled(&bw, TRACEC_BUFFER_CATEGORY_USER, 1);
+    (void)failed_packet_leaves_no_mark(&bw, TRACEC_BUFFER_CATEGORY_USER, 1);
     /* abandoned by a second begin: no mark where it was; the new one is marked */
-    tracec_writer w2;
-    tracec_msg p2;
+    tracec_writer w, w2;
+    tracec_msg p, p2;
+    uint8_t *base;
     tracec_buffer_begin_packet(&bw, &w, TRACEC_BUFFER_CATEGORY_USER, 1, &p);
     base = w.base;
     tracec_buffer_begin_packet(&bw, &w2, TRACEC_BUFFER_CATEGORY_USER, 1, &p2);
@@ -882,27 +894,12 @@ Test(buffer_misuse, an_open_durable_packet_is_marked_until_it_ends, .timeout = 3
     const uint32_t dcat = TRACEC_BUFFER_CATEGORY_TRACING, dkind = TRACEC_BUFFER_TRACING_INTERNED_DATA;
     tracec_buffer_writer bw;
     OK(tracec_buffer_writer_init(&bw, b, 0));
-    uint8_t rec[40];
-    trec_make(rec, sizeof rec, 0, 0);
     tracec_writer w, w2;
-    tracec_msg p, p2, child;
-    /* ended: the real header, and the next one begins after it */
-    tracec_buffer_begin_packet(&bw, &w, dcat, dkind, &p);
-    uint8_t *base = w.base;
-    cr_assert_eq(header_at_base(base).size, TRACEC_I_OPEN_MARK);
-    cr_assert_eq(header_at_base(base).body, 0);
-    tracec_msg_put_bytes(&p, TRACEC_TAG(900, TRACEC_WIRE_LEN), rec, sizeof rec);
-    OK(tracec_buffer_end_packet(&bw, &w, &p));
-    cr_assert(header_at_base(base).size != TRACEC_I_OPEN_MARK && header_at_base(base).body != 0,
-              "the record header back-filled");
-    /* failed (a nested message never ended): no mark */
-    tracec_buffer_begin_packet(&bw, &w, dcat, dkind, &p);
-    cr_assert_gt(w.base, base);
-    base = w.base;
-    cr_assert_eq(header_at_base(base).size, TRACEC_I_OPEN_MARK);
-    tracec_msg_begin_nested(&p, TRACEC_TAG(901, TRACEC_WIRE_LEN), &child);
-    cr_assert_eq(tracec_buffer_end_packet(&bw, &w, &p), TRACEC_STATUS_NESTING_MISMATCH);
-    cr_assert_neq(header_at_base(base).size, TRACEC_I_OPEN_MARK, "a failed packet left its mark");
+    tracec_msg p, p2;
+    /* ended, then failed: the failed one begins after the ended one */
+    uint8_t *first = ended_packet_is_back_filled(&bw, dcat, dkind);
+    uint8_t *base = failed_packet_leaves_no_mark(&bw, dcat, dkind);
+    cr_assert_gt(base, first);
     /* abandoned by a second begin (of an event): no mark where it was; the event is marked in its chunk */
     tracec_buffer_begin_packet(&bw, &w, dcat, dkind, &p);
     cr_assert_eq(w.base, base);

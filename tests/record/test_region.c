@@ -734,6 +734,16 @@ static tracec_buffer_id_t engine_memfd_buffer(tracec_buffering_mode_t mode, size
     return b;
 }
 
+/* The memfd (need bytes) mapped read only, as the recorder maps it; *g: the geometry its header gives. */
+static const uint8_t *map_as_recorder(int fd, size_t need, tracec_recorder_shm_geometry *g) {
+    const uint8_t *ro = mmap(NULL, need, PROT_READ, MAP_SHARED, fd, 0);
+    cr_assert_neq(ro, MAP_FAILED);
+    tracec_shm_header h;
+    memcpy(&h, ro, sizeof h);
+    *g = (tracec_recorder_shm_geometry){h.mode, h.halves, h.size, h.half_bytes, h.durable_bytes};
+    return ro;
+}
+
 /*
  * Records the engine's tracec_buffer_emit wrote into a memfd buffer, read as the recorder reads a half:
  * each payload handed back whole and in order.  Where the engine writes the header page of
@@ -864,12 +874,10 @@ Test(region_engine, salvage_copies_under_a_live_writer_are_never_corrupt, .timeo
     size_t need;
     /* 8 KiB: chunks of 1 KiB, so the writer is often at the end of the range copied */
     tracec_buffer_id_t b = engine_memfd_buffer(TRACEC_BUFFERING_MODE_CIRCULAR, 8u << 10, &ctx, &fd, &need);
-    const uint8_t *ro = mmap(NULL, need, PROT_READ, MAP_SHARED, fd, 0);
-    cr_assert_neq(ro, MAP_FAILED);
+    tracec_recorder_shm_geometry g;
+    const uint8_t *ro = map_as_recorder(fd, need, &g);
     tracec_shm_header h;
-    memcpy(&h, ro, sizeof h);
-    tracec_recorder_shm_geometry g = {h.mode, h.halves, h.size, h.half_bytes, h.durable_bytes};
-    size_t cap = (size_t)h.half_bytes;
+    size_t cap = (size_t)g.half_bytes;
     uint8_t *copy = malloc(cap);
     cr_assert_not_null(copy);
     live_writer lw = {b, 0, 0};
@@ -917,11 +925,8 @@ Test(region_engine, a_durable_packet_begun_is_seen_by_a_salvage) {
     int fd;
     size_t need;
     tracec_buffer_id_t b = engine_memfd_buffer(TRACEC_BUFFERING_MODE_CIRCULAR, 8u << 10, &ctx, &fd, &need);
-    const uint8_t *ro = mmap(NULL, need, PROT_READ, MAP_SHARED, fd, 0);
-    cr_assert_neq(ro, MAP_FAILED);
-    tracec_shm_header h;
-    memcpy(&h, ro, sizeof h);
-    tracec_recorder_shm_geometry g = {h.mode, h.halves, h.size, h.half_bytes, h.durable_bytes};
+    tracec_recorder_shm_geometry g;
+    const uint8_t *ro = map_as_recorder(fd, need, &g);
     cr_assert_gt(g.durable_bytes, 0);
     uint8_t *copy = malloc(g.durable_bytes);
     tracec_recorder_region_copy c;
