@@ -203,7 +203,8 @@ typedef struct tracec_recorder_region_copy {
  * gen before it rewrites a byte).  Up to 16 tries.  `salvage`: up to the
  * region's `reserved` hint instead of its extent (the writer died: what it
  * reserved past the extent may be half written, which the walk tells
- * apart; in the durable part, a packet begun at the hint is out->open).  BAD_STATE: the region was reused during every try (nothing
+ * apart; in the durable part, a packet begun at the hint is out->open).
+ * BAD_STATE: the region was reused during every try (nothing
  * copied; out->len = 0); CORRUPT_DATA: with gen unchanged the end went
  * below `from`; INVALID_ARGUMENT: NULL pointers, a bad `g` or `r`, a map
  * smaller than tracec_recorder_shm_bytes(g), or cap below the region's
