@@ -314,38 +314,6 @@ typedef struct impl {
     int trace_ok;           /* 1 checked and right, 0 wrong, -1 not checked */
 } impl;
 
-#ifdef BENCH_TE_TRACEC
-/* te_recorder_burst: rounds of kBurst events per row (a quarter of the recorder's 1 MiB buffer) after a pause. */
-enum { kBurst = 10000, kBurstRounds = 101, kBurstPause = 3000 };
-
-static int cmp_double(const void *a, const void *b);
-
-static double median_of(double *v, int n) {
-    qsort(v, (size_t)n, sizeof(double), cmp_double);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-/* Wall and CPU ns per event of the in-process and the recorder's rows, medians of kBurstRounds bursts each. */
-typedef struct burst {
-    double own_ns, rec_ns, own_cpu, rec_cpu;
-} burst;
-
-static burst burst_rounds(void (*own)(uint64_t), void (*rec)(uint64_t)) {
-    static double w[2][kBurstRounds], c[2][kBurstRounds];
-    for (int r = 0; r < kBurstRounds; r++)
-        for (int k = 0; k < 2; k++) {
-            usleep(kBurstPause);
-            double t0 = now_s(), c0 = thread_cpu_s();
-            (k ? rec : own)(kBurst);
-            c[k][r] = (thread_cpu_s() - c0) * 1e9 / kBurst;
-            w[k][r] = (now_s() - t0) * 1e9 / kBurst;
-        }
-    burst b = {median_of(w[0], kBurstRounds), median_of(w[1], kBurstRounds), median_of(c[0], kBurstRounds),
-               median_of(c[1], kBurstRounds)};
-    return b;
-}
-#endif
-
 #define ROW(bench, name, loop, threads, side) {bench, name, #loop, loop, threads, side, {0}, {0}, -1, -1, -1, -1}
 static impl g_impls[] = {
     ROW("te_disabled", "tracec-te", bench_te_loop_disabled, 1, SIDE_TRACEC),
@@ -537,11 +505,16 @@ static int cmp_double(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
+/* The median of v[0..n), sorted in place. */
+static double median_of(double *v, int n) {
+    qsort(v, (size_t)n, sizeof(double), cmp_double);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
 static double median(const double *v, int n) {
     double c[kMaxReps];
     memcpy(c, v, sizeof(double) * (size_t)n);
-    qsort(c, (size_t)n, sizeof(double), cmp_double);
-    return n % 2 ? c[n / 2] : (c[n / 2 - 1] + c[n / 2]) / 2;
+    return median_of(c, n);
 }
 
 static double lowest(const double *v, int n) {
@@ -557,6 +530,31 @@ static double highest(const double *v, int n) {
         if (v[i] > b) b = v[i];
     return b;
 }
+
+#ifdef BENCH_TE_TRACEC
+/* te_recorder_burst: rounds of kBurst events per row (a quarter of the recorder's 1 MiB buffer) after a pause. */
+enum { kBurst = 10000, kBurstRounds = 101, kBurstPause = 3000 };
+
+/* Wall and CPU ns per event of the in-process and the recorder's rows, medians of kBurstRounds bursts each. */
+typedef struct burst {
+    double own_ns, rec_ns, own_cpu, rec_cpu;
+} burst;
+
+static burst burst_rounds(void (*own)(uint64_t), void (*rec)(uint64_t)) {
+    static double w[2][kBurstRounds], c[2][kBurstRounds];
+    for (int r = 0; r < kBurstRounds; r++)
+        for (int k = 0; k < 2; k++) {
+            usleep(kBurstPause);
+            double t0 = now_s(), c0 = thread_cpu_s();
+            (k ? rec : own)(kBurst);
+            c[k][r] = (thread_cpu_s() - c0) * 1e9 / kBurst;
+            w[k][r] = (now_s() - t0) * 1e9 / kBurst;
+        }
+    burst b = {median_of(w[0], kBurstRounds), median_of(w[1], kBurstRounds), median_of(c[0], kBurstRounds),
+               median_of(c[1], kBurstRounds)};
+    return b;
+}
+#endif
 
 /* a's time over b's within each round: the median (and, with lo/hi, the spread) over the rounds. */
 static double ratio(const impl *a, const impl *b, int reps, double *lo, double *hi) {

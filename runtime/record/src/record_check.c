@@ -333,12 +333,11 @@ static bool packet_check(const uint8_t *p, const uint8_t *end, const char **why,
                 if (!read_len(&p, end, &len, why)) return false;
                 data = p;
                 p += len;
-                if (mi < 0)
-                    a = 0;
-                else if (dense == NULL)
+                /* a number past the table is searched only where the type has such a field with an action */
+                if (mi >= 0 && dense != NULL && number < DENSE)
+                    a = dense[number];
+                else if (mi >= 0 && (dense == NULL || g_far[mi]))
                     a = action_search((uint32_t)mi, number);
-                else /* a field number past the table is searched only where the type has such a field with an action */
-                    a = number < DENSE ? dense[number] : g_far[mi] ? action_search((uint32_t)mi, number) : 0;
                 break;
             case TRACEC_WIRE_SGROUP:
             case TRACEC_WIRE_EGROUP:

@@ -340,7 +340,7 @@ static bool save_region(tracec_recorder *r, peer *pv, uint32_t reg, bool salvage
         pv->gen[reg] = c.gen;
         pv->consumed[reg] = 0;
     }
-    if (salvage) pv->open_lost += c.open; /* a durable packet its writer had begun: lost */
+    pv->open_lost += c.open; /* a salvage's durable packet its writer had begun: lost */
     if (c.len == 0) return true;
     if (c.from == 0) {
         /* The region was reset (gen changed) and holds, from its start, exactly what its previous save
