@@ -294,7 +294,9 @@ Test(hostile_recorder, full_accept_queue_does_not_hang_unregister) {
  * writable by others, and not when a socket of that user's turns up in the
  * program's own directory (SO_PEERCRED, checked before anything is sent).
  * The listener is python3 as uid 65534 through setpriv; it prints "got N"
- * if anything reached it, else "eof" or "nothing".
+ * if anything reached it, else "eof" or "nothing".  The program starts once
+ * the listener's socket exists (up to 10 s: python3's start under a loaded
+ * sanitizer run took over the 2 s this waited before).
  */
 static const char k_listener_py[] =
     "import os, socket, sys\n"
@@ -313,7 +315,7 @@ static void other_user_case(const char *listen_dir, const char *provider_dir, co
     snprintf(cmd, sizeof cmd,
              "setpriv --reuid=65534 --regid=65534 --clear-groups /usr/bin/python3 -c \"$LISTENER_PY\" %s/r.sock "
              "> %s/listener.out 2>&1 &\n"
-             "for i in $(seq 100); do [ -S %s/r.sock ] && break; sleep 0.02; done\n"
+             "for i in $(seq 500); do [ -S %s/r.sock ] && break; sleep 0.02; done\n"
              "%s"
              "TRACEC_RECORDER_SOCKET=%s/r.sock %s hostile victim 300 > %s/prov.out 2>&1; wait",
              listen_dir, g_dir, listen_dir, mv, provider_dir, PROV, g_dir);
