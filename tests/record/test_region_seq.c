@@ -227,6 +227,66 @@ Test(record_seq, write_packet_appends_the_trusted_fields) {
     (void)system(cmd);
 }
 
+/* The trusted fields are the pid and uid given with each packet, at their longest too (a negative int32 takes
+   10 bytes), on both ways a packet is written (its id in place; no id of its own, so one is appended). */
+Test(record_seq, trusted_fields_follow_the_pid_and_uid_given) {
+    char dir[] = "/tmp/tracec-seqt-XXXXXX", path[64], cmd[512];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/t.pftrace", dir);
+    tracec_trace_file *f;
+    cr_assert_eq(tracec_trace_file_open(path, &f), TRACEC_STATUS_SUCCESS);
+    uint32_t next = 5;
+    tracec_i_rec_seqmap m;
+    tracec_i_rec_seqmap_init(&m, 4);
+    uint8_t pk[128];
+    int mark = 1;
+    size_t k = ru_packet(pk, 1, "a", 1, 77);
+    cr_expect_eq(tracec_i_rec_write_packet(f, &m, &next, pk, k, INT32_MIN, -1, &mark), TRACEC_STATUS_SUCCESS);
+    k = ru_packet(pk, 2, "b", 1, 77);
+    cr_expect_eq(tracec_i_rec_write_packet(f, &m, &next, pk, k, 321, 0, &mark), TRACEC_STATUS_SUCCESS);
+    mark = 1;
+    k = ru_packet(pk, 3, "c", 0, 0);
+    cr_expect_eq(tracec_i_rec_write_packet(f, &m, &next, pk, k, -7, INT32_MAX, &mark), TRACEC_STATUS_SUCCESS);
+    cr_assert_eq(tracec_trace_file_close(f), TRACEC_STATUS_SUCCESS);
+    tt_buf b = decode_trace(path);
+    cr_expect_str_eq(b.data, "packet {\n"
+                             "  trusted_uid: -1\n"
+                             "  timestamp: 1\n"
+                             "  trusted_packet_sequence_id: 5\n"
+                             "  track_event {\n"
+                             "    type: TYPE_INSTANT\n"
+                             "    name: \"a\"\n"
+                             "  }\n"
+                             "  previous_packet_dropped: true\n"
+                             "  trusted_pid: -2147483648\n"
+                             "}\n"
+                             "packet {\n"
+                             "  trusted_uid: 0\n"
+                             "  timestamp: 2\n"
+                             "  trusted_packet_sequence_id: 5\n"
+                             "  track_event {\n"
+                             "    type: TYPE_INSTANT\n"
+                             "    name: \"b\"\n"
+                             "  }\n"
+                             "  trusted_pid: 321\n"
+                             "}\n"
+                             "packet {\n"
+                             "  trusted_uid: 2147483647\n"
+                             "  timestamp: 3\n"
+                             "  trusted_packet_sequence_id: 4\n"
+                             "  track_event {\n"
+                             "    type: TYPE_INSTANT\n"
+                             "    name: \"c\"\n"
+                             "  }\n"
+                             "  previous_packet_dropped: true\n"
+                             "  trusted_pid: -7\n"
+                             "}\n");
+    tt_buf_free(&b);
+    tracec_i_rec_seqmap_free(&m);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    (void)system(cmd);
+}
+
 /* The one pass that checks and writes a packet: more field-10 fields than it locates on the way (six, of
    three wire types), and trusted_pid / trusted_uid forged by the peer.  The trace holds one field 10 (the
    global id of the last VARINT one) and the recorder's pid and uid, which win for any reader. */

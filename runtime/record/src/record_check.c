@@ -278,7 +278,10 @@ static bool packet_check(const uint8_t *p, const uint8_t *end, const char **why,
             case C_SEQ: {
                 const uint8_t *start = p++;
                 uint64_t v;
-                if (!read_value(&p, end, &v, why)) return false;
+                if (TRACEC_I_LIKELY(p < end && *p < 0x80u))
+                    v = *p++;
+                else if (!read_value(&p, end, &v, why))
+                    return false;
                 note_seq(s, (uint32_t)(start - base), (uint32_t)(p - base));
                 s->local = v;
                 continue;
@@ -286,10 +289,18 @@ static bool packet_check(const uint8_t *p, const uint8_t *end, const char **why,
             case C_MSG:
                 p++;
                 if (!read_len(&p, end, &len, why)) return false;
-                data = p;
-                p += len;
-                a = (uint16_t)((e & INDEX_MASK) + 1u);
-                goto nest;
+                if (TRACEC_I_UNLIKELY(depth >= TRACEC_I_REC_MAX_DEPTH)) {
+                    *why = "messages nested deeper than the limit";
+                    return false;
+                }
+                /* a class from a row: the tables exist, and the type's rows are at its index */
+                up[depth - 1] = (level){end, dense, row, mi};
+                depth++;
+                end = p + len;
+                mi = (long)(e & INDEX_MASK);
+                dense = g_dense + (size_t)mi * DENSE;
+                row = g_tag1 + (size_t)mi * 128u;
+                continue;
             default:
                 break;
             }
@@ -359,7 +370,7 @@ static bool packet_check(const uint8_t *p, const uint8_t *end, const char **why,
                 }
                 continue;
             }
-        nest: /* a message (type a - 1) at data[0..p): its fields next, then the rest of this one */
+            /* a message (type a - 1) at data[0..p): its fields next, then the rest of this one */
             if (depth >= TRACEC_I_REC_MAX_DEPTH) {
                 *why = "messages nested deeper than the limit";
                 return false;

@@ -8,6 +8,7 @@
 #include "perfetto/trace/trace_packet.tracec.h"
 #include "record_check.h"
 #include "record_seq.h"
+#include "tracec/abi/hints.h"
 #include "tracec/trace_file.h"
 #include "tracec/wire.h"
 #include "tracec/writer.h"
@@ -77,6 +78,36 @@ uint32_t tracec_i_rec_seqmap_get(tracec_i_rec_seqmap *m, uint64_t local, uint32_
     return s->global;
 }
 
+/* previous_packet_dropped = true, after the trusted fields of a packet the peer's loss mark is on */
+static const uint8_t k_dropped[] = {
+    (uint8_t)(TRACEC_TAG(perfetto_protos_TracePacket_previous_packet_dropped_field_number, TRACEC_WIRE_VARINT) |
+              0x80u),
+    (uint8_t)(TRACEC_TAG(perfetto_protos_TracePacket_previous_packet_dropped_field_number, TRACEC_WIRE_VARINT) >> 7),
+    1};
+/* What put_trusted may store past a packet's own bytes */
+#define TRUSTED_ROOM (TRACEC_I_REC_TRUSTED_COPY + sizeof k_dropped)
+
+_Static_assert(2u + 10u + 1u + 10u <= TRACEC_I_REC_TRUSTED_COPY, "the trusted fields fit their copy");
+
+/* Encodes the trusted fields of pid and uid into m (as the generated setters write int32 values). */
+static void trust(tracec_i_rec_seqmap *m, int32_t pid, int32_t uid) {
+    uint8_t *t = tracec_put_tag(m->trusted, TRACEC_TAG(perfetto_protos_TracePacket_trusted_pid_field_number,
+                                                       TRACEC_WIRE_VARINT));
+    t = tracec_put_varint64(t, (uint64_t)(int64_t)pid);
+    t = tracec_put_tag(t, TRACEC_TAG(perfetto_protos_TracePacket_trusted_uid_field_number, TRACEC_WIRE_VARINT));
+    t = tracec_put_varint64(t, (uint64_t)(int64_t)uid);
+    m->trusted_n = (uint8_t)(t - m->trusted);
+    m->trusted_pid = pid;
+    m->trusted_uid = uid;
+}
+
+/* Stores the trusted fields at o (and previous_packet_dropped): up to TRUSTED_ROOM bytes, of which the fields'
+   own are kept. */
+static inline void put_trusted(uint8_t *o, const tracec_i_rec_seqmap *m, bool dropped) {
+    memcpy(o, m->trusted, TRACEC_I_REC_TRUSTED_COPY);
+    if (dropped) memcpy(o + m->trusted_n, k_dropped, sizeof k_dropped);
+}
+
 /* Copies p[0..n) (scanned into *s) to `out` without its field-10 fields; returns the end of what it wrote. */
 static uint8_t *copy_without_seq(uint8_t *out, const uint8_t *p, size_t n, const tracec_i_rec_scan *s) {
     if (s->seq_fields == 0) {
@@ -130,27 +161,39 @@ tracec_status_t tracec_i_rec_save_packet(struct tracec_trace_file *out, tracec_i
                      ? m->last.global
                      : tracec_i_rec_seqmap_get(m, s.local, next);
     if (g == 0) return TRACEC_STATUS_LIMIT_EXCEEDED;
+    /* appended last, so they win over anything the peer wrote: the peer's trusted_pid and trusted_uid (encoded
+       once per peer), and previous_packet_dropped when marked */
+    if (TRACEC_I_UNLIKELY(m->trusted_n == 0 || m->trusted_pid != pid || m->trusted_uid != uid)) trust(m, pid, uid);
+    bool dropped = mark && *mark;
+    size_t k = m->trusted_n + (dropped ? sizeof k_dropped : 0u);
     tracec_writer w;
-    perfetto_protos_TracePacket pkt;
-    tracec_trace_file_begin_packet(out, &w, &pkt.msg);
+    tracec_i_trace_file_begin_raw(out, &w);
     if (s.seq_fields == 1 && p[s.cut[0]] == TRACEC_TAG(TRACEC_I_REC_SEQ_FIELD, TRACEC_WIRE_VARINT) &&
         s.cut[1] - s.cut[0] == 1u + tracec_varint_size(g)) {
-        /* the usual packet: its one id (a varint) as long as the global one, which takes its place */
-        if (tracec_writer_reserve(&w, n)) {
+        /* the usual packet: its one id (a varint) as long as the global one, which takes its place; the
+           record's length is known before it is written */
+        size_t body = n + k;
+        if (tracec_writer_reserve(&w, 1u + TRACEC_MAX_VARINT_SIZE + n + TRUSTED_ROOM)) {
+            *w.ptr++ = (uint8_t)TRACEC_TAG(1, TRACEC_WIRE_LEN); /* Trace.packet */
+            w.ptr = tracec_put_varint64(w.ptr, body);
             memcpy(w.ptr, p, n);
             (void)tracec_put_varint32(w.ptr + s.cut[0] + 1, g);
-            w.ptr += n;
+            put_trusted(w.ptr + n, m, dropped);
+            w.ptr += body;
         }
-    } else if (tracec_writer_reserve(&w, n + TRACEC_I_REC_SEQ_EXTRA)) {
-        uint8_t *o = copy_without_seq(w.ptr, p, n, &s);
-        *o++ = (uint8_t)TRACEC_TAG(TRACEC_I_REC_SEQ_FIELD, TRACEC_WIRE_VARINT);
-        w.ptr = tracec_put_varint32(o, g);
+    } else {
+        perfetto_protos_TracePacket pkt;
+        tracec_writer_begin_packet(&w, &pkt.msg);
+        if (tracec_writer_reserve(&w, n + TRACEC_I_REC_SEQ_EXTRA + TRUSTED_ROOM)) {
+            uint8_t *o = copy_without_seq(w.ptr, p, n, &s);
+            *o++ = (uint8_t)TRACEC_TAG(TRACEC_I_REC_SEQ_FIELD, TRACEC_WIRE_VARINT);
+            o = tracec_put_varint32(o, g);
+            put_trusted(o, m, dropped);
+            w.ptr = o + k;
+        }
+        (void)tracec_writer_end_packet(&w, &pkt.msg); /* its status is w.status */
     }
-    /* appended last, so they win over anything the peer wrote */
-    perfetto_protos_TracePacket_set_trusted_pid(&pkt, pid);
-    perfetto_protos_TracePacket_set_trusted_uid(&pkt, uid);
-    if (mark && *mark) perfetto_protos_TracePacket_set_previous_packet_dropped(&pkt, true);
-    tracec_status_t st = tracec_trace_file_end_packet(out, &w, &pkt.msg);
+    tracec_status_t st = tracec_i_trace_file_commit(out, w.base, w.ptr, w.status);
     if (st == TRACEC_STATUS_SUCCESS && mark) *mark = 0;
     return st;
 }

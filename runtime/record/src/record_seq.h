@@ -27,6 +27,9 @@
 #define TRACEC_I_REC_SEQ_FIELD 10u
 /* A rewritten packet is at most this many bytes longer than the packet it came from. */
 #define TRACEC_I_REC_SEQ_EXTRA 6u
+/* trusted_pid and trusted_uid as a packet's last fields: a tag and up to 10 bytes each (an int32 that is
+   negative takes 10), copied as one block of this many bytes */
+#define TRACEC_I_REC_TRUSTED_COPY 24u
 
 typedef struct tracec_i_rec_seq_slot {
     uint64_t local;  /* the peer's id (any varint value) */
@@ -41,6 +44,10 @@ typedef struct tracec_i_rec_seqmap {
     uint64_t refused;    /* packets refused: a new id past TRACEC_I_REC_SEQ_MAX, no memory, no global id left */
     tracec_i_rec_seq_slot *slot;
     tracec_i_rec_seq_slot last; /* the id asked for last (global 0: none): a run of one sequence's packets */
+    /* tracec_i_rec_save_packet's trusted fields as written last (trusted_n 0: none yet), for pid and uid */
+    int32_t trusted_pid, trusted_uid;
+    uint8_t trusted_n;
+    uint8_t trusted[TRACEC_I_REC_TRUSTED_COPY];
 } tracec_i_rec_seqmap;
 
 /* An empty map whose packets without an id go to `default_id` (the peer's sequence). */

@@ -58,12 +58,9 @@ bool tracec_i_trace_file_grow(tracec_writer *w, size_t need);
 tracec_status_t tracec_i_trace_file_commit(tracec_trace_file *f, uint8_t *base, uint8_t *ptr,
                                            tracec_status_t status);
 
-/*
- * Starts a TracePacket written through `w` (caller-owned, uninitialised)
- * into `packet`, the `msg` member of a generated TracePacket writer.
- */
-static inline void tracec_trace_file_begin_packet(tracec_trace_file *f, tracec_writer *w,
-                                                  tracec_msg *packet) {
+/* Opens a record on `w` for whole Trace fields written by hand (no message open), ended with
+   tracec_i_trace_file_commit(f, w->base, w->ptr, w->status). */
+static inline void tracec_i_trace_file_begin_raw(tracec_trace_file *f, tracec_writer *w) {
     uint8_t *end;
     uint8_t *p = tracec_i_trace_file_window(f, &end);
     w->base = p;
@@ -72,6 +69,16 @@ static inline void tracec_trace_file_begin_packet(tracec_trace_file *f, tracec_w
     w->grow = tracec_i_trace_file_grow;
     w->sink = f;
     w->status = p ? TRACEC_STATUS_SUCCESS : TRACEC_STATUS_CLOSED;
+    w->top = TRACEC_I_ROOT;
+}
+
+/*
+ * Starts a TracePacket written through `w` (caller-owned, uninitialised)
+ * into `packet`, the `msg` member of a generated TracePacket writer.
+ */
+static inline void tracec_trace_file_begin_packet(tracec_trace_file *f, tracec_writer *w,
+                                                  tracec_msg *packet) {
+    tracec_i_trace_file_begin_raw(f, w);
     tracec_writer_begin_packet(w, packet);
 }
 
