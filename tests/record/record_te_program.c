@@ -23,6 +23,9 @@
  *   record_te_program mixed
  *       a slice "outer" of the macros with an instant "by hand" inside it,
  *       written by hand through tracec/provider.h on the thread's track.
+ *   record_te_program counted N
+ *       under the recorder: N rounds, then tracec_te_recorder_disconnect;
+ *       prints the client's counters as they are after it.
  *   record_te_program slots SOCKET DIR
  *       starts 4 sessions of its own (DIR/sK.pftrace), then connects to the
  *       recorder at SOCKET (tracec_te_recorder_connect, synchronous), which
@@ -105,6 +108,18 @@ int main(int argc, char **argv) {
         round_of(1);
         return 0;
     }
+    if (strcmp(argv[1], "counted") == 0 && argc > 2) {
+        tracec_te_recorder_stats_t st = tracec_te_recorder_stats();
+        if (!st.tracing) return 1;
+        int n = atoi(argv[2]);
+        for (int i = 0; i < n; i++) round_of(i);
+        tracec_te_recorder_disconnect();
+        st = tracec_te_recorder_stats();
+        printf("after disconnect: connected=%d tracing=%d produced=%llu dropped=%llu runs=%llu\n",
+               (int)st.connected, (int)st.tracing, (unsigned long long)st.produced,
+               (unsigned long long)st.dropped, (unsigned long long)st.runs);
+        return 0;
+    }
     if (strcmp(argv[1], "slots") == 0 && argc > 3) {
         tracec_session *own[TRACEC_TE_MAX_SESSIONS];
         char path[TRACEC_TE_MAX_SESSIONS][512];
@@ -123,6 +138,8 @@ int main(int argc, char **argv) {
         printf("refused=%llu tracing=%d\n", (unsigned long long)st.refused, (int)st.tracing);
         TRACEC_INSTANT(app, "mine");
         tracec_te_recorder_disconnect();
+        printf("after disconnect: refused=%llu connected=%d\n",
+               (unsigned long long)tracec_te_recorder_stats().refused, (int)tracec_te_recorder_stats().connected);
         for (int i = 0; i < TRACEC_TE_MAX_SESSIONS; i++)
             if (tracec_session_stop(own[i]) != TRACEC_STATUS_SUCCESS) return 1;
         return 0;

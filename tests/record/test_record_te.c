@@ -187,8 +187,37 @@ Test(record_te, no_free_slot_refuses_the_session_with_a_reason) {
     int rc = run(cmd, &out);
     cr_assert_eq(rc, 0, "%s", out);
     cr_expect(strstr(out, "refused=1 tracing=0") != NULL, "the program counts the refusal:\n%s", out);
+    cr_expect(strstr(out, "after disconnect: refused=1 connected=0") != NULL, "and still after it disconnects:\n%s",
+              out);
     cr_expect(strstr(out, "refused the session: no free session slot (4 active)") != NULL,
               "the recorder says why:\n%s", out);
+    free(out);
+}
+
+/* The client's counters stay readable after tracec_te_recorder_disconnect: the final ones, the hand-over
+   included, as the recorder counted them. */
+Test(record_te, counters_are_final_after_disconnect) {
+    char cmd[1024], rec[128], *out;
+    snprintf(rec, sizeof rec, "%s/rec.pftrace", g_dir);
+    snprintf(cmd, sizeof cmd, "%s record -o %s -- %s counted 200", TRACEC, rec, PROG);
+    int rc = run(cmd, &out);
+    cr_assert_eq(rc, 0, "%s", out);
+    unsigned long long produced = 0, dropped = 1, runs = 0, rp = 0, rd = 0, rdr = 1;
+    const char *a = strstr(out, "after disconnect: connected=0 tracing=0 produced=");
+    cr_assert_not_null(a, "%s", out);
+    cr_assert_eq(sscanf(a, "after disconnect: connected=0 tracing=0 produced=%llu dropped=%llu runs=%llu", &produced,
+                        &dropped, &runs),
+                 3, "%s", out);
+    const char *b = strstr(out, "(pid ");
+    cr_assert_not_null(b, "%s", out);
+    b = strstr(b, "produced ");
+    cr_assert_not_null(b, "%s", out);
+    cr_assert_eq(sscanf(b, "produced %llu, delivered %llu, dropped %llu", &rp, &rd, &rdr), 3, "%s", out);
+    cr_expect_gt(produced, 200 * 7, "every round's events at least:\n%s", out);
+    cr_expect_eq(produced, rp, "the program and the recorder count the same packets:\n%s", out);
+    cr_expect_eq(dropped, 0, "%s", out);
+    cr_expect_eq(rdr, 0, "%s", out);
+    cr_expect_eq(runs, 1, "%s", out);
     free(out);
 }
 

@@ -1115,8 +1115,8 @@ static void stop_self(tracec_provider *p) {
     pthread_mutex_unlock(&p->ctl);
 }
 
-void tracec_provider_unregister(tracec_provider *p) {
-    if (p == NULL || p->forked) return;
+/* Unregisters p and frees it; with `final`, its counters once everything it wrote was handed over. */
+static void unregister_counting(tracec_provider *p, tracec_provider_stats *final) {
     stop_self(p);
     __atomic_store_n(&p->quit, 1, __ATOMIC_RELEASE);
     char c = 1;
@@ -1129,13 +1129,23 @@ void tracec_provider_unregister(tracec_provider *p) {
     pthread_mutex_lock(&provider_mu);
     if (the_provider == p) the_provider = NULL;
     pthread_mutex_unlock(&provider_mu);
+    if (final != NULL) *final = tracec_provider_get_stats(p);
     pthread_mutex_destroy(&p->ctl);
     pthread_mutex_destroy(&p->mu);
     pthread_cond_destroy(&p->cv);
     free(p);
 }
 
+void tracec_provider_unregister(tracec_provider *p) {
+    if (p == NULL || p->forked) return;
+    unregister_counting(p, NULL);
+}
+
 /* ---- the track-event layer's recorder client (tracec/track_event.h) ---------------- */
+
+/* The counters of the client that ended last (under provider_mu), in the process that ran it. */
+static tracec_te_recorder_stats_t last_stats;
+static pid_t last_stats_pid;
 
 tracec_status_t tracec_te_recorder_connect(const tracec_te_recorder_config *cfg) {
     tracec_te_recorder_config c = TRACEC_TE_RECORDER_CONFIG_INIT;
@@ -1169,7 +1179,17 @@ void tracec_te_recorder_disconnect(void) {
     tracec_provider *p = the_provider != NULL && the_provider->te_owned && !the_provider->forked ? the_provider : NULL;
     if (p != NULL) the_provider = NULL; /* one caller gets it; the exit handler no longer sees it */
     pthread_mutex_unlock(&provider_mu);
-    if (p != NULL) tracec_provider_unregister(p);
+    if (p == NULL) return;
+    tracec_provider_stats s;
+    unregister_counting(p, &s);
+    pthread_mutex_lock(&provider_mu);
+    memset(&last_stats, 0, sizeof last_stats);
+    last_stats.produced = s.produced;
+    last_stats.dropped = s.dropped;
+    last_stats.runs = s.runs;
+    last_stats.refused = s.refused;
+    last_stats_pid = getpid();
+    pthread_mutex_unlock(&provider_mu);
 }
 
 tracec_te_recorder_stats_t tracec_te_recorder_stats(void) {
@@ -1185,6 +1205,8 @@ tracec_te_recorder_stats_t tracec_te_recorder_stats(void) {
         r.dropped = s.dropped;
         r.runs = s.runs;
         r.refused = s.refused;
+    } else if (p == NULL && last_stats_pid == getpid()) {
+        r = last_stats;
     }
     pthread_mutex_unlock(&provider_mu);
     return r;

@@ -700,7 +700,12 @@ typedef struct tracec_te_recorder_stats_t {
     uint64_t refused;   /* recorders refused as untrusted, and sessions refused (no free slot) */
 } tracec_te_recorder_stats_t;
 
-/* The client's counters since it started (all zero when it does not run). */
+/*
+ * The client's counters since it started.  After tracec_te_recorder_disconnect,
+ * the final counters of the client that ended (connected and tracing false:
+ * what the last hand-over lost is in them); all zero when no client ran in
+ * this process (a fork child's client is its own).
+ */
 tracec_te_recorder_stats_t tracec_te_recorder_stats(void);
 
 #ifdef __cplusplus
