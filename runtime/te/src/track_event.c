@@ -815,12 +815,17 @@ static TRACEC_I_NOINLINE uint64_t iid_of(te_seq *t, const void *key, uint32_t ki
     return e != NULL ? e->val : 0;
 }
 
-/* Writes the pending names in one durable packet; on success they enter the dictionary. */
+/*
+ * Writes the pending names in one durable packet; on success they enter the
+ * dictionary.  Not while the sequence is dropping (STREAMING, until a packet
+ * lands): the event carries its names inline then, so a full buffer loses
+ * one packet per event, not an interning packet beside each.
+ */
 static TRACEC_I_NOINLINE void intern_pending(te_seq *t, pending *p, size_t np) {
     tracec_writer w;
     perfetto_protos_TracePacket pkt;
     perfetto_protos_InternedData id;
-    if (np == 0) return;
+    if (np == 0 || t->dropped) return;
     begin(t, &w, &pkt, TRACEC_BUFFER_TRACING_INTERNED_DATA);
     perfetto_protos_TracePacket_set_sequence_flags(&pkt, SEQ_NEEDS);
     perfetto_protos_TracePacket_begin_interned_data(&pkt, &id);
