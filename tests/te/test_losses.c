@@ -207,34 +207,37 @@ Test(te_losses, streaming_discard_drops_are_data_loss) {
     cr_assert_eq(answer_long(a[2]), 0);
 }
 
-/* A STREAMING buffer that drops: every instant is in the trace or counted lost, and a lost one counts once.
+/* A STREAMING buffer that drops: every event is in the trace or counted lost, and a lost one counts once.
    While a sequence is dropping, its events carry their names inline and intern nothing (an interning packet
    would be dropped beside each event); at most two packets of sequence state (the names, the clock) are
-   lost besides the events per run of losses (the gaps in the kept instants' numbers, + 2 for a run before
+   lost besides the events per run of losses (the gaps in the kept events' numbers, + 2 for a run before
    the first and after the last). */
 Test(te_losses, streaming_counts_a_lost_event_once) {
     const char *path = te_path("once.pftrace");
     tracec_buffer_stats_t bs;
-    enum { N = 50000 };
+    enum { R = 25000, N = 2 * R }; /* R rounds of an instant and a typed event: event 2i and 2i + 1 */
     tracec_session *s = start(path, TRACEC_BUFFERING_MODE_STREAMING, TRACEC_BUFFER_POLICY_DISCARD, 4u << 10);
-    for (int i = 0; i < N; i++) TRACEC_TE(m, TRACEC_TE_INSTANT("tick"), TRACEC_TE_ARG_INT("i", i));
+    for (int i = 0; i < R; i++) {
+        TRACEC_TE(m, TRACEC_TE_INSTANT("tick"), TRACEC_TE_ARG_INT("i", i));
+        TRACEC_EVENT_AS(m, my_app_MyEvent, ev, "typed") { my_app_MyEvent_set_custom_counter(&ev, i); }
+    }
     flush(s);
     uint64_t lost = buffer_losses(s, &bs);
     cr_assert_eq(te_stop(s), TRACEC_STATUS_SUCCESS);
     char *a[3];
-    const char *q[3] = {"select coalesce(sum(value), 0) from stats where name = 'traced_buf_trace_writer_packet_loss';",
-                        "select count(*) from (select a.int_value as i, lag(a.int_value) over (order by a.int_value) "
-                        "as prev from slice s join args a using(arg_set_id) where s.name = 'tick' and a.key = "
-                        "'debug.i') where prev is not null and i != prev + 1;",
-                        "select count(*) from slice where name = 'tick';"};
+    const char *q[3] = {
+        "select coalesce(sum(value), 0) from stats where name = 'traced_buf_trace_writer_packet_loss';",
+        "select count(*) from (select e, lag(e) over (order by e) as prev from ("
+        "select 2 * a.int_value as e from slice s join args a using(arg_set_id) where s.name = 'tick' and "
+        "a.key = 'debug.i' union all select 2 * a.int_value + 1 from slice s join args a using(arg_set_id) "
+        "where s.name = 'typed' and a.key like '%custom_counter')) where prev is not null and e != prev + 1;",
+        "select count(*) from slice where name in ('tick', 'typed');"};
     tp_answers(path, q, 3, a);
     long loss = answer_long(a[0]), runs = answer_long(a[1]), kept = answer_long(a[2]);
-    fprintf(stderr, "streaming_counts_a_lost_event_once: kept %ld, lost %ld (buffer %llu), runs %ld\n", kept, loss,
-            (unsigned long long)lost, runs);
     cr_assert_eq(loss, (long)lost, "the trace's count is the buffer's");
-    cr_assert_geq(kept + loss, N, "every instant is in the trace or counted (kept %ld, lost %ld)", kept, loss);
+    cr_assert_geq(kept + loss, N, "every event is in the trace or counted (kept %ld, lost %ld)", kept, loss);
     cr_assert_leq(loss, (N - kept) + 2 * (runs + 2),
-                  "a lost instant counts once (kept %ld, lost %ld, runs of losses %ld)", kept, loss, runs);
+                  "a lost event counts once (kept %ld, lost %ld, runs of losses %ld)", kept, loss, runs);
 }
 
 /* ---- nesting after losses --------------------------------------------------- */
