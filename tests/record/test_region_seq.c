@@ -8,6 +8,7 @@
  */
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +38,40 @@ static tt_buf decode_trace(const char *path) {
              TRACEC_PROTOC, TRACEC_SOURCE_DIR, path);
     cr_assert_eq(tt_capture(cmd, &b), 0, "%s", b.data ? b.data : "");
     return b;
+}
+
+/* A trace file in a directory of its own, for the tests that decode what the recorder wrote. */
+typedef struct trace_dir {
+    char dir[32], path[64];
+} trace_dir;
+
+static tracec_trace_file *trace_dir_open(trace_dir *t) {
+    tracec_trace_file *f;
+    snprintf(t->dir, sizeof t->dir, "/tmp/tracec-seq-XXXXXX");
+    cr_assert_not_null(mkdtemp(t->dir));
+    snprintf(t->path, sizeof t->path, "%s/t.pftrace", t->dir);
+    cr_assert_eq(tracec_trace_file_open(t->path, &f), TRACEC_STATUS_SUCCESS);
+    return f;
+}
+
+/* Closes f and returns what protoc --decode shows of it; the directory goes. */
+static tt_buf trace_dir_decode(trace_dir *t, tracec_trace_file *f) {
+    char cmd[64];
+    cr_assert_eq(tracec_trace_file_close(f), TRACEC_STATUS_SUCCESS);
+    tt_buf b = decode_trace(t->path);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", t->dir);
+    (void)system(cmd);
+    return b;
+}
+
+/* Appends to w[n] what protoc --decode shows of ru_packet(ts, name) as the recorder writes it. */
+static void want_packet(char *w, size_t n, long long uid, int ts, int seq, const char *name, bool dropped,
+                        long long pid) {
+    size_t used = strlen(w);
+    snprintf(w + used, n - used,
+             "packet {\n  trusted_uid: %lld\n  timestamp: %d\n  trusted_packet_sequence_id: %d\n  track_event {\n"
+             "    type: TYPE_INSTANT\n    name: \"%s\"\n  }\n%s  trusted_pid: %lld\n}\n",
+             uid, ts, seq, name, dropped ? "  previous_packet_dropped: true\n" : "", pid);
 }
 
 Test(record_seq, local_ids_map_to_global_ids_per_peer) {
@@ -177,11 +212,8 @@ Test(record_seq, the_packet_written_holds_only_the_global_id) {
 /* The packet as the recorder writes it into the trace: the global id, then trusted_pid, trusted_uid and the
    loss mark appended; a packet the map refuses writes nothing. */
 Test(record_seq, write_packet_appends_the_trusted_fields) {
-    char dir[] = "/tmp/tracec-seqw-XXXXXX", path[64], cmd[512];
-    cr_assert_not_null(mkdtemp(dir));
-    snprintf(path, sizeof path, "%s/t.pftrace", dir);
-    tracec_trace_file *f;
-    cr_assert_eq(tracec_trace_file_open(path, &f), TRACEC_STATUS_SUCCESS);
+    trace_dir t;
+    tracec_trace_file *f = trace_dir_open(&t);
     uint32_t next = 5;
     tracec_i_rec_seqmap m;
     tracec_i_rec_seqmap_init(&m, 4);
@@ -198,43 +230,20 @@ Test(record_seq, write_packet_appends_the_trusted_fields) {
     cr_expect_eq(tracec_i_rec_write_packet(f, &m, &next, pk, k, 321, 1000, &mark), TRACEC_STATUS_LIMIT_EXCEEDED);
     cr_expect_eq(m.refused, 1);
     cr_expect_eq(tracec_trace_file_packets(f), 2);
-    cr_assert_eq(tracec_trace_file_close(f), TRACEC_STATUS_SUCCESS);
-    tt_buf b = decode_trace(path);
-    cr_expect_str_eq(b.data, "packet {\n"
-                             "  trusted_uid: 1000\n"
-                             "  timestamp: 1\n"
-                             "  trusted_packet_sequence_id: 5\n"
-                             "  track_event {\n"
-                             "    type: TYPE_INSTANT\n"
-                             "    name: \"first\"\n"
-                             "  }\n"
-                             "  previous_packet_dropped: true\n"
-                             "  trusted_pid: 321\n"
-                             "}\n"
-                             "packet {\n"
-                             "  trusted_uid: 1000\n"
-                             "  timestamp: 2\n"
-                             "  trusted_packet_sequence_id: 4\n"
-                             "  track_event {\n"
-                             "    type: TYPE_INSTANT\n"
-                             "    name: \"second\"\n"
-                             "  }\n"
-                             "  trusted_pid: 321\n"
-                             "}\n");
+    tt_buf b = trace_dir_decode(&t, f);
+    char want[1024] = "";
+    want_packet(want, sizeof want, 1000, 1, 5, "first", true, 321);
+    want_packet(want, sizeof want, 1000, 2, 4, "second", false, 321);
+    cr_expect_str_eq(b.data, want);
     tt_buf_free(&b);
     tracec_i_rec_seqmap_free(&m);
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    (void)system(cmd);
 }
 
 /* The trusted fields are the pid and uid given with each packet, at their longest too (a negative int32 takes
    10 bytes), on both ways a packet is written (its id in place; no id of its own, so one is appended). */
 Test(record_seq, trusted_fields_follow_the_pid_and_uid_given) {
-    char dir[] = "/tmp/tracec-seqt-XXXXXX", path[64], cmd[512];
-    cr_assert_not_null(mkdtemp(dir));
-    snprintf(path, sizeof path, "%s/t.pftrace", dir);
-    tracec_trace_file *f;
-    cr_assert_eq(tracec_trace_file_open(path, &f), TRACEC_STATUS_SUCCESS);
+    trace_dir t;
+    tracec_trace_file *f = trace_dir_open(&t);
     uint32_t next = 5;
     tracec_i_rec_seqmap m;
     tracec_i_rec_seqmap_init(&m, 4);
@@ -247,53 +256,20 @@ Test(record_seq, trusted_fields_follow_the_pid_and_uid_given) {
     mark = 1;
     k = ru_packet(pk, 3, "c", 0, 0);
     cr_expect_eq(tracec_i_rec_write_packet(f, &m, &next, pk, k, -7, INT32_MAX, &mark), TRACEC_STATUS_SUCCESS);
-    cr_assert_eq(tracec_trace_file_close(f), TRACEC_STATUS_SUCCESS);
-    tt_buf b = decode_trace(path);
-    cr_expect_str_eq(b.data, "packet {\n"
-                             "  trusted_uid: -1\n"
-                             "  timestamp: 1\n"
-                             "  trusted_packet_sequence_id: 5\n"
-                             "  track_event {\n"
-                             "    type: TYPE_INSTANT\n"
-                             "    name: \"a\"\n"
-                             "  }\n"
-                             "  previous_packet_dropped: true\n"
-                             "  trusted_pid: -2147483648\n"
-                             "}\n"
-                             "packet {\n"
-                             "  trusted_uid: 0\n"
-                             "  timestamp: 2\n"
-                             "  trusted_packet_sequence_id: 5\n"
-                             "  track_event {\n"
-                             "    type: TYPE_INSTANT\n"
-                             "    name: \"b\"\n"
-                             "  }\n"
-                             "  trusted_pid: 321\n"
-                             "}\n"
-                             "packet {\n"
-                             "  trusted_uid: 2147483647\n"
-                             "  timestamp: 3\n"
-                             "  trusted_packet_sequence_id: 4\n"
-                             "  track_event {\n"
-                             "    type: TYPE_INSTANT\n"
-                             "    name: \"c\"\n"
-                             "  }\n"
-                             "  previous_packet_dropped: true\n"
-                             "  trusted_pid: -7\n"
-                             "}\n");
+    tt_buf b = trace_dir_decode(&t, f);
+    char want[1024] = "";
+    want_packet(want, sizeof want, -1, 1, 5, "a", true, INT32_MIN);
+    want_packet(want, sizeof want, 0, 2, 5, "b", false, 321);
+    want_packet(want, sizeof want, INT32_MAX, 3, 4, "c", true, -7);
+    cr_expect_str_eq(b.data, want);
     tt_buf_free(&b);
     tracec_i_rec_seqmap_free(&m);
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    (void)system(cmd);
 }
 
 /* The one pass that checks and writes a packet: more field-10 fields than it locates on the way (six, of
    three wire types), and trusted_pid / trusted_uid forged by the peer.  The trace holds one field 10 (the
    global id of the last VARINT one) and the recorder's pid and uid, which win for any reader. */
 Test(record_seq, save_packet_replaces_every_id_and_wins_over_forged_trusted_fields) {
-    char dir[] = "/tmp/tracec-seqs-XXXXXX", path[64], cmd[512];
-    cr_assert_not_null(mkdtemp(dir));
-    snprintf(path, sizeof path, "%s/t.pftrace", dir);
     uint8_t pk[256], *p;
     size_t k = ru_packet(pk, 5, "forged", 1, 11);
     p = pk + k;
@@ -318,29 +294,19 @@ Test(record_seq, save_packet_replaces_every_id_and_wins_over_forged_trusted_fiel
     cr_assert(tracec_i_rec_packet_scan(pk, k, &sc, &why), "%s", why);
     cr_expect_eq(sc.seq_fields, 8);
     cr_expect_eq(sc.local, 12);
-    tracec_trace_file *f;
-    cr_assert_eq(tracec_trace_file_open(path, &f), TRACEC_STATUS_SUCCESS);
+    trace_dir t;
+    tracec_trace_file *f = trace_dir_open(&t);
     uint32_t next = 7;
     tracec_i_rec_seqmap m;
     tracec_i_rec_seqmap_init(&m, 6);
     cr_expect_eq(tracec_i_rec_save_packet(f, &m, &next, pk, k, 4242, 1000, NULL, &why), TRACEC_STATUS_SUCCESS);
     cr_expect_eq(m.count, 1);
-    cr_assert_eq(tracec_trace_file_close(f), TRACEC_STATUS_SUCCESS);
-    tt_buf b = decode_trace(path);
-    cr_expect_str_eq(b.data, "packet {\n"
-                             "  trusted_uid: 1000\n"
-                             "  timestamp: 5\n"
-                             "  trusted_packet_sequence_id: 7\n"
-                             "  track_event {\n"
-                             "    type: TYPE_INSTANT\n"
-                             "    name: \"forged\"\n"
-                             "  }\n"
-                             "  trusted_pid: 4242\n"
-                             "}\n");
+    tt_buf b = trace_dir_decode(&t, f);
+    char want[512] = "";
+    want_packet(want, sizeof want, 1000, 5, 7, "forged", false, 4242);
+    cr_expect_str_eq(b.data, want);
     tt_buf_free(&b);
     tracec_i_rec_seqmap_free(&m);
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    (void)system(cmd);
 }
 
 /* The pass checks before it writes or maps anything: a packet malformed inside a nested message is
