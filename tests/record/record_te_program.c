@@ -25,7 +25,8 @@
  *       written by hand through tracec/provider.h on the thread's track.
  *   record_te_program counted N
  *       under the recorder: N rounds, then tracec_te_recorder_disconnect;
- *       prints the client's counters as they are after it.
+ *       prints the client's counters as they are after it, and as a fork
+ *       child sees them.
  *   record_te_program slots SOCKET DIR
  *       starts 4 sessions of its own (DIR/sK.pftrace), then connects to the
  *       recorder at SOCKET (tracec_te_recorder_connect, synchronous), which
@@ -118,7 +119,18 @@ int main(int argc, char **argv) {
         printf("after disconnect: connected=%d tracing=%d produced=%llu dropped=%llu runs=%llu\n",
                (int)st.connected, (int)st.tracing, (unsigned long long)st.produced,
                (unsigned long long)st.dropped, (unsigned long long)st.runs);
-        return 0;
+        fflush(stdout);
+        pid_t pid = fork(); /* a child's client counters are its own: none ran there */
+        if (pid < 0) return 1;
+        if (pid == 0) {
+            st = tracec_te_recorder_stats();
+            printf("fork child: produced=%llu runs=%llu\n", (unsigned long long)st.produced,
+                   (unsigned long long)st.runs);
+            fflush(stdout);
+            _exit(0);
+        }
+        int ws = 0;
+        return waitpid(pid, &ws, 0) == pid && WIFEXITED(ws) && WEXITSTATUS(ws) == 0 ? 0 : 1;
     }
     if (strcmp(argv[1], "slots") == 0 && argc > 3) {
         tracec_session *own[TRACEC_TE_MAX_SESSIONS];

@@ -195,7 +195,7 @@ Test(record_te, no_free_slot_refuses_the_session_with_a_reason) {
 }
 
 /* The client's counters stay readable after tracec_te_recorder_disconnect: the final ones, the hand-over
-   included, as the recorder counted them. */
+   included, as the recorder counted them; a fork child (no client of its own) reads zeros. */
 Test(record_te, counters_are_final_after_disconnect) {
     char cmd[1024], rec[128], *out;
     snprintf(rec, sizeof rec, "%s/rec.pftrace", g_dir);
@@ -218,6 +218,7 @@ Test(record_te, counters_are_final_after_disconnect) {
     cr_expect_eq(dropped, 0, "%s", out);
     cr_expect_eq(rdr, 0, "%s", out);
     cr_expect_eq(runs, 1, "%s", out);
+    cr_expect(strstr(out, "fork child: produced=0 runs=0") != NULL, "a fork child's counters are its own:\n%s", out);
     free(out);
 }
 
