@@ -23,6 +23,9 @@
  *   record_te_program mixed
  *       a slice "outer" of the macros with an instant "by hand" inside it,
  *       written by hand through tracec/provider.h on the thread's track.
+ *   record_te_program nested N
+ *       N slices "outer", each with an instant "inner", then exits (no
+ *       disconnect: the exit hook stops the recorder's session).
  *   record_te_program counted N
  *       under the recorder: N rounds, then tracec_te_recorder_disconnect;
  *       prints the client's counters as they are after it, and as a fork
@@ -107,6 +110,15 @@ int main(int argc, char **argv) {
         int st = 0;
         if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0) return 1;
         round_of(1);
+        return 0;
+    }
+    if (strcmp(argv[1], "nested") == 0 && argc > 2) { /* then exits: no disconnect */
+        int n = atoi(argv[2]);
+        for (int i = 0; i < n; i++) {
+            TRACEC_SLICE_BEGIN(app, "outer");
+            TRACEC_INSTANT(app, "inner");
+            TRACEC_SLICE_END(app);
+        }
         return 0;
     }
     if (strcmp(argv[1], "counted") == 0 && argc > 2) {

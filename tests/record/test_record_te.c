@@ -217,9 +217,37 @@ Test(record_te, counters_are_final_after_disconnect) {
     cr_expect_eq(produced, rp, "the program and the recorder count the same packets:\n%s", out);
     cr_expect_eq(dropped, 0, "%s", out);
     cr_expect_eq(rdr, 0, "%s", out);
+    cr_expect(strstr(out, "packets lost") == NULL, "no loss line when nothing was lost:\n%s", out);
     cr_expect_eq(runs, 1, "%s", out);
     cr_expect(strstr(out, "fork child: produced=0 runs=0") != NULL, "a fork child's counters are its own:\n%s", out);
     free(out);
+}
+
+/* A program that just exits: its exit hook stops the recorder's session while the buffer still accepts, so
+   the events the layer dropped (an instant inside a slice whose BEGIN was lost) are in the trace's loss count
+   with the buffer's own losses: every event is in the trace or counted, as after a disconnect. */
+Test(record_te, losses_of_the_layer_are_counted_at_exit) {
+    char cmd[1024], rec[128], *out;
+    enum { N = 3000 };
+    snprintf(rec, sizeof rec, "%s/rec.pftrace", g_dir);
+    snprintf(cmd, sizeof cmd, "%s record --mode oneshot --buffer-size 16k -o %s -- %s nested %d", TRACEC, rec, PROG, N);
+    int rc = run(cmd, &out);
+    cr_assert_eq(rc, 0, "%s", out);
+    cr_expect(strstr(out, "packets lost (counted in the trace's stats): the buffer filled and ONESHOT keeps") != NULL,
+              "tracec record says what lost them:\n%s", out);
+    free(out);
+    char *a = tp_query(rec, "select (select count(*) from slice where name = 'outer') as outer_kept, "
+                            "(select count(*) from slice where name = 'inner') as inner_kept, "
+                            "(select count(*) from slice where name = 'outer' and dur < 0) as unfinished, "
+                            "(select coalesce(sum(value), 0) from stats where name = "
+                            "'traced_buf_trace_writer_packet_loss') as lost;\n");
+    long outer = -1, inner = -1, unfinished = -1, lost = -1;
+    const char *row = strchr(a, '\n');
+    cr_assert(row != NULL && sscanf(row + 1, "%ld,%ld,%ld,%ld", &outer, &inner, &unfinished, &lost) == 4, "%s", a);
+    cr_expect_lt(outer, N, "a 16 KiB ONESHOT buffer loses slices:\n%s", a);
+    cr_expect_eq(lost, (N - outer) + (N - inner) + unfinished,
+                 "lost: the BEGINs and the instants not in the trace, and the ENDs of unfinished slices:\n%s", a);
+    free(a);
 }
 
 Test(record_te, fork_child_writes_nothing_to_the_recorder) {

@@ -254,6 +254,8 @@ int te_run_program(const char *trace, const char *rec_opts, const char *cmd, cha
     return atoi(rc + 3);
 }
 
+char *te_recorder_log(void) { return te_record_backend() ? rec_log() : strdup(""); }
+
 uint64_t te_lost_now(const tracec_session *s) {
     if (te_record_backend()) return tracec_te_recorder_stats().dropped;
     return tracec_session_lost(s);

@@ -64,6 +64,9 @@ int te_run_program(const char *trace, const char *rec_opts, const char *cmd, cha
    dropped count (record). */
 uint64_t te_lost_now(const tracec_session *s);
 
+/* Record backend: what the last `tracec record` printed (malloc'd; "" when none, and for the local backend). */
+char *te_recorder_log(void);
+
 /*
  * A path `name` inside this process's scratch directory (static storage, one
  * per call slot 0..7).  The directory is removed at exit unless TE_KEEP is set.

@@ -238,6 +238,13 @@ Test(te_losses, streaming_counts_a_lost_event_once) {
     cr_assert_geq(kept + loss, N, "every event is in the trace or counted (kept %ld, lost %ld)", kept, loss);
     cr_assert_leq(loss, (N - kept) + 2 * (runs + 2),
                   "a lost event counts once (kept %ld, lost %ld, runs of losses %ld)", kept, loss, runs);
+    if (te_record_backend() && loss > 0) { /* tracec record says what lost them and what to change */
+        char *log = te_recorder_log();
+        cr_expect(strstr(log, "packets lost (counted in the trace's stats): the writers were faster than the "
+                              "recorder; --wait MS") != NULL,
+                  "%s", log);
+        free(log);
+    }
 }
 
 /* ---- nesting after losses --------------------------------------------------- */

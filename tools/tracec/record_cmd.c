@@ -90,15 +90,39 @@ static long now_ms(void) {
     return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
 }
 
-static void report(tracec_recorder *r) {
+/* Each provider's counts; then, when packets were lost, what lost them and what to change. */
+static void report(tracec_recorder *r, const tracec_recorder_config *cfg) {
     tracec_recorder_provider_info in;
-    for (size_t i = 0; tracec_recorder_provider(r, i, &in); i++)
+    unsigned long long produced = 0, dropped = 0;
+    for (size_t i = 0; tracec_recorder_provider(r, i, &in); i++) {
         fprintf(stderr,
                 "tracec record: provider %s (pid %d, sequence %u): produced %llu, delivered %llu, dropped %llu%s%s%s\n",
                 in.name, (int)in.pid, in.sequence_id, (unsigned long long)in.produced,
                 (unsigned long long)in.delivered, (unsigned long long)in.dropped,
                 in.ended_early ? ", ended early" : "", in.timed_out ? ", timed out" : "",
                 in.corrupt ? ", corrupt buffer" : "");
+        produced += in.produced;
+        dropped += in.dropped;
+    }
+    if (dropped == 0) return;
+    const char *why;
+    switch (cfg->mode) {
+    case TRACEC_BUFFERING_MODE_ONESHOT:
+        why = "the buffer filled and ONESHOT keeps the first packets; a larger --buffer-size, or --mode streaming, "
+              "keeps more";
+        break;
+    case TRACEC_BUFFERING_MODE_CIRCULAR:
+        why = "CIRCULAR overwrote the oldest packets, as it does; a larger --buffer-size keeps more";
+        break;
+    default:
+        why = cfg->wait_ms > 0 ? "a writer waited the whole --wait for the recorder (or was refused a wait that "
+                                 "would deadlock); a larger --wait or --buffer-size loses less"
+                               : "the writers were faster than the recorder; --wait MS makes them wait for room "
+                                 "instead, a larger --buffer-size absorbs bursts";
+        break;
+    }
+    fprintf(stderr, "tracec record: %llu of %llu packets lost (counted in the trace's stats): %s\n", dropped,
+            produced, why);
 }
 
 int tracec_cmd_record(int argc, char **argv) {
@@ -254,7 +278,7 @@ int tracec_cmd_record(int argc, char **argv) {
         while (!g_interrupted && (end < 0 || now_ms() < end)) tracec_recorder_poll(r, 20);
     }
     tracec_recorder_stop(r);
-    report(r);
+    report(r, &cfg);
     size_t providers = tracec_recorder_provider_count(r);
     st = tracec_recorder_close(r);
     if (dir[0]) rmdir(dir);

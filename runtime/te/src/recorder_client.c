@@ -189,6 +189,16 @@ static void install_at_exit(void) {
     pthread_atfork(NULL, NULL, provider_after_fork_child);
 }
 static pthread_once_t at_exit_once = PTHREAD_ONCE_INIT;
+/*
+ * The same hook again once the buffer runtime has its own (made by the first
+ * context of the process): exit handlers run last-registered first, so this
+ * one stops the session while its buffer still accepts, and the events the
+ * te layer dropped reach the buffer's counters (slot_off) and the trace.  A
+ * hook registered at registration only would run after the runtime had
+ * stopped the buffer.  Stopping twice is stopping once.
+ */
+static void install_at_exit_after_runtime(void) { atexit(provider_at_exit); }
+static pthread_once_t at_exit_after_runtime_once = PTHREAD_ONCE_INIT;
 
 /* ---- registration ------------------------------------------------------------ */
 
@@ -914,6 +924,7 @@ static void on_initialize(tracec_provider *p, int conn, const tracec_i_msg *m, c
     p->fifo = fds[1]; /* before the buffer exists: its handoffs use it */
     tracec_status_t st = tracec_create_context(&p->ctx);
     if (st == TRACEC_STATUS_SUCCESS) {
+        pthread_once(&at_exit_after_runtime_once, install_at_exit_after_runtime);
         st = init_categories(p, m);
         if (st == TRACEC_STATUS_SUCCESS) st = tracec_create_buffer_with_config(p->ctx, &cfg, &p->buf);
         if (st != TRACEC_STATUS_SUCCESS) (void)tracec_destroy_context(p->ctx);
