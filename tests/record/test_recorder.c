@@ -221,6 +221,9 @@ static summary killed_inside_a_packet(const char *file, const char *mode, const 
     snprintf(trace, sizeof trace, "%s/%s", g_dir, file);
     snprintf(cmd, sizeof cmd, "%s record -o %s %s -- %s %s", TRACEC, trace, mode, PROV, args);
     cr_assert_eq(run(cmd, &out), 128 + 9, "%s", out);
+    cr_expect(strstr(out, "packets lost (counted in the trace's stats), some with the providers above that ended "
+                          "early") != NULL,
+              "tracec record puts the loss with the provider that ended early:\n%s", out);
     free(out);
     char *view = py_view(trace);
     summary v = find_summary(view, "victim");

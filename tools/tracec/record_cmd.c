@@ -94,6 +94,7 @@ static long now_ms(void) {
 static void report(tracec_recorder *r, const tracec_recorder_config *cfg) {
     tracec_recorder_provider_info in;
     unsigned long long produced = 0, dropped = 0;
+    bool faults = false; /* a provider that ended early, timed out or was corrupt lost packets of its own */
     for (size_t i = 0; tracec_recorder_provider(r, i, &in); i++) {
         fprintf(stderr,
                 "tracec record: provider %s (pid %d, sequence %u): produced %llu, delivered %llu, dropped %llu%s%s%s\n",
@@ -103,6 +104,7 @@ static void report(tracec_recorder *r, const tracec_recorder_config *cfg) {
                 in.corrupt ? ", corrupt buffer" : "");
         produced += in.produced;
         dropped += in.dropped;
+        faults = faults || in.ended_early || in.timed_out || in.corrupt;
     }
     if (dropped == 0) return;
     const char *why;
@@ -121,8 +123,11 @@ static void report(tracec_recorder *r, const tracec_recorder_config *cfg) {
                                  "instead, a larger --buffer-size absorbs bursts";
         break;
     }
-    fprintf(stderr, "tracec record: %llu of %llu packets lost (counted in the trace's stats): %s\n", dropped,
-            produced, why);
+    fprintf(stderr, "tracec record: %llu of %llu packets lost (counted in the trace's stats)%s: %s\n", dropped,
+            produced, faults ? ", some with the providers above that ended early, timed out or were corrupt; "
+                               "the others"
+                             : "",
+            why);
 }
 
 int tracec_cmd_record(int argc, char **argv) {
