@@ -23,9 +23,10 @@
  *   record_te_program mixed
  *       a slice "outer" of the macros with an instant "by hand" inside it,
  *       written by hand through tracec/provider.h on the thread's track.
- *   record_te_program nested N
+ *   record_te_program nested N [kill]
  *       N slices "outer", each with an instant "inner", then exits (no
- *       disconnect: the exit hook stops the recorder's session).
+ *       disconnect: the exit hook stops the recorder's session), or with
+ *       `kill` SIGKILLs itself.
  *   record_te_program counted N
  *       under the recorder: N rounds, then tracec_te_recorder_disconnect;
  *       prints the client's counters as they are after it, and as a fork
@@ -37,6 +38,7 @@
  */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -112,13 +114,14 @@ int main(int argc, char **argv) {
         round_of(1);
         return 0;
     }
-    if (strcmp(argv[1], "nested") == 0 && argc > 2) { /* then exits: no disconnect */
+    if (strcmp(argv[1], "nested") == 0 && argc > 2) { /* then exits (no disconnect), or is killed */
         int n = atoi(argv[2]);
         for (int i = 0; i < n; i++) {
             TRACEC_SLICE_BEGIN(app, "outer");
             TRACEC_INSTANT(app, "inner");
             TRACEC_SLICE_END(app);
         }
+        if (argc > 3 && strcmp(argv[3], "kill") == 0) raise(SIGKILL);
         return 0;
     }
     if (strcmp(argv[1], "counted") == 0 && argc > 2) {

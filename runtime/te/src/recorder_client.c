@@ -642,7 +642,8 @@ tracec_provider_stats tracec_provider_get_stats(tracec_provider *p) {
     uint64_t produced, dropped, layer = 0;
     pthread_mutex_lock(&p->ctl);
     if (p->slot >= 0 && p->slot_open) /* the events the te layer dropped in this run (slot_off() adds them) */
-        layer = __atomic_load_n(&tracec_i_te_slots[p->slot].lost, __ATOMIC_RELAXED) - p->slot_lost;
+        layer = __atomic_load_n(&tracec_i_te_slots[p->slot].lost, __ATOMIC_RELAXED) -
+                __atomic_load_n(&tracec_i_te_slots[p->slot].published, __ATOMIC_ACQUIRE);
     pthread_mutex_lock(&p->mu);
     buffer_counts(p, &produced, &dropped);
     s.produced = p->old_produced + produced + layer;
@@ -789,9 +790,9 @@ static void slot_off(tracec_provider *p) {
     tracec_i_te_session_leave(entered);
     p->slot_open = 0;
     /* the events the te layer dropped in this run (misuse, no memory) are losses of the recorder's session:
-       counted in the shared buffer, whose counters the recorder's trace_stats show */
-    uint64_t dropped = __atomic_load_n(&tracec_i_te_slots[p->slot].lost, __ATOMIC_RELAXED) - p->slot_lost;
-    if (dropped != 0) (void)tracec_buffer_count_lost(p->buf, dropped);
+       counted in the shared buffer, whose counters the recorder's trace_stats show (the part not counted
+       there as they grew) */
+    tracec_i_te_slot_publish_lost(p->slot);
 }
 
 /* Says on stderr and to the recorder why its session is refused (control thread). */
@@ -989,6 +990,9 @@ static void on_start(tracec_provider *p, const tracec_i_msg *m) {
         int entered = tracec_i_te_session_enter();
         p->slot_lost = __atomic_load_n(&tracec_i_te_slots[p->slot].lost, __ATOMIC_RELAXED);
         tracec_i_te_slot_open(p->slot, p->buf.handle, p->mode, 6u /* BOOTTIME, the recorder's clock */);
+        /* its losses go into the shared buffer's counters as they grow: a killed program leaves few out */
+        __atomic_store_n(&tracec_i_te_slots[p->slot].published, p->slot_lost, __ATOMIC_RELAXED);
+        __atomic_store_n(&tracec_i_te_slots[p->slot].publish, 1, __ATOMIC_RELEASE);
         p->slot_open = 1;
         if (p->te_packets) /* a loss is counted by the buffer */
             (void)tracec_i_te_write_session_packets(p->slot, 1, 0, p->name);

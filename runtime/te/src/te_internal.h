@@ -41,6 +41,16 @@ typedef struct tracec_i_te_slot {
     uint64_t run_end_ts; /* when the last run stopped, on the slot's clock: slices open then end there */
     uint32_t paused;     /* paused: its categories stay on and the layer drops and counts their events */
     uint64_t pause;      /* bumped by each pause before it sets `paused` (release): which pause a thread saw */
+    /*
+     * `publish` 1 (the recorder's session): `lost` also goes into the
+     * buffer's own counters, which the recorder reads from shared memory,
+     * as it grows (at every 64th, tracec_i_te_slot_publish_lost) and when
+     * the session stops, so a program killed meanwhile leaves at most 63
+     * of them out.  `published`: the value of `lost` counted there so far.
+     * Atomic.
+     */
+    uint64_t published;
+    int publish;
 } tracec_i_te_slot;
 
 extern tracec_i_te_slot tracec_i_te_slots[TRACEC_TE_MAX_SESSIONS];
@@ -63,6 +73,11 @@ void tracec_i_te_slot_open(int i, uint64_t buf, tracec_buffering_mode_t mode, ui
 void tracec_i_te_slot_set_categories(int i, tracec_context_id_t ctx, int on);
 /* The slot is free again (after its bits were cleared). */
 void tracec_i_te_slot_close(int i);
+/*
+ * Slot `i` publishing (see `publish`): counts in its buffer what `lost` has
+ * grown by since the last call that did (one caller gets each part).
+ */
+void tracec_i_te_slot_publish_lost(int i);
 /* A thread must look at slot `i` again (ver bumped, release). */
 void tracec_i_te_slot_bump(int i);
 

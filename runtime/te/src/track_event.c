@@ -277,10 +277,30 @@ static TRACEC_I_NOINLINE te_seq *seq_alloc(te_thread *g, uint32_t i) {
 
 uint32_t tracec_i_te_new_sequence_id(void) { return __atomic_fetch_add(&next_seq, 1u, __ATOMIC_RELAXED); }
 
+void tracec_i_te_slot_publish_lost(int i) {
+    tracec_i_te_slot *sl = &tracec_i_te_slots[i];
+    uint64_t pub = __atomic_load_n(&sl->published, __ATOMIC_ACQUIRE);
+    uint64_t total = __atomic_load_n(&sl->lost, __ATOMIC_RELAXED);
+    while (total > pub)
+        if (__atomic_compare_exchange_n(&sl->published, &pub, total, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+            tracec_buffer_id_t id = {__atomic_load_n(&sl->buf, __ATOMIC_ACQUIRE)};
+            (void)tracec_buffer_count_lost(id, total - pub); /* a stopped buffer: too late, the stop counted */
+            return;
+        }
+}
+
+/* One event lost for slot i; a publishing slot's buffer counts them by 64 (not inside the runtime's locks:
+   a signal handler may be running on a thread that holds one). */
+static inline TRACEC_I_ALWAYS_INLINE void slot_lost(uint32_t i) {
+    uint64_t n = __atomic_add_fetch(&tracec_i_te_slots[i].lost, 1u, __ATOMIC_RELAXED);
+    if (TRACEC_I_UNLIKELY((n & 63u) == 0) && tracec_i_tls_locks == 0 &&
+        __atomic_load_n(&tracec_i_te_slots[i].publish, __ATOMIC_ACQUIRE))
+        tracec_i_te_slot_publish_lost((int)i);
+}
+
 /* Counts one event lost for each slot of `mask`. */
 static TRACEC_I_NOINLINE void lost_add(uint32_t mask) {
-    for (; mask != 0; mask &= mask - 1u)
-        __atomic_fetch_add(&tracec_i_te_slots[__builtin_ctz(mask)].lost, 1u, __ATOMIC_RELAXED);
+    for (; mask != 0; mask &= mask - 1u) slot_lost((uint32_t)__builtin_ctz(mask));
 }
 
 /* ---- ids --------------------------------------------------------------------- */
@@ -482,7 +502,7 @@ static TRACEC_I_NOINLINE void put_defaults(te_seq *t, perfetto_protos_TracePacke
 static TRACEC_I_NOINLINE bool end_refused(te_seq *t, tracec_status_t st) {
     t->inc_pend = t->inc_last; /* the reader does not see it: the clock stays */
     if (st == TRACEC_STATUS_CLOSED) /* the run stopped under the event: the buffer does not count it */
-        __atomic_fetch_add(&tracec_i_te_slots[t->slot].lost, 1u, __ATOMIC_RELAXED);
+        slot_lost(t->slot);
     if ((st == TRACEC_STATUS_BUFFER_FULL || st == TRACEC_STATUS_WOULD_DEADLOCK || st == TRACEC_STATUS_OUT_OF_MEMORY) &&
         __atomic_load_n(&tracec_i_te_slots[t->slot].in_order, __ATOMIC_RELAXED) && !t->dropped) {
         t->dropped = 1; /* until a packet lands nothing enters the dictionary: forgetting once is enough */
@@ -961,7 +981,7 @@ static TRACEC_I_NOINLINE uint32_t own_slice_kind(const tracec_te_arg *a, size_t 
 static TRACEC_I_NOINLINE void drop_event(te_seq *t, const tracec_te_arg *a, size_t n) {
     uint32_t kind = own_slice_kind(a, n);
     te.misuse++;
-    __atomic_fetch_add(&tracec_i_te_slots[t->slot].lost, 1u, __ATOMIC_RELAXED);
+    slot_lost(t->slot);
     if (kind == TRACEC_I_TE_SLICE_BEGIN)
         nest_push(t, false);
     else if (kind == TRACEC_I_TE_SLICE_END)
@@ -1040,7 +1060,7 @@ static inline TRACEC_I_ALWAYS_INLINE bool owed_written(te_seq *t) {
  */
 static TRACEC_I_NOINLINE __attribute__((cold)) bool lost_around(te_seq *t, bool begin) {
     if (t->nlive > 64u) return true;
-    __atomic_fetch_add(&tracec_i_te_slots[t->slot].lost, 1u, __ATOMIC_RELAXED);
+    slot_lost(t->slot);
     if (begin) nest_push(t, false);
     return false;
 }
@@ -1875,7 +1895,7 @@ static inline TRACEC_I_ALWAYS_INLINE int open_event(tracec_te_packet *p, tracec_
     }
     if (variant == OPEN_DYN && t != NULL && name == NULL) { /* a NULL name: dropped as misuse */
         g->misuse++;
-        __atomic_fetch_add(&tracec_i_te_slots[t->slot].lost, 1u, __ATOMIC_RELAXED);
+        slot_lost(t->slot);
         if (type == (uint32_t)perfetto_protos_TrackEvent_TYPE_SLICE_BEGIN) nest_push(t, false);
         t = NULL;
     }
@@ -2144,6 +2164,7 @@ void tracec_i_te_slot_open(int i, uint64_t buf, tracec_buffering_mode_t mode, ui
                      __ATOMIC_RELAXED);
     __atomic_store_n(&s->incremental, mode != TRACEC_BUFFERING_MODE_CIRCULAR, __ATOMIC_RELAXED);
     __atomic_store_n(&s->paused, 0u, __ATOMIC_RELAXED);
+    __atomic_store_n(&s->publish, 0, __ATOMIC_RELAXED); /* the recorder's client sets it after the open */
     __atomic_store_n(&s->buf, buf, __ATOMIC_RELEASE);
     __atomic_store_n(&s->gen, __atomic_add_fetch(&slot_gens, 1u, __ATOMIC_RELAXED), __ATOMIC_RELEASE);
     tracec_i_te_slot_bump(i);
@@ -2162,6 +2183,7 @@ void tracec_i_te_slot_set_categories(int i, tracec_context_id_t ctx, int on) {
 }
 
 void tracec_i_te_slot_close(int i) {
+    __atomic_store_n(&tracec_i_te_slots[i].publish, 0, __ATOMIC_RELEASE);
     __atomic_store_n(&tracec_i_te_slots[i].gen, 0u, __ATOMIC_RELEASE);
     tracec_i_te_slot_bump(i);
 }
