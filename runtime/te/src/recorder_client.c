@@ -73,7 +73,6 @@ struct tracec_provider {
     char socket_path[sizeof ((struct sockaddr_un *)0)->sun_path]; /* "": $TRACEC_RECORDER_SOCKET, else the well-known */
     int slot;     /* the te slot of the recorder's session (-1: none; claimed at Initialize, control thread) */
     int slot_open; /* the slot is open on the buffer (a run is on; changed under ctl) */
-    uint64_t slot_lost; /* the slot's count of events the te layer dropped when the run began */
     tracec_buffering_mode_t mode; /* the buffer's */
     int te_packets; /* the run's te session packets are written (categories are registered: te events may come) */
 
@@ -988,11 +987,8 @@ static void on_start(tracec_provider *p, const tracec_i_msg *m) {
         /* the recorder's session in its te slot: its session packets, then its categories' bits */
         pthread_mutex_lock(&p->ctl);
         int entered = tracec_i_te_session_enter();
-        p->slot_lost = __atomic_load_n(&tracec_i_te_slots[p->slot].lost, __ATOMIC_RELAXED);
-        tracec_i_te_slot_open(p->slot, p->buf.handle, p->mode, 6u /* BOOTTIME, the recorder's clock */);
         /* its losses go into the shared buffer's counters as they grow: a killed program leaves few out */
-        __atomic_store_n(&tracec_i_te_slots[p->slot].published, p->slot_lost, __ATOMIC_RELAXED);
-        __atomic_store_n(&tracec_i_te_slots[p->slot].publish, 1, __ATOMIC_RELEASE);
+        tracec_i_te_slot_open(p->slot, p->buf.handle, p->mode, 6u /* BOOTTIME, the recorder's clock */, 1);
         p->slot_open = 1;
         if (p->te_packets) /* a loss is counted by the buffer */
             (void)tracec_i_te_write_session_packets(p->slot, 1, 0, p->name);

@@ -459,7 +459,7 @@ static tracec_status_t session_start(const tracec_session_config *config, tracec
         bc.callback_data = s;
         if ((st = tracec_create_buffer_with_config(s->ctx, &bc, &s->buf)) != TRACEC_STATUS_SUCCESS) goto fail;
     }
-    tracec_i_te_slot_open(slot, s->buf.handle, config->mode, config->clock_id ? config->clock_id : 6u);
+    tracec_i_te_slot_open(slot, s->buf.handle, config->mode, config->clock_id ? config->clock_id : 6u, 0);
     ++gen;
     if ((st = tracec_start_context(s->ctx)) != TRACEC_STATUS_SUCCESS) goto fail;
     s->active = 1;

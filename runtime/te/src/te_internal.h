@@ -67,8 +67,10 @@ extern uint64_t tracec_i_te_ver[TRACEC_TE_MAX_SESSIONS];
  * `mode` with timestamps on `clock_id`, and publishes it: after this the
  * calling thread can write the session packets to it.  The categories'
  * bits are set by the caller afterwards (tracec_i_te_slot_set_categories).
+ * `publish`: the slot's losses from now on go into the buffer's counters
+ * (see `publish` above: the recorder's session).
  */
-void tracec_i_te_slot_open(int i, uint64_t buf, tracec_buffering_mode_t mode, uint32_t clock_id);
+void tracec_i_te_slot_open(int i, uint64_t buf, tracec_buffering_mode_t mode, uint32_t clock_id, int publish);
 /* Sets (on) or clears slot `i`'s bit in every registered category that `ctx` enables (clears: all of them). */
 void tracec_i_te_slot_set_categories(int i, tracec_context_id_t ctx, int on);
 /* The slot is free again (after its bits were cleared). */

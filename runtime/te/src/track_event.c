@@ -2155,7 +2155,7 @@ static uint64_t slot_gens;
 
 void tracec_i_te_slot_bump(int i) { __atomic_fetch_add(&tracec_i_te_ver[i], 1u, __ATOMIC_RELEASE); }
 
-void tracec_i_te_slot_open(int i, uint64_t buf, tracec_buffering_mode_t mode, uint32_t clock_id) {
+void tracec_i_te_slot_open(int i, uint64_t buf, tracec_buffering_mode_t mode, uint32_t clock_id, int publish) {
     tracec_i_te_slot *s = &tracec_i_te_slots[i];
     /* relaxed: the generation's release publishes them */
     __atomic_store_n(&s->clock_id, clock_id, __ATOMIC_RELAXED);
@@ -2164,7 +2164,10 @@ void tracec_i_te_slot_open(int i, uint64_t buf, tracec_buffering_mode_t mode, ui
                      __ATOMIC_RELAXED);
     __atomic_store_n(&s->incremental, mode != TRACEC_BUFFERING_MODE_CIRCULAR, __ATOMIC_RELAXED);
     __atomic_store_n(&s->paused, 0u, __ATOMIC_RELAXED);
-    __atomic_store_n(&s->publish, 0, __ATOMIC_RELAXED); /* the recorder's client sets it after the open */
+    /* what the slot lost before this session is counted: published from here (the buffer's release below
+       publishes both) */
+    __atomic_store_n(&s->published, __atomic_load_n(&s->lost, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
+    __atomic_store_n(&s->publish, publish, __ATOMIC_RELAXED);
     __atomic_store_n(&s->buf, buf, __ATOMIC_RELEASE);
     __atomic_store_n(&s->gen, __atomic_add_fetch(&slot_gens, 1u, __ATOMIC_RELAXED), __ATOMIC_RELEASE);
     tracec_i_te_slot_bump(i);
