@@ -43,9 +43,10 @@ static uint16_t *g_dense; /* tracec_i_rec_schema_count rows of DENSE actions; NU
 /* Per message type (with g_dense): 1 if a field numbered DENSE or more has an action, so its number is searched;
    0: such a number has none (an extension, an unknown field), no search */
 static uint8_t *g_far;
-/* tracec_i_rec_schema_count + 1 rows of 128 classes (the last: the packet itself, at depth 1); NULL: none */
+/* tracec_i_rec_schema_count + 1 rows of 256 classes, one per first byte of a tag (the last row: the packet itself,
+   at depth 1; a byte with its continuation bit is SLOW); NULL: none */
 static uint16_t *g_tag1;
-static const uint16_t g_slow_row[128]; /* all SLOW */
+static const uint16_t g_slow_row[256]; /* all SLOW */
 static pthread_once_t g_dense_once = PTHREAD_ONCE_INIT;
 static int g_dense_done; /* build_dense ran (then g_dense and g_tag1 are final) */
 
@@ -94,10 +95,10 @@ static void build_dense(void) {
         }
     }
     g_far = far;
-    uint16_t *c = n <= INDEX_MASK + 1u ? calloc((size_t)(n + 1u) * 128u, sizeof *c) : NULL;
+    uint16_t *c = n <= INDEX_MASK + 1u ? calloc((size_t)(n + 1u) * 256u, sizeof *c) : NULL;
     for (uint32_t i = 0; c != NULL && i <= n; i++) {
         const uint16_t *actions = t + (size_t)(i < n ? i : 0) * DENSE; /* the packet's row: TracePacket's actions */
-        for (unsigned b = 0; b < 128u; b++) c[(size_t)i * 128u + b] = tag1_class(actions, b, i == n);
+        for (unsigned b = 0; b < 128u; b++) c[(size_t)i * 256u + b] = tag1_class(actions, b, i == n);
     }
     g_dense = t;
     g_tag1 = c;
@@ -159,7 +160,7 @@ typedef struct level {
 static const uint16_t *dense_of(long mi) { return g_dense != NULL && mi >= 0 ? g_dense + (size_t)mi * DENSE : NULL; }
 
 /* The one-byte tag classes of message type mi (-1: no schema; tracec_i_rec_schema_count: the packet itself). */
-static const uint16_t *row_of(long mi) { return g_tag1 != NULL && mi >= 0 ? g_tag1 + (size_t)mi * 128u : g_slow_row; }
+static const uint16_t *row_of(long mi) { return g_tag1 != NULL && mi >= 0 ? g_tag1 + (size_t)mi * 256u : g_slow_row; }
 
 /* Reads a length at *pp (end - *pp > 0 or not): false, with *why, if it is bad or runs past end. */
 static inline bool read_len(const uint8_t **pp, const uint8_t *end, uint64_t *len, const char **why) {
@@ -239,20 +240,20 @@ static bool packet_check(const uint8_t *p, const uint8_t *end, const char **why,
     const uint16_t *dense = dense_of(mi), *row = row_of(mi < 0 ? -1 : (long)tracec_i_rec_schema_count);
     for (;;) {
         while (TRACEC_I_LIKELY(p < end)) {
-            unsigned t = *p;
-            uint16_t e = t < 0x80u ? row[t] : (uint16_t)SLOW;
+            uint16_t e = row[*p];
             const uint8_t *data;
             uint64_t len;
             uint16_t a;
-            switch (e >> CLASS_SHIFT) {
-            case C_VARINT:
-                p++;
-                if (TRACEC_I_LIKELY(p < end && *p < 0x80u)) {
-                    p++;
+            if (TRACEC_I_LIKELY(e == (uint16_t)(C_VARINT << CLASS_SHIFT))) { /* most fields: tested first */
+                if (TRACEC_I_LIKELY(end - p > 1 && p[1] < 0x80u)) {
+                    p += 2;
                     continue;
                 }
+                p++;
                 if (!skip_varint(&p, end, why)) return false;
                 continue;
+            }
+            switch (e >> CLASS_SHIFT) {
             case C_FIXED64:
                 p++;
                 if (!skip_fixed(&p, end, 8u, why)) return false;
@@ -299,7 +300,7 @@ static bool packet_check(const uint8_t *p, const uint8_t *end, const char **why,
                 end = p + len;
                 mi = (long)(e & INDEX_MASK);
                 dense = g_dense + (size_t)mi * DENSE;
-                row = g_tag1 + (size_t)mi * 128u;
+                row = g_tag1 + (size_t)mi * 256u;
                 continue;
             default:
                 break;
