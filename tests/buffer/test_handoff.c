@@ -705,6 +705,65 @@ Test(buffer_handoff, oneshot_hands_its_half_and_durable_part_at_a_flush_only) {
     test_end();
 }
 
+/* A packet writer that writes `n` packets of 100 bytes into a full ONESHOT buffer and keeps its writer. */
+typedef struct full_arg {
+    tracec_buffer_id_t b;
+    tracec_buffer_writer bw;
+    uint32_t thread;
+    uint64_t full;
+} full_arg;
+
+static void *full_writer(void *p) {
+    full_arg *a = (full_arg *)p;
+    for (uint64_t i = 0; i < 1000; i++)
+        if (packet_trec(&a->bw, a->thread, i, 100) == TRACEC_STATUS_BUFFER_FULL) a->full++;
+    return NULL;
+}
+
+/*
+ * A full ONESHOT buffer's drops, which each writer counts in its own state
+ * (no count shared by the threads that all drop): the statistics count
+ * every one while the writers are still there and after they are released,
+ * the memfd's header has them by 64 as they happen (a recorder salvaging a
+ * killed process reads that) and all of them after a flush.
+ */
+Test(buffer_handoff, oneshot_drops_counted_by_each_writer_reach_the_stats_and_the_header) {
+    tracec_context_id_t ctx = started_context();
+    reader r;
+    tracec_buffer_id_t b = handoff_buffer(ctx, &r, TRACEC_BUFFERING_MODE_ONESHOT, TRACEC_BUFFER_POLICY_NONE, 8192, 0);
+    full_arg a[2];
+    pthread_t t[2];
+    for (int i = 0; i < 2; i++) {
+        memset(&a[i], 0, sizeof a[i]);
+        a[i].b = b;
+        a[i].thread = (uint32_t)i;
+        OK(tracec_buffer_writer_init(&a[i].bw, b, 0));
+        cr_assert_eq(pthread_create(&t[i], NULL, full_writer, &a[i]), 0);
+    }
+    for (int i = 0; i < 2; i++) pthread_join(t[i], NULL);
+    uint64_t full = a[0].full + a[1].full;
+    cr_assert_gt(full, 1900, "an 8 KiB half keeps fewer than 100 of 2,000 packets (%llu refused)",
+                 (unsigned long long)full);
+    tracec_buffer_stats_t st;
+    OK(tracec_query_buffer_stats(b, &st));
+    cr_assert_eq(st.dropped, full, "counted while the writers are attached");
+    cr_assert_eq(st.accepted + st.dropped, 2000);
+    uint64_t in_header = ld64(&hdr(&r)->dropped);
+    cr_assert(in_header <= full && in_header + 2 * 63 >= full, "the header has %llu of %llu before any handoff",
+              (unsigned long long)in_header, (unsigned long long)full);
+    OK(tracec_flush_buffer(b));
+    cr_assert_eq(ld64(&hdr(&r)->dropped), full, "all of them after a flush");
+    for (int i = 0; i < 2; i++) tracec_buffer_writer_release(&a[i].bw);
+    OK(tracec_query_buffer_stats(b, &st));
+    cr_assert_eq(st.dropped, full, "and after the writers are released");
+    OK(tracec_stop_context(ctx));
+    reader_drain(&r);
+    cr_assert_str_eq(r.bad, "");
+    OK(tracec_destroy_buffer(b));
+    reader_free(&r);
+    test_end();
+}
+
 Test(buffer_handoff, circular_hands_both_halves_and_a_wrap_voids_an_unsaved_handoff) {
     tracec_context_id_t ctx = started_context();
     reader r;

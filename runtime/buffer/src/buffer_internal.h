@@ -128,7 +128,8 @@ typedef struct tracec_i_buffer {
     _Atomic int destroyed;
     /* ONESHOT: set (under mu) once a record was refused because the half is
        full, cleared (under mu) when a start empties the half.  While set, a
-       record that does not fit is dropped without the mutex (full_drop()). */
+       record that does not fit is dropped without the mutex (tracec_i_full_drop()),
+       counted by its writer state when it has one (tracec_i_dropped()). */
     _Atomic int full;
     _Atomic uint32_t active; /* index of the active half */
     tracec_i_half half[2];
@@ -341,7 +342,8 @@ bool tracec_i_thread_open_packet_blocks(const tracec_i_buffer *b, int h, const t
 /* ---- reserve.c --------------------------------------------------------------- */
 void tracec_i_do_switch(tracec_i_buffer *b, int x);
 tracec_status_t tracec_i_drop(tracec_i_buffer *b, tracec_status_t why);
-bool tracec_i_full_drop(tracec_i_buffer *b, uint32_t body, tracec_status_t *st);
+bool tracec_i_full_drop(tracec_i_buffer *b, tracec_i_wstate *ws, uint32_t body, tracec_status_t *st);
+uint64_t tracec_i_dropped(tracec_i_buffer *b);
 bool tracec_i_is_durable(const tracec_i_buffer *b, uint32_t category, uint32_t kind);
 /* `deadline`: the caller's, zeroed before its first call for a record or packet (a capped wait sets it). */
 int tracec_i_make_room(tracec_i_buffer *b, int h, uint32_t body, const tracec_i_wstate *ws, bool in_grow,

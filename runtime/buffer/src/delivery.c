@@ -19,13 +19,13 @@ typedef struct dctx {
     tracec_i_buffer *b;
     tracec_i_thread *t;
     size_t n;
+    uint64_t dropped; /* tracec_i_dropped() when the pass began (its writers' own counts need mu) */
 } dctx;
 
 static void dflush(dctx *d) {
     if (d->n == 0) return;
     tracec_i_buffer *b = d->b;
-    uint64_t drops = atomic_load_explicit(&b->dropped, memory_order_relaxed) +
-                     atomic_load_explicit(&b->overwritten, memory_order_relaxed);
+    uint64_t drops = d->dropped + atomic_load_explicit(&b->overwritten, memory_order_relaxed);
     tracec_context_id_t ctx = {b->ctx_handle};
     tracec_buffer_id_t id = {b->handle};
     b->callback(ctx, id, d->t->ptrs, d->n, b->callback_data, drops);
@@ -480,7 +480,7 @@ void tracec_i_deliver_pass(tracec_i_buffer *b) {
     b->delivering = 1;
     uint32_t flags = atomic_exchange_explicit(&b->pending, 0, memory_order_acq_rel);
     uint64_t ticket = b->flush_req;
-    dctx d = {b, t, 0};
+    dctx d = {b, t, 0, tracec_i_dropped(b)};
     if (b->handoff != NULL) {
         if (b->mode == TRACEC_BUFFERING_MODE_STREAMING) handoff_streaming(b, flags);
         else if (flags & TRACEC_I_REQ_FLUSH) handoff_snapshot(b);

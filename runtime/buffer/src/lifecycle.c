@@ -599,8 +599,8 @@ tracec_status_t tracec_query_buffer_stats(tracec_buffer_id_t buffer_id, tracec_b
     uint64_t in_writers = 0;
     for (tracec_i_wstate *ws = b->writers; ws; ws = ws->next) in_writers += __atomic_load_n(&ws->packets, __ATOMIC_RELAXED);
     st->accepted = atomic_load(&b->accepted) + in_writers;
+    st->dropped = tracec_i_dropped(b);
     tracec_i_unlock(&b->mu);
-    st->dropped = atomic_load(&b->dropped);
     st->overwritten = atomic_load(&b->overwritten);
     st->delivered = atomic_load(&b->delivered);
     st->deliveries = atomic_load(&b->deliveries);
@@ -672,6 +672,7 @@ void tracec_i_buffers_fork_child(void) {
             __atomic_store_n(&ws->stolen, 1u, __ATOMIC_SEQ_CST);
             __atomic_store_n(&ws->busy, 0u, __ATOMIC_SEQ_CST);
             ws->packets = 0;
+            ws->drops = 0;
         }
         if (b->map != NULL) {
             /* A memfd's mapping is not in the child (MADV_DONTFORK): the buffer is gone here, as if

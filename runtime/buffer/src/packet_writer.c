@@ -246,7 +246,7 @@ void tracec_i_buffer_begin(tracec_buffer_writer *bw, uint32_t category, uint32_t
     }
     if (fresh) {
         tracec_status_t fst;
-        if (tracec_i_full_drop(b, ws->reserve, &fst)) {
+        if (tracec_i_full_drop(b, ws, ws->reserve, &fst)) {
             writer_fail_window(bw, fst);
             return;
         }
@@ -361,7 +361,7 @@ static bool buffer_grow(tracec_writer *w, size_t need) {
     /* the packet leaves this chunk (moved, parked or lost): its open mark with it, while the chunk is ours */
     tracec_i_clear_open(w->base);
     tracec_status_t fst;
-    if (tracec_i_full_drop(b, (uint32_t)total, &fst)) return grow_failed(w, ws, fst);
+    if (tracec_i_full_drop(b, ws, (uint32_t)total, &fst)) return grow_failed(w, ws, fst);
     tracec_i_lock(&b->mu);
     int r = acquire_chunk(b, ws, (uint32_t)total, true, w->base, partial);
     tracec_i_unlock(&b->mu);

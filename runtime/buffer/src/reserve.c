@@ -105,10 +105,17 @@ void tracec_i_shm_set_active(tracec_i_buffer *b, uint32_t h) {
  * 64th ONESHOT drop refused without mu), so a recorder that salvages a
  * killed process reads its losses up to about its death.
  */
+/* Records dropped for want of room (under mu): the buffer's count and its writers' own (tracec_i_full_drop()). */
+uint64_t tracec_i_dropped(tracec_i_buffer *b) {
+    uint64_t n = atomic_load_explicit(&b->dropped, memory_order_relaxed);
+    for (tracec_i_wstate *ws = b->writers; ws; ws = ws->next) n += __atomic_load_n(&ws->drops, __ATOMIC_RELAXED);
+    return n;
+}
+
 void tracec_i_shm_publish_losses(tracec_i_buffer *b) {
     tracec_shm_header *hd = b->hdr;
     if (hd == NULL) return;
-    SHM_STORE(hd->dropped, atomic_load_explicit(&b->dropped, memory_order_relaxed), __ATOMIC_RELAXED);
+    SHM_STORE(hd->dropped, tracec_i_dropped(b), __ATOMIC_RELAXED);
     SHM_STORE(hd->overwritten, atomic_load_explicit(&b->overwritten, memory_order_relaxed), __ATOMIC_RELAXED);
     SHM_STORE(hd->refused, atomic_load_explicit(&b->refused, memory_order_relaxed), __ATOMIC_RELEASE);
 }
@@ -425,10 +432,14 @@ int tracec_i_make_room(tracec_i_buffer *b, int h, uint32_t body, const tracec_i_
  * by a delivery (sealed: the slow path waits for it, as before) and the
  * record does not fit.  A running ONESHOT half only grows, so this is the
  * answer tracec_i_make_room() would give; a record that still fits (a smaller one)
- * is never refused here.  *st is the status: BUFFER_FULL (counted, one
- * atomic increment), or CLOSED (not counted) if the buffer stopped.
+ * is never refused here.  *st is the status: BUFFER_FULL (counted), or
+ * CLOSED (not counted) if the buffer stopped.  A writer state `ws` counts
+ * its own drops: once the buffer is full every writer drops, and one count
+ * for all of them would be a cache line they all write.  An emit (ws NULL)
+ * counts in the buffer's.  Each 64th drop of a count publishes the losses
+ * to a memfd's header when mu is free.
  */
-bool tracec_i_full_drop(tracec_i_buffer *b, uint32_t body, tracec_status_t *st) {
+bool tracec_i_full_drop(tracec_i_buffer *b, tracec_i_wstate *ws, uint32_t body, tracec_status_t *st) {
     if (TRACEC_I_LIKELY(!atomic_load_explicit(&b->full, memory_order_acquire))) return false;
     uint64_t s = atomic_load_explicit(&b->half[0].state, memory_order_acquire);
     if ((s & TRACEC_I_SEALED) || (uint64_t)TRACEC_I_CHARGED(s) + body <= b->size) return false;
@@ -436,8 +447,15 @@ bool tracec_i_full_drop(tracec_i_buffer *b, uint32_t body, tracec_status_t *st) 
         *st = TRACEC_STATUS_CLOSED;
         return true;
     }
-    *st = tracec_i_drop(b, TRACEC_STATUS_BUFFER_FULL);
-    if ((atomic_load_explicit(&b->dropped, memory_order_relaxed) & 63u) == 0 && tracec_i_trylock(&b->mu)) {
+    *st = TRACEC_STATUS_BUFFER_FULL;
+    uint64_t n;
+    if (ws != NULL) {
+        n = ws->drops + 1u;
+        __atomic_store_n(&ws->drops, n, __ATOMIC_RELAXED);
+    } else {
+        n = atomic_fetch_add_explicit(&b->dropped, 1, memory_order_relaxed) + 1u;
+    }
+    if ((n & 63u) == 0 && tracec_i_trylock(&b->mu)) {
         tracec_i_shm_publish_losses(b); /* hdr read under mu: a destroy holds it */
         tracec_i_unlock(&b->mu);
     }
@@ -499,7 +517,7 @@ static tracec_status_t emit(tracec_i_buffer *b, uint32_t category, uint32_t kind
             return TRACEC_STATUS_SUCCESS;
         }
         tracec_status_t fst;
-        if (!sealed && tracec_i_full_drop(b, body, &fst)) return fst;
+        if (!sealed && tracec_i_full_drop(b, NULL, body, &fst)) return fst;
         tracec_i_lock(&b->mu);
         int r = tracec_i_make_room(b, h, body, NULL, false, &deadline);
         tracec_i_unlock(&b->mu);

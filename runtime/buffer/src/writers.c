@@ -222,7 +222,9 @@ bool tracec_i_state_detach(tracec_i_wstate *ws) {
         ws->gen++; /* a writer still referring to it gets a fresh state at its next begin */
     }
     atomic_fetch_add_explicit(&b->accepted, __atomic_load_n(&ws->packets, __ATOMIC_RELAXED), memory_order_relaxed);
+    atomic_fetch_add_explicit(&b->dropped, __atomic_load_n(&ws->drops, __ATOMIC_RELAXED), memory_order_relaxed);
     ws->packets = 0;
+    ws->drops = 0;
     ws->blk = NULL;
     ws->body = NULL;
     ws->body_size = 0;

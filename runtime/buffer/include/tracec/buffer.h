@@ -86,7 +86,8 @@ typedef struct tracec_record_header_t {
 /*
  * Delivery callback: `num_headers` records, oldest first (a delivery of many
  * records may arrive in several calls).  `drop_count` is the number of
- * records lost (dropped or overwritten) since the buffer was created.
+ * records lost (dropped or overwritten) since the buffer was created, as
+ * counted when the delivery began (tracec_query_buffer_stats: now).
  * Runs on the buffer's callback thread, never on a producer.
  */
 typedef void (*tracec_buffer_tracing_cb_t)(tracec_context_id_t context, tracec_buffer_id_t buffer_id,

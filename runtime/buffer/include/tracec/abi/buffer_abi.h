@@ -84,6 +84,10 @@ typedef struct tracec_i_wstate {
     uint8_t *scratch;     /* LOSSLESS grow(): the partial packet while waiting for room (slow path only) */
     uint32_t scratch_cap; /* its bytes */
     uint32_t lost;        /* the open packet was lost in grow() and already counted */
+    /* Records refused without the mutex because a ONESHOT buffer is full: counted here by the owner (atomic:
+       read under the buffer's mutex), not in the buffer's shared counter, which every writer would contend
+       for; added to it when the state is detached. */
+    uint64_t drops;
     uint32_t zombie;      /* detached while the buffer's list was being walked: freed by reap() */
     const void *owner;    /* the thread it is bound to (NULL: none yet); see docs/buffers.md */
     struct tracec_i_wstate *pool_next; /* the runtime's list of all writer states */
