@@ -232,7 +232,8 @@ static inline void note_seq(tracec_i_rec_scan *s, uint32_t start, uint32_t end) 
  * others the general path.  The packet's own field-10 fields are noted in
  * *s.
  */
-static bool packet_check(const uint8_t *p, const uint8_t *end, const char **why, tracec_i_rec_scan *s) {
+static inline TRACEC_I_ALWAYS_INLINE bool packet_check(const uint8_t *p, const uint8_t *end, const char **why,
+                                                      tracec_i_rec_scan *s) {
     const uint8_t *const base = p;
     level up[TRACEC_I_REC_MAX_DEPTH];
     int depth = 1;
@@ -395,12 +396,16 @@ static bool packet_check(const uint8_t *p, const uint8_t *end, const char **why,
 
 bool tracec_i_rec_packet_scan(const uint8_t *p, size_t n, tracec_i_rec_scan *s, const char **why) {
     const char *w = NULL;
-    if (!__atomic_load_n(&g_dense_done, __ATOMIC_ACQUIRE)) (void)pthread_once(&g_dense_once, build_dense);
+    if (TRACEC_I_UNLIKELY(!__atomic_load_n(&g_dense_done, __ATOMIC_ACQUIRE))) (void)pthread_once(&g_dense_once, build_dense);
     s->local = 0;
     s->seq_fields = 0;
-    bool ok = n <= UINT32_MAX && packet_check(p, p + n, &w, s);
-    if (!ok && why) *why = w ? w : "a packet over 4 GiB";
-    return ok;
+    if (TRACEC_I_UNLIKELY(n > UINT32_MAX)) {
+        if (why) *why = "a packet over 4 GiB";
+        return false;
+    }
+    if (TRACEC_I_LIKELY(packet_check(p, p + n, &w, s))) return true; /* inlined: one call per packet */
+    if (why) *why = w;
+    return false;
 }
 
 bool tracec_i_rec_packet_ok(const uint8_t *p, size_t n, const char **why) {
