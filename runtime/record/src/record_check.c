@@ -245,7 +245,8 @@ static inline TRACEC_I_ALWAYS_INLINE bool packet_check(const uint8_t *p, const u
             const uint8_t *data;
             uint64_t len;
             uint16_t a;
-            if (TRACEC_I_LIKELY(e == (uint16_t)(C_VARINT << CLASS_SHIFT))) { /* most fields: tested first */
+            switch (e >> CLASS_SHIFT) {
+            case C_VARINT:
                 if (TRACEC_I_LIKELY(end - p > 1 && p[1] < 0x80u)) {
                     p += 2;
                     continue;
@@ -253,8 +254,6 @@ static inline TRACEC_I_ALWAYS_INLINE bool packet_check(const uint8_t *p, const u
                 p++;
                 if (!skip_varint(&p, end, why)) return false;
                 continue;
-            }
-            switch (e >> CLASS_SHIFT) {
             case C_FIXED64:
                 p++;
                 if (!skip_fixed(&p, end, 8u, why)) return false;
