@@ -115,6 +115,18 @@ bool tracec_i_trace_file_grow(tracec_writer *w, size_t need) {
     return true;
 }
 
+uint8_t *tracec_i_trace_file_room(tracec_trace_file *f, size_t need) {
+    if (f == NULL || f->in_packet || f->cap - f->used < need) return NULL;
+    return f->buf + f->used;
+}
+
+tracec_status_t tracec_i_trace_file_append(tracec_trace_file *f, uint8_t *end) {
+    f->used = (size_t)(end - f->buf);
+    f->packets++;
+    if (f->used >= TRACEC_I_FILE_FLUSH_AT) return drain(f);
+    return TRACEC_STATUS_SUCCESS;
+}
+
 tracec_status_t tracec_i_trace_file_commit(tracec_trace_file *f, uint8_t *base, uint8_t *ptr,
                                            tracec_status_t status) {
     if (f == NULL) return TRACEC_STATUS_INVALID_ARGUMENT;

@@ -108,6 +108,18 @@ static inline void put_trusted(uint8_t *o, const tracec_i_rec_seqmap *m, bool dr
     if (dropped) memcpy(o + m->trusted_n, k_dropped, sizeof k_dropped);
 }
 
+/* Writes the usual packet p[0..n) (scanned into *s: its one sequence id as long as g's) as a Trace.packet
+   record of `body` bytes at o, with g in place of its id and the trusted fields after it; returns its end. */
+static inline uint8_t *put_usual(uint8_t *o, const tracec_i_rec_seqmap *m, const uint8_t *p, size_t n,
+                                 const tracec_i_rec_scan *s, uint32_t g, size_t body, bool dropped) {
+    *o++ = (uint8_t)TRACEC_TAG(1, TRACEC_WIRE_LEN); /* Trace.packet */
+    o = tracec_put_varint64(o, body);
+    memcpy(o, p, n);
+    (void)tracec_put_varint32(o + s->cut[0] + 1, g);
+    put_trusted(o + n, m, dropped);
+    return o + body;
+}
+
 /* Copies p[0..n) (scanned into *s) to `out` without its field-10 fields; returns the end of what it wrote. */
 static uint8_t *copy_without_seq(uint8_t *out, const uint8_t *p, size_t n, const tracec_i_rec_scan *s) {
     if (s->seq_fields == 0) {
@@ -167,21 +179,23 @@ tracec_status_t tracec_i_rec_save_packet(struct tracec_trace_file *out, tracec_i
     bool dropped = mark && *mark;
     size_t k = m->trusted_n + (dropped ? sizeof k_dropped : 0u);
     tracec_writer w;
-    tracec_i_trace_file_begin_raw(out, &w);
+    tracec_status_t st;
     if (s.seq_fields == 1 && p[s.cut[0]] == TRACEC_TAG(TRACEC_I_REC_SEQ_FIELD, TRACEC_WIRE_VARINT) &&
         s.cut[1] - s.cut[0] == 1u + tracec_varint_size(g)) {
         /* the usual packet: its one id (a varint) as long as the global one, which takes its place; the
-           record's length is known before it is written */
-        size_t body = n + k;
-        if (tracec_writer_reserve(&w, 1u + TRACEC_MAX_VARINT_SIZE + n + TRUSTED_ROOM)) {
-            *w.ptr++ = (uint8_t)TRACEC_TAG(1, TRACEC_WIRE_LEN); /* Trace.packet */
-            w.ptr = tracec_put_varint64(w.ptr, body);
-            memcpy(w.ptr, p, n);
-            (void)tracec_put_varint32(w.ptr + s.cut[0] + 1, g);
-            put_trusted(w.ptr + n, m, dropped);
-            w.ptr += body;
+           record's length is known before it is written, and it goes straight into the file's buffer when
+           that has room (else through a writer, which drains or grows it) */
+        size_t body = n + k, need = 1u + TRACEC_MAX_VARINT_SIZE + n + TRUSTED_ROOM;
+        uint8_t *o = tracec_i_trace_file_room(out, need);
+        if (TRACEC_I_LIKELY(o != NULL)) {
+            st = tracec_i_trace_file_append(out, put_usual(o, m, p, n, &s, g, body, dropped));
+        } else {
+            tracec_i_trace_file_begin_raw(out, &w);
+            if (tracec_writer_reserve(&w, need)) w.ptr = put_usual(w.ptr, m, p, n, &s, g, body, dropped);
+            st = tracec_i_trace_file_commit(out, w.base, w.ptr, w.status);
         }
     } else {
+        tracec_i_trace_file_begin_raw(out, &w);
         perfetto_protos_TracePacket pkt;
         tracec_writer_begin_packet(&w, &pkt.msg);
         if (tracec_writer_reserve(&w, n + TRACEC_I_REC_SEQ_EXTRA + TRUSTED_ROOM)) {
@@ -192,8 +206,8 @@ tracec_status_t tracec_i_rec_save_packet(struct tracec_trace_file *out, tracec_i
             w.ptr = o + k;
         }
         (void)tracec_writer_end_packet(&w, &pkt.msg); /* its status is w.status */
+        st = tracec_i_trace_file_commit(out, w.base, w.ptr, w.status);
     }
-    tracec_status_t st = tracec_i_trace_file_commit(out, w.base, w.ptr, w.status);
     if (st == TRACEC_STATUS_SUCCESS && mark) *mark = 0;
     return st;
 }

@@ -57,6 +57,11 @@ uint8_t *tracec_i_trace_file_window(tracec_trace_file *f, uint8_t **end);
 bool tracec_i_trace_file_grow(tracec_writer *w, size_t need);
 tracec_status_t tracec_i_trace_file_commit(tracec_trace_file *f, uint8_t *base, uint8_t *ptr,
                                            tracec_status_t status);
+/* Where a record of at most `need` bytes goes when f has that much room now and no packet open; NULL
+   otherwise (then the writer path, which grows or drains).  Ended by tracec_i_trace_file_append(). */
+uint8_t *tracec_i_trace_file_room(tracec_trace_file *f, size_t need);
+/* Accepts the record written at tracec_i_trace_file_room()'s pointer, up to `end`. */
+tracec_status_t tracec_i_trace_file_append(tracec_trace_file *f, uint8_t *end);
 
 /* Opens a record on `w` for whole Trace fields written by hand (no message open), ended with
    tracec_i_trace_file_commit(f, w->base, w->ptr, w->status). */
