@@ -192,8 +192,16 @@ static inline bool read_value(const uint8_t **pp, const uint8_t *end, uint64_t *
 
 /* Steps over the varint value at *pp whose value nobody reads (a timestamp: 9 bytes): false, with *why, if bad. */
 static inline bool skip_varint(const uint8_t **pp, const uint8_t *end, const char **why) {
-    uint64_t v;
-    if (end - *pp < 10) return read_value(pp, end, &v, why);
+    if (end - *pp < 10) { /* fewer than 10 bytes left: it ends in them or it is cut short */
+        for (const uint8_t *q = *pp; q < end; q++) {
+            if (*q < 0x80u) {
+                *pp = q + 1;
+                return true;
+            }
+        }
+        *why = "truncated varint";
+        return false;
+    }
     const uint8_t *p = skip_varint10(*pp);
     if (p == NULL) {
         *why = "varint longer than 10 bytes";
