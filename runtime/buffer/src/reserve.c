@@ -98,13 +98,6 @@ void tracec_i_shm_set_active(tracec_i_buffer *b, uint32_t h) {
     if (b->hdr != NULL) SHM_STORE(b->hdr->active, h, __ATOMIC_RELEASE);
 }
 
-/*
- * The header's loss counters (under mu, which a destroy holds: the header
- * is mapped): dropped, overwritten, refused.  Published at each handoff and
- * wherever a loss is counted under mu (make_room's drops, a wrap, every
- * 64th ONESHOT drop refused without mu), so a recorder that salvages a
- * killed process reads its losses up to about its death.
- */
 /* Records dropped for want of room (under mu): the buffer's count and its writers' own (tracec_i_full_drop()). */
 uint64_t tracec_i_dropped(tracec_i_buffer *b) {
     uint64_t n = atomic_load_explicit(&b->dropped, memory_order_relaxed);
@@ -112,6 +105,13 @@ uint64_t tracec_i_dropped(tracec_i_buffer *b) {
     return n;
 }
 
+/*
+ * The header's loss counters (under mu, which a destroy holds: the header
+ * is mapped): dropped, overwritten, refused.  Published at each handoff and
+ * wherever a loss is counted under mu (make_room's drops, a wrap, every
+ * 64th ONESHOT drop of a count kept without mu), so a recorder that
+ * salvages a killed process reads its losses up to about its death.
+ */
 void tracec_i_shm_publish_losses(tracec_i_buffer *b) {
     tracec_shm_header *hd = b->hdr;
     if (hd == NULL) return;
