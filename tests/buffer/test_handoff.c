@@ -705,7 +705,7 @@ Test(buffer_handoff, oneshot_hands_its_half_and_durable_part_at_a_flush_only) {
     test_end();
 }
 
-/* A packet writer that writes `n` packets of 100 bytes into a full ONESHOT buffer and keeps its writer. */
+/* A packet writer that writes 1,000 packets of 100 bytes into a full ONESHOT buffer and keeps its writer. */
 typedef struct full_arg {
     tracec_buffer_id_t b;
     tracec_buffer_writer bw;
