@@ -38,6 +38,15 @@ static int run(const char *cmd, char **out) {
     return st;
 }
 
+/* Runs `tracec record -o DIR/NAME -- PROG ARGS`: its exit status, its output in *out and the trace's path in
+   trace[0..cap). */
+static int record_program(const char *name, const char *args, char *trace, size_t cap, char **out) {
+    char cmd[1024];
+    snprintf(trace, cap, "%s/%s", g_dir, name);
+    snprintf(cmd, sizeof cmd, "%s record -o %s -- %s %s", TRACEC, trace, PROG, args);
+    return run(cmd, out);
+}
+
 /* Runs a query through the trace processor; returns its CSV (skips the test where it is absent). */
 static char *tp_query(const char *trace, const char *sql) {
     if (TP == NULL) tt_skip_without_trace_processor();
@@ -76,10 +85,8 @@ static char *query(const char *trace, int q) { return tp_query(trace, QUERIES[q]
 TestSuite(record_te, .init = setup, .fini = teardown, .timeout = 60);
 
 Test(record_te, track_events_reach_the_recorder) {
-    char cmd[1024], trace[128], *out;
-    snprintf(trace, sizeof trace, "%s/rec.pftrace", g_dir);
-    snprintf(cmd, sizeof cmd, "%s record -o %s -- %s events 50", TRACEC, trace, PROG);
-    int rc = run(cmd, &out);
+    char trace[128], *out;
+    int rc = record_program("rec.pftrace", "events 50", trace, sizeof trace, &out);
     cr_assert_eq(rc, 0, "%s", out);
     free(out);
     char *slices = query(trace, Q_SLICES);
@@ -107,11 +114,10 @@ Test(record_te, track_events_reach_the_recorder) {
 }
 
 Test(record_te, own_session_and_recorder_give_the_same_trace) {
-    char cmd[1024], rec[128], own[128], *out;
-    snprintf(rec, sizeof rec, "%s/rec.pftrace", g_dir);
+    char args[160], rec[128], own[128], *out;
     snprintf(own, sizeof own, "%s/own.pftrace", g_dir);
-    snprintf(cmd, sizeof cmd, "%s record -o %s -- %s events 40 %s", TRACEC, rec, PROG, own);
-    int rc = run(cmd, &out);
+    snprintf(args, sizeof args, "events 40 %s", own);
+    int rc = record_program("rec.pftrace", args, rec, sizeof rec, &out);
     cr_assert_eq(rc, 0, "%s", out);
     free(out);
     for (int q = 0; q < Q_COUNT; q++) {
@@ -145,10 +151,8 @@ Test(record_te, recorder_categories_are_its_session_only) {
 }
 
 Test(record_te, program_without_events_registers) {
-    char cmd[1024], rec[128], *out;
-    snprintf(rec, sizeof rec, "%s/rec.pftrace", g_dir);
-    snprintf(cmd, sizeof cmd, "%s record -o %s -- %s none", TRACEC, rec, PROG);
-    int rc = run(cmd, &out);
+    char rec[128], *out;
+    int rc = record_program("rec.pftrace", "none", rec, sizeof rec, &out);
     /* it connected (its categories' constructor started the client): a provider that wrote no event */
     cr_expect_eq(rc, 0, "%s", out);
     cr_expect(strstr(out, "no provider registered") == NULL, "%s", out);
@@ -197,10 +201,8 @@ Test(record_te, no_free_slot_refuses_the_session_with_a_reason) {
 /* The client's counters stay readable after tracec_te_recorder_disconnect: the final ones, the hand-over
    included, as the recorder counted them; a fork child (no client of its own) reads zeros. */
 Test(record_te, counters_are_final_after_disconnect) {
-    char cmd[1024], rec[128], *out;
-    snprintf(rec, sizeof rec, "%s/rec.pftrace", g_dir);
-    snprintf(cmd, sizeof cmd, "%s record -o %s -- %s counted 200", TRACEC, rec, PROG);
-    int rc = run(cmd, &out);
+    char rec[128], *out;
+    int rc = record_program("rec.pftrace", "counted 200", rec, sizeof rec, &out);
     cr_assert_eq(rc, 0, "%s", out);
     unsigned long long produced = 0, dropped = 1, runs = 0, rp = 0, rd = 0, rdr = 1;
     const char *a = strstr(out, "after disconnect: connected=0 tracing=0 produced=");
@@ -270,10 +272,8 @@ Test(record_te, losses_of_a_killed_program_are_counted_to_within_the_publishing_
 }
 
 Test(record_te, fork_child_writes_nothing_to_the_recorder) {
-    char cmd[1024], rec[128], *out;
-    snprintf(rec, sizeof rec, "%s/rec.pftrace", g_dir);
-    snprintf(cmd, sizeof cmd, "%s record -o %s -- %s fork", TRACEC, rec, PROG);
-    int rc = run(cmd, &out);
+    char rec[128], *out;
+    int rc = record_program("rec.pftrace", "fork", rec, sizeof rec, &out);
     cr_assert_eq(rc, 0, "%s", out);
     free(out);
     char *slices = query(rec, Q_SLICES);
@@ -286,10 +286,8 @@ Test(record_te, fork_child_writes_nothing_to_the_recorder) {
 
 /* Packets written by hand (tracec/provider.h) land on the thread's one track, inside its macros' slice. */
 Test(record_te, hand_written_packets_share_the_threads_track) {
-    char cmd[1024], trace[128], *out;
-    snprintf(trace, sizeof trace, "%s/mixed.pftrace", g_dir);
-    snprintf(cmd, sizeof cmd, "%s record -o %s -- %s mixed", TRACEC, trace, PROG);
-    int rc = run(cmd, &out);
+    char trace[128], *out;
+    int rc = record_program("mixed.pftrace", "mixed", trace, sizeof trace, &out);
     cr_assert_eq(rc, 0, "%s", out);
     free(out);
     char *slices = tp_query(trace, "select s.name, s.depth, (select count(distinct track_id) from slice where "
