@@ -3,7 +3,7 @@
  * record check follows (record_check.h): perfetto.protos.TracePacket and
  * every message type it holds, read from tracec's descriptor pool (the
  * built-in schema of protos/), with each field's number, wire type,
- * packability and message type.
+ * packability and message type; and room for the check's table of them.
  *
  *     record_schema_gen OUT.c
  */
@@ -83,7 +83,9 @@ int main(int argc, char **argv) {
         fprintf(out, "    {\"%s\", k_fields_%zu, %zu},\n", tracec_msgdef_full_name(g_msgs[i]), i,
                 tracec_msgdef_field_count(g_msgs[i]));
     }
-    fprintf(out, "};\nconst uint32_t tracec_i_rec_schema_count = %zu;\n", g_n);
+    fprintf(out, "};\nconst uint32_t tracec_i_rec_schema_count = %zu;\n\n", g_n);
+    fprintf(out, "_Static_assert(%zu <= TRACEC_I_REC_MAX_TYPES, \"the check can index every message type\");\n", g_n);
+    fprintf(out, "uint16_t tracec_i_rec_rows[%zu * TRACEC_I_REC_ROW];\n", g_n + 1);
     tracec_pool_free(pool);
     return fclose(out) == 0 ? 0 : 1;
 }

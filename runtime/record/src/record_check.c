@@ -4,9 +4,11 @@
  *
  * One pass over each level: a field's key, its value or length, and for a
  * length-delimited field the action tracec's schema asks for (follow a
- * message, split a packed run, nothing).  The action of a field number
- * below DENSE is a table look-up (built once from the generated schema);
- * larger numbers (extensions, mostly unknown) are searched.
+ * message, split a packed run, nothing).  The first byte of a tag is
+ * classed by one look-up in its message type's row, built once from the
+ * generated schema; so is a LEN field's number below TRACEC_I_REC_DENSE.
+ * Larger numbers (extensions, mostly unknown) are searched, and only in a
+ * type that has such a field with an action.
  */
 #include <pthread.h>
 #include <stdbool.h>
@@ -22,33 +24,33 @@
 
 /* ---- the schema's actions on a length-delimited field ------------------------------------ */
 
-/* Field numbers below this have their action in a table per message type. */
-#define DENSE 128u
 /* An action: 0 nothing; 1 .. 0x7fff follow the message type of that index + 1; PACKED | wire type: split it. */
 #define PACKED 0x8000u
 
+
 /*
- * What a one-byte tag (fields 1 to 15) asks of the check, per message type:
- * the class in the top 3 bits, and for a message its type's index or for a
- * packed run its elements' wire type in the rest; C_SEQ is the packet's
- * own field 10 as a varint.  SLOW (0) is every other case: a field number
- * 0, a group, an invalid wire type, field 10 of the packet as another wire
- * type; the general path reads those.
+ * A tag's class, per message type, in the type's row of tracec_i_rec_rows
+ * (record_check.h): the class in the top 3 bits; for a message its type's
+ * index, for a packed run its elements' wire type, for a fixed-size value
+ * its size, for C_MULTI the tag's wire type in the rest.  C_SEQ is the
+ * packet's own field 10 as a varint.  C_MULTI is the first byte of a tag of more bytes in a type
+ * whose fields past the row's LEN classes have no action: the tag's number
+ * is read, and then only LEN fields under TRACEC_I_REC_DENSE need the
+ * row.  SLOW (0) is every other case: a field number 0, a group, an
+ * invalid wire type, a tag that may be the packet's field 10 as another
+ * wire type or with more bytes; the general path reads those.
  */
-enum { SLOW = 0, C_VARINT, C_FIXED64, C_FIXED32, C_LEN, C_MSG, C_PACKED, C_SEQ };
+enum { SLOW = 0, C_VARINT, C_FIXED, C_LEN, C_MSG, C_PACKED, C_SEQ, C_MULTI };
 #define CLASS_SHIFT 13u
 #define INDEX_MASK 0x1fffu
+_Static_assert(INDEX_MASK + 1u == TRACEC_I_REC_MAX_TYPES, "every message type's index fits a class");
+/* A row: 256 classes by the first byte of a tag, then the classes of LEN fields 1 to TRACEC_I_REC_DENSE - 1 by
+   number; the entry of number 0 is 1 when a field numbered TRACEC_I_REC_DENSE or more has an action */
+#define LEN_AT 256u
+_Static_assert(LEN_AT + TRACEC_I_REC_DENSE == TRACEC_I_REC_ROW, "a row is the first bytes' and the LEN fields' classes");
 
-static uint16_t *g_dense; /* tracec_i_rec_schema_count rows of DENSE actions; NULL: search every time */
-/* Per message type (with g_dense): 1 if a field numbered DENSE or more has an action, so its number is searched;
-   0: such a number has none (an extension, an unknown field), no search */
-static uint8_t *g_far;
-/* tracec_i_rec_schema_count + 1 rows of 256 classes, one per first byte of a tag (the last row: the packet itself,
-   at depth 1; a byte with its continuation bit is SLOW); NULL: none */
-static uint16_t *g_tag1;
-static const uint16_t g_slow_row[256]; /* all SLOW */
-static pthread_once_t g_dense_once = PTHREAD_ONCE_INIT;
-static int g_dense_done; /* build_dense ran (then g_dense and g_tag1 are final) */
+static pthread_once_t g_rows_once = PTHREAD_ONCE_INIT;
+static int g_rows_done; /* build_rows ran: tracec_i_rec_rows is final */
 
 static uint16_t action_of(const tracec_i_rec_field *d) {
     if (d->message && d->wire_type == TRACEC_WIRE_LEN) return d->message;
@@ -56,56 +58,60 @@ static uint16_t action_of(const tracec_i_rec_field *d) {
     return 0;
 }
 
-/* The class of one-byte tag t in message type m whose LEN actions are dense[] (root: the packet at depth 1). */
-static uint16_t tag1_class(const uint16_t *dense, unsigned t, bool root) {
-    unsigned number = t >> 3, wt = t & 7u;
-    if (root && number == TRACEC_I_REC_SEQ_FIELD)
-        return wt == TRACEC_WIRE_VARINT ? (uint16_t)(C_SEQ << CLASS_SHIFT) : (uint16_t)SLOW;
-    if (number == 0) return SLOW;
-    switch (wt) {
-    case TRACEC_WIRE_VARINT: return (uint16_t)(C_VARINT << CLASS_SHIFT);
-    case TRACEC_WIRE_FIXED64: return (uint16_t)(C_FIXED64 << CLASS_SHIFT);
-    case TRACEC_WIRE_FIXED32: return (uint16_t)(C_FIXED32 << CLASS_SHIFT);
-    case TRACEC_WIRE_LEN: {
-        uint16_t a = dense[number];
-        if (a == 0) return (uint16_t)(C_LEN << CLASS_SHIFT);
-        if (a & PACKED) return (uint16_t)((C_PACKED << CLASS_SHIFT) | (a & 7u));
-        return (uint16_t)((C_MSG << CLASS_SHIFT) | (uint16_t)(a - 1u));
-    }
-    default: return SLOW;
-    }
+/* The class of a LEN field whose action is a. */
+static uint16_t len_class(uint16_t a) {
+    if (a == 0) return (uint16_t)(C_LEN << CLASS_SHIFT);
+    if (a & PACKED) return (uint16_t)((C_PACKED << CLASS_SHIFT) | (a & 7u));
+    return (uint16_t)((C_MSG << CLASS_SHIFT) | (uint16_t)(a - 1u));
 }
 
-static void build_dense(void) {
-    uint32_t n = tracec_i_rec_schema_count;
-    uint16_t *t = n ? calloc((size_t)n * DENSE, sizeof *t) : NULL;
-    uint8_t *far = n ? calloc(n, 1) : NULL;
-    if (t == NULL || far == NULL) {
-        free(t);
-        free(far);
-        return;
-    }
-    for (uint32_t i = 0; i < n; i++) {
-        const tracec_i_rec_message *m = &tracec_i_rec_schema[i];
-        for (uint32_t k = 0; k < m->field_count; k++) {
-            if (m->fields[k].number < DENSE)
-                t[i * DENSE + m->fields[k].number] = action_of(&m->fields[k]);
-            else if (action_of(&m->fields[k]) != 0)
-                far[i] = 1;
+/* The class of a field of wire type wt (any number but 0) that the schema has no action for, by wire type; SLOW:
+   a group or an invalid wire type. */
+static const uint16_t k_plain[8] = {
+    [TRACEC_WIRE_VARINT] = C_VARINT << CLASS_SHIFT,
+    [TRACEC_WIRE_FIXED64] = C_FIXED << CLASS_SHIFT | 8u,
+    [TRACEC_WIRE_LEN] = C_LEN << CLASS_SHIFT,
+    [TRACEC_WIRE_FIXED32] = C_FIXED << CLASS_SHIFT | 4u,
+};
+
+/* Fills row[] of a message type whose LEN fields under TRACEC_I_REC_DENSE have their classes in row[LEN_AT + n]
+   already (root: the packet itself, at depth 1). */
+static void fill_first_bytes(uint16_t *row, bool root) {
+    for (unsigned b = 0; b < 256u; b++) {
+        unsigned number = (b >> 3) & 15u, wt = b & 7u;
+        uint16_t e = SLOW;
+        if (b >= 0x80u) { /* the first byte of a longer tag: number's low 4 bits */
+            if (k_plain[wt] != SLOW && row[LEN_AT] == 0 && !(root && number == TRACEC_I_REC_SEQ_FIELD))
+                e = (uint16_t)(C_MULTI << CLASS_SHIFT | wt);
+        } else if (root && number == TRACEC_I_REC_SEQ_FIELD) {
+            e = wt == TRACEC_WIRE_VARINT ? (uint16_t)(C_SEQ << CLASS_SHIFT) : (uint16_t)SLOW;
+        } else if (number != 0) {
+            e = wt == TRACEC_WIRE_LEN ? row[LEN_AT + number] : k_plain[wt];
         }
+        row[b] = e;
     }
-    g_far = far;
-    uint16_t *c = n <= INDEX_MASK + 1u ? calloc((size_t)(n + 1u) * 256u, sizeof *c) : NULL;
-    for (uint32_t i = 0; c != NULL && i <= n; i++) {
-        const uint16_t *actions = t + (size_t)(i < n ? i : 0) * DENSE; /* the packet's row: TracePacket's actions */
-        for (unsigned b = 0; b < 128u; b++) c[(size_t)i * 256u + b] = tag1_class(actions, b, i == n);
-    }
-    g_dense = t;
-    g_tag1 = c;
-    __atomic_store_n(&g_dense_done, 1, __ATOMIC_RELEASE);
 }
 
-/* The action on LEN field `number` of message type `mi` (an index of tracec_i_rec_schema). */
+static void build_rows(void) {
+    uint32_t n = tracec_i_rec_schema_count;
+    for (uint32_t i = 0; i <= n; i++) {
+        const tracec_i_rec_message *m = &tracec_i_rec_schema[i < n ? i : 0]; /* the last row is the packet's */
+        uint16_t *row = tracec_i_rec_rows + (size_t)i * TRACEC_I_REC_ROW;
+        for (unsigned k = 1; k < TRACEC_I_REC_DENSE; k++) row[LEN_AT + k] = len_class(0);
+        for (uint32_t k = 0; k < m->field_count; k++) {
+            const tracec_i_rec_field *f = &m->fields[k];
+            if (f->number == 0) continue;
+            if (f->number < TRACEC_I_REC_DENSE)
+                row[LEN_AT + f->number] = len_class(action_of(f));
+            else if (action_of(f) != 0)
+                row[LEN_AT] = 1;
+        }
+        fill_first_bytes(row, i == n);
+    }
+    __atomic_store_n(&g_rows_done, 1, __ATOMIC_RELEASE);
+}
+
+/* The action on LEN field `number` of message type `mi` (an index of tracec_i_rec_schema), searched. */
 static uint16_t action_search(uint32_t mi, uint32_t number) {
     const tracec_i_rec_message *m = &tracec_i_rec_schema[mi];
     size_t lo = 0, hi = m->field_count;
@@ -117,6 +123,14 @@ static uint16_t action_search(uint32_t mi, uint32_t number) {
             hi = mid;
     }
     return lo < m->field_count && m->fields[lo].number == number ? action_of(&m->fields[lo]) : 0;
+}
+
+/* The class of LEN field `number` (not 0) in the message type whose row is `row`. */
+static uint16_t len_class_at(const uint16_t *row, uint32_t number) {
+    if (number < TRACEC_I_REC_DENSE) return row[LEN_AT + number];
+    if (row[LEN_AT] == 0) return len_class(0); /* no field out there has an action */
+    uint32_t mi = (uint32_t)((size_t)(row - tracec_i_rec_rows) / TRACEC_I_REC_ROW);
+    return len_class(action_search(mi == tracec_i_rec_schema_count ? 0 : mi, number)); /* the packet's: 0 */
 }
 
 /* ---- records ----------------------------------------------------------------------------- */
@@ -149,18 +163,11 @@ static inline const uint8_t *skip_varint10(const uint8_t *p) {
 #endif
 }
 
-/* A message the check is inside of while it reads one nested in it. */
+/* A message the check is inside of while it reads one nested in it: its end, and its type's tag row. */
 typedef struct level {
     const uint8_t *end;
-    const uint16_t *dense, *row;
-    long mi;
+    const uint16_t *row;
 } level;
-
-/* The action table of message type mi (an index of tracec_i_rec_schema; -1: no schema), or NULL: search. */
-static const uint16_t *dense_of(long mi) { return g_dense != NULL && mi >= 0 ? g_dense + (size_t)mi * DENSE : NULL; }
-
-/* The one-byte tag classes of message type mi (-1: no schema; tracec_i_rec_schema_count: the packet itself). */
-static const uint16_t *row_of(long mi) { return g_tag1 != NULL && mi >= 0 ? g_tag1 + (size_t)mi * 256u : g_slow_row; }
 
 /* Reads a length at *pp (end - *pp > 0 or not): false, with *why, if it is bad or runs past end. */
 static inline bool read_len(const uint8_t **pp, const uint8_t *end, uint64_t *len, const char **why) {
@@ -190,25 +197,30 @@ static inline bool read_value(const uint8_t **pp, const uint8_t *end, uint64_t *
     return false;
 }
 
-/* Steps over the varint value at *pp whose value nobody reads (a timestamp: 9 bytes): false, with *why, if bad. */
-static inline bool skip_varint(const uint8_t **pp, const uint8_t *end, const char **why) {
-    if (end - *pp < 10) { /* fewer than 10 bytes left: it ends in them or it is cut short */
-        for (const uint8_t *q = *pp; q < end; q++) {
-            if (*q < 0x80u) {
-                *pp = q + 1;
-                return true;
-            }
+/*
+ * Steps over the varint value at *pp, which must end before `end`, whose
+ * value nobody reads (a timestamp: 9 bytes); the bytes up to lim (>= end,
+ * the packet's end) may be read.  false, with *why, if it is bad.
+ */
+static inline bool skip_varint(const uint8_t **pp, const uint8_t *end, const uint8_t *lim, const char **why) {
+    if (TRACEC_I_LIKELY(lim - *pp >= 10)) { /* 10 bytes to look at: where it ends, without a loop */
+        const uint8_t *p = skip_varint10(*pp);
+        if (TRACEC_I_LIKELY(p != NULL && p <= end)) {
+            *pp = p;
+            return true;
         }
-        *why = "truncated varint";
+        /* longer than 10 bytes, unless the message ends first: then it is cut short, as a reader sees it */
+        *why = end - *pp >= 10 ? "varint longer than 10 bytes" : "truncated varint";
         return false;
     }
-    const uint8_t *p = skip_varint10(*pp);
-    if (p == NULL) {
-        *why = "varint longer than 10 bytes";
-        return false;
+    for (const uint8_t *q = *pp; q < end; q++) { /* fewer than 10 bytes left: it ends in them or it is cut short */
+        if (*q < 0x80u) {
+            *pp = q + 1;
+            return true;
+        }
     }
-    *pp = p;
-    return true;
+    *why = "truncated varint";
+    return false;
 }
 
 /* Steps over a fixed64 (n 8) or fixed32 (n 4) value at *pp: false, with *why, if it is cut short. */
@@ -236,23 +248,27 @@ static inline void note_seq(tracec_i_rec_scan *s, uint32_t start, uint32_t end) 
  * with no groups, following the schema's messages at most
  * TRACEC_I_REC_MAX_DEPTH levels deep (the packet is level 1): one loop and
  * a stack of the levels it is inside of, no call per message.  A field
- * with a one-byte tag takes its class from the level's row (one load), the
- * others the general path.  The packet's own field-10 fields are noted in
- * *s.
+ * takes its class from the first byte of its tag in its type's row (one
+ * load); a first byte the row does not class (SLOW) sends the field to the
+ * general path, which reads the whole tag, classes it, and comes back to the
+ * switch with p at the tag's last byte.  The packet's own field-10 fields
+ * are noted in *s.
  */
 static inline TRACEC_I_ALWAYS_INLINE bool packet_check(const uint8_t *p, const uint8_t *end, const char **why,
                                                       tracec_i_rec_scan *s) {
-    const uint8_t *const base = p;
+    const uint8_t *const base = p, *const lim = end; /* lim: how far a varint may be looked at */
     level up[TRACEC_I_REC_MAX_DEPTH];
     int depth = 1;
-    long mi = tracec_i_rec_schema_count ? 0 : -1;
-    const uint16_t *dense = dense_of(mi), *row = row_of(mi < 0 ? -1 : (long)tracec_i_rec_schema_count);
+    const uint16_t *row = tracec_i_rec_rows + (size_t)tracec_i_rec_schema_count * TRACEC_I_REC_ROW; /* the packet's */
     for (;;) {
         while (TRACEC_I_LIKELY(p < end)) {
             uint16_t e = row[*p];
-            const uint8_t *data;
             uint64_t len;
-            uint16_t a;
+            if (e == (uint16_t)(C_VARINT << CLASS_SHIFT) && TRACEC_I_LIKELY(end - p > 1 && p[1] < 0x80u)) {
+                p += 2;
+                continue;
+            }
+        classed:
             switch (e >> CLASS_SHIFT) {
             case C_VARINT:
                 if (TRACEC_I_LIKELY(end - p > 1 && p[1] < 0x80u)) {
@@ -260,15 +276,11 @@ static inline TRACEC_I_ALWAYS_INLINE bool packet_check(const uint8_t *p, const u
                     continue;
                 }
                 p++;
-                if (!skip_varint(&p, end, why)) return false;
+                if (!skip_varint(&p, end, lim, why)) return false;
                 continue;
-            case C_FIXED64:
+            case C_FIXED:
                 p++;
-                if (!skip_fixed(&p, end, 8u, why)) return false;
-                continue;
-            case C_FIXED32:
-                p++;
-                if (!skip_fixed(&p, end, 4u, why)) return false;
+                if (!skip_fixed(&p, end, e & 15u, why)) return false;
                 continue;
             case C_LEN:
                 p++;
@@ -302,20 +314,36 @@ static inline TRACEC_I_ALWAYS_INLINE bool packet_check(const uint8_t *p, const u
                     *why = "messages nested deeper than the limit";
                     return false;
                 }
-                /* a class from a row: the tables exist, and the type's rows are at its index */
-                up[depth - 1] = (level){end, dense, row, mi};
+                up[depth - 1] = (level){end, row};
                 depth++;
                 end = p + len;
-                mi = (long)(e & INDEX_MASK);
-                dense = g_dense + (size_t)mi * DENSE;
-                row = g_tag1 + (size_t)mi * 256u;
+                row = tracec_i_rec_rows + (size_t)(e & INDEX_MASK) * TRACEC_I_REC_ROW;
                 continue;
+            case C_MULTI: {
+                /* a tag of 2 or 3 bytes (fields 16 to 262143) in a type whose far fields have no action */
+                uint32_t number;
+                const uint8_t *last;
+                if (TRACEC_I_LIKELY(end - p >= 2 && p[1] < 0x80u)) {
+                    number = (uint32_t)(p[0] >> 3 & 15u) | (uint32_t)p[1] << 4;
+                    last = p + 1;
+                } else if (end - p >= 3 && p[1] >= 0x80u && p[2] < 0x80u) {
+                    number = (uint32_t)(p[0] >> 3 & 15u) | (uint32_t)(p[1] & 0x7fu) << 4 | (uint32_t)p[2] << 11;
+                    last = p + 2;
+                } else {
+                    break; /* longer, or cut short: the general path */
+                }
+                if (TRACEC_I_UNLIKELY(number == 0)) break;
+                unsigned wt = e & 7u;
+                e = wt == TRACEC_WIRE_LEN && number < TRACEC_I_REC_DENSE ? row[LEN_AT + number] : k_plain[wt];
+                p = last; /* at the tag's last byte, where each class starts */
+                goto classed;
+            }
             default:
                 break;
             }
-            /* the general path: any tag */
+            /* the general path: the whole tag */
             const uint8_t *start = p;
-            uint64_t tag, v = 0;
+            uint64_t tag;
             if (TRACEC_I_LIKELY(*p < 0x80u)) {
                 tag = *p++;
             } else if (end - p >= 2 && p[1] < 0x80u) { /* fields 16 to 2047 */
@@ -336,74 +364,40 @@ static inline TRACEC_I_ALWAYS_INLINE bool packet_check(const uint8_t *p, const u
                 *why = "invalid field number 0";
                 return false;
             }
-            bool seq = depth == 1 && number == TRACEC_I_REC_SEQ_FIELD;
-            data = NULL;
-            a = 0;
-            switch (tag & 7u) {
-            case TRACEC_WIRE_VARINT:
-                if (!(seq ? read_value(&p, end, &v, why) : skip_varint(&p, end, why))) return false;
-                break;
-            case TRACEC_WIRE_FIXED64:
-                if (!skip_fixed(&p, end, 8u, why)) return false;
-                break;
-            case TRACEC_WIRE_FIXED32:
-                if (!skip_fixed(&p, end, 4u, why)) return false;
-                break;
-            case TRACEC_WIRE_LEN:
-                if (!read_len(&p, end, &len, why)) return false;
-                data = p;
-                p += len;
-                /* a number past the table is searched only where the type has such a field with an action */
-                if (mi >= 0 && dense != NULL && number < DENSE)
-                    a = dense[number];
-                else if (mi >= 0 && (dense == NULL || g_far[mi]))
-                    a = action_search((uint32_t)mi, number);
-                break;
-            case TRACEC_WIRE_SGROUP:
-            case TRACEC_WIRE_EGROUP:
+            unsigned wt = (unsigned)(tag & 7u);
+            if (wt == TRACEC_WIRE_SGROUP || wt == TRACEC_WIRE_EGROUP) {
                 *why = "a group";
                 return false;
-            default:
+            }
+            if (wt > TRACEC_WIRE_FIXED32) {
                 *why = "invalid wire type";
                 return false;
             }
-            if (seq) {
+            if (TRACEC_I_UNLIKELY(depth == 1 && number == TRACEC_I_REC_SEQ_FIELD)) {
+                /* the packet's field 10 of another wire type, or with a tag of more than one byte: noted whole */
+                uint64_t v = 0;
+                bool ok = wt == TRACEC_WIRE_VARINT  ? read_value(&p, end, &v, why)
+                          : wt == TRACEC_WIRE_LEN   ? read_len(&p, end, &len, why) && (p += len, true)
+                          : skip_fixed(&p, end, wt == TRACEC_WIRE_FIXED64 ? 8u : 4u, why);
+                if (!ok) return false;
                 note_seq(s, (uint32_t)(start - base), (uint32_t)(p - base));
-                if ((tag & 7u) == TRACEC_WIRE_VARINT) s->local = v;
-            }
-            if (a == 0) continue; /* unknown, a scalar, a string or bytes: well formed is enough */
-            if (a & PACKED) {
-                if (!packed_ok((int)(a & 7u), data, (size_t)(p - data))) {
-                    *why = "a packed field that does not split into whole elements";
-                    return false;
-                }
+                if (wt == TRACEC_WIRE_VARINT) s->local = v;
                 continue;
             }
-            /* a message (type a - 1) at data[0..p): its fields next, then the rest of this one */
-            if (depth >= TRACEC_I_REC_MAX_DEPTH) {
-                *why = "messages nested deeper than the limit";
-                return false;
-            }
-            up[depth - 1] = (level){end, dense, row, mi};
-            depth++;
-            end = p;
-            p = data;
-            mi = (long)a - 1;
-            dense = dense_of(mi);
-            row = row_of(mi);
+            e = wt == TRACEC_WIRE_LEN ? len_class_at(row, number) : k_plain[wt];
+            p--; /* at the tag's last byte, where each class starts */
+            goto classed;
         }
         if (depth == 1) return true;
         depth--;
         end = up[depth - 1].end;
-        dense = up[depth - 1].dense;
         row = up[depth - 1].row;
-        mi = up[depth - 1].mi;
     }
 }
 
 bool tracec_i_rec_packet_scan(const uint8_t *p, size_t n, tracec_i_rec_scan *s, const char **why) {
     const char *w = NULL;
-    if (TRACEC_I_UNLIKELY(!__atomic_load_n(&g_dense_done, __ATOMIC_ACQUIRE))) (void)pthread_once(&g_dense_once, build_dense);
+    if (TRACEC_I_UNLIKELY(!__atomic_load_n(&g_rows_done, __ATOMIC_ACQUIRE))) (void)pthread_once(&g_rows_once, build_rows);
     s->local = 0;
     s->seq_fields = 0;
     if (TRACEC_I_UNLIKELY(n > UINT32_MAX)) {

@@ -79,4 +79,20 @@ typedef struct tracec_i_rec_message {
 extern const tracec_i_rec_message tracec_i_rec_schema[];
 extern const uint32_t tracec_i_rec_schema_count;
 
+/* At most this many message types (record_schema_gen refuses more). */
+#define TRACEC_I_REC_MAX_TYPES 8192u
+/* LEN fields numbered below this have their class in their type's row. */
+#define TRACEC_I_REC_DENSE 128u
+/* The entries of one row of tracec_i_rec_rows. */
+#define TRACEC_I_REC_ROW (256u + TRACEC_I_REC_DENSE)
+
+/*
+ * The check's table, sized for the schema by record_schema.c and filled by
+ * record_check.c before its first check (static storage: nothing to
+ * allocate, nothing to fail): a row of TRACEC_I_REC_ROW classes per message
+ * type, and one more for the packet itself, at depth 1 (record_check.c says
+ * what a row holds).
+ */
+extern uint16_t tracec_i_rec_rows[];
+
 #endif /* TRACEC_RECORD_CHECK_H */
