@@ -27,18 +27,19 @@
 /* An action: 0 nothing; 1 .. 0x7fff follow the message type of that index + 1; PACKED | wire type: split it. */
 #define PACKED 0x8000u
 
-
 /*
  * A tag's class, per message type, in the type's row of tracec_i_rec_rows
- * (record_check.h): the class in the top 3 bits; for a message its type's
- * index, for a packed run its elements' wire type, for a fixed-size value
- * its size, for C_MULTI the tag's wire type in the rest.  C_SEQ is the
- * packet's own field 10 as a varint.  C_MULTI is the first byte of a tag of more bytes in a type
- * whose fields past the row's LEN classes have no action: the tag's number
- * is read, and then only LEN fields under TRACEC_I_REC_DENSE need the
- * row.  SLOW (0) is every other case: a field number 0, a group, an
- * invalid wire type, a tag that may be the packet's field 10 as another
- * wire type or with more bytes; the general path reads those.
+ * (record_check.h): the class in the top 3 bits, and in the rest: for a
+ * message its type's index, for a packed run its elements' wire type, for
+ * a fixed-size value its size, for C_MULTI the tag's wire type.
+ *   C_SEQ    the packet's own field 10 as a varint;
+ *   C_MULTI  the first byte of a tag of 2 or more bytes, in a type whose
+ *            fields past the row's LEN classes have no action: the tag's
+ *            number is read, and only a LEN field under TRACEC_I_REC_DENSE
+ *            needs the row again;
+ *   SLOW (0) every other case: a field number 0, a group, an invalid wire
+ *            type, a tag that may be the packet's field 10 as another wire
+ *            type or with more bytes.  The general path reads those.
  */
 enum { SLOW = 0, C_VARINT, C_FIXED, C_LEN, C_MSG, C_PACKED, C_SEQ, C_MULTI };
 #define CLASS_SHIFT 13u
