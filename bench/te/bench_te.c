@@ -23,7 +23,10 @@
  *                regions handed to the recorder.  Row "in-process" is the
  *                te_instant event under a symbol of its own; the ratio
  *                recorder / in-process is printed (target <= 1.2x on the
- *                writing thread).  Needs the tracec command (BENCH_TE_TRACEC).
+ *                writing thread), and the recorder's own CPU time per event
+ *                over the timed rounds (/proc/PID/stat of the child) beside
+ *                the in-process writing thread's.  Needs the tracec command
+ *                (BENCH_TE_TRACEC).
  *                Then the same two rows in bursts (te_recorder_burst):
  *                kBurst events at a time, alternately, with a pause of
  *                kBurstPause microseconds before each in which the recorder
@@ -394,6 +397,22 @@ static void start_recorder(size_t size) {
         fprintf(stderr, "bench_te: the recorder's session did not start (%s)\n", sock);
         exit(1);
     }
+}
+
+/* The CPU time `tracec record` has used so far (user and system, all its threads), in seconds; -1 if unknown. */
+static double recorder_cpu_s(void) {
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)g_recorder);
+    FILE *f = g_recorder > 0 ? fopen(path, "r") : NULL;
+    if (f == NULL) return -1;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    const char *p = strrchr(buf, ')'); /* the command name may hold spaces: the fields follow its ')' */
+    unsigned long long ut, st;
+    if (p == NULL || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
+        return -1;
+    return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
 }
 
 /* Disconnects, stops the recorder (SIGINT: it writes its trace) and says what it lost. */
@@ -788,9 +807,15 @@ int main(int argc, char **argv) {
     /* 1. Timed rounds: every row in turn, in every round. */
     setup(0);
     for (int i = 0; i < kImpls; i++) (void)run(&g_impls[i], 10000); /* warm-up */
+#ifdef BENCH_TE_TRACEC
+    double rec_cpu0 = recorder_cpu_s();
+#endif
     for (int r = 0; r < reps; r++)
         for (int i = 0; i < kImpls; i++) measure(&g_impls[i], ops, r);
 #ifdef BENCH_TE_TRACEC
+    /* only the te_recorder row writes into the recorder's session: its CPU since is that row's events' */
+    double rec_cpu1 = recorder_cpu_s();
+    double rec_cpu_ns = rec_cpu0 >= 0 && rec_cpu1 >= 0 ? (rec_cpu1 - rec_cpu0) * 1e9 / ((double)ops * reps) : -1;
     burst bu = burst_rounds(bench_te_loop_instant_own, bench_te_loop_instant_recorder);
 #endif
     tracec_session_stop(g_session);
@@ -924,6 +949,11 @@ int main(int argc, char **argv) {
                "1.2x: %s\n",
                r, lo, hi, c, rec->instructions, own->instructions,
                own->instructions > 0 ? rec->instructions / own->instructions : 0.0, r <= 1.2 ? "met" : "NOT met");
+        if (rec_cpu_ns >= 0)
+            printf("te_recorder: the recorder's CPU (tracec record, user and system) %.1f ns per event over the timed "
+                   "rounds, the in-process writing thread's %.1f: a lossless writer of a sustained stream goes at the "
+                   "slower one's pace\n",
+                   rec_cpu_ns, median(own->cpu_ns, reps));
         printf("te_recorder in bursts of %d events, %d us apart (the recorder keeps up): recorder / in-process %.2fx "
                "wall (%.1f / %.1f ns, medians of %d bursts), %.2fx cpu of the writing thread\n",
                (int)kBurst, (int)kBurstPause, bu.rec_ns / bu.own_ns, bu.rec_ns, bu.own_ns, (int)kBurstRounds,
