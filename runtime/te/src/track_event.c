@@ -515,9 +515,11 @@ static TRACEC_I_NOINLINE bool end_refused(te_seq *t, tracec_status_t st) {
 /* The first packet after a loss: it also says so and clears the state (see end). */
 static TRACEC_I_NOINLINE bool end_after_loss(te_seq *t, tracec_writer *w, perfetto_protos_TracePacket *pkt) {
     tracec_status_t st;
-    perfetto_protos_TracePacket_set_previous_packet_dropped(pkt, true);
-    perfetto_protos_TracePacket_set_sequence_flags(pkt, SEQ_CLEARED | SEQ_NEEDS);
-    put_defaults(t, pkt);
+    if (TRACEC_I_LIKELY(w->status == TRACEC_STATUS_SUCCESS)) { /* else it never began: refused below */
+        perfetto_protos_TracePacket_set_previous_packet_dropped(pkt, true);
+        perfetto_protos_TracePacket_set_sequence_flags(pkt, SEQ_CLEARED | SEQ_NEEDS);
+        put_defaults(t, pkt);
+    }
     st = tracec_buffer_end_packet(&t->bw, w, &pkt->msg);
     if (st != TRACEC_STATUS_SUCCESS) return end_refused(t, st);
     t->inc_last = t->inc_pend;
@@ -1631,6 +1633,9 @@ static TRACEC_I_NOINLINE void emit_any(te_seq *t, tracec_te_category *cat, const
     perfetto_protos_TracePacket pkt;
     perfetto_protos_TrackEvent ev;
     begin(t, &w, &pkt, TRACEC_BUFFER_TRACING_TRACK_EVENT);
+    /* A packet the buffer refused at its start (a STREAMING buffer dropping, while the sequence writes every name
+       inline): nothing is built into its empty window, and end() counts it as any refused packet. */
+    if (TRACEC_I_UNLIKELY(w.status != TRACEC_STATUS_SUCCESS)) goto ended;
     put_packet_header(t, &pkt, ts);
     perfetto_protos_TracePacket_begin_track_event(&pkt, &ev);
     switch (type->kind) {
@@ -1691,6 +1696,7 @@ static TRACEC_I_NOINLINE void emit_any(te_seq *t, tracec_te_category *cat, const
         close_annotation(&ev, &ns);
     }
     perfetto_protos_TracePacket_end_track_event(&pkt, &ev);
+ended:;
     bool ok = end(t, &w, &pkt);
     if (!have_track) {
         if (type->kind == TRACEC_I_TE_SLICE_BEGIN) {
