@@ -1558,6 +1558,9 @@ static TRACEC_I_NOINLINE void emit_any(te_seq *t, tracec_te_category *cat, const
     const char *dyn = NULL;
     uint64_t ts = 0, track = 0, cat_iid = 0;
     int have_ts = 0, have_track = 0, named, depth = 0;
+    /* While the sequence is dropping, its dictionary holds no name and takes none (intern_pending): every name
+       is written inline, so none is looked up. */
+    const bool inline_names = t->dropped != 0;
     if (TRACEC_I_UNLIKELY(n > MAX_ARGS)) {
         drop_event(t, a, n);
         return;
@@ -1566,7 +1569,9 @@ static TRACEC_I_NOINLINE void emit_any(te_seq *t, tracec_te_category *cat, const
         iid[i] = 0;
         switch (a[i].kind) {
         case TRACEC_I_TE_SLICE_BEGIN:
-        case TRACEC_I_TE_INSTANT: iid[i] = want(t, p, &np, a[i].name, a[i].name, K_NAME); /* fall through */
+        case TRACEC_I_TE_INSTANT:
+            if (!inline_names) iid[i] = want(t, p, &np, a[i].name, a[i].name, K_NAME);
+            /* fall through */
         case TRACEC_I_TE_SLICE_END:
         case TRACEC_I_TE_COUNTER_INT:
         case TRACEC_I_TE_COUNTER_DOUBLE:
@@ -1588,7 +1593,7 @@ static TRACEC_I_NOINLINE void emit_any(te_seq *t, tracec_te_category *cat, const
             }
             break;
         default: /* an annotation: only top-level keys are interned */
-            if (depth == 0) iid[i] = want(t, p, &np, a[i].name, a[i].name, K_DBG);
+            if (depth == 0 && !inline_names) iid[i] = want(t, p, &np, a[i].name, a[i].name, K_DBG);
             if (a[i].kind == TRACEC_I_TE_ARG_DICT || a[i].kind == TRACEC_I_TE_ARG_ARRAY) {
                 if (++depth > MAX_DEPTH) {
                     drop_event(t, a, n);
@@ -1610,7 +1615,7 @@ static TRACEC_I_NOINLINE void emit_any(te_seq *t, tracec_te_category *cat, const
         return; /* the slice around it is not in the trace */
     if (type->kind == TRACEC_I_TE_SLICE_BEGIN && !have_track && !owed_written(t)) return;
     named = type->kind == TRACEC_I_TE_SLICE_BEGIN || type->kind == TRACEC_I_TE_INSTANT;
-    if (named) cat_iid = want(t, p, &np, cat, cat->c.name, K_CAT);
+    if (named && !inline_names) cat_iid = want(t, p, &np, cat, cat->c.name, K_CAT);
     if (!have_track) {
         if (type->kind == TRACEC_I_TE_COUNTER_INT || type->kind == TRACEC_I_TE_COUNTER_DOUBLE) {
             track = counter_track(t, type->name);
