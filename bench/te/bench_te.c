@@ -18,7 +18,7 @@
  *   te_slice     a slice begin or end (TRACEC_SLICE_BEGIN / _END pairs)
  *   te_recorder  the te_instant event into the session of `tracec record`
  *                (another process, --attach, STREAMING with --wait: lossless
- *                like the in-process row, same buffer size) instead of the
+ *                like the in-process row, the same bytes per half) instead of the
  *                process's own session: the same engine on a memfd, its
  *                regions handed to the recorder.  Row "in-process" is the
  *                te_instant event under a symbol of its own; the ratio
@@ -378,7 +378,7 @@ static void start_recorder(size_t size) {
     if (mkdtemp(g_rec_dir) == NULL) return;
     snprintf(sock, sizeof sock, "%s/s", g_rec_dir);
     snprintf(out, sizeof out, "%s/rec.pftrace", g_rec_dir);
-    snprintf(bs, sizeof bs, "%zu", size);
+    snprintf(bs, sizeof bs, "%zu", 2u * size); /* --buffer-size is both halves: `size` bytes each, as in process */
     g_recorder = fork();
     if (g_recorder == 0) {
         int dn = open("/dev/null", O_WRONLY);
@@ -551,7 +551,7 @@ static double highest(const double *v, int n) {
 }
 
 #ifdef BENCH_TE_TRACEC
-/* te_recorder_burst: rounds of kBurst events per row (a quarter of the recorder's 1 MiB buffer) after a pause. */
+/* te_recorder_burst: rounds of kBurst events per row (about a quarter of a 1 MiB half) after a pause. */
 enum { kBurst = 10000, kBurstRounds = 101, kBurstPause = 3000 };
 
 /* Wall and CPU ns per event of the in-process and the recorder's rows, medians of kBurstRounds bursts each. */
