@@ -22,15 +22,21 @@
  * write TRACEC_BENCH_THREAD_PACKETS packets (default 300000) into a buffer
  * large enough (TRACEC_BENCH_THREAD_BUFFER_KIB, default 262144) that no
  * half is handed inside the timed window: events/s of the writers from the
- * threads' common start to the last one's end, and the process's CPU time
- * over that window; the ratio 2 threads / 1 thread is printed (best of
- * three times TRACEC_BENCH_REPS rounds each: the windows are short).
+ * first one's start to the last one's end (their own clocks), the
+ * process's CPU time over that window and the writing threads' own CPU per
+ * packet; the ratio 2 threads / 1 thread is printed (best of three times
+ * TRACEC_BENCH_REPS rounds each: the windows are short).  Its peer in the
+ * same rounds, "floor-1-thread" / "floor-2-threads": the same packets
+ * written by the generated writers into each thread's own array, in this
+ * process (no buffer engine, nothing shared): how far the machine lets two
+ * such threads scale.
  *
  * JSON lines to $TRACEC_BENCH_JSON: {"bench": "record_1provider" |
  * "record_2providers" | "record_threads", "impl": "recorder" |
- * "recorder-wait" | "in-process" | "1-thread" | "2-threads", "ns_per_op",
- * "mb_per_s", "delivered", "dropped", "runs"} (record_threads: "events_per_s"
- * and "cpu_ms" instead of mb_per_s); ns_per_op is wall time per produced
+ * "recorder-wait" | "in-process" | "1-thread" | "2-threads" | "floor-1-thread"
+ * | "floor-2-threads", "ns_per_op", "mb_per_s", "delivered", "dropped",
+ * "runs"} (record_threads: "events_per_s", "cpu_ms" and "writer_cpu_ns"
+ * instead of mb_per_s); ns_per_op is wall time per produced
  * packet (all providers or threads together), best of TRACEC_BENCH_REPS
  * rounds (default 3).
  */
@@ -239,16 +245,36 @@ static uint64_t g_thread_packets = 300000;
 static size_t g_thread_buffer = 256u << 20;
 
 typedef struct thread_arg {
-    tracec_provider *p;
+    tracec_provider *p; /* NULL: the floor, into `mem` */
     pthread_barrier_t *go;
+    uint8_t *mem;       /* the floor's array: its thread's alone, its pages touched before the round */
+    size_t mem_size, written;
+    double t0, t1, cpu_s; /* out: when the thread began and ended its packets (CLOCK_MONOTONIC), its CPU time */
 } thread_arg;
+
+static double thread_cpu_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
 
 static void *thread_writer(void *arg) {
     thread_arg *a = arg;
     pthread_barrier_wait(a->go);
-    for (uint64_t i = 0; i < g_thread_packets; i++) {
-        provider_packet(a->p, i);
+    double c0 = thread_cpu_s();
+    a->t0 = now_s();
+    if (a->p != NULL) {
+        for (uint64_t i = 0; i < g_thread_packets; i++) provider_packet(a->p, i);
+    } else { /* the same packets, one after the other in the thread's own array */
+        size_t off = 0;
+        for (uint64_t i = 0; i < g_thread_packets; i++) {
+            bench_input in = make_input(i, 1);
+            off += typical_tracec_into_array(&in, a->mem + off, a->mem_size - off);
+        }
+        a->written = off; /* read after the round: the writes are not dead */
     }
+    a->t1 = now_s();
+    a->cpu_s = thread_cpu_s() - c0;
     return NULL;
 }
 
@@ -259,7 +285,12 @@ static double cpu_s(void) {
            ((double)ru.ru_utime.tv_usec + (double)ru.ru_stime.tv_usec) * 1e-6;
 }
 
-/* The recorded process: `threads` writers; sends {wall seconds, cpu seconds, dropped} on `out`. */
+/*
+ * The recorded process: `threads` writers; sends {wall seconds, cpu seconds, dropped, the writing threads' cpu
+ * seconds} on `out`.  The wall time is the writers' own: from the first one's start to the last one's end.  A
+ * thread that leaves the barrier later than the writers (woken by the last to arrive) would start the clock
+ * late and make the round look faster than it was.
+ */
 static void threads_main(const char *sock, int threads, int out) {
     setenv(TRACEC_RECORDER_SOCKET_ENV, sock, 1);
     tracec_provider *p;
@@ -268,13 +299,18 @@ static void threads_main(const char *sock, int threads, int out) {
     pthread_barrier_t go;
     pthread_barrier_init(&go, NULL, (unsigned)threads + 1u);
     pthread_t t[2];
-    thread_arg a = {p, &go};
+    thread_arg a[2] = {{p, &go, NULL, 0, 0, 0, 0, 0}, {p, &go, NULL, 0, 0, 0, 0, 0}};
     for (int i = 0; i < threads; i++)
-        if (pthread_create(&t[i], NULL, thread_writer, &a) != 0) _exit(5);
+        if (pthread_create(&t[i], NULL, thread_writer, &a[i]) != 0) _exit(5);
     pthread_barrier_wait(&go);
-    double t0 = now_s(), c0 = cpu_s();
+    double c0 = cpu_s();
     for (int i = 0; i < threads; i++) pthread_join(t[i], NULL);
-    double res[3] = {now_s() - t0, cpu_s() - c0, (double)tracec_provider_get_stats(p).dropped};
+    double first = a[0].t0, last = a[0].t1;
+    for (int i = 1; i < threads; i++) {
+        if (a[i].t0 < first) first = a[i].t0;
+        if (a[i].t1 > last) last = a[i].t1;
+    }
+    double res[4] = {last - first, cpu_s() - c0, (double)tracec_provider_get_stats(p).dropped, a[0].cpu_s + a[1].cpu_s};
     tracec_provider_unregister(p);
     if (write(out, res, sizeof res) != (ssize_t)sizeof res) _exit(4);
     _exit(0);
@@ -282,10 +318,11 @@ static void threads_main(const char *sock, int threads, int out) {
 
 typedef struct thread_result {
     double ns_per_op, events_per_s, cpu_ms, dropped;
+    double writer_cpu_ns; /* the writing threads' own CPU time per packet */
 } thread_result;
 
 static thread_result run_threads(int threads) {
-    thread_result r = {1e300, 0, 0, 0};
+    thread_result r = {1e300, 0, 0, 0, 0};
     char sock[128];
     snprintf(sock, sizeof sock, "%s/t.sock", g_dir);
     int pp[2];
@@ -306,26 +343,68 @@ static thread_result run_threads(int threads) {
     while (waitpid(kid, &st, WNOHANG) == 0) tracec_recorder_poll(rec, 5);
     for (int i = 0; i < 10; i++) tracec_recorder_poll(rec, 2);
     tracec_recorder_close(rec);
-    double res[3];
+    double res[4];
     if (read(pp[0], res, sizeof res) == (ssize_t)sizeof res) {
         double n = (double)g_thread_packets * threads;
         r.ns_per_op = res[0] * 1e9 / n;
         r.events_per_s = n / res[0];
         r.cpu_ms = res[1] * 1e3;
         r.dropped = res[2];
+        r.writer_cpu_ns = res[3] * 1e9 / n;
     }
     close(pp[0]);
     return r;
 }
 
+/*
+ * The floor of record_threads, in this process: the same packets written by 1 or 2 threads into arrays of their
+ * own with the generated writers (no buffer engine, nothing shared), timed the same way: how far this machine
+ * lets two threads that share nothing scale.
+ */
+static thread_result run_floor(int threads) {
+    thread_result r = {1e300, 0, 0, 0, 0};
+    size_t size = (size_t)g_thread_packets * 128u;
+    pthread_barrier_t go;
+    pthread_barrier_init(&go, NULL, (unsigned)threads + 1u);
+    thread_arg a[2];
+    pthread_t t[2];
+    memset(a, 0, sizeof a);
+    for (int i = 0; i < threads; i++) {
+        a[i].go = &go;
+        a[i].mem_size = size;
+        a[i].mem = malloc(size);
+        if (a[i].mem == NULL) abort();
+        memset(a[i].mem, 0, size);
+        if (pthread_create(&t[i], NULL, thread_writer, &a[i]) != 0) abort();
+    }
+    pthread_barrier_wait(&go);
+    for (int i = 0; i < threads; i++) pthread_join(t[i], NULL);
+    double first = a[0].t0, last = a[0].t1;
+    for (int i = 1; i < threads; i++) {
+        if (a[i].t0 < first) first = a[i].t0;
+        if (a[i].t1 > last) last = a[i].t1;
+    }
+    double n = (double)g_thread_packets * threads;
+    r.ns_per_op = (last - first) * 1e9 / n;
+    r.events_per_s = n / (last - first);
+    for (int i = 0; i < threads; i++) {
+        r.writer_cpu_ns += a[i].cpu_s * 1e9 / n;
+        r.cpu_ms += a[i].cpu_s * 1e3;
+        if (a[i].written == 0) abort(); /* every packet fits: 128 bytes each */
+        free(a[i].mem);
+    }
+    pthread_barrier_destroy(&go);
+    return r;
+}
+
 static void emit_threads(FILE *jf, const char *impl, thread_result r, int reps) {
-    printf("%-18s %-13s %9.1f ns/packet %12.0f events/s  cpu %7.1f ms  dropped %.0f\n", "record_threads", impl,
-           r.ns_per_op, r.events_per_s, r.cpu_ms, r.dropped);
+    printf("%-18s %-13s %9.1f ns/packet %12.0f events/s  cpu %7.1f ms  writers' cpu %5.1f ns/packet  dropped %.0f\n",
+           "record_threads", impl, r.ns_per_op, r.events_per_s, r.cpu_ms, r.writer_cpu_ns, r.dropped);
     if (jf)
         fprintf(jf,
                 "{\"bench\": \"record_threads\", \"impl\": \"%s\", \"ns_per_op\": %.2f, \"events_per_s\": %.0f, "
-                "\"cpu_ms\": %.1f, \"dropped\": %.0f, \"runs\": %d}\n",
-                impl, r.ns_per_op, r.events_per_s, r.cpu_ms, r.dropped, reps);
+                "\"cpu_ms\": %.1f, \"writer_cpu_ns\": %.2f, \"dropped\": %.0f, \"runs\": %d}\n",
+                impl, r.ns_per_op, r.events_per_s, r.cpu_ms, r.writer_cpu_ns, r.dropped, reps);
 }
 
 static void emit(FILE *jf, const char *bench, const char *impl, result r, int reps) {
@@ -365,16 +444,25 @@ int main(void) {
     /* the threads' windows are 5-10 ms, where one stolen millisecond moves a round by a tenth: three times the
        rounds (each about 0.1 s) */
     int treps = 3 * reps;
-    thread_result t1 = {1e300, 0, 0, 0}, t2 = t1;
+    thread_result t1 = {1e300, 0, 0, 0, 0}, t2 = t1, f1 = t1, f2 = t1;
     for (int i = 0; i < treps; i++) { /* first, alone: the recorder of the other rows does not compete */
-        thread_result a = run_threads(1), b = run_threads(2);
+        thread_result a = run_threads(1), b = run_threads(2), c = run_floor(1), d = run_floor(2);
         if (a.ns_per_op < t1.ns_per_op) t1 = a;
         if (b.ns_per_op < t2.ns_per_op) t2 = b;
+        if (c.ns_per_op < f1.ns_per_op) f1 = c;
+        if (d.ns_per_op < f2.ns_per_op) f2 = d;
     }
     emit_threads(jf, "1-thread", t1, treps);
     emit_threads(jf, "2-threads", t2, treps);
-    printf("2 writer threads / 1 in one recorded process: %.2fx events/s, best of %d rounds each (target >= 1.6x)\n",
-           t2.events_per_s / t1.events_per_s, treps);
+    emit_threads(jf, "floor-1-thread", f1, treps);
+    emit_threads(jf, "floor-2-threads", f2, treps);
+    printf("the floor (the same packets into each thread's own array: no engine, nothing shared), 2 threads / 1: "
+           "%.2fx events/s, a thread's CPU per packet %.2fx: this machine's own scaling, the peer of the line below\n",
+           f2.events_per_s / f1.events_per_s, f1.writer_cpu_ns > 0 ? f2.writer_cpu_ns / f1.writer_cpu_ns : 0.0);
+    printf("2 writer threads / 1 in one recorded process: %.2fx events/s, best of %d rounds each (target >= 1.6x); "
+           "a writing thread's own CPU per packet, 2 threads / 1: %.2fx (the writers share nothing per packet; the "
+           "wall ratio also needs the machine to run both at once)\n",
+           t2.events_per_s / t1.events_per_s, treps, t1.writer_cpu_ns > 0 ? t2.writer_cpu_ns / t1.writer_cpu_ns : 0.0);
     fflush(stdout);
     if (getenv("TRACEC_BENCH_THREADS_ONLY")) {
         if (jf) fclose(jf);
