@@ -79,7 +79,7 @@ typedef struct tracec_i_rec_message {
 extern const tracec_i_rec_message tracec_i_rec_schema[];
 extern const uint32_t tracec_i_rec_schema_count;
 
-/* At most this many message types (record_schema_gen refuses more). */
+/* At most this many message types (the class of a message field holds its index; record_schema.c asserts it). */
 #define TRACEC_I_REC_MAX_TYPES 8192u
 /* LEN fields numbered below this have their class in their type's row. */
 #define TRACEC_I_REC_DENSE 128u
