@@ -19,7 +19,9 @@
  * Asks for a chunk's lines for writing.  The delivery thread, often on
  * another core, read them last: without this, packets written into the chunk
  * wait for one line after another.  PREFETCHW is a no-op on x86-64 CPUs that
- * lack it.
+ * lack it.  Called after the buffer's mutex is let go: a chunk's requests
+ * that miss take microseconds, and a writer waiting for the mutex that long
+ * stops spinning and sleeps.
  */
 static inline void prefetch_chunk(uint8_t *p, uint32_t n) {
     for (uint8_t *e = p + n; p < e; p += 256) {
@@ -62,7 +64,6 @@ static int acquire_chunk(tracec_i_buffer *b, tracec_i_wstate *ws, uint32_t min_b
             blk->kind = TRACEC_SHM_CHUNK_TAG(hf->gen); /* the half's generation (hf->gen: under mu) */
             uint8_t *body = (uint8_t *)(blk + 1);
             if (partial) memcpy(body, partial_src, partial);
-            prefetch_chunk(body, blk->body);
             tracec_i_publish(hf);
             ws->blk = blk;
             ws->body = body;
@@ -264,6 +265,7 @@ void tracec_i_buffer_begin(tracec_buffer_writer *bw, uint32_t category, uint32_t
             writer_fail_window(bw, st);
             return;
         }
+        prefetch_chunk(ws->body, ws->body_size);
     }
     w->base = ws->body + ws->used;
     w->ptr = w->base + TRACEC_I_BLK_HDR;
@@ -320,6 +322,7 @@ static int grow_parked(tracec_i_buffer *b, tracec_i_wstate *ws, tracec_writer *w
     }
     if (--b->parked == 0) pthread_cond_broadcast(&b->cv);
     tracec_i_unlock(&b->mu);
+    if (r == TRACEC_STATUS_SUCCESS) prefetch_chunk(ws->body + partial, ws->body_size - (uint32_t)partial);
     return r;
 }
 
@@ -363,10 +366,11 @@ static bool buffer_grow(tracec_writer *w, size_t need) {
     tracec_status_t fst;
     if (tracec_i_full_drop(b, ws, (uint32_t)total, &fst)) return grow_failed(w, ws, fst);
     tracec_i_lock(&b->mu);
-    int r = acquire_chunk(b, ws, (uint32_t)total, true, w->base, partial);
+    int r = acquire_chunk(b, ws, (uint32_t)total, true, w->base, partial), r0 = r;
     tracec_i_unlock(&b->mu);
     if (r == TRACEC_I_PARK) r = grow_parked(b, ws, w, (uint32_t)total, partial);
     if (r != TRACEC_STATUS_SUCCESS) return grow_failed(w, ws, (tracec_status_t)r);
+    if (r0 == TRACEC_STATUS_SUCCESS) prefetch_chunk(ws->body + partial, ws->body_size - (uint32_t)partial);
     w->base = ws->body;
     w->ptr = ws->body + partial;
     w->end = ws->body + ws->body_size;
