@@ -21,7 +21,10 @@
  * Both shapes also run the record check (tracec_i_rec_packet_scan) against
  * a reference written the plain way (tracec/wire.h's field reader on every
  * level, the schema searched field by field): same verdict, and the same
- * field-10 fields found.
+ * field-10 fields found.  And its shape (tracec_i_rec_packet_shape): a
+ * packet changed in the bits the shape leaves free must pass the reference
+ * with the shape's scan.  The recorder's own walk saves by the peer's
+ * shapes, so its agreement with the checked walk covers them too.
  *
  * Every record accepted must come out as one whole Trace.packet; anything
  * else is CORRUPT_DATA (or a stale / unwritten end) with the records before
@@ -98,6 +101,43 @@ static bool ref_ok(const tracec_i_rec_message *m, const uint8_t *p, size_t n, in
     return rc == 0;
 }
 
+static bool same_scan(const tracec_i_rec_scan *a, const tracec_i_rec_scan *b) {
+    if (a->local != b->local || a->seq_fields != b->seq_fields) return false;
+    for (uint32_t i = 0; i < a->seq_fields && i < TRACEC_I_REC_SCAN_CUTS; i++)
+        if (a->cut[2 * i] != b->cut[2 * i] || a->cut[2 * i + 1] != b->cut[2 * i + 1]) return false;
+    return true;
+}
+
+/*
+ * The packet's shape (record_check.h): the same verdict and scan as the
+ * whole check; and the packet with every bit the shape leaves free
+ * changed (to bits of the packet read backwards) has the shape, and passes
+ * the reference with the scan the shape gives it.
+ */
+static void check_shape(const uint8_t *p, size_t n, bool ok, const tracec_i_rec_scan *sc) {
+    tracec_i_rec_shape sh;
+    tracec_i_rec_scan s, t;
+    const char *why = NULL;
+    if (tracec_i_rec_packet_shape(p, n, &s, &sh, &why) != ok || (!ok && why == NULL)) abort();
+    if (!ok) return;
+    if (!same_scan(&s, sc)) abort();
+    if (sh.n == 0) {
+        if (n >= 8 && n <= TRACEC_I_REC_SHAPE_MAX && sc->seq_fields <= TRACEC_I_REC_SCAN_CUTS) abort();
+        return;
+    }
+    uint8_t q[TRACEC_I_REC_SHAPE_MAX];
+    for (size_t i = 0; i < n; i++)
+        q[i] = (uint8_t)((p[i] & sh.mask[i]) | (~p[n - 1 - i] & ~sh.mask[i]));
+    if (!tracec_i_rec_shape_match(&sh, p, n, &t) || !same_scan(&t, sc)) abort();
+    if (!tracec_i_rec_shape_match(&sh, q, n, &t)) abort();
+    uint64_t local = 0;
+    uint32_t seq_fields = 0;
+    if (!ref_ok(tracec_i_rec_schema_count ? &tracec_i_rec_schema[0] : NULL, q, n, 1, true, &local, &seq_fields)) abort();
+    if (local != t.local || seq_fields != t.seq_fields) abort();
+    tracec_i_rec_scan w;
+    if (!tracec_i_rec_packet_scan(q, n, &w, &why) || !same_scan(&w, &t)) abort();
+}
+
 static void check_against_reference(const uint8_t *p, size_t n) {
     uint64_t local = 0;
     uint32_t seq_fields = 0;
@@ -114,6 +154,7 @@ static void check_against_reference(const uint8_t *p, size_t n) {
             q != p + sc.cut[2 * i + 1])
             abort();
     }
+    check_shape(p, n, ok, &sc);
 }
 
 static void records_shape(const uint8_t *data, size_t size) {

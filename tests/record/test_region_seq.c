@@ -334,6 +334,162 @@ Test(record_seq, save_packet_refuses_a_nested_malformed_packet_before_writing) {
     tracec_trace_file_close(f);
 }
 
+/* The scans of one packet agree (the cuts that were located). */
+static void expect_same_scan(const tracec_i_rec_scan *a, const tracec_i_rec_scan *b, const char *what, size_t k) {
+    cr_expect_eq(a->seq_fields, b->seq_fields, "%s, case %zu", what, k);
+    cr_expect_eq(a->local, b->local, "%s, case %zu", what, k);
+    for (uint32_t i = 0; i < a->seq_fields && i < TRACEC_I_REC_SCAN_CUTS; i++)
+        cr_expect(a->cut[2 * i] == b->cut[2 * i] && a->cut[2 * i + 1] == b->cut[2 * i + 1], "%s, case %zu", what, k);
+}
+
+static uint64_t next_random(uint64_t *x) {
+    *x ^= *x << 13;
+    *x ^= *x >> 7;
+    *x ^= *x << 17;
+    return *x;
+}
+
+/* A packet that agrees with a checked packet's shape takes the check's path of that packet: it passes, with the
+   same scan (its own sequence id).  Checked against the whole check, for every bit the shape leaves free and for
+   random changes anywhere. */
+Test(record_seq, a_packet_of_a_checked_shape_passes_as_it_did) {
+    static const struct {
+        const char *what;
+        uint8_t bytes[64];
+        size_t n;
+    } cases[] = {
+        {"a track-event instant with an interned name and one int arg",
+         {0x40, 0xe8, 0x8c, 0x01, 0x5a, 0x0a, 0x48, 0x03, 0x50, 0x01, 0x22, 0x04, 0x08, 0x01, 0x20, 0x2a, 0x50, 0x07,
+          0x68, 0x02},
+         20},
+        {"a slice begin: 9-byte timestamp, track uuid, name, extension varint and fixed64, a double arg",
+         {0x40, 0x80, 0x80, 0xd0, 0xc6, 0x85, 0xc4, 0x97, 0x97, 0x17, 0x5a, 0x31, 0x48, 0x01, 0x58, 0x90, 0xcf, 0xd6,
+          0xa3, 0x12, 0xba, 0x01, 0x0c, 'f',  'r',  'a',  'm',  'e',  '-',  'r',  'e',  'n',  'd',  'e',  'r',  0x80,
+          0xc8, 0x01, 0x07, 0x81, 0xc8, 0x01, 1,    2,    3,    4,    5,    6,    7,    8,    0x22, 0x09, 0x29, 1,
+          2,    3,    4,    5,    6,    7,    8,    0x50, 0x01},
+         63},
+        {"packed category_iids", {0x40, 0x85, 0x01, 0x5a, 0x06, 0x1a, 0x02, 0x01, 0x02, 0x48, 0x01, 0x50, 0x03}, 13},
+        {"the sequence id as fixed32, then as a varint", {0x55, 1, 2, 3, 4, 0x50, 0x81, 0x01, 0x40, 0x05}, 10},
+        {"a 10-byte timestamp",
+         {0x40, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01, 0x50, 0x02}, 13},
+        {"an unknown field holding bytes that would be a group", {0x5a, 0x06, 0x8a, 0xc8, 0x01, 0x02, 0x0b, 0x0c, 0x50, 0x04}, 10},
+    };
+    uint64_t rng = 0x9e3779b97f4a7c15ull;
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        const uint8_t *p = cases[k].bytes;
+        size_t n = cases[k].n;
+        tracec_i_rec_scan whole, s, t;
+        tracec_i_rec_shape sh;
+        const char *why = NULL;
+        cr_assert(tracec_i_rec_packet_scan(p, n, &whole, &why), "%s: %s", cases[k].what, why);
+        cr_assert(tracec_i_rec_packet_shape(p, n, &s, &sh, &why), "%s", cases[k].what);
+        cr_assert_eq(sh.n, n, "%s", cases[k].what);
+        expect_same_scan(&s, &whole, cases[k].what, k);
+        cr_assert(tracec_i_rec_shape_match(&sh, p, n, &t), "%s", cases[k].what);
+        expect_same_scan(&t, &whole, cases[k].what, k);
+        uint8_t q[64];
+        unsigned free_bits = 0, matched = 0, refused = 0;
+        for (size_t i = 0; i < n; i++) free_bits += (unsigned)__builtin_popcount((uint8_t)~sh.mask[i]);
+        /* any value in the bits the shape leaves free */
+        for (int r = 0; r < 2000; r++) {
+            for (size_t i = 0; i < n; i++) q[i] = (uint8_t)((p[i] & sh.mask[i]) | (next_random(&rng) & ~sh.mask[i]));
+            cr_assert(tracec_i_rec_shape_match(&sh, q, n, &t), "%s", cases[k].what);
+            cr_assert(tracec_i_rec_packet_scan(q, n, &whole, &why), "%s: %s", cases[k].what, why);
+            expect_same_scan(&t, &whole, cases[k].what, k);
+        }
+        /* a byte or two changed anywhere: a packet that still matches passes the whole check alike */
+        for (int r = 0; r < 4000; r++) {
+            memcpy(q, p, n);
+            for (int c = 0; c <= r % 2; c++) q[next_random(&rng) % n] ^= (uint8_t)(1u + next_random(&rng) % 255u);
+            if (!tracec_i_rec_shape_match(&sh, q, n, &t)) {
+                refused++;
+                continue;
+            }
+            matched++;
+            cr_assert(tracec_i_rec_packet_scan(q, n, &whole, &why), "%s: %s", cases[k].what, why);
+            expect_same_scan(&t, &whole, cases[k].what, k);
+        }
+        cr_expect_gt(refused, 0, "%s: a changed tag or length leaves the shape", cases[k].what);
+        if (k < 3) { /* packets with values: some of their bits are free */
+            cr_expect_gt(free_bits, 0, "%s", cases[k].what);
+            cr_expect_gt(matched, 0, "%s", cases[k].what);
+        }
+    }
+}
+
+/* What the instant's shape keeps: a value's bits but its continuation bits are free, a tag, a length and a
+   continuation bit are not; the sequence id's value is read from each packet. */
+Test(record_seq, a_shape_keeps_tags_lengths_and_varint_lengths) {
+    static const uint8_t p[] = {0x40, 0xe8, 0x8c, 0x01, 0x5a, 0x0a, 0x48, 0x03, 0x50, 0x01,
+                                0x22, 0x04, 0x08, 0x01, 0x20, 0x2a, 0x50, 0x07, 0x68, 0x02};
+    tracec_i_rec_scan s, t;
+    tracec_i_rec_shape sh;
+    cr_assert(tracec_i_rec_packet_shape(p, sizeof p, &s, &sh, NULL));
+    uint8_t q[sizeof p];
+    static const struct {
+        size_t at;
+        uint8_t value;
+        bool matches;
+    } edits[] = {
+        {1, 0x81, true},  /* the timestamp's value */
+        {3, 0x7f, true},
+        {1, 0x01, false}, /* its continuation bit: a shorter timestamp */
+        {0, 0x41, false}, /* a tag's wire type */
+        {5, 0x0b, false}, /* track_event's length */
+        {15, 0x7f, true}, /* the int arg's value */
+        {15, 0x80, false},
+        {17, 0x09, true}, /* the sequence id */
+        {16, 0x51, false}, /* field 10 as fixed64 */
+    };
+    for (size_t i = 0; i < sizeof edits / sizeof edits[0]; i++) {
+        memcpy(q, p, sizeof p);
+        q[edits[i].at] = edits[i].value;
+        cr_expect_eq(tracec_i_rec_shape_match(&sh, q, sizeof q, &t), edits[i].matches, "edit %zu", i);
+        if (edits[i].matches) {
+            const char *why = NULL;
+            cr_expect(tracec_i_rec_packet_scan(q, sizeof q, &s, &why), "edit %zu: %s", i, why);
+            cr_expect_eq(t.local, s.local, "edit %zu", i);
+        }
+    }
+    cr_expect_eq(sh.scan.local, 7);
+    memcpy(q, p, sizeof p);
+    q[17] = 0x09;
+    cr_assert(tracec_i_rec_shape_match(&sh, q, sizeof q, &t));
+    cr_expect_eq(t.local, 9, "the id is the packet's own");
+}
+
+/* Through the recorder's save: a packet of a shape seen before is written with its own values; one that differs
+   in its structure is checked whole and refused. */
+Test(record_seq, save_packet_by_shape_writes_each_packets_values_and_refuses_what_differs) {
+    tracec_trace_file *f;
+    cr_assert_eq(tracec_trace_file_open_memory(&f), TRACEC_STATUS_SUCCESS);
+    uint8_t p[] = {0x40, 0xe8, 0x8c, 0x01, 0x5a, 0x0a, 0x48, 0x03, 0x50, 0x01,
+                   0x22, 0x04, 0x08, 0x01, 0x20, 0x2a, 0x50, 0x07, 0x68, 0x02};
+    uint32_t next = 3;
+    tracec_i_rec_seqmap m;
+    tracec_i_rec_seqmap_init(&m, 2);
+    const char *why = NULL;
+    cr_assert_eq(tracec_i_rec_save_packet(f, &m, &next, p, sizeof p, 1, 1, NULL, &why), TRACEC_STATUS_SUCCESS);
+    p[15] = 0x2b; /* int arg 43 */
+    p[17] = 0x08; /* sequence 8 */
+    cr_assert_eq(tracec_i_rec_save_packet(f, &m, &next, p, sizeof p, 1, 1, NULL, &why), TRACEC_STATUS_SUCCESS);
+    cr_expect_eq(m.count, 2, "sequences 7 and 8 have ids of their own");
+    p[12] = 0x0f; /* debug annotation's name_iid with an invalid wire type */
+    cr_expect_eq(tracec_i_rec_save_packet(f, &m, &next, p, sizeof p, 1, 1, NULL, &why), TRACEC_STATUS_CORRUPT_DATA);
+    cr_expect_str_eq(why, "invalid wire type");
+    p[12] = 0x08;
+    p[11] = 0x05; /* the annotation's length runs into the next field */
+    cr_expect_eq(tracec_i_rec_save_packet(f, &m, &next, p, sizeof p, 1, 1, NULL, &why), TRACEC_STATUS_CORRUPT_DATA);
+    cr_expect_eq(tracec_trace_file_packets(f), 2);
+    size_t n = 0;
+    const uint8_t *d = tracec_trace_file_data(f, &n);
+    /* the second packet: its arg 43 and the global id of sequence 8 (4) */
+    static const uint8_t second[] = {0x20, 0x2b, 0x50, 0x04};
+    cr_expect(memmem(d, n, second, sizeof second) != NULL);
+    tracec_i_rec_seqmap_free(&m);
+    tracec_trace_file_close(f);
+}
+
 /* The record check's verdicts and its view of field 10, for tags of one, two and three bytes (the check reads a
    one-byte tag through a table of its message type, the others field by field: both must say the same). */
 Test(record_seq, the_record_check_reads_every_tag_width_alike) {

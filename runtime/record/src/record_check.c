@@ -163,6 +163,11 @@ static inline const uint8_t *skip_varint10(const uint8_t *p) {
 #endif
 }
 
+/* A shape's mask (record_check.h): bytes [at, at + n) keep only the bits `keep`. */
+static inline void relax(uint8_t *mask, ptrdiff_t at, ptrdiff_t n, uint8_t keep) {
+    memset(mask + at, keep, (size_t)n);
+}
+
 /* A message the check is inside of while it reads one nested in it: its end, and its type's tag row. */
 typedef struct level {
     const uint8_t *end;
@@ -255,7 +260,7 @@ static inline void note_seq(tracec_i_rec_scan *s, uint32_t start, uint32_t end) 
  * are noted in *s.
  */
 static inline TRACEC_I_ALWAYS_INLINE bool packet_check(const uint8_t *p, const uint8_t *end, const char **why,
-                                                      tracec_i_rec_scan *s) {
+                                                      tracec_i_rec_scan *s, uint8_t *mask) {
     const uint8_t *const base = p, *const lim = end; /* lim: how far a varint may be looked at */
     level up[TRACEC_I_REC_MAX_DEPTH];
     int depth = 1;
@@ -265,26 +270,32 @@ static inline TRACEC_I_ALWAYS_INLINE bool packet_check(const uint8_t *p, const u
             uint16_t e = row[*p];
             uint64_t len;
             if (e == (uint16_t)(C_VARINT << CLASS_SHIFT) && TRACEC_I_LIKELY(end - p > 1 && p[1] < 0x80u)) {
+                if (mask) relax(mask, p + 1 - base, 1, 0x80u);
                 p += 2;
                 continue;
             }
         classed:
             switch (e >> CLASS_SHIFT) {
-            case C_VARINT:
+            case C_VARINT: {
                 if (TRACEC_I_LIKELY(end - p > 1 && p[1] < 0x80u)) {
+                    if (mask) relax(mask, p + 1 - base, 1, 0x80u);
                     p += 2;
                     continue;
                 }
-                p++;
+                const uint8_t *v = ++p;
                 if (!skip_varint(&p, end, lim, why)) return false;
+                if (mask && p - v <= 9) relax(mask, v - base, p - v, 0x80u);
                 continue;
+            }
             case C_FIXED:
                 p++;
                 if (!skip_fixed(&p, end, e & 15u, why)) return false;
+                if (mask) relax(mask, p - base - (e & 15u), e & 15u, 0);
                 continue;
             case C_LEN:
                 p++;
                 if (!read_len(&p, end, &len, why)) return false;
+                if (mask) relax(mask, p - base, len, 0);
                 p += len;
                 continue;
             case C_PACKED:
@@ -303,6 +314,7 @@ static inline TRACEC_I_ALWAYS_INLINE bool packet_check(const uint8_t *p, const u
                     v = *p++;
                 else if (!read_value(&p, end, &v, why))
                     return false;
+                if (mask && p - start <= 10) relax(mask, start + 1 - base, p - start - 1, 0x80u);
                 note_seq(s, (uint32_t)(start - base), (uint32_t)(p - base));
                 s->local = v;
                 continue;
@@ -404,9 +416,42 @@ bool tracec_i_rec_packet_scan(const uint8_t *p, size_t n, tracec_i_rec_scan *s, 
         if (why) *why = "a packet over 4 GiB";
         return false;
     }
-    if (TRACEC_I_LIKELY(packet_check(p, p + n, &w, s))) return true; /* inlined: one call per packet */
+    if (TRACEC_I_LIKELY(packet_check(p, p + n, &w, s, NULL))) return true; /* inlined: one call per packet */
     if (why) *why = w;
     return false;
+}
+
+bool tracec_i_rec_packet_shape(const uint8_t *p, size_t n, tracec_i_rec_scan *s, tracec_i_rec_shape *sh,
+                               const char **why) {
+    if (n < 8u || n > TRACEC_I_REC_SHAPE_MAX) {
+        sh->n = 0;
+        return tracec_i_rec_packet_scan(p, n, s, why);
+    }
+    const char *w = NULL;
+    if (TRACEC_I_UNLIKELY(!__atomic_load_n(&g_rows_done, __ATOMIC_ACQUIRE))) (void)pthread_once(&g_rows_once, build_rows);
+    s->local = 0;
+    s->seq_fields = 0;
+    memset(sh->mask, 0xff, n); /* every bit counts unless the check says it reads no more of it */
+    if (!packet_check(p, p + n, &w, s, sh->mask)) {
+        sh->n = 0;
+        if (why) *why = w;
+        return false;
+    }
+    /* The id's value is read from each packet (one field 10, a varint with a one-byte tag), so packets of
+       several sequences share a shape; any other field 10 is kept whole. */
+    sh->seq_value = s->seq_fields == 1 && p[s->cut[0]] == TRACEC_TAG(TRACEC_I_REC_SEQ_FIELD, TRACEC_WIRE_VARINT) &&
+                    s->cut[1] - s->cut[0] <= 10u;
+    if (!sh->seq_value) {
+        if (s->seq_fields > TRACEC_I_REC_SCAN_CUTS) {
+            sh->n = 0;
+            return true;
+        }
+        for (uint32_t i = 0; i < s->seq_fields; i++) relax(sh->mask, s->cut[2 * i], s->cut[2 * i + 1] - s->cut[2 * i], 0xffu);
+    }
+    for (size_t i = 0; i < n; i++) sh->bits[i] = p[i] & sh->mask[i];
+    sh->scan = *s;
+    sh->n = (uint32_t)n;
+    return true;
 }
 
 bool tracec_i_rec_packet_ok(const uint8_t *p, size_t n, const char **why) {

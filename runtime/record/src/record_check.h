@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/types.h>
 
 #include "tracec/abi/record_protocol.h"
@@ -49,6 +50,66 @@ typedef struct tracec_i_rec_scan {
  * packet checks every level and finds its field-10 fields.
  */
 bool tracec_i_rec_packet_scan(const uint8_t *p, size_t n, tracec_i_rec_scan *s, const char **why);
+
+/*
+ * A packet shape: the bytes of a packet that passed the check, with what of
+ * each byte the check's verdict and scan depend on.  A tag, a length, the
+ * packet's field-10 fields and anything the check reads as a whole keep
+ * all their bits; a varint value of at most 9 bytes keeps its continuation
+ * bits only; fixed-size values and the contents of length-delimited fields
+ * the schema has no action for keep none.  A packet of the same length
+ * whose bytes agree with a shape on those bits takes every branch of the
+ * check the shape's packet took: it passes, with the same scan.
+ */
+#define TRACEC_I_REC_SHAPE_MAX 128u
+typedef struct tracec_i_rec_shape {
+    uint32_t n;         /* the packet's length (0: no shape) */
+    uint32_t seq_value; /* the scan's `local` is read from each packet: its one field 10, at scan.cut[0] */
+    tracec_i_rec_scan scan;
+    uint8_t bits[TRACEC_I_REC_SHAPE_MAX]; /* the packet's bytes & mask */
+    uint8_t mask[TRACEC_I_REC_SHAPE_MAX];
+} tracec_i_rec_shape;
+
+/*
+ * tracec_i_rec_packet_scan, and on success the packet's shape in *sh when
+ * it has one: 8 to TRACEC_I_REC_SHAPE_MAX bytes (else sh->n is 0).
+ */
+bool tracec_i_rec_packet_shape(const uint8_t *p, size_t n, tracec_i_rec_scan *s, tracec_i_rec_shape *sh,
+                               const char **why);
+
+/* Whether p[0..n) (n = sh->n >= 8) agrees with sh on the bits it keeps. */
+static inline bool tracec_i_rec_shape_bits(const tracec_i_rec_shape *sh, const uint8_t *p, size_t n) {
+    uint64_t diff = 0, x, m, b;
+    size_t i = 0;
+    for (; i + 8u < n; i += 8u) {
+        memcpy(&x, p + i, 8);
+        memcpy(&m, sh->mask + i, 8);
+        memcpy(&b, sh->bits + i, 8);
+        diff |= (x & m) ^ b;
+    }
+    i = n - 8u; /* the last 8 bytes (again in part): nothing past the packet is read */
+    memcpy(&x, p + i, 8);
+    memcpy(&m, sh->mask + i, 8);
+    memcpy(&b, sh->bits + i, 8);
+    return (diff | ((x & m) ^ b)) == 0;
+}
+
+/* Whether p[0..n) has the shape `sh`; *s is then its scan. */
+static inline bool tracec_i_rec_shape_match(const tracec_i_rec_shape *sh, const uint8_t *p, size_t n,
+                                            tracec_i_rec_scan *s) {
+    if (sh->n != n || n < 8u || !tracec_i_rec_shape_bits(sh, p, n)) return false;
+    *s = sh->scan;
+    if (sh->seq_value) { /* a varint of at most 9 bytes, whose bytes' continuation bits matched */
+        const uint8_t *q = p + s->cut[0] + 1;
+        uint64_t v = 0;
+        for (unsigned k = 0;; k += 7u) {
+            v |= (uint64_t)(*q & 0x7fu) << k;
+            if (*q++ < 0x80u) break;
+        }
+        s->local = v;
+    }
+    return true;
+}
 
 /*
  * tracec_recorder_read_region (tracec/recorder.h), and with `check` false

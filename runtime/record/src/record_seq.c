@@ -21,6 +21,8 @@ void tracec_i_rec_seqmap_init(tracec_i_rec_seqmap *m, uint32_t default_id) {
 void tracec_i_rec_seqmap_free(tracec_i_rec_seqmap *m) {
     free(m->slot);
     m->slot = NULL;
+    free(m->shapes);
+    m->shapes = NULL;
     m->cap = m->count = 0;
     m->last.global = 0;
 }
@@ -163,11 +165,42 @@ bool tracec_i_rec_seq_rewrite(tracec_i_rec_seqmap *m, uint32_t *next, const uint
     return true;
 }
 
+/*
+ * The record check of p[0..n) (tracec_i_rec_packet_scan), by the peer's
+ * shapes: a packet with the shape of one checked before passes as it did;
+ * any other is checked whole, and its shape replaces the one of its set
+ * used less lately.
+ */
+static inline bool scan_packet(tracec_i_rec_seqmap *m, const uint8_t *p, size_t n, tracec_i_rec_scan *s,
+                               const char **why) {
+    tracec_i_rec_shapes *c = m->shapes;
+    if (TRACEC_I_UNLIKELY(n < 8u || n > TRACEC_I_REC_SHAPE_MAX)) return tracec_i_rec_packet_scan(p, n, s, why);
+    if (TRACEC_I_UNLIKELY(c == NULL)) {
+        if (m->no_shapes || (c = m->shapes = calloc(1, sizeof *c)) == NULL) {
+            m->no_shapes = 1;
+            return tracec_i_rec_packet_scan(p, n, s, why);
+        }
+    }
+    size_t set = n % TRACEC_I_REC_SHAPE_SETS;
+    if (TRACEC_I_LIKELY(tracec_i_rec_shape_match(&c->way[set][0], p, n, s))) {
+        c->victim[set] = 1;
+        return true;
+    }
+    if (tracec_i_rec_shape_match(&c->way[set][1], p, n, s)) {
+        c->victim[set] = 0;
+        return true;
+    }
+    unsigned v = c->victim[set];
+    if (!tracec_i_rec_packet_shape(p, n, s, &c->way[set][v], why)) return false;
+    if (c->way[set][v].n != 0) c->victim[set] = (uint8_t)(v ^ 1u);
+    return true;
+}
+
 tracec_status_t tracec_i_rec_save_packet(struct tracec_trace_file *out, tracec_i_rec_seqmap *m, uint32_t *next,
                                          const uint8_t *p, size_t n, int32_t pid, int32_t uid, int *mark,
                                          const char **why) {
     tracec_i_rec_scan s;
-    if (!tracec_i_rec_packet_scan(p, n, &s, why)) return TRACEC_STATUS_CORRUPT_DATA;
+    if (!scan_packet(m, p, n, &s, why)) return TRACEC_STATUS_CORRUPT_DATA;
     /* a run of one sequence's packets: the id asked for last, without a call */
     uint32_t g = s.local != 0 && m->last.global != 0 && m->last.local == s.local
                      ? m->last.global

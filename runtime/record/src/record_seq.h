@@ -19,6 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "record_check.h"
 #include "tracec/status.h"
 
 /* Local ids one peer may use. */
@@ -37,6 +38,14 @@ typedef struct tracec_i_rec_seq_slot {
     uint32_t unused;
 } tracec_i_rec_seq_slot;
 
+/* The shapes of a peer's packets the recorder checked last (record_check.h): two per set, a packet's set by its
+   length. */
+#define TRACEC_I_REC_SHAPE_SETS 16u
+typedef struct tracec_i_rec_shapes {
+    tracec_i_rec_shape way[TRACEC_I_REC_SHAPE_SETS][2];
+    uint8_t victim[TRACEC_I_REC_SHAPE_SETS]; /* the way a new shape of the set replaces: the one used less lately */
+} tracec_i_rec_shapes;
+
 typedef struct tracec_i_rec_seqmap {
     uint32_t default_id; /* the peer's sequence for packets without an id of their own (or with id 0) */
     uint32_t count;      /* local ids mapped */
@@ -48,6 +57,8 @@ typedef struct tracec_i_rec_seqmap {
     int32_t trusted_pid, trusted_uid;
     uint8_t trusted_n;
     uint8_t trusted[TRACEC_I_REC_TRUSTED_COPY];
+    uint8_t no_shapes; /* shapes could not be allocated: every packet takes the whole check */
+    tracec_i_rec_shapes *shapes; /* allocated at the first packet tracec_i_rec_save_packet checks */
 } tracec_i_rec_seqmap;
 
 /* An empty map whose packets without an id go to `default_id` (the peer's sequence). */
