@@ -13,10 +13,14 @@
  *     too.  Then as the recorder does: the header check, the copy of each
  *     handed region (and of the active half up to its `reserved` hint), the
  *     walk (tracec_recorder_read_region), and each packet rewritten with the
- *     peer's sequence map into a trace; and the recorder's own walk, which
- *     leaves the check to its one-pass save (tracec_i_rec_walk_region
- *     unchecked, tracec_i_rec_save_packet), must end where the checked walk
- *     ends and write the same bytes.
+ *     peer's sequence map into a trace; a walk that leaves the check to its
+ *     one-pass save (tracec_i_rec_walk_region unchecked,
+ *     tracec_i_rec_save_packet) must end where the checked walk ends and
+ *     write the same bytes; and the recorder's own walk
+ *     (tracec_i_rec_save_region: each record unwrapped from its Trace.packet
+ *     field, runs of usual records saved by their shapes) must end where that
+ *     walk ends, with each record unwrapped the same way, and write the same
+ *     bytes.
  *
  * Both shapes also run the record check (tracec_i_rec_packet_scan) against
  * a reference written the plain way (tracec/wire.h's field reader on every
@@ -204,11 +208,55 @@ static tracec_status_t write_packet(void *data, const uint8_t *packet, size_t si
     return st;
 }
 
-/* Accepts every record (the walk checked it). */
+/* The packet inside a record that is one Trace.packet field (0x0A, its length, the packet), as the recorder
+   unwraps the buffer writers' records; else the record itself. */
+static const uint8_t *unwrap(const uint8_t *packet, size_t *size) {
+    const uint8_t *p = packet + 1, *end = packet + *size;
+    uint64_t len;
+    if (*size > 1 && packet[0] == 0x0A && tracec_wire_read_varint(&p, end, &len) == TRACEC_VARINT_OK &&
+        len == (uint64_t)(end - p)) {
+        *size = (size_t)len;
+        return p;
+    }
+    return packet;
+}
+
+/* As write_packet, the packet unwrapped first and saved as the recorder saves it (tracec_i_rec_save_packet). */
+static tracec_status_t save_unwrapped(void *data, const uint8_t *packet, size_t size, uint32_t category,
+                                      uint32_t kind) {
+    (void)category;
+    (void)kind;
+    sink *s = data;
+    packet = unwrap(packet, &size);
+    tracec_status_t st = tracec_i_rec_save_packet(s->f, &s->map, &s->next, packet, size, 1234, 1000, &s->mark, NULL);
+    if (st == TRACEC_STATUS_LIMIT_EXCEEDED) {
+        s->refused++;
+        return TRACEC_STATUS_SUCCESS;
+    }
+    if (st == TRACEC_STATUS_SUCCESS) s->written++;
+    return st;
+}
+
+/* Accepts every record (the walk checked it); the packet inside a wrapped one is checked against the reference
+   too. */
 static tracec_status_t count_packet(void *data, const uint8_t *packet, size_t size, uint32_t category, uint32_t kind) {
     (void)data, (void)category, (void)kind;
     check_against_reference(packet, size);
+    size_t n = size;
+    const uint8_t *inner = unwrap(packet, &n);
+    if (inner != packet) check_against_reference(inner, n);
     return TRACEC_STATUS_SUCCESS;
+}
+
+static bool same_result(const tracec_recorder_region_result *a, const tracec_recorder_region_result *b) {
+    return a->records == b->records && a->end == b->end && a->corrupt == b->corrupt && a->stale == b->stale &&
+           a->unwritten == b->unwritten && a->blocks == b->blocks && a->empty == b->empty;
+}
+
+static bool same_bytes(tracec_trace_file *a, tracec_trace_file *b) {
+    size_t ka = 0, kb = 0;
+    const uint8_t *da = tracec_trace_file_data(a, &ka), *db = tracec_trace_file_data(b, &kb);
+    return ka == kb && (ka == 0 || memcmp(da, db, ka) == 0);
 }
 
 static bool small_geometry(const tracec_shm_header *h, tracec_recorder_shm_geometry *g) {
@@ -291,14 +339,37 @@ static void region_shape(const uint8_t *data, size_t size) {
                                                          count_packet, NULL, &a);
         tracec_status_t rb = tracec_i_rec_walk_region(scratch, c.len, c.gen, r == TRACEC_RECORDER_REGION_DURABLE,
                                                       false, write_packet, &u, &b);
-        if (ra != rb || a.records != b.records || a.end != b.end || a.corrupt != b.corrupt || a.stale != b.stale ||
-            a.unwritten != b.unwritten || a.blocks != b.blocks || a.empty != b.empty)
-            abort();
+        if (ra != rb || !same_result(&a, &b)) abort();
         if (rb == TRACEC_STATUS_CORRUPT_DATA) break;
     }
-    size_t ka = 0, kb = 0;
-    const uint8_t *da = tracec_trace_file_data(s.f, &ka), *db = tracec_trace_file_data(u.f, &kb);
-    if (u.written != s.written || ka != kb || (ka > 0 && memcmp(da, db, ka) != 0)) abort();
+    if (u.written != s.written || !same_bytes(s.f, u.f)) abort();
+    /* the recorder's save (tracec_i_rec_save_region: records unwrapped, runs of usual ones saved by their
+       shapes) against the same walk with each record unwrapped and saved whole: the same ends, the same bytes */
+    sink v, w;
+    sink_open(&v);
+    sink_open(&w);
+    for (size_t i = 0; i < 3; i++) {
+        uint32_t r = order[i];
+        bool salvage;
+        if (!region_saved(&g, &st, r, &salvage)) continue;
+        tracec_recorder_region_copy c;
+        size_t cap = r == TRACEC_RECORDER_REGION_DURABLE ? g.durable_bytes : g.half_bytes;
+        if (tracec_recorder_copy_region(map, bytes, &g, r, salvage, 0, 0, scratch, cap, &c) != TRACEC_STATUS_SUCCESS)
+            abort();
+        bool durable = r == TRACEC_RECORDER_REGION_DURABLE;
+        tracec_recorder_region_result a, b;
+        tracec_status_t ra = tracec_i_rec_walk_region(scratch, c.len, c.gen, durable, false, save_unwrapped, &v, &a);
+        tracec_i_rec_saver sv = {w.f, &w.map, &w.next, 1234, 1000, &w.mark, 0, NULL};
+        tracec_status_t rb = tracec_i_rec_save_region(scratch, c.len, c.gen, durable, &sv, &b);
+        w.written += sv.delivered;
+        if (ra != rb || !same_result(&a, &b) || v.written != w.written || v.map.refused != w.map.refused) abort();
+        if (rb == TRACEC_STATUS_CORRUPT_DATA) break;
+    }
+    if (!same_bytes(v.f, w.f)) abort();
+    tracec_trace_file_close(w.f);
+    tracec_i_rec_seqmap_free(&w.map);
+    tracec_trace_file_close(v.f);
+    tracec_i_rec_seqmap_free(&v.map);
     tracec_trace_file_close(u.f);
     tracec_i_rec_seqmap_free(&u.map);
     tracec_trace_file_close(s.f);

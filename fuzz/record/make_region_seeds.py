@@ -114,6 +114,19 @@ def main():
                                     extents=(0, 0))
     # a header whose geometry is not the agreed one (too large for the fuzzer's echo: checked, refused)
     seeds["region_other_geometry"] = seed(CIRCULAR, [h0, h1], desc, half_bytes=1 << 20)
+    # the buffer writers' records: each packet one Trace.packet field; runs of packets of one shape on one
+    # sequence (the recorder saves them by shape), broken by another sequence, another shape and a long one
+    def wrapped(pk):
+        return b"\x0a" + varint(len(pk)) + pk
+
+    run = [record(wrapped(packet(100 + i, "ev-%d" % i, 1))) for i in range(5)]
+    run += [record(wrapped(packet(105, "ev-5", 2))), record(wrapped(packet(106, "ev-6", 1)))]
+    run += [record(wrapped(packet(107, "a longer name", 1))), record(wrapped(packet(108, "ev-8", 1)))]
+    more = [record(wrapped(packet(109 + i, "ev-%d" % (9 + i), 1))) for i in range(3)]
+    seeds["region_usual_runs"] = seed(STREAMING, [chunk(run, tag(2)) + chunk(more, tag(2)), b""], handed=(1, 0, 0))
+    bad = wrapped(b"\x40\x70\x50\x01\x5a\x02\x4f\x01")  # track_event holding wire type 7
+    seeds["region_usual_run_then_bad"] = seed(
+        STREAMING, [chunk(more + [record(bad)] + more, tag(2)), b""], handed=(1, 0, 0))
     for name, data in seeds.items():
         with open(os.path.join(out, name), "wb") as f:
             f.write(data)

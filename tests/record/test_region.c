@@ -981,6 +981,7 @@ Test(region, fuzz_seeds_read_as_their_names_say) {
         {"region_huge_committed", TRACEC_BUFFERING_MODE_STREAMING, 1, 1},
         {"region_salvage", TRACEC_BUFFERING_MODE_STREAMING, 1, 3},
         {"region_other_geometry", TRACEC_BUFFERING_MODE_CIRCULAR, 0, 4},
+        {"region_usual_runs", TRACEC_BUFFERING_MODE_STREAMING, 12, 0},
     };
     for (size_t i = 0; i < sizeof seeds / sizeof seeds[0]; i++) {
         char path[256];
@@ -1054,4 +1055,122 @@ Test(region, a_packet_begun_in_a_chunk_is_counted_open) {
     cr_expect_eq(res.records, 3);
     cr_expect_eq(res.open, 1);
     cr_expect_eq(res.corrupt, 0);
+}
+
+/* ---- the recorder's save ----------------------------------------------------------------------- */
+
+/* Each record saved whole, as the recorder saves a record outside a run of usual ones: the packet inside a
+   Trace.packet field unwrapped, then tracec_i_rec_save_packet. */
+typedef struct whole_sink {
+    tracec_trace_file *f;
+    tracec_i_rec_seqmap map;
+    uint32_t next;
+    int mark;
+    uint64_t written;
+} whole_sink;
+
+static tracec_status_t save_whole(void *data, const uint8_t *packet, size_t size, uint32_t category, uint32_t kind) {
+    (void)category, (void)kind;
+    whole_sink *s = data;
+    const uint8_t *p = packet + 1, *end = packet + size;
+    uint64_t len;
+    if (size > 1 && packet[0] == 0x0A && tracec_wire_read_varint(&p, end, &len) == TRACEC_VARINT_OK &&
+        len == (uint64_t)(end - p)) {
+        packet = p;
+        size = (size_t)len;
+    }
+    tracec_status_t st = tracec_i_rec_save_packet(s->f, &s->map, &s->next, packet, size, 4321, 1000, &s->mark, NULL);
+    if (st == TRACEC_STATUS_LIMIT_EXCEEDED) return TRACEC_STATUS_SUCCESS;
+    if (st == TRACEC_STATUS_SUCCESS) s->written++;
+    return st;
+}
+
+static uint64_t rnd(uint64_t *x) {
+    *x ^= *x << 13;
+    *x ^= *x >> 7;
+    *x ^= *x << 17;
+    return *x;
+}
+
+/*
+ * The recorder saves runs of usual records by their shapes
+ * (tracec_i_rec_save_region).  Over random chunks of the buffer writers'
+ * records (one Trace.packet field each): mostly one sequence's instants,
+ * with other sequences, other shapes, records not wrapped, wrappers with a
+ * two-byte length, loss marks, and a byte changed here and there, it ends
+ * where saving each record whole ends and writes the same bytes.
+ */
+Test(region, the_recorders_save_by_shape_writes_what_saving_each_record_whole_writes) {
+    whole_sink a;
+    memset(&a, 0, sizeof a);
+    cr_assert_eq(tracec_trace_file_open_memory(&a.f), TRACEC_STATUS_SUCCESS);
+    tracec_i_rec_seqmap_init(&a.map, 2);
+    a.next = 3;
+    tracec_trace_file *bf;
+    cr_assert_eq(tracec_trace_file_open_memory(&bf), TRACEC_STATUS_SUCCESS);
+    tracec_i_rec_seqmap bmap;
+    tracec_i_rec_seqmap_init(&bmap, 2);
+    uint32_t bnext = 3;
+    int bmark = 0;
+    uint64_t x = 0x2545f4914f6cdd1dull, ts = 1000, runs = 0, bad_rounds = 0;
+    for (int round = 0; round < 1500; round++) {
+        memset(g_buf, 0, sizeof g_buf);
+        ru_writer w = ru_writer_at(g_buf, sizeof g_buf);
+        uint64_t gen = 2 + (uint64_t)round;
+        for (int c = 0, chunks = 1 + (int)(rnd(&x) % 3u); c < chunks; c++) {
+            ru_chunk_begin(&w, TRACEC_SHM_CHUNK_TAG(gen));
+            for (int r = 0, recs = 1 + (int)(rnd(&x) % 14u); r < recs; r++) {
+                unsigned pick = (unsigned)(rnd(&x) % 100u);
+                char name[160];
+                uint64_t seq = pick < 80 ? 1 : pick < 84 ? 2 : pick < 88 ? 300 : 1; /* 300: longer than its global id */
+                if (pick >= 88 && pick < 92)
+                    snprintf(name, sizeof name, "a name of another length %d", r);
+                else if (pick >= 92 && pick < 94)
+                    memset(name, 'n', 130), name[130] = 0; /* a wrapper with a two-byte length */
+                else
+                    snprintf(name, sizeof name, "ev-%d", r % 10);
+                ts += 1 + rnd(&x) % 300u; /* timestamps of 2 and 3 bytes */
+                uint8_t pk[200], rec[208];
+                size_t n = ru_packet(pk, ts, name, 1, seq);
+                rec[0] = 0x0A;
+                size_t k = (size_t)(ru_varint(rec + 1, n) - rec);
+                memcpy(rec + k, pk, n);
+                k += n;
+                if (pick >= 94 && pick < 96) { /* not wrapped */
+                    memcpy(rec, pk, n);
+                    k = n;
+                } else if (pick >= 96 && pick < 98) { /* a byte changed */
+                    rec[rnd(&x) % k] ^= (uint8_t)(1u + rnd(&x) % 255u);
+                }
+                ru_record(&w, rec, k, 0, 1);
+            }
+            ru_chunk_end(&w, (uint32_t)(rnd(&x) % 3u) * 8u);
+        }
+        if (round % 7 == 3) a.mark = bmark = 1; /* a loss before this region: its first packet saved is marked */
+        tracec_recorder_region_result ra, rb;
+        uint64_t before = a.written;
+        tracec_status_t sa = tracec_i_rec_walk_region(g_buf, w.off, gen, false, false, save_whole, &a, &ra);
+        tracec_i_rec_saver sv = {bf, &bmap, &bnext, 4321, 1000, &bmark, 0, NULL};
+        tracec_status_t sb = tracec_i_rec_save_region(g_buf, w.off, gen, false, &sv, &rb);
+        cr_assert_eq(sa, sb, "round %d", round);
+        cr_assert(ra.records == rb.records && ra.end == rb.end && ra.corrupt == rb.corrupt && ra.blocks == rb.blocks &&
+                      ra.bytes == rb.bytes,
+                  "round %d: records %llu %llu, end %zu %zu", round, (unsigned long long)ra.records,
+                  (unsigned long long)rb.records, ra.end, rb.end);
+        cr_assert_eq(a.written - before, sv.delivered, "round %d", round);
+        cr_assert_eq(a.mark, bmark, "round %d", round);
+        bad_rounds += ra.corrupt;
+        runs += sv.delivered;
+    }
+    size_t ka = 0, kb = 0;
+    const uint8_t *da = tracec_trace_file_data(a.f, &ka), *db = tracec_trace_file_data(bf, &kb);
+    cr_assert_eq(ka, kb);
+    cr_assert(memcmp(da, db, ka) == 0, "the same bytes");
+    cr_expect_eq(a.map.refused, bmap.refused);
+    cr_expect_gt(bad_rounds, 0, "some rounds end at a changed byte");
+    cr_expect_gt(runs, 10000, "most records are saved");
+    tracec_i_rec_seqmap_free(&a.map);
+    tracec_i_rec_seqmap_free(&bmap);
+    tracec_trace_file_close(a.f);
+    tracec_trace_file_close(bf);
 }

@@ -8,6 +8,7 @@
 #include "perfetto/trace/trace_packet.tracec.h"
 #include "record_check.h"
 #include "record_seq.h"
+#include "tracec/abi/buffer_abi.h"
 #include "tracec/abi/hints.h"
 #include "tracec/trace_file.h"
 #include "tracec/wire.h"
@@ -110,13 +111,37 @@ static inline void put_trusted(uint8_t *o, const tracec_i_rec_seqmap *m, bool dr
     if (dropped) memcpy(o + m->trusted_n, k_dropped, sizeof k_dropped);
 }
 
+/* Copies p[0..n) to o, 8 <= n: 16 bytes at a time, the last block again in part, nothing read or written past
+   either end.  A packet of a few dozen bytes costs a few loads and stores, where a string copy (rep movs)
+   would take tens of cycles to start. */
+static inline void copy_short(uint8_t *o, const uint8_t *p, size_t n) {
+    uint64_t a, b;
+    if (n < 16u) {
+        memcpy(&a, p, 8);
+        memcpy(&b, p + n - 8u, 8);
+        memcpy(o, &a, 8);
+        memcpy(o + n - 8u, &b, 8);
+        return;
+    }
+    uint8_t t[16];
+    for (size_t i = 0; i + 16u < n; i += 16u) {
+        memcpy(t, p + i, 16);
+        memcpy(o + i, t, 16);
+    }
+    memcpy(t, p + n - 16u, 16);
+    memcpy(o + n - 16u, t, 16);
+}
+
 /* Writes the usual packet p[0..n) (scanned into *s: its one sequence id as long as g's) as a Trace.packet
    record of `body` bytes at o, with g in place of its id and the trusted fields after it; returns its end. */
 static inline uint8_t *put_usual(uint8_t *o, const tracec_i_rec_seqmap *m, const uint8_t *p, size_t n,
                                  const tracec_i_rec_scan *s, uint32_t g, size_t body, bool dropped) {
     *o++ = (uint8_t)TRACEC_TAG(1, TRACEC_WIRE_LEN); /* Trace.packet */
     o = tracec_put_varint64(o, body);
-    memcpy(o, p, n);
+    if (n >= 8u && n <= 128u)
+        copy_short(o, p, n);
+    else
+        memcpy(o, p, n);
     (void)tracec_put_varint32(o + s->cut[0] + 1, g);
     put_trusted(o + n, m, dropped);
     return o + body;
@@ -182,15 +207,12 @@ static inline bool scan_packet(tracec_i_rec_seqmap *m, const uint8_t *p, size_t 
         }
     }
     size_t set = n % TRACEC_I_REC_SHAPE_SETS;
-    if (TRACEC_I_LIKELY(tracec_i_rec_shape_match(&c->way[set][0], p, n, s))) {
-        c->victim[set] = 1;
+    unsigned v = c->victim[set]; /* the way used last is tried first: v ^ 1 */
+    if (TRACEC_I_LIKELY(tracec_i_rec_shape_match(&c->way[set][v ^ 1u], p, n, s))) return true;
+    if (tracec_i_rec_shape_match(&c->way[set][v], p, n, s)) {
+        c->victim[set] = (uint8_t)(v ^ 1u);
         return true;
     }
-    if (tracec_i_rec_shape_match(&c->way[set][1], p, n, s)) {
-        c->victim[set] = 0;
-        return true;
-    }
-    unsigned v = c->victim[set];
     if (!tracec_i_rec_packet_shape(p, n, s, &c->way[set][v], why)) return false;
     if (c->way[set][v].n != 0) c->victim[set] = (uint8_t)(v ^ 1u);
     return true;
@@ -243,6 +265,51 @@ tracec_status_t tracec_i_rec_save_packet(struct tracec_trace_file *out, tracec_i
     }
     if (st == TRACEC_STATUS_SUCCESS && mark) *mark = 0;
     return st;
+}
+
+size_t tracec_i_rec_save_run(tracec_i_rec_saver *sv, const uint8_t *body, size_t n,
+                             tracec_recorder_region_result *out, tracec_status_t *st) {
+    tracec_i_rec_seqmap *m = sv->map;
+    tracec_i_rec_shapes *c = m->shapes;
+    size_t off = 0;
+    *st = TRACEC_STATUS_SUCCESS;
+    if (c == NULL || m->last.global == 0 || m->trusted_n == 0 || m->trusted_pid != sv->pid ||
+        m->trusted_uid != sv->uid)
+        return 0; /* the general path sets them up */
+    const uint32_t g = m->last.global;
+    const uint64_t local = m->last.local;
+    const size_t g_len = tracec_varint_size(g);
+    while (n - off >= TRACEC_I_BLK_HDR) {
+        tracec_i_blk b;
+        memcpy(&b, body + off, sizeof b);
+        /* a sound record of one Trace.packet field with a one-byte length (else the general path: it says
+           what is wrong, or unwraps a longer one) */
+        if (b.body % TRACEC_I_BLK_ALIGN != 0 || b.body > n - off - TRACEC_I_BLK_HDR || b.size > b.body ||
+            b.size < 2u + 8u || b.size > 2u + 127u)
+            break;
+        const uint8_t *p = body + off + TRACEC_I_BLK_HDR;
+        size_t k = b.size - 2u;
+        if (p[0] != 0x0A || p[1] != k) break;
+        p += 2;
+        size_t set = k % TRACEC_I_REC_SHAPE_SETS;
+        const tracec_i_rec_shape *sh = &c->way[set][c->victim[set] ^ 1u];
+        tracec_i_rec_scan s;
+        if (!tracec_i_rec_shape_match(sh, p, k, &s) || s.local != local || s.local == 0 || s.seq_fields != 1 ||
+            p[s.cut[0]] != TRACEC_TAG(TRACEC_I_REC_SEQ_FIELD, TRACEC_WIRE_VARINT) || s.cut[1] - s.cut[0] != 1u + g_len)
+            break;
+        bool dropped = sv->mark && *sv->mark;
+        size_t body_len = k + m->trusted_n + (dropped ? sizeof k_dropped : 0u);
+        uint8_t *o = tracec_i_trace_file_room(sv->out, 1u + TRACEC_MAX_VARINT_SIZE + k + TRUSTED_ROOM);
+        if (o == NULL) break;
+        *st = tracec_i_trace_file_append(sv->out, put_usual(o, m, p, k, &s, g, body_len, dropped));
+        if (*st != TRACEC_STATUS_SUCCESS) break;
+        if (sv->mark) *sv->mark = 0;
+        sv->delivered++;
+        out->records++;
+        out->bytes += b.size;
+        off += TRACEC_I_BLK_HDR + (size_t)b.body;
+    }
+    return off;
 }
 
 tracec_status_t tracec_i_rec_write_packet(struct tracec_trace_file *out, tracec_i_rec_seqmap *m, uint32_t *next,

@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "record_check.h"
+#include "tracec/recorder.h"
 #include "tracec/status.h"
 
 /* Local ids one peer may use. */
@@ -104,6 +105,43 @@ struct tracec_trace_file;
 tracec_status_t tracec_i_rec_save_packet(struct tracec_trace_file *out, tracec_i_rec_seqmap *m, uint32_t *next,
                                          const uint8_t *p, size_t n, int32_t pid, int32_t uid, int *mark,
                                          const char **why);
+
+/* Where the recorder's walk of a provider's region saves its records (tracec_i_rec_save_region). */
+typedef struct tracec_i_rec_saver {
+    struct tracec_trace_file *out;
+    tracec_i_rec_seqmap *map;
+    uint32_t *next;
+    int32_t pid, uid;
+    int *mark;          /* the loss mark (tracec_i_rec_save_packet), or NULL */
+    uint64_t delivered; /* out: records written */
+    const char *why;    /* out: why the record check refused a record */
+} tracec_i_rec_saver;
+
+/*
+ * The walk of tracec_i_rec_walk_region (unchecked), each record saved with
+ * tracec_i_rec_save_packet to sv: a record's payload is unwrapped when it
+ * is one Trace.packet field (0x0A, its length, the packet), as the buffer
+ * writers write them; a record the check refuses ends the walk as corrupt
+ * (why in sv->why); one the sequence map refuses is skipped (counted by
+ * the map).  The usual records of a chunk, one after the other, take a
+ * path of their own (tracec_i_rec_save_run) that writes the same bytes.
+ */
+tracec_status_t tracec_i_rec_save_region(const void *region, size_t extent, uint64_t gen, bool durable,
+                                         tracec_i_rec_saver *sv, tracec_recorder_region_result *out);
+
+/*
+ * Saves the records at body[0..n) (a chunk's, from a record's start) for
+ * as long as each is the usual one: a sound record header, one Trace.packet
+ * field of at most 127 bytes, a packet of the shape the peer's last packet
+ * of its set had, on the sequence asked for last, whose one id is as long
+ * as its global id, and room in the trace's buffer.  Returns the bytes
+ * saved (records and their headers); out->records and out->bytes count
+ * them.  It stops at the first other record, which the general path
+ * saves; or at a failure of the trace file, *st (else SUCCESS), at the
+ * record it was writing.
+ */
+size_t tracec_i_rec_save_run(tracec_i_rec_saver *sv, const uint8_t *body, size_t n,
+                             tracec_recorder_region_result *out, tracec_status_t *st);
 
 /* tracec_i_rec_save_packet without the reason. */
 tracec_status_t tracec_i_rec_write_packet(struct tracec_trace_file *out, tracec_i_rec_seqmap *m, uint32_t *next,

@@ -275,38 +275,14 @@ static uint64_t hash_bytes(const uint8_t *p, size_t n) {
     return hash_mul(p, n);
 }
 
-typedef struct save_ctx {
-    tracec_recorder *r;
-    peer *pv;
-    int *mark;
-    const char *why; /* a record refused here: why */
-} save_ctx;
-
 /*
- * One record of a walked region: checked and written on its global
- * sequence in one pass (tracec_i_rec_save_packet; a packet the sequence map
- * refuses is counted there and skipped).  The buffer writers write each
- * packet as one Trace.packet record (0x0A, its varint length, the
- * TracePacket); such a payload is unwrapped and the packet inside is
- * checked.  Any other payload is checked as a TracePacket as it is.
+ * The records of a walked region are checked and written on their global
+ * sequences in one pass (tracec_i_rec_save_region): the buffer writers
+ * write each packet as one Trace.packet record (0x0A, its varint length,
+ * the TracePacket), which is unwrapped and the packet inside checked; any
+ * other payload is checked as a TracePacket as it is.  A packet the
+ * sequence map refuses is counted there and skipped.
  */
-static tracec_status_t save_packet(void *data, const uint8_t *packet, size_t size, uint32_t category, uint32_t kind) {
-    (void)category;
-    (void)kind;
-    save_ctx *c = data;
-    const uint8_t *p = packet + 1, *end = packet + size;
-    uint64_t len;
-    if (size > 1 && packet[0] == 0x0A && tracec_wire_read_varint(&p, end, &len) == TRACEC_VARINT_OK &&
-        len == (uint64_t)(end - p)) {
-        packet = p;
-        size = (size_t)len;
-    }
-    tracec_status_t st = tracec_i_rec_save_packet(c->r->file, &c->pv->seq, &c->r->next_seq, packet, size,
-                                                  c->pv->info.pid, c->pv->info.uid, c->mark, &c->why);
-    if (st == TRACEC_STATUS_LIMIT_EXCEEDED) return TRACEC_STATUS_SUCCESS;
-    if (st == TRACEC_STATUS_SUCCESS) c->pv->info.delivered++;
-    return st;
-}
 
 /*
  * Saves what region `reg` (a half, or DURABLE) holds and was not saved
@@ -361,10 +337,12 @@ static bool save_region(tracec_recorder *r, peer *pv, uint32_t reg, bool salvage
     }
     /* the first record of a half saved after a loss is marked; the durable part's records (descriptors,
        never lost to a switch or a wrap) are not */
-    save_ctx ctx = {r, pv, reg == DURABLE ? NULL : &pv->loss_pending, NULL};
+    tracec_i_rec_saver sv = {r->file, &pv->seq, &r->next_seq, pv->info.pid, pv->info.uid,
+                             reg == DURABLE ? NULL : &pv->loss_pending, 0, NULL};
     tracec_recorder_region_result res;
-    st = tracec_i_rec_walk_region(dst, c.len, c.gen, reg == DURABLE, false, save_packet, &ctx, &res);
-    if (ctx.why) res.why = ctx.why;
+    st = tracec_i_rec_save_region(dst, c.len, c.gen, reg == DURABLE, &sv, &res);
+    pv->info.delivered += sv.delivered;
+    if (sv.why) res.why = sv.why;
     /* a salvage: the packets its writers had begun are lost (in a handed region none is open) */
     if (salvage) pv->open_lost += res.open;
     pv->bytes += res.end;

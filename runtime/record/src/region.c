@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "record_check.h"
+#include "record_seq.h"
 #include "tracec/abi/record_protocol.h"
 #include "tracec/abi/buffer_abi.h"
 #include "tracec/recorder.h"
@@ -200,6 +201,7 @@ typedef struct walk {
     tracec_recorder_packet_fn fn;
     void *data;
     tracec_recorder_region_result *out;
+    tracec_i_rec_saver *sv; /* not NULL: each record is saved there (tracec_i_rec_save_region), not handed to fn */
 } walk;
 
 static tracec_status_t stop(walk *k, const uint8_t *at, uint64_t *count, const char *why, tracec_status_t st) {
@@ -226,6 +228,23 @@ static const char *block_bad(const tracec_i_blk *b, size_t rest) {
     return NULL;
 }
 
+/* A record's payload saved to sv: the packet inside when it is one Trace.packet field.  A record the sequence
+   map refuses (LIMIT_EXCEEDED, counted by the map) is skipped. */
+static tracec_status_t save(tracec_i_rec_saver *sv, const uint8_t *packet, size_t size) {
+    const uint8_t *p = packet + 1, *end = packet + size;
+    uint64_t len;
+    if (size > 1 && packet[0] == 0x0A && tracec_wire_read_varint(&p, end, &len) == TRACEC_VARINT_OK &&
+        len == (uint64_t)(end - p)) {
+        packet = p;
+        size = (size_t)len;
+    }
+    tracec_status_t st = tracec_i_rec_save_packet(sv->out, sv->map, sv->next, packet, size, sv->pid, sv->uid,
+                                                  sv->mark, &sv->why);
+    if (st == TRACEC_STATUS_LIMIT_EXCEEDED) return TRACEC_STATUS_SUCCESS;
+    if (st == TRACEC_STATUS_SUCCESS) sv->delivered++;
+    return st;
+}
+
 /* The record with header b at p (its header checked): checked and handed, or skipped when empty. */
 static tracec_status_t record(walk *k, const tracec_i_blk *b, const uint8_t *p) {
     const char *why = NULL;
@@ -239,7 +258,7 @@ static tracec_status_t record(walk *k, const tracec_i_blk *b, const uint8_t *p) 
     const uint8_t *payload = p + TRACEC_I_BLK_HDR;
     if (k->check && !tracec_i_rec_packet_ok(payload, b->size, &why))
         return stop(k, p, &k->out->corrupt, why, TRACEC_STATUS_CORRUPT_DATA);
-    tracec_status_t st = k->fn(k->data, payload, b->size, b->category, b->kind);
+    tracec_status_t st = k->sv ? save(k->sv, payload, b->size) : k->fn(k->data, payload, b->size, b->category, b->kind);
     if (st == TRACEC_STATUS_CORRUPT_DATA && !k->check)
         return stop(k, p, &k->out->corrupt, "a record that fails the record check", st);
     if (st != TRACEC_STATUS_SUCCESS) {
@@ -256,6 +275,15 @@ static tracec_status_t record(walk *k, const tracec_i_blk *b, const uint8_t *p) 
 static tracec_status_t chunk(walk *k, const uint8_t *body, uint32_t committed, uint32_t body_bytes) {
     size_t off = 0;
     while (off < committed) {
+        if (k->sv) { /* the usual records, one after the other; the general path from the first other one */
+            tracec_status_t st;
+            off += tracec_i_rec_save_run(k->sv, body + off, committed - off, k->out, &st);
+            if (st != TRACEC_STATUS_SUCCESS) {
+                k->out->end = (size_t)(body + off - k->base);
+                return st;
+            }
+            if (off >= committed) break;
+        }
         const uint8_t *p = body + off;
         size_t rest = committed - off;
         if (rest < TRACEC_I_BLK_HDR)
@@ -274,12 +302,25 @@ static tracec_status_t chunk(walk *k, const uint8_t *body, uint32_t committed, u
     return TRACEC_STATUS_SUCCESS;
 }
 
+static tracec_status_t walk_region(walk k, size_t extent, uint64_t gen, bool durable);
+
 tracec_status_t tracec_i_rec_walk_region(const void *region, size_t extent, uint64_t gen, bool durable, bool check,
                                         tracec_recorder_packet_fn fn, void *data,
                                         tracec_recorder_region_result *out) {
     if (out) memset(out, 0, sizeof *out);
     if ((region == NULL && extent > 0) || fn == NULL || out == NULL) return TRACEC_STATUS_INVALID_ARGUMENT;
-    walk k = {(const uint8_t *)region, check, fn, data, out};
+    return walk_region((walk){(const uint8_t *)region, check, fn, data, out, NULL}, extent, gen, durable);
+}
+
+tracec_status_t tracec_i_rec_save_region(const void *region, size_t extent, uint64_t gen, bool durable,
+                                         tracec_i_rec_saver *sv, tracec_recorder_region_result *out) {
+    if (out) memset(out, 0, sizeof *out);
+    if ((region == NULL && extent > 0) || sv == NULL || out == NULL) return TRACEC_STATUS_INVALID_ARGUMENT;
+    return walk_region((walk){(const uint8_t *)region, false, NULL, NULL, out, sv}, extent, gen, durable);
+}
+
+static tracec_status_t walk_region(walk k, size_t extent, uint64_t gen, bool durable) {
+    tracec_recorder_region_result *out = k.out;
     const uint32_t tag = TRACEC_SHM_CHUNK_TAG(gen);
     size_t off = 0;
     /* each step moves at least 16 bytes on: at most extent / 16 steps, chunks' records included */
