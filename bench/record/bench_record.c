@@ -27,9 +27,10 @@
  * packet; the ratio 2 threads / 1 thread is printed (best of three times
  * TRACEC_BENCH_REPS rounds each: the windows are short).  Its peer in the
  * same rounds, "floor-1-thread" / "floor-2-threads": the same packets
- * written by the generated writers into each thread's own array, in this
- * process (no buffer engine, nothing shared): how far the machine lets two
- * such threads scale.
+ * written by the generated writers into each thread's own array, its pages
+ * touched before the round, in this process (no buffer engine, nothing
+ * shared): the bytes alone, which two threads write fast enough to be
+ * bound by the machine's memory.
  *
  * JSON lines to $TRACEC_BENCH_JSON: {"bench": "record_1provider" |
  * "record_2providers" | "record_threads", "impl": "recorder" |
@@ -459,7 +460,8 @@ int main(void) {
     emit_threads(jf, "floor-1-thread", f1, treps);
     emit_threads(jf, "floor-2-threads", f2, treps);
     printf("the floor (the same packets into each thread's own array: no engine, nothing shared), 2 threads / 1: "
-           "%.2fx events/s, a thread's CPU per packet %.2fx: this machine's own scaling, the peer of the line below\n",
+           "%.2fx events/s, a thread's CPU per packet %.2fx: the bytes alone, at 2-3x the writers' rate (two such "
+           "threads may be bound by the machine's memory), the peer of the line below\n",
            f2.events_per_s / f1.events_per_s, f1.writer_cpu_ns > 0 ? f2.writer_cpu_ns / f1.writer_cpu_ns : 0.0);
     printf("2 writer threads / 1 in one recorded process: %.2fx events/s, best of %d rounds each (target >= 1.6x); "
            "a writing thread's own CPU per packet, 2 threads / 1: %.2fx (the writers share nothing per packet; the "
