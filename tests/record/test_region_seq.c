@@ -490,6 +490,40 @@ Test(record_seq, save_packet_by_shape_writes_each_packets_values_and_refuses_wha
     tracec_trace_file_close(f);
 }
 
+/* A peer whose packets rarely repeat a shape: shapes are made for few of them (making one costs about another
+   check), and every packet is written as a peer without shapes writes it. */
+Test(record_seq, a_peer_of_many_shapes_makes_few) {
+    tracec_trace_file *f, *g;
+    cr_assert_eq(tracec_trace_file_open_memory(&f), TRACEC_STATUS_SUCCESS);
+    cr_assert_eq(tracec_trace_file_open_memory(&g), TRACEC_STATUS_SUCCESS);
+    tracec_i_rec_seqmap m, plain;
+    tracec_i_rec_seqmap_init(&m, 2);
+    tracec_i_rec_seqmap_init(&plain, 2);
+    plain.no_shapes = 1;
+    uint32_t next = 3, pnext = 3;
+    for (int i = 0; i < 6000; i++) {
+        uint8_t pk[128];
+        char name[64];
+        int k = i % 200 < 190 ? i % 200 : 0; /* 190 shapes in turn, and one that comes back */
+        snprintf(name, sizeof name, "%.*s", 4 + k % 50, "nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn");
+        size_t n = ru_packet(pk, 1000 + (uint64_t)i * (k < 50 ? 1u : k < 100 ? 200u : 20000u), name, 1, 1);
+        cr_assert_eq(tracec_i_rec_save_packet(f, &m, &next, pk, n, 1, 1, NULL, NULL), TRACEC_STATUS_SUCCESS);
+        cr_assert_eq(tracec_i_rec_save_packet(g, &plain, &pnext, pk, n, 1, 1, NULL, NULL), TRACEC_STATUS_SUCCESS);
+        /* nearly every one of the first 1000 misses the 32 shapes kept: without the rule about 950 are made */
+        if (i == 999) cr_expect_lt(m.shapes->made, 200u, "made %u", m.shapes->made);
+    }
+    cr_assert_not_null(m.shapes);
+    cr_expect_null(plain.shapes);
+    size_t a = 0, b = 0;
+    const uint8_t *da = tracec_trace_file_data(f, &a), *db = tracec_trace_file_data(g, &b);
+    cr_assert_eq(a, b);
+    cr_expect(memcmp(da, db, a) == 0);
+    tracec_i_rec_seqmap_free(&m);
+    tracec_i_rec_seqmap_free(&plain);
+    tracec_trace_file_close(f);
+    tracec_trace_file_close(g);
+}
+
 /* The record check's verdicts and its view of field 10, for tags of one, two and three bytes (the check reads a
    one-byte tag through a table of its message type, the others field by field: both must say the same). */
 Test(record_seq, the_record_check_reads_every_tag_width_alike) {

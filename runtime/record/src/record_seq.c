@@ -208,11 +208,23 @@ static inline bool scan_packet(tracec_i_rec_seqmap *m, const uint8_t *p, size_t 
     }
     size_t set = n % TRACEC_I_REC_SHAPE_SETS;
     unsigned v = c->victim[set]; /* the way used last is tried first: v ^ 1 */
-    if (TRACEC_I_LIKELY(tracec_i_rec_shape_match(&c->way[set][v ^ 1u], p, n, s))) return true;
-    if (tracec_i_rec_shape_match(&c->way[set][v], p, n, s)) {
-        c->victim[set] = (uint8_t)(v ^ 1u);
+    if (TRACEC_I_LIKELY(tracec_i_rec_shape_match(&c->way[set][v ^ 1u], p, n, s))) {
+        c->hits++;
         return true;
     }
+    if (tracec_i_rec_shape_match(&c->way[set][v], p, n, s)) {
+        c->victim[set] = (uint8_t)(v ^ 1u);
+        c->hits++;
+        return true;
+    }
+    if (TRACEC_I_UNLIKELY(c->hits + c->made >= 4096u)) { /* what happened lately counts */
+        c->hits /= 2u;
+        c->made /= 2u;
+    }
+    /* Shapes that are made and not used (more made than a quarter of the hits): one miss in SPARSE makes one. */
+    if (c->made >= 64u && c->made * 4u > c->hits && ++c->misses % TRACEC_I_REC_SHAPE_SPARSE != 0)
+        return tracec_i_rec_packet_scan(p, n, s, why);
+    c->made++;
     if (!tracec_i_rec_packet_shape(p, n, s, &c->way[set][v], why)) return false;
     if (c->way[set][v].n != 0) c->victim[set] = (uint8_t)(v ^ 1u);
     return true;

@@ -45,7 +45,12 @@ typedef struct tracec_i_rec_seq_slot {
 typedef struct tracec_i_rec_shapes {
     tracec_i_rec_shape way[TRACEC_I_REC_SHAPE_SETS][2];
     uint8_t victim[TRACEC_I_REC_SHAPE_SETS]; /* the way a new shape of the set replaces: the one used less lately */
+    /* Packets checked whole found by shape, and shapes made, lately (both halved as they grow): a peer whose
+       packets rarely repeat a shape gets a shape made for one miss in TRACEC_I_REC_SHAPE_SPARSE only, since
+       making one costs about another check. */
+    uint32_t hits, made, misses;
 } tracec_i_rec_shapes;
+#define TRACEC_I_REC_SHAPE_SPARSE 16u
 
 typedef struct tracec_i_rec_seqmap {
     uint32_t default_id; /* the peer's sequence for packets without an id of their own (or with id 0) */
