@@ -27,7 +27,7 @@ static inline uint8_t *ru_varint(uint8_t *p, uint64_t v) {
 }
 
 /* A TracePacket {timestamp: ts, trusted_packet_sequence_id: seq (if has_seq), track_event {type: INSTANT,
-   name: name}} at out; returns its size. */
+   name: name}} at out (name: at most 120 bytes); returns its size. */
 static inline size_t ru_packet(uint8_t *out, uint64_t ts, const char *name, int has_seq, uint64_t seq) {
     uint8_t ev[128], *e = ev, *p = out;
     size_t n = strlen(name);

@@ -1126,7 +1126,7 @@ Test(region, the_recorders_save_by_shape_writes_what_saving_each_record_whole_wr
                 if (pick >= 88 && pick < 92)
                     snprintf(name, sizeof name, "a name of another length %d", r);
                 else if (pick >= 92 && pick < 94)
-                    memset(name, 'n', 130), name[130] = 0; /* a wrapper with a two-byte length */
+                    memset(name, 'n', 120), name[120] = 0; /* a wrapper with a two-byte length */
                 else
                     snprintf(name, sizeof name, "ev-%d", r % 10);
                 ts += 1 + rnd(&x) % 300u; /* timestamps of 2 and 3 bytes */
