@@ -276,22 +276,18 @@ static uint64_t hash_bytes(const uint8_t *p, size_t n) {
 }
 
 /*
- * The records of a walked region are checked and written on their global
- * sequences in one pass (tracec_i_rec_save_region): the buffer writers
- * write each packet as one Trace.packet record (0x0A, its varint length,
- * the TracePacket), which is unwrapped and the packet inside checked; any
- * other payload is checked as a TracePacket as it is.  A packet the
- * sequence map refuses is counted there and skipped.
- */
-
-/*
  * Saves what region `reg` (a half, or DURABLE) holds and was not saved
  * yet: copied as one snapshot (tracec_recorder_copy_region: a provider
- * still writing may reuse the half meanwhile), then walked
- * (tracec_recorder_read_region).  `salvage`: up to the reserved hint of a
- * provider that died or did not stop (the walk ends at the first block
- * never written or of another generation: lost, not corrupt).  false: the
- * region is corrupt, and so the provider's remaining data is dropped.
+ * still writing may reuse the half meanwhile), then walked, each record
+ * checked and written on its global sequence in one pass
+ * (tracec_i_rec_save_region: the buffer writers write each packet as one
+ * Trace.packet record, which is unwrapped and the packet inside checked;
+ * any other payload is checked as a TracePacket as it is; a packet the
+ * sequence map refuses is counted there and skipped).  `salvage`: up to
+ * the reserved hint of a provider that died or did not stop (the walk ends
+ * at the first block never written or of another generation: lost, not
+ * corrupt).  false: the region is corrupt, and so the provider's remaining
+ * data is dropped.
  */
 static bool save_region(tracec_recorder *r, peer *pv, uint32_t reg, bool salvage) {
     const char *what = reg == DURABLE ? "the durable part" : reg == 0 ? "half 0" : "half 1";
