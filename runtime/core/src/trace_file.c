@@ -121,8 +121,18 @@ uint8_t *tracec_i_trace_file_room(tracec_trace_file *f, size_t need) {
 }
 
 tracec_status_t tracec_i_trace_file_append(tracec_trace_file *f, uint8_t *end) {
+    return tracec_i_trace_file_append_n(f, end, 1);
+}
+
+uint8_t *tracec_i_trace_file_span(tracec_trace_file *f, uint8_t **end) {
+    if (f == NULL || f->in_packet) return NULL;
+    *end = f->buf + f->cap;
+    return f->buf + f->used;
+}
+
+tracec_status_t tracec_i_trace_file_append_n(tracec_trace_file *f, uint8_t *end, uint64_t n) {
     f->used = (size_t)(end - f->buf);
-    f->packets++;
+    f->packets += n;
     if (f->used >= TRACEC_I_FILE_FLUSH_AT) return drain(f);
     return TRACEC_STATUS_SUCCESS;
 }

@@ -291,6 +291,8 @@ size_t tracec_i_rec_save_run(tracec_i_rec_saver *sv, const uint8_t *body, size_t
     const uint32_t g = m->last.global;
     const uint64_t local = m->last.local;
     const size_t g_len = tracec_varint_size(g);
+    uint8_t *o = NULL, *o_end = NULL; /* the trace's room, taken once and given back once */
+    uint64_t written = 0;
     while (n - off >= TRACEC_I_BLK_HDR) {
         tracec_i_blk b;
         memcpy(&b, body + off, sizeof b);
@@ -309,18 +311,26 @@ size_t tracec_i_rec_save_run(tracec_i_rec_saver *sv, const uint8_t *body, size_t
         if (!tracec_i_rec_shape_match(sh, p, k, &s) || s.local != local || s.local == 0 || s.seq_fields != 1 ||
             p[s.cut[0]] != TRACEC_TAG(TRACEC_I_REC_SEQ_FIELD, TRACEC_WIRE_VARINT) || s.cut[1] - s.cut[0] != 1u + g_len)
             break;
+        size_t need = 1u + TRACEC_MAX_VARINT_SIZE + k + TRUSTED_ROOM;
+        if ((size_t)(o_end - o) < need) {
+            if (written) {
+                *st = tracec_i_trace_file_append_n(sv->out, o, written);
+                written = 0;
+                if (*st != TRACEC_STATUS_SUCCESS) break;
+            }
+            o = tracec_i_trace_file_span(sv->out, &o_end);
+            if (o == NULL || (size_t)(o_end - o) < need) break; /* the general path drains or grows it */
+        }
         bool dropped = sv->mark && *sv->mark;
-        size_t body_len = k + m->trusted_n + (dropped ? sizeof k_dropped : 0u);
-        uint8_t *o = tracec_i_trace_file_room(sv->out, 1u + TRACEC_MAX_VARINT_SIZE + k + TRUSTED_ROOM);
-        if (o == NULL) break;
-        *st = tracec_i_trace_file_append(sv->out, put_usual(o, m, p, k, &s, g, body_len, dropped));
-        if (*st != TRACEC_STATUS_SUCCESS) break;
+        o = put_usual(o, m, p, k, &s, g, k + m->trusted_n + (dropped ? sizeof k_dropped : 0u), dropped);
+        written++;
         if (sv->mark) *sv->mark = 0;
         sv->delivered++;
         out->records++;
         out->bytes += b.size;
         off += TRACEC_I_BLK_HDR + (size_t)b.body;
     }
+    if (written) *st = tracec_i_trace_file_append_n(sv->out, o, written);
     return off;
 }
 

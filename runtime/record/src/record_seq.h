@@ -142,8 +142,9 @@ tracec_status_t tracec_i_rec_save_region(const void *region, size_t extent, uint
  * as its global id, and room in the trace's buffer.  Returns the bytes
  * saved (records and their headers); out->records and out->bytes count
  * them.  It stops at the first other record, which the general path
- * saves; or at a failure of the trace file, *st (else SUCCESS), at the
- * record it was writing.
+ * saves.  The records are handed to the trace together, at the end or
+ * when its room runs out; a failure of the trace file then is *st (else
+ * SUCCESS).
  */
 size_t tracec_i_rec_save_run(tracec_i_rec_saver *sv, const uint8_t *body, size_t n,
                              tracec_recorder_region_result *out, tracec_status_t *st);

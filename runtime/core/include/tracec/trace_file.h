@@ -62,6 +62,11 @@ tracec_status_t tracec_i_trace_file_commit(tracec_trace_file *f, uint8_t *base, 
 uint8_t *tracec_i_trace_file_room(tracec_trace_file *f, size_t need);
 /* Accepts the record written at tracec_i_trace_file_room()'s pointer, up to `end`. */
 tracec_status_t tracec_i_trace_file_append(tracec_trace_file *f, uint8_t *end);
+/* The room for records written one after the other, [return, *end), when no packet is open (else NULL).
+   Ended by tracec_i_trace_file_append_n(). */
+uint8_t *tracec_i_trace_file_span(tracec_trace_file *f, uint8_t **end);
+/* Accepts the `n` whole records written from tracec_i_trace_file_span()'s pointer up to `end`. */
+tracec_status_t tracec_i_trace_file_append_n(tracec_trace_file *f, uint8_t *end, uint64_t n);
 
 /* Opens a record on `w` for whole Trace fields written by hand (no message open), ended with
    tracec_i_trace_file_commit(f, w->base, w->ptr, w->status). */
