@@ -208,26 +208,13 @@ static tracec_status_t write_packet(void *data, const uint8_t *packet, size_t si
     return st;
 }
 
-/* The packet inside a record that is one Trace.packet field (0x0A, its length, the packet), as the recorder
-   unwraps the buffer writers' records; else the record itself. */
-static const uint8_t *unwrap(const uint8_t *packet, size_t *size) {
-    const uint8_t *p = packet + 1, *end = packet + *size;
-    uint64_t len;
-    if (*size > 1 && packet[0] == 0x0A && tracec_wire_read_varint(&p, end, &len) == TRACEC_VARINT_OK &&
-        len == (uint64_t)(end - p)) {
-        *size = (size_t)len;
-        return p;
-    }
-    return packet;
-}
-
 /* As write_packet, the packet unwrapped first and saved as the recorder saves it (tracec_i_rec_save_packet). */
 static tracec_status_t save_unwrapped(void *data, const uint8_t *packet, size_t size, uint32_t category,
                                       uint32_t kind) {
     (void)category;
     (void)kind;
     sink *s = data;
-    packet = unwrap(packet, &size);
+    packet = tracec_i_rec_unwrap(packet, &size);
     tracec_status_t st = tracec_i_rec_save_packet(s->f, &s->map, &s->next, packet, size, 1234, 1000, &s->mark, NULL);
     if (st == TRACEC_STATUS_LIMIT_EXCEEDED) {
         s->refused++;
@@ -243,7 +230,7 @@ static tracec_status_t count_packet(void *data, const uint8_t *packet, size_t si
     (void)data, (void)category, (void)kind;
     check_against_reference(packet, size);
     size_t n = size;
-    const uint8_t *inner = unwrap(packet, &n);
+    const uint8_t *inner = tracec_i_rec_unwrap(packet, &n);
     if (inner != packet) check_against_reference(inner, n);
     return TRACEC_STATUS_SUCCESS;
 }
@@ -276,6 +263,18 @@ static bool region_saved(const tracec_recorder_shm_geometry *g, const tracec_rec
     if (r < TRACEC_RECORDER_REGION_DURABLE && r >= g->halves) return false;
     *salvage = r == st->active && !(st->handed & (1u << r));
     return (st->handed & (1u << r)) || *salvage;
+}
+
+/* Region r copied into scratch as the recorder copies it (nothing changes the memory under this copy); false
+   if the recorder does not save r. */
+static bool copy_saved(const tracec_recorder_shm_geometry *g, const tracec_recorder_shm_state *st, const uint8_t *map,
+                       size_t bytes, uint32_t r, uint8_t *scratch, tracec_recorder_region_copy *c) {
+    bool salvage;
+    if (!region_saved(g, st, r, &salvage)) return false;
+    size_t cap = r == TRACEC_RECORDER_REGION_DURABLE ? g->durable_bytes : g->half_bytes;
+    if (tracec_recorder_copy_region(map, bytes, g, r, salvage, 0, 0, scratch, cap, c) != TRACEC_STATUS_SUCCESS)
+        abort();
+    return true;
 }
 
 static void region_shape(const uint8_t *data, size_t size) {
@@ -328,12 +327,8 @@ static void region_shape(const uint8_t *data, size_t size) {
     sink_open(&u);
     for (size_t i = 0; i < 3; i++) {
         uint32_t r = order[i];
-        bool salvage;
-        if (!region_saved(&g, &st, r, &salvage)) continue;
         tracec_recorder_region_copy c;
-        size_t cap = r == TRACEC_RECORDER_REGION_DURABLE ? g.durable_bytes : g.half_bytes;
-        if (tracec_recorder_copy_region(map, bytes, &g, r, salvage, 0, 0, scratch, cap, &c) != TRACEC_STATUS_SUCCESS)
-            abort();
+        if (!copy_saved(&g, &st, map, bytes, r, scratch, &c)) continue;
         tracec_recorder_region_result a, b;
         tracec_status_t ra = tracec_recorder_read_region(scratch, c.len, c.gen, r == TRACEC_RECORDER_REGION_DURABLE,
                                                          count_packet, NULL, &a);
@@ -350,12 +345,8 @@ static void region_shape(const uint8_t *data, size_t size) {
     sink_open(&w);
     for (size_t i = 0; i < 3; i++) {
         uint32_t r = order[i];
-        bool salvage;
-        if (!region_saved(&g, &st, r, &salvage)) continue;
         tracec_recorder_region_copy c;
-        size_t cap = r == TRACEC_RECORDER_REGION_DURABLE ? g.durable_bytes : g.half_bytes;
-        if (tracec_recorder_copy_region(map, bytes, &g, r, salvage, 0, 0, scratch, cap, &c) != TRACEC_STATUS_SUCCESS)
-            abort();
+        if (!copy_saved(&g, &st, map, bytes, r, scratch, &c)) continue;
         bool durable = r == TRACEC_RECORDER_REGION_DURABLE;
         tracec_recorder_region_result a, b;
         tracec_status_t ra = tracec_i_rec_walk_region(scratch, c.len, c.gen, durable, false, save_unwrapped, &v, &a);

@@ -1072,13 +1072,7 @@ typedef struct whole_sink {
 static tracec_status_t save_whole(void *data, const uint8_t *packet, size_t size, uint32_t category, uint32_t kind) {
     (void)category, (void)kind;
     whole_sink *s = data;
-    const uint8_t *p = packet + 1, *end = packet + size;
-    uint64_t len;
-    if (size > 1 && packet[0] == 0x0A && tracec_wire_read_varint(&p, end, &len) == TRACEC_VARINT_OK &&
-        len == (uint64_t)(end - p)) {
-        packet = p;
-        size = (size_t)len;
-    }
+    packet = tracec_i_rec_unwrap(packet, &size);
     tracec_status_t st = tracec_i_rec_save_packet(s->f, &s->map, &s->next, packet, size, 4321, 1000, &s->mark, NULL);
     if (st == TRACEC_STATUS_LIMIT_EXCEEDED) return TRACEC_STATUS_SUCCESS;
     if (st == TRACEC_STATUS_SUCCESS) s->written++;

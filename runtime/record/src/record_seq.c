@@ -312,7 +312,7 @@ size_t tracec_i_rec_save_run(tracec_i_rec_saver *sv, const uint8_t *body, size_t
             p[s.cut[0]] != TRACEC_TAG(TRACEC_I_REC_SEQ_FIELD, TRACEC_WIRE_VARINT) || s.cut[1] - s.cut[0] != 1u + g_len)
             break;
         size_t need = 1u + TRACEC_MAX_VARINT_SIZE + k + TRUSTED_ROOM;
-        if ((size_t)(o_end - o) < need) {
+        if (o == NULL || (size_t)(o_end - o) < need) {
             if (written) {
                 *st = tracec_i_trace_file_append_n(sv->out, o, written);
                 written = 0;

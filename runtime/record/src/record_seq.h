@@ -22,6 +22,7 @@
 #include "record_check.h"
 #include "tracec/recorder.h"
 #include "tracec/status.h"
+#include "tracec/wire.h"
 
 /* Local ids one peer may use. */
 #define TRACEC_I_REC_SEQ_MAX 4096u
@@ -110,6 +111,19 @@ struct tracec_trace_file;
 tracec_status_t tracec_i_rec_save_packet(struct tracec_trace_file *out, tracec_i_rec_seqmap *m, uint32_t *next,
                                          const uint8_t *p, size_t n, int32_t pid, int32_t uid, int *mark,
                                          const char **why);
+
+/* The packet inside a record that is one Trace.packet field (0x0A, its varint length, the packet), as the
+   buffer writers write each packet, with *size set to its length; else the record itself. */
+static inline const uint8_t *tracec_i_rec_unwrap(const uint8_t *record, size_t *size) {
+    const uint8_t *p = record + 1, *end = record + *size;
+    uint64_t len;
+    if (*size > 1 && record[0] == 0x0A && tracec_wire_read_varint(&p, end, &len) == TRACEC_VARINT_OK &&
+        len == (uint64_t)(end - p)) {
+        *size = (size_t)len;
+        return p;
+    }
+    return record;
+}
 
 /* Where the recorder's walk of a provider's region saves its records (tracec_i_rec_save_region). */
 typedef struct tracec_i_rec_saver {

@@ -231,13 +231,7 @@ static const char *block_bad(const tracec_i_blk *b, size_t rest) {
 /* A record's payload saved to sv: the packet inside when it is one Trace.packet field.  A record the sequence
    map refuses (LIMIT_EXCEEDED, counted by the map) is skipped. */
 static tracec_status_t save(tracec_i_rec_saver *sv, const uint8_t *packet, size_t size) {
-    const uint8_t *p = packet + 1, *end = packet + size;
-    uint64_t len;
-    if (size > 1 && packet[0] == 0x0A && tracec_wire_read_varint(&p, end, &len) == TRACEC_VARINT_OK &&
-        len == (uint64_t)(end - p)) {
-        packet = p;
-        size = (size_t)len;
-    }
+    packet = tracec_i_rec_unwrap(packet, &size);
     tracec_status_t st = tracec_i_rec_save_packet(sv->out, sv->map, sv->next, packet, size, sv->pid, sv->uid,
                                                   sv->mark, &sv->why);
     if (st == TRACEC_STATUS_LIMIT_EXCEEDED) return TRACEC_STATUS_SUCCESS;
