@@ -123,15 +123,18 @@ static void check(const char *path, int exact) {
                " (select coalesce(max(depth), 0) from slice where name = 'main'),"
                " (select coalesce(max(depth), 0) from slice where name like 'sig%'),"
                " (select count(*) from slice where name not in ('main', 'tick', 'main dyn 0', 'main dyn 1',"
-               "  'main dyn 2', 'main dyn 3', 'sig instant', 'sig te', 'sig typed', 'sig dyn', 'sig slice'));",
+               "  'main dyn 2', 'main dyn 3', 'sig instant', 'sig te', 'sig typed', 'sig dyn', 'sig slice')),"
+               " (select coalesce(group_concat(name || ' ' || value, '; '), '-') from stats"
+               "  where value > 0 and severity = 'error');",
                &out))
         return;
     const char *nl = out ? strchr(out, '\n') : NULL;
-    cr_assert(nl != NULL && sscanf(nl + 1, "%ld,%ld,%ld,%ld,%ld,%ld,%ld", &instants, &slices, &lost, &errors, &deep,
-                                   &sig_deep, &misnamed) == 7,
+    char which[256] = "";
+    cr_assert(nl != NULL && sscanf(nl + 1, "%ld,%ld,%ld,%ld,%ld,%ld,%ld,%255[^\n]", &instants, &slices, &lost, &errors,
+                                   &deep, &sig_deep, &misnamed, which) == 8,
               "trace processor: %s", out ? out : "");
     free(out);
-    cr_assert_eq(errors, 0, "error stats in %s", path);
+    cr_assert_eq(errors, 0, "error stats in %s: %s", path, which);
     cr_assert_eq(misnamed, 0, "%ld slices with a name no event had", misnamed);
     cr_assert_leq(deep, 0, "main slices nest in nothing: max depth %ld", deep);
     cr_assert_leq(sig_deep, 1, "handler events nest at most in main's slice: %ld", sig_deep);
