@@ -115,15 +115,6 @@ bool tracec_i_trace_file_grow(tracec_writer *w, size_t need) {
     return true;
 }
 
-uint8_t *tracec_i_trace_file_room(tracec_trace_file *f, size_t need) {
-    if (f == NULL || f->in_packet || f->cap - f->used < need) return NULL;
-    return f->buf + f->used;
-}
-
-tracec_status_t tracec_i_trace_file_append(tracec_trace_file *f, uint8_t *end) {
-    return tracec_i_trace_file_append_n(f, end, 1);
-}
-
 uint8_t *tracec_i_trace_file_span(tracec_trace_file *f, uint8_t **end) {
     if (f == NULL || f->in_packet) return NULL;
     *end = f->buf + f->cap;

@@ -407,11 +407,16 @@ static inline TRACEC_I_ALWAYS_INLINE bool packet_check(const uint8_t *p, const u
     }
 }
 
-bool tracec_i_rec_packet_scan(const uint8_t *p, size_t n, tracec_i_rec_scan *s, const char **why) {
-    const char *w = NULL;
+/* Before a check: the table built, the scan empty. */
+static inline void begin_check(tracec_i_rec_scan *s) {
     if (TRACEC_I_UNLIKELY(!__atomic_load_n(&g_rows_done, __ATOMIC_ACQUIRE))) (void)pthread_once(&g_rows_once, build_rows);
     s->local = 0;
     s->seq_fields = 0;
+}
+
+bool tracec_i_rec_packet_scan(const uint8_t *p, size_t n, tracec_i_rec_scan *s, const char **why) {
+    const char *w = NULL;
+    begin_check(s);
     if (TRACEC_I_UNLIKELY(n > UINT32_MAX)) {
         if (why) *why = "a packet over 4 GiB";
         return false;
@@ -428,9 +433,7 @@ bool tracec_i_rec_packet_shape(const uint8_t *p, size_t n, tracec_i_rec_scan *s,
         return tracec_i_rec_packet_scan(p, n, s, why);
     }
     const char *w = NULL;
-    if (TRACEC_I_UNLIKELY(!__atomic_load_n(&g_rows_done, __ATOMIC_ACQUIRE))) (void)pthread_once(&g_rows_once, build_rows);
-    s->local = 0;
-    s->seq_fields = 0;
+    begin_check(s);
     memset(sh->mask, 0xff, n); /* every bit counts unless the check says it reads no more of it */
     if (!packet_check(p, p + n, &w, s, sh->mask)) {
         sh->n = 0;

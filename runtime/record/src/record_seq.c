@@ -253,9 +253,9 @@ tracec_status_t tracec_i_rec_save_packet(struct tracec_trace_file *out, tracec_i
            record's length is known before it is written, and it goes straight into the file's buffer when
            that has room (else through a writer, which drains or grows it) */
         size_t body = n + k, need = 1u + TRACEC_MAX_VARINT_SIZE + n + TRUSTED_ROOM;
-        uint8_t *o = tracec_i_trace_file_room(out, need);
-        if (TRACEC_I_LIKELY(o != NULL)) {
-            st = tracec_i_trace_file_append(out, put_usual(o, m, p, n, &s, g, body, dropped));
+        uint8_t *end = NULL, *o = tracec_i_trace_file_span(out, &end);
+        if (TRACEC_I_LIKELY(o != NULL && (size_t)(end - o) >= need)) {
+            st = tracec_i_trace_file_append_n(out, put_usual(o, m, p, n, &s, g, body, dropped), 1);
         } else {
             tracec_i_trace_file_begin_raw(out, &w);
             if (tracec_writer_reserve(&w, need)) w.ptr = put_usual(w.ptr, m, p, n, &s, g, body, dropped);

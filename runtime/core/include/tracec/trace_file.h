@@ -57,13 +57,8 @@ uint8_t *tracec_i_trace_file_window(tracec_trace_file *f, uint8_t **end);
 bool tracec_i_trace_file_grow(tracec_writer *w, size_t need);
 tracec_status_t tracec_i_trace_file_commit(tracec_trace_file *f, uint8_t *base, uint8_t *ptr,
                                            tracec_status_t status);
-/* Where a record of at most `need` bytes goes when f has that much room now and no packet open; NULL
-   otherwise (then the writer path, which grows or drains).  Ended by tracec_i_trace_file_append(). */
-uint8_t *tracec_i_trace_file_room(tracec_trace_file *f, size_t need);
-/* Accepts the record written at tracec_i_trace_file_room()'s pointer, up to `end`. */
-tracec_status_t tracec_i_trace_file_append(tracec_trace_file *f, uint8_t *end);
-/* The room for records written one after the other, [return, *end), when no packet is open (else NULL).
-   Ended by tracec_i_trace_file_append_n(). */
+/* The room for whole records written by hand one after the other, [return, *end), when no packet is open
+   (else NULL: then the writer path).  Ended by tracec_i_trace_file_append_n(). */
 uint8_t *tracec_i_trace_file_span(tracec_trace_file *f, uint8_t **end);
 /* Accepts the `n` whole records written from tracec_i_trace_file_span()'s pointer up to `end`. */
 tracec_status_t tracec_i_trace_file_append_n(tracec_trace_file *f, uint8_t *end, uint64_t n);
