@@ -30,12 +30,16 @@
  * written by the generated writers into each thread's own array, its pages
  * touched before the round, in this process (no buffer engine, nothing
  * shared): the bytes alone, which two threads write fast enough to be
- * bound by the machine's memory.
+ * bound by the machine's memory.  And "cores-1-thread" /
+ * "cores-2-threads": a loop that touches no memory, about a packet's time
+ * per step: how much of two cores the machine gives two threads in that
+ * hour (a virtual machine's two vCPUs may share a core or be taken by its
+ * host), which bounds every 2 / 1 ratio of the same rounds.
  *
  * JSON lines to $TRACEC_BENCH_JSON: {"bench": "record_1provider" |
  * "record_2providers" | "record_threads", "impl": "recorder" |
  * "recorder-wait" | "in-process" | "1-thread" | "2-threads" | "floor-1-thread"
- * | "floor-2-threads", "ns_per_op", "mb_per_s", "delivered", "dropped",
+ * | "floor-2-threads" | "cores-1-thread" | "cores-2-threads", "ns_per_op", "mb_per_s", "delivered", "dropped",
  * "runs"} (record_threads: "events_per_s", "cpu_ms" and "writer_cpu_ns"
  * instead of mb_per_s); ns_per_op is wall time per produced
  * packet (all providers or threads together), best of TRACEC_BENCH_REPS
@@ -43,6 +47,7 @@
  */
 #define _GNU_SOURCE 1
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -246,7 +251,7 @@ static uint64_t g_thread_packets = 300000;
 static size_t g_thread_buffer = 256u << 20;
 
 typedef struct thread_arg {
-    tracec_provider *p; /* NULL: the floor, into `mem` */
+    tracec_provider *p; /* NULL: the floor, into `mem` (NULL too: the register-only loop) */
     pthread_barrier_t *go;
     uint8_t *mem;       /* the floor's array: its thread's alone, its pages touched before the round */
     size_t mem_size, written;
@@ -266,6 +271,13 @@ static void *thread_writer(void *arg) {
     a->t0 = now_s();
     if (a->p != NULL) {
         for (uint64_t i = 0; i < g_thread_packets; i++) provider_packet(a->p, i);
+    } else if (a->mem == NULL) { /* register-only work of about a packet's time per step: no memory at all */
+        uint64_t x = 1;
+        for (uint64_t i = 0; i < g_thread_packets * 8u; i++) {
+            x = x * UINT64_C(6364136223846793005) + UINT64_C(1442695040888963407);
+            x ^= x >> 29;
+        }
+        a->written = (size_t)(x | 1u); /* not dead */
     } else { /* the same packets, one after the other in the thread's own array */
         size_t off = 0;
         for (uint64_t i = 0; i < g_thread_packets; i++) {
@@ -362,9 +374,9 @@ static thread_result run_threads(int threads) {
  * own with the generated writers (no buffer engine, nothing shared), timed the same way: how far this machine
  * lets two threads that share nothing scale.
  */
-static thread_result run_floor(int threads) {
+static thread_result run_floor(int threads, bool memory) {
     thread_result r = {1e300, 0, 0, 0, 0};
-    size_t size = (size_t)g_thread_packets * 128u;
+    size_t size = memory ? (size_t)g_thread_packets * 128u : 0;
     pthread_barrier_t go;
     pthread_barrier_init(&go, NULL, (unsigned)threads + 1u);
     thread_arg a[2];
@@ -373,11 +385,13 @@ static thread_result run_floor(int threads) {
     for (int i = 0; i < threads; i++) {
         a[i].go = &go;
         a[i].mem_size = size;
-        a[i].mem = malloc(size);
-        if (a[i].mem == NULL) abort();
-        /* not zero: a compiler turns malloc + memset(0) into calloc, whose fresh pages then fault in
-           inside the round */
-        memset(a[i].mem, 0x5a, size);
+        if (memory) {
+            a[i].mem = malloc(size);
+            if (a[i].mem == NULL) abort();
+            /* not zero: a compiler turns malloc + memset(0) into calloc, whose fresh pages then fault in
+               inside the round */
+            memset(a[i].mem, 0x5a, size);
+        }
         if (pthread_create(&t[i], NULL, thread_writer, &a[i]) != 0) abort();
     }
     pthread_barrier_wait(&go);
@@ -447,18 +461,26 @@ int main(void) {
     /* the threads' windows are 5-10 ms, where one stolen millisecond moves a round by a tenth: three times the
        rounds (each about 0.1 s) */
     int treps = 3 * reps;
-    thread_result t1 = {1e300, 0, 0, 0, 0}, t2 = t1, f1 = t1, f2 = t1;
+    thread_result t1 = {1e300, 0, 0, 0, 0}, t2 = t1, f1 = t1, f2 = t1, r1 = t1, r2 = t1;
     for (int i = 0; i < treps; i++) { /* first, alone: the recorder of the other rows does not compete */
-        thread_result a = run_threads(1), b = run_threads(2), c = run_floor(1), d = run_floor(2);
+        thread_result a = run_threads(1), b = run_threads(2), c = run_floor(1, true), d = run_floor(2, true);
+        thread_result x = run_floor(1, false), y = run_floor(2, false);
         if (a.ns_per_op < t1.ns_per_op) t1 = a;
         if (b.ns_per_op < t2.ns_per_op) t2 = b;
         if (c.ns_per_op < f1.ns_per_op) f1 = c;
         if (d.ns_per_op < f2.ns_per_op) f2 = d;
+        if (x.ns_per_op < r1.ns_per_op) r1 = x;
+        if (y.ns_per_op < r2.ns_per_op) r2 = y;
     }
     emit_threads(jf, "1-thread", t1, treps);
     emit_threads(jf, "2-threads", t2, treps);
     emit_threads(jf, "floor-1-thread", f1, treps);
     emit_threads(jf, "floor-2-threads", f2, treps);
+    emit_threads(jf, "cores-1-thread", r1, treps);
+    emit_threads(jf, "cores-2-threads", r2, treps);
+    printf("the machine's two cores now (a register-only loop, no memory), 2 threads / 1: %.2fx (2x when the "
+           "machine runs both threads at full speed; every ratio below is bounded by it)\n",
+           r2.events_per_s / r1.events_per_s);
     printf("the floor (the same packets into each thread's own array: no engine, nothing shared), 2 threads / 1: "
            "%.2fx events/s, a thread's CPU per packet %.2fx: the bytes alone, at 2-3x the writers' rate (two such "
            "threads may be bound by the machine's memory), the peer of the line below\n",
