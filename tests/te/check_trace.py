@@ -6,6 +6,7 @@ reader relies on.  Prints one `problem: ...` line per violation (exit 1) or
 
     check_trace.py SCHEMA_PB TRACE [--allow-open] [--recorder]
     check_trace.py --strip-recorder-summaries TRACE
+    check_trace.py SCHEMA_PB TRACE --tracks
 
 SCHEMA_PB  protoc --include_imports --descriptor_set_out of
            perfetto/trace/trace.proto and my_events.proto
@@ -20,6 +21,9 @@ SCHEMA_PB  protoc --include_imports --descriptor_set_out of
            without the recorder's per-provider summary instants (track events
            on sequence 1), byte for byte otherwise: the trace processor then
            shows the program's slices only; trace_stats stays
+--tracks   prints each TrackDescriptor instead (packet index, sequence,
+           uuid, parent, process or thread, counter, name), one a line: what
+           a test prints when the trace processor reports a track error
 
 Invariants:
   * the first packet of each trusted_packet_sequence_id sets
@@ -125,6 +129,22 @@ def main():
     trace = trace_cls()
     with open(args[1], "rb") as f:
         trace.ParseFromString(f.read())
+    if "--tracks" in sys.argv:
+        for i, p in enumerate(trace.packet):
+            if not p.HasField("track_descriptor"):
+                continue
+            d = p.track_descriptor
+            who = ""
+            if d.HasField("process"):
+                who = "process %d" % d.process.pid
+            if d.HasField("thread"):
+                who = "thread %d/%d" % (d.thread.pid, d.thread.tid)
+            print("packet %d seq %d uuid %d parent %s %s%s name %r" % (
+                i, p.trusted_packet_sequence_id, d.uuid,
+                d.parent_uuid if d.HasField("parent_uuid") else "-", who,
+                " counter" if d.HasField("counter") else "",
+                d.name if d.HasField("name") else (d.thread.thread_name if d.HasField("thread") else "")))
+        return 0
 
     problems = []
     seqs = {}  # seq id -> {"names": {}, "cats": {}, "dbg": {}}
