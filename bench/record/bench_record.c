@@ -39,8 +39,8 @@
  * JSON lines to $TRACEC_BENCH_JSON: {"bench": "record_1provider" |
  * "record_2providers" | "record_threads", "impl": "recorder" |
  * "recorder-wait" | "in-process" | "1-thread" | "2-threads" | "floor-1-thread"
- * | "floor-2-threads" | "cores-1-thread" | "cores-2-threads", "ns_per_op", "mb_per_s", "delivered", "dropped",
- * "runs"} (record_threads: "events_per_s", "cpu_ms" and "writer_cpu_ns"
+ * | "floor-2-threads" | "cores-1-thread" | "cores-2-threads", "ns_per_op",
+ * "mb_per_s", "delivered", "dropped", "runs"} (record_threads: "events_per_s", "cpu_ms" and "writer_cpu_ns"
  * instead of mb_per_s); ns_per_op is wall time per produced
  * packet (all providers or threads together), best of TRACEC_BENCH_REPS
  * rounds (default 3).
@@ -370,9 +370,10 @@ static thread_result run_threads(int threads) {
 }
 
 /*
- * The floor of record_threads, in this process: the same packets written by 1 or 2 threads into arrays of their
- * own with the generated writers (no buffer engine, nothing shared), timed the same way: how far this machine
- * lets two threads that share nothing scale.
+ * The peers of record_threads, in this process, timed the same way.  With `memory`, the floor: the same packets
+ * written by 1 or 2 threads into arrays of their own with the generated writers (no buffer engine, nothing
+ * shared).  Without, the cores: register-only work, no memory at all.  How far this machine lets two threads
+ * that share nothing scale, with and without the bytes.
  */
 static thread_result run_floor(int threads, bool memory) {
     thread_result r = {1e300, 0, 0, 0, 0};
