@@ -8,7 +8,9 @@
  */
 #define _GNU_SOURCE /* pthread_setname_np */
 #include <criterion/criterion.h>
+#include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -654,4 +656,80 @@ Test(track_event, protoc_and_tracec_decode_the_trace) {
     cr_assert(strstr(out, "first_packet_on_sequence: true") != NULL, "%s", out);
     free(out);
 #endif
+}
+
+/*
+ * A thread's track whatever its tid: a child in a PID namespace of its own
+ * (so it chooses its threads' tids through ns_last_pid) writes a slice from
+ * its main thread (pid 1) and from threads with tids 1000 and 28771 (0x7063;
+ * the commit that added this test says why that one).  The trace processor
+ * shows no error stat and each slice on its own thread's track.  Needs
+ * CAP_SYS_ADMIN (root) for the namespace and a writable ns_last_pid: a skip
+ * without them.
+ */
+static void *tid_writer(void *arg) {
+    *(pid_t *)arg = gettid();
+    TRACEC_SLICE_BEGIN(a, "on the thread");
+    TRACEC_SLICE_END(a);
+    return NULL;
+}
+
+/* A thread with tid `tid` writes its slice: 1; 0 when it got another tid or could not run; -1 when
+   ns_last_pid cannot be written. */
+static int thread_with_tid(pid_t tid) {
+    char v[16];
+    pthread_t t;
+    pid_t got = 0;
+    FILE *f = fopen("/proc/sys/kernel/ns_last_pid", "w");
+    if (f == NULL) return -1;
+    snprintf(v, sizeof v, "%d", (int)tid - 1);
+    int ok = fputs(v, f) >= 0;
+    if (fclose(f) != 0 || !ok) return -1; /* the next task made in this namespace gets `tid` (it is free) */
+    if (pthread_create(&t, NULL, tid_writer, &got) != 0 || pthread_join(t, NULL) != 0) return 0;
+    return got == tid;
+}
+
+/* In a child: a PID namespace, and in it pid 1, which writes the trace.  Exits 0 when it did, 2 without the
+   namespace or ns_last_pid (the test is skipped). */
+static void tid_child(const char *path) {
+    int st;
+    if (unshare(CLONE_NEWPID) != 0) _exit(2);
+    pid_t kid = fork();
+    if (kid < 0) _exit(4);
+    if (kid == 0) { /* pid 1 of the namespace: its threads take the tids it asks for */
+        tracec_session_config cfg = TRACEC_SESSION_CONFIG_INIT;
+        tracec_session *s;
+        cfg.path = path;
+        te_start(&cfg, &s); /* its own threads first (delivery; the recorder's connection) */
+        int a1 = thread_with_tid(0x7063), a2 = a1 == 1 ? thread_with_tid(1000) : a1;
+        TRACEC_SLICE_BEGIN(a, "on main");
+        TRACEC_SLICE_END(a);
+        int stopped = te_stop(s) == TRACEC_STATUS_SUCCESS;
+        _exit(a1 < 0 || a2 < 0 ? 2 : stopped && a1 == 1 && a2 == 1 ? 0 : 3);
+    }
+    _exit(waitpid(kid, &st, 0) == kid && WIFEXITED(st) ? WEXITSTATUS(st) : 5);
+}
+
+Test(track_event, a_thread_of_any_tid_has_a_track_of_its_own) {
+    const char *path = te_path("tids.pftrace");
+    int st;
+    pid_t kid = fork();
+    cr_assert_geq(kid, 0);
+    if (kid == 0) tid_child(path); /* the namespace's pid 1 is its child: this process can still fork after */
+    cr_assert_eq(waitpid(kid, &st, 0), kid);
+    if (WIFEXITED(st) && WEXITSTATUS(st) == 2)
+        cr_skip_test("a PID namespace (unshare CLONE_NEWPID) and its ns_last_pid need CAP_SYS_ADMIN, which this "
+                     "test does not have");
+    cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the child in its PID namespace: status %#x", st);
+    char *bad = te_tp_bad_stats(path), *out;
+    cr_assert_eq(strcmp(bad, ""), 0, "error / data_loss stats:\n%s", bad);
+    free(bad);
+    if (te_tp(path,
+              "select s.name, t.tid from slice s join thread_track tt on s.track_id = tt.id join thread t "
+              "using(utid) where s.name like 'on %' order by t.tid;",
+              &out)) {
+        const char *want = "\"name\",\"tid\"\n\"on main\",1\n\"on the thread\",1000\n\"on the thread\",28771\n";
+        cr_assert(out != NULL && strcmp(out, want) == 0, "got\n%s", out ? out : "");
+        free(out);
+    }
 }

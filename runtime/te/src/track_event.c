@@ -312,7 +312,11 @@ static uint64_t mix64(uint64_t x) {
     return x ^ (x >> 31);
 }
 
-uint64_t tracec_te_process_track_uuid(void) { return mix64(((uint64_t)(uint32_t)getpid() << 32) | 0x7063u) | 1u; }
+/* The process's track: the pid with a low word no thread's tid can be (a tid is positive, below 2^31), so it is
+   never the track of one of its threads (thread_uuid). */
+uint64_t tracec_te_process_track_uuid(void) {
+    return mix64(((uint64_t)(uint32_t)getpid() << 32) | 0xffffffffu) | 1u;
+}
 
 static int32_t thread_tid(void) {
     te_thread *g = &te;

@@ -514,7 +514,8 @@ void tracec_i_te_close(tracec_te_packet *p);
 
 /* ---- tracks --------------------------------------------------------------------- */
 
-/* The uuids of this process's track and of the calling thread's track. */
+/* The uuids of this process's track and of the calling thread's track: distinct for every thread, whatever its
+   tid, and derived from the pid (a fork child's are new).  A track of your own needs a uuid of its own. */
 uint64_t tracec_te_process_track_uuid(void);
 uint64_t tracec_te_thread_track_uuid(void);
 
