@@ -1837,7 +1837,11 @@ static inline TRACEC_I_ALWAYS_INLINE void open_on(te_seq *t, tracec_te_packet *p
         } else {
             fill_named_slow(p, &ev, cat, name);
         }
-        *ev_out = ev.msg;
+        /* field by field: each load reads one store of begin_nested's, where a copy of the whole (one 16-byte
+           load) would wait for those stores to retire */
+        ev_out->w = ev.msg.w;
+        ev_out->size_off = ev.msg.size_off;
+        ev_out->parent = ev.msg.parent;
     }
     t->in_event = 1;
 }
