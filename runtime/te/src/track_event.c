@@ -312,11 +312,12 @@ static uint64_t mix64(uint64_t x) {
     return x ^ (x >> 31);
 }
 
-/* The process's track: the pid with a low word no thread's tid can be (a tid is positive, below 2^31), so it is
-   never the track of one of its threads (thread_uuid). */
-uint64_t tracec_te_process_track_uuid(void) {
-    return mix64(((uint64_t)(uint32_t)getpid() << 32) | 0xffffffffu) | 1u;
-}
+/* A track of this process: `low` is a thread's tid for its track, or NO_TID for the process's own, which no
+   tid can be (a tid is positive, below 2^31): the process's track is never one of its threads'. */
+#define NO_TID 0xffffffffu
+static uint64_t pid_track_uuid(uint32_t low) { return mix64(((uint64_t)(uint32_t)getpid() << 32) | low) | 1u; }
+
+uint64_t tracec_te_process_track_uuid(void) { return pid_track_uuid(NO_TID); }
 
 static int32_t thread_tid(void) {
     te_thread *g = &te;
@@ -326,13 +327,11 @@ static int32_t thread_tid(void) {
 
 static uint64_t thread_uuid(te_seq *t) {
     if (TRACEC_I_UNLIKELY(t->uuid == 0))
-        t->uuid = mix64(((uint64_t)(uint32_t)getpid() << 32) | (uint32_t)thread_tid()) | 1u;
+        t->uuid = pid_track_uuid((uint32_t)thread_tid());
     return t->uuid;
 }
 
-uint64_t tracec_te_thread_track_uuid(void) {
-    return mix64(((uint64_t)(uint32_t)getpid() << 32) | (uint32_t)syscall(SYS_gettid)) | 1u;
-}
+uint64_t tracec_te_thread_track_uuid(void) { return pid_track_uuid((uint32_t)syscall(SYS_gettid)); }
 
 static uint64_t counter_uuid(const char *name) {
     uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a of the name, mixed with the process */
@@ -1837,8 +1836,8 @@ static inline TRACEC_I_ALWAYS_INLINE void open_on(te_seq *t, tracec_te_packet *p
         } else {
             fill_named_slow(p, &ev, cat, name);
         }
-        /* field by field: each load reads one store of begin_nested's, where a copy of the whole (one 16-byte
-           load) would wait for those stores to retire */
+        /* field by field: a copy of the whole, one 16-byte load right after begin_nested's narrower stores, waited
+           for those stores to retire */
         ev_out->w = ev.msg.w;
         ev_out->size_off = ev.msg.size_off;
         ev_out->parent = ev.msg.parent;
