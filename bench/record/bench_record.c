@@ -34,7 +34,11 @@
  * "cores-2-threads": a loop that touches no memory, about a packet's time
  * per step: how much of two cores the machine gives two threads in that
  * hour (a virtual machine's two vCPUs may share a core or be taken by its
- * host), which bounds every 2 / 1 ratio of the same rounds.
+ * host), which bounds every 2 / 1 ratio of the same rounds.  Then, for
+ * each peer, every writing thread's own window over all its rounds (min /
+ * median / max, and how many are 1.6x the fastest or slower): the same
+ * packets per thread each round, so slow rounds in the floor as in the
+ * recorded rows are the machine's.
  *
  * JSON lines to $TRACEC_BENCH_JSON: {"bench": "record_1provider" |
  * "record_2providers" | "record_threads", "impl": "recorder" |
@@ -323,7 +327,8 @@ static void threads_main(const char *sock, int threads, int out) {
         if (a[i].t0 < first) first = a[i].t0;
         if (a[i].t1 > last) last = a[i].t1;
     }
-    double res[4] = {last - first, cpu_s() - c0, (double)tracec_provider_get_stats(p).dropped, a[0].cpu_s + a[1].cpu_s};
+    double res[6] = {last - first, cpu_s() - c0, (double)tracec_provider_get_stats(p).dropped, a[0].cpu_s + a[1].cpu_s,
+                     a[0].t1 - a[0].t0, a[1].t1 - a[1].t0};
     tracec_provider_unregister(p);
     if (write(out, res, sizeof res) != (ssize_t)sizeof res) _exit(4);
     _exit(0);
@@ -332,10 +337,11 @@ static void threads_main(const char *sock, int threads, int out) {
 typedef struct thread_result {
     double ns_per_op, events_per_s, cpu_ms, dropped;
     double writer_cpu_ns; /* the writing threads' own CPU time per packet */
+    double own_s[2];      /* each writing thread's own window, first to last packet (0: no such thread) */
 } thread_result;
 
 static thread_result run_threads(int threads) {
-    thread_result r = {1e300, 0, 0, 0, 0};
+    thread_result r = {1e300, 0, 0, 0, 0, {0, 0}};
     char sock[128];
     snprintf(sock, sizeof sock, "%s/t.sock", g_dir);
     int pp[2];
@@ -356,7 +362,7 @@ static thread_result run_threads(int threads) {
     while (waitpid(kid, &st, WNOHANG) == 0) tracec_recorder_poll(rec, 5);
     for (int i = 0; i < 10; i++) tracec_recorder_poll(rec, 2);
     tracec_recorder_close(rec);
-    double res[4];
+    double res[6];
     if (read(pp[0], res, sizeof res) == (ssize_t)sizeof res) {
         double n = (double)g_thread_packets * threads;
         r.ns_per_op = res[0] * 1e9 / n;
@@ -364,6 +370,7 @@ static thread_result run_threads(int threads) {
         r.cpu_ms = res[1] * 1e3;
         r.dropped = res[2];
         r.writer_cpu_ns = res[3] * 1e9 / n;
+        for (int i = 0; i < threads; i++) r.own_s[i] = res[4 + i];
     }
     close(pp[0]);
     return r;
@@ -376,7 +383,7 @@ static thread_result run_threads(int threads) {
  * that share nothing scale, with and without the bytes.
  */
 static thread_result run_floor(int threads, bool memory) {
-    thread_result r = {1e300, 0, 0, 0, 0};
+    thread_result r = {1e300, 0, 0, 0, 0, {0, 0}};
     size_t size = memory ? (size_t)g_thread_packets * 128u : 0;
     pthread_barrier_t go;
     pthread_barrier_init(&go, NULL, (unsigned)threads + 1u);
@@ -408,6 +415,7 @@ static thread_result run_floor(int threads, bool memory) {
     for (int i = 0; i < threads; i++) {
         r.writer_cpu_ns += a[i].cpu_s * 1e9 / n;
         r.cpu_ms += a[i].cpu_s * 1e3;
+        r.own_s[i] = a[i].t1 - a[i].t0;
         if (a[i].written == 0) abort(); /* every packet fits: 128 bytes each */
         free(a[i].mem);
     }
@@ -438,6 +446,36 @@ static void emit(FILE *jf, const char *bench, const char *impl, result r, int re
                 r.cpu_ns_per_op, r.save_cpu_ns_per_op, reps);
 }
 
+/*
+ * Every writing thread's own window in every round of a row pair (1 and 2 threads: the same packets per
+ * thread), to tell the machine from the engine: on a quiet machine they cluster at the fastest; a host that
+ * takes a vCPU away for part of a round shows as windows at whole multiples of it, in the floor's rows as in
+ * the recorded ones.
+ */
+typedef struct own_windows {
+    double s[2 * 2 * 3 * 31];
+    int n;
+} own_windows;
+
+static void own_add(own_windows *o, thread_result r) {
+    for (int i = 0; i < 2; i++)
+        if (r.own_s[i] > 0 && o->n < (int)(sizeof o->s / sizeof o->s[0])) o->s[o->n++] = r.own_s[i];
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static void own_print(const char *what, own_windows *o) {
+    if (o->n == 0) return;
+    qsort(o->s, (size_t)o->n, sizeof o->s[0], cmp_double);
+    int slow = 0;
+    for (int i = 0; i < o->n; i++) slow += o->s[i] >= 1.6 * o->s[0];
+    printf("  %-9s %5.1f / %5.1f / %5.1f ms; %d of %d at 1.6x its fastest or slower\n", what, o->s[0] * 1e3,
+           o->s[o->n / 2] * 1e3, o->s[o->n - 1] * 1e3, slow, o->n);
+}
+
 static result best(result a, result b) { return b.ns_per_op < a.ns_per_op ? b : a; }
 
 int main(void) {
@@ -462,10 +500,14 @@ int main(void) {
     /* the threads' windows are 5-10 ms, where one stolen millisecond moves a round by a tenth: three times the
        rounds (each about 0.1 s) */
     int treps = 3 * reps;
-    thread_result t1 = {1e300, 0, 0, 0, 0}, t2 = t1, f1 = t1, f2 = t1, r1 = t1, r2 = t1;
+    thread_result t1 = {1e300, 0, 0, 0, 0, {0, 0}}, t2 = t1, f1 = t1, f2 = t1, r1 = t1, r2 = t1;
+    if (treps > 31) treps = 31;
+    static own_windows own_rec, own_floor, own_cores;
     for (int i = 0; i < treps; i++) { /* first, alone: the recorder of the other rows does not compete */
         thread_result a = run_threads(1), b = run_threads(2), c = run_floor(1, true), d = run_floor(2, true);
         thread_result x = run_floor(1, false), y = run_floor(2, false);
+        own_add(&own_rec, a), own_add(&own_rec, b), own_add(&own_floor, c), own_add(&own_floor, d);
+        own_add(&own_cores, x), own_add(&own_cores, y);
         if (a.ns_per_op < t1.ns_per_op) t1 = a;
         if (b.ns_per_op < t2.ns_per_op) t2 = b;
         if (c.ns_per_op < f1.ns_per_op) f1 = c;
@@ -490,6 +532,10 @@ int main(void) {
            "a writing thread's own CPU per packet, 2 threads / 1: %.2fx (the writers share nothing per packet; the "
            "wall ratio also needs the machine to run both at once)\n",
            t2.events_per_s / t1.events_per_s, treps, t1.writer_cpu_ns > 0 ? t2.writer_cpu_ns / t1.writer_cpu_ns : 0.0);
+    printf("each writing thread's own window in every round of 1 and 2 threads (min / median / max):\n");
+    own_print("recorded", &own_rec);
+    own_print("floor", &own_floor);
+    own_print("cores", &own_cores);
     fflush(stdout);
     if (getenv("TRACEC_BENCH_THREADS_ONLY")) {
         if (jf) fclose(jf);
