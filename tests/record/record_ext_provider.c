@@ -26,11 +26,7 @@
 static tracec_provider *g_p;
 static long g_n;
 
-static uint64_t now_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_BOOTTIME, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
+static uint64_t now_ns(void) { return tracec_provider_now_ns(g_p); /* the trace's clock */ }
 
 static void event(perfetto_protos_TrackEvent_Type type, long i) {
     tracec_writer w;

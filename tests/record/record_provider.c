@@ -460,10 +460,8 @@ static void indexed_instant(long i, bool big) {
     perfetto_protos_TracePacket pkt;
     perfetto_protos_TrackEvent ev;
     perfetto_protos_DebugAnnotation da;
-    struct timespec ts;
-    clock_gettime(CLOCK_BOOTTIME, &ts);
     tracec_provider_begin_packet(g_p, &w, &pkt.msg);
-    perfetto_protos_TracePacket_set_timestamp(&pkt, (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec);
+    perfetto_protos_TracePacket_set_timestamp(&pkt, tracec_provider_now_ns(g_p)); /* the trace's clock */
     perfetto_protos_TracePacket_begin_track_event(&pkt, &ev);
     perfetto_protos_TrackEvent_set_type(&ev, perfetto_protos_TrackEvent_TYPE_INSTANT);
     perfetto_protos_TrackEvent_set_track_uuid(&ev, tracec_provider_thread_track_uuid(g_p));

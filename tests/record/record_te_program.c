@@ -174,15 +174,13 @@ int main(int argc, char **argv) {
     if (strcmp(argv[1], "mixed") == 0) {
         tracec_provider *p;
         bool started;
-        struct timespec now;
         if (tracec_provider_register_sync("mixed", &started, &p) != TRACEC_STATUS_SUCCESS || !started) return 1;
         TRACEC_SLICE_BEGIN(app, "outer");
         tracec_writer w;
         perfetto_protos_TracePacket pkt;
         perfetto_protos_TrackEvent ev;
         tracec_provider_begin_packet(p, &w, &pkt.msg);
-        clock_gettime(CLOCK_BOOTTIME, &now); /* TRACEC_PROVIDER_CLOCK_ID */
-        perfetto_protos_TracePacket_set_timestamp(&pkt, (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec);
+        perfetto_protos_TracePacket_set_timestamp(&pkt, tracec_provider_now_ns(p)); /* the trace's clock */
         perfetto_protos_TracePacket_begin_track_event(&pkt, &ev);
         perfetto_protos_TrackEvent_set_type(&ev, perfetto_protos_TrackEvent_TYPE_INSTANT);
         perfetto_protos_TrackEvent_set_cstr_name(&ev, "by hand");

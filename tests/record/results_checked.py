@@ -22,6 +22,8 @@ CALLS = {
     "tracec_provider_wait_started": "tracec_provider_wait_started(p, 1)",
     "tracec_provider_category_enabled": 'tracec_provider_category_enabled(p, "gfx")',
     "tracec_provider_thread_track_uuid": "tracec_provider_thread_track_uuid(p)",
+    "tracec_provider_clock_id": "tracec_provider_clock_id(p)",
+    "tracec_provider_now_ns": "tracec_provider_now_ns(p)",
     "tracec_provider_get_stats": "tracec_provider_get_stats(p)",
     "tracec_recorder_open": "tracec_recorder_open(&cfg, &r)",
     "tracec_recorder_socket_path": "tracec_recorder_socket_path(r)",

@@ -137,6 +137,9 @@ static int accept_registration(int lfd) {
 
 /* Initialize (STREAMING, two halves of `half` bytes, `wait_ms`) with a memfd sealed with `seals`, then
    Start; returns the memfd, our fifo end in *fifo. */
+/* The session clock initialize_and_start() names (0: none given, BOOTTIME). */
+static uint64_t g_init_clock;
+
 static int initialize_and_start(int conn, uint32_t half, uint32_t wait_ms, int seals, int *fifo) {
     int sp[2];
     cr_assert_eq(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp), 0);
@@ -150,7 +153,8 @@ static int initialize_and_start(int conn, uint32_t half, uint32_t wait_ms, int s
     g_m.type = TRACEC_I_MSG_INITIALIZE;
     g_m.a = TRACEC_BUFFERING_MODE_STREAMING | wait_ms << 8 | policy << TRACEC_I_INIT_POLICY_SHIFT;
     g_m.b = half;
-    g_m.c = (uint64_t)TRACEC_I_PROTOCOL_VERSION << TRACEC_I_INIT_VERSION_SHIFT;
+    g_m.c = g_init_clock << TRACEC_I_INIT_CLOCK_SHIFT |
+            (uint64_t)TRACEC_I_PROTOCOL_VERSION << TRACEC_I_INIT_VERSION_SHIFT;
     g_m.text[0] = '\0';
     int fds[2] = {memfd, sp[1]};
     cr_assert_eq(tracec_i_rec_send(conn, &g_m, fds, 2), 0);
@@ -207,6 +211,41 @@ Test(hostile_recorder, unsealed_buffer_is_refused_not_fatal) {
         cr_expect_eq(started, 0, "it must not trace into that buffer:\n%s", out);
         cr_expect_geq(refused, 1, "%s", out);
         cr_expect_not_null(strstr(out, "not sealed"), "and says why:\n%s", out);
+        free(out);
+        close(memfd);
+        close(fifo);
+        close(conn);
+        close(lfd);
+        unlink(g_sock);
+    }
+}
+
+/*
+ * A recorder that names a session clock the program does not keep (4,
+ * MONOTONIC_RAW; 200, no clock at all): the program refuses the session,
+ * says why, and runs on.
+ */
+Test(hostile_recorder, unknown_session_clock_is_refused) {
+    const uint64_t clocks[] = {4, 200};
+    for (size_t v = 0; v < 2; v++) {
+        int lfd = listen_at(g_sock, 4);
+        const char *args[] = {"hostile", "clock", "300", NULL};
+        pid_t pid = spawn_provider(g_sock, args);
+        int conn = accept_registration(lfd), fifo;
+        g_init_clock = clocks[v];
+        int memfd = initialize_and_start(conn, 4096, 0, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL, &fifo);
+        g_init_clock = 0;
+        cr_expect_not(fifo_started(fifo, 1000), "clock %llu: it must not start", (unsigned long long)clocks[v]);
+        int st = wait_exit(pid, 10000);
+        char *out = prov_output();
+        cr_assert_neq(st, -1, "the program hung:\n%s", out);
+        cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the program died (status 0x%x):\n%s", st, out);
+        int started = -1;
+        long refused = -1;
+        hostile_counts(out, &started, &refused);
+        cr_expect_eq(started, 0, "%s", out);
+        cr_expect_geq(refused, 1, "%s", out);
+        cr_expect_not_null(strstr(out, "a session clock"), "and says why:\n%s", out);
         free(out);
         close(memfd);
         close(fifo);

@@ -40,11 +40,17 @@ static int run(const char *cmd, char **out) {
 
 /* Runs `tracec record -o DIR/NAME -- PROG ARGS`: its exit status, its output in *out and the trace's path in
    trace[0..cap). */
-static int record_program(const char *name, const char *args, char *trace, size_t cap, char **out) {
+/* `tracec record [OPTS] -o DIR/NAME -- record_te_program ARGS`. */
+static int record_program_with(const char *opts, const char *name, const char *args, char *trace, size_t cap,
+                               char **out) {
     char cmd[1024];
     snprintf(trace, cap, "%s/%s", g_dir, name);
-    snprintf(cmd, sizeof cmd, "%s record -o %s -- %s %s", TRACEC, trace, PROG, args);
+    snprintf(cmd, sizeof cmd, "%s record %s -o %s -- %s %s", TRACEC, opts, trace, PROG, args);
     return run(cmd, out);
+}
+
+static int record_program(const char *name, const char *args, char *trace, size_t cap, char **out) {
+    return record_program_with("", name, args, trace, cap, out);
 }
 
 /* Runs a query through the trace processor; returns its CSV (skips the test where it is absent). */
@@ -284,18 +290,32 @@ Test(record_te, fork_child_writes_nothing_to_the_recorder) {
     free(slices);
 }
 
-/* Packets written by hand (tracec/provider.h) land on the thread's one track, inside its macros' slice. */
+/*
+ * Packets written by hand (tracec/provider.h) land on the thread's one track, inside its macros' slice, on
+ * every clock `tracec record --clock` can give the trace: the hand-written timestamp
+ * (tracec_provider_now_ns), the macros' events, the process's and thread's descriptors and the recorder's own
+ * summary all on the trace's clock (REALTIME is decades from the others: one misplaced timestamp shows).
+ */
 Test(record_te, hand_written_packets_share_the_threads_track) {
+    static const char *const clocks[] = {"", "--clock monotonic", "--clock realtime"};
     char trace[128], *out;
-    int rc = record_program("mixed.pftrace", "mixed", trace, sizeof trace, &out);
-    cr_assert_eq(rc, 0, "%s", out);
-    free(out);
-    char *slices = tp_query(trace, "select s.name, s.depth, (select count(distinct track_id) from slice where "
-                                   NOT_SUMMARY ") as tracks from slice s where s." NOT_SUMMARY " order by s.ts;\n");
-    cr_expect_str_eq(slices, "\"name\",\"depth\",\"tracks\"\n\"outer\",0,1\n\"by hand\",1,1\n", "%s", slices);
-    free(slices);
-    char *tracks = tp_query(trace, "select (select count(*) from process_track) as process_tracks, "
-                                   "(select count(*) from thread_track) as thread_tracks;\n");
-    cr_expect_str_eq(tracks, "\"process_tracks\",\"thread_tracks\"\n1,1\n", "%s", tracks);
-    free(tracks);
+    for (size_t c = 0; c < 3; c++) {
+        int rc = record_program_with(clocks[c], "mixed.pftrace", "mixed", trace, sizeof trace, &out);
+        cr_assert_eq(rc, 0, "%s: %s", clocks[c], out);
+        free(out);
+        char *slices = tp_query(trace, "select s.name, s.depth, (select count(distinct track_id) from slice where "
+                                       NOT_SUMMARY ") as tracks from slice s where s." NOT_SUMMARY " order by s.ts;\n");
+        cr_expect_str_eq(slices, "\"name\",\"depth\",\"tracks\"\n\"outer\",0,1\n\"by hand\",1,1\n", "%s: %s",
+                         clocks[c], slices);
+        free(slices);
+        char *span = tp_query(trace, "select count(*) as slices, max(ts) - min(ts) < 10000000000 as within_10s, "
+                                     "(select count(*) from stats where value > 0 and severity in ('error', "
+                                     "'data_loss')) as problems from slice;\n");
+        cr_expect_str_eq(span, "\"slices\",\"within_10s\",\"problems\"\n3,1,0\n", "%s: %s", clocks[c], span);
+        free(span);
+        char *tracks = tp_query(trace, "select (select count(*) from process_track) as process_tracks, "
+                                       "(select count(*) from thread_track) as thread_tracks;\n");
+        cr_expect_str_eq(tracks, "\"process_tracks\",\"thread_tracks\"\n1,1\n", "%s: %s", clocks[c], tracks);
+        free(tracks);
+    }
 }

@@ -633,6 +633,9 @@ Test(record, usage_errors) {
     cr_expect_not_null(strstr(out, "unknown mode"), "%s", out);
     free(out);
     cr_expect_eq(run(TRACEC " record -o /dev/null --buffer-size 12q -- true", NULL), 2);
+    cr_expect_eq(run(TRACEC " record -o /dev/null --clock tai -- true", &out), 2);
+    cr_expect_not_null(strstr(out, "unknown clock 'tai' (boottime, monotonic, realtime)"), "%s", out);
+    free(out);
     cr_expect_eq(run(TRACEC " record -o /dev/null", NULL), 2);
     cr_expect_eq(run(TRACEC " record -o /dev/null --categories 'gfx,,io' -- true", &out), 1);
     cr_expect_not_null(strstr(out, "bad --categories 'gfx,,io'"), "%s", out);
@@ -640,6 +643,21 @@ Test(record, usage_errors) {
     cr_expect_eq(run(TRACEC " record -o /nonexistent/dir/t.pftrace -- true", &out), 1);
     cr_expect_not_null(strstr(out, "cannot start"), "%s", out);
     free(out);
+}
+
+/* The API's check of what the command line cannot give: a clock other than BOOTTIME, MONOTONIC, REALTIME. */
+Test(record, config_with_an_unknown_clock_is_invalid) {
+    const uint32_t bad[] = {2, 4, 5, 64, 200};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        tracec_recorder_config cfg = TRACEC_RECORDER_CONFIG_INIT;
+        char sock[160];
+        snprintf(sock, sizeof sock, "%s/clock.sock", g_dir);
+        cfg.socket_path = sock;
+        cfg.clock_id = bad[i];
+        tracec_recorder *r = (tracec_recorder *)1;
+        cr_expect_eq(tracec_recorder_open(&cfg, &r), TRACEC_STATUS_INVALID_ARGUMENT, "clock %u", bad[i]);
+        cr_expect_null(r);
+    }
 }
 
 Test(record, program_that_never_registers_is_a_warning_and_status_4) {
@@ -905,7 +923,7 @@ Test(record, version_1_provider_is_refused) {
     snprintf(cmd, sizeof cmd, "%s record -o %s -- sh -c '%s v1 old & %s normal honest 10 1; wait'", TRACEC, trace,
              PROV, PROV);
     cr_assert_eq(run(cmd, &out), 0, "%s", out);
-    cr_expect_not_null(strstr(out, "it speaks protocol version 1, this recorder 2"), "%s", out);
+    cr_expect_not_null(strstr(out, "it speaks protocol version 1, this recorder 3"), "%s", out);
     cr_expect_not_null(strstr(out, "closed"), "the recorder closed its connection:\n%s", out);
     free(out);
     char *view = py_view(trace);

@@ -148,6 +148,10 @@ static void start_recorder(const tracec_session_config *cfg) {
     argv[n++] = wait;
     argv[n++] = "--duration"; /* a test that dies leaves no recorder running for long */
     argv[n++] = "300s";
+    if (cfg->clock_id != 0) { /* the session's clock: the recorder's --clock (BuiltinClock ids) */
+        argv[n++] = "--clock";
+        argv[n++] = cfg->clock_id == 3 ? "monotonic" : cfg->clock_id == 1 ? "realtime" : "boottime";
+    }
     if (cats[0] != '\0') {
         argv[n++] = "--categories";
         argv[n++] = cats;

@@ -247,7 +247,6 @@ Test(te_timestamps, oneshot_refusals_in_between) {
 }
 
 Test(te_timestamps, streaming_on_a_monotonic_clock) {
-    TE_LOCAL_ONLY("the session's clock_id (the recorder has no clock option)");
     const char *path = te_path("mono.pftrace");
     tracec_session *s = start(path, TRACEC_BUFFERING_MODE_STREAMING, TRACEC_BUFFER_POLICY_LOSSLESS, 1u << 20, 3);
     int n = mixed(0, 300);

@@ -47,6 +47,8 @@ static const char usage[] =
     "                         MS before dropping (default 0: drops at once, the Fuchsia rule);\n"
     "                         each program caps it (max_wait_ms, 10 ms by default)\n"
     "  --duration D           --attach: how long to record (e.g. 500ms, 10s; default: until SIGINT)\n"
+    "  --clock C              the trace's clock, and every track event's: boottime (default),\n"
+    "                         monotonic or realtime\n"
     "  --socket PATH          the socket (default /tmp/tracec-UID/recorder.sock; with a\n"
     "                         PROGRAM, a private directory of its own)\n";
 
@@ -155,7 +157,8 @@ int tracec_cmd_record(int argc, char **argv) {
         }
         bool takes = strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0 || strcmp(a, "--mode") == 0 ||
                      strcmp(a, "--buffer-size") == 0 || strcmp(a, "--categories") == 0 ||
-                     strcmp(a, "--timeout") == 0 || strcmp(a, "--wait") == 0 || strcmp(a, "--duration") == 0 || strcmp(a, "--socket") == 0;
+                     strcmp(a, "--timeout") == 0 || strcmp(a, "--wait") == 0 || strcmp(a, "--duration") == 0 ||
+                     strcmp(a, "--socket") == 0 || strcmp(a, "--clock") == 0;
         if (!takes) return a[0] == '-' ? bad_usage("unknown option '%s'", a) : bad_usage("unexpected '%s' (put the program after --)", a);
         if (i + 1 >= argc) return bad_usage("%s needs a value", a);
         const char *v = argv[++i];
@@ -183,6 +186,11 @@ int tracec_cmd_record(int argc, char **argv) {
             cfg.wait_ms = atoi(v);
         } else if (strcmp(a, "--duration") == 0) {
             if (!parse_duration_ms(v, &duration)) return bad_usage("bad --duration '%s' (e.g. 500ms, 10s)", v);
+        } else if (strcmp(a, "--clock") == 0) { /* BuiltinClock ids */
+            if (strcmp(v, "boottime") == 0) cfg.clock_id = 6;
+            else if (strcmp(v, "monotonic") == 0) cfg.clock_id = 3;
+            else if (strcmp(v, "realtime") == 0) cfg.clock_id = 1;
+            else return bad_usage("unknown clock '%s' (boottime, monotonic, realtime)", v);
         } else {
             cfg.socket_path = v;
         }

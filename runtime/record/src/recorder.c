@@ -507,7 +507,8 @@ static void initialize_and_start(tracec_recorder *r, peer *pv) {
     m->type = TRACEC_I_MSG_INITIALIZE;
     m->a = (uint32_t)r->cfg.mode | (uint32_t)r->cfg.wait_ms << 8 | policy << TRACEC_I_INIT_POLICY_SHIFT;
     m->b = r->size;
-    m->c = (uint64_t)r->durable_size | (uint64_t)TRACEC_I_PROTOCOL_VERSION << TRACEC_I_INIT_VERSION_SHIFT;
+    m->c = (uint64_t)r->durable_size | (uint64_t)r->cfg.clock_id << TRACEC_I_INIT_CLOCK_SHIFT |
+           (uint64_t)TRACEC_I_PROTOCOL_VERSION << TRACEC_I_INIT_VERSION_SHIFT;
     if (!enabled_categories(r, pv, m->text, sizeof m->text)) m->a |= TRACEC_I_INIT_NO_CATEGORIES;
     if (r->cfg.categories == NULL || r->cfg.categories[0] == '\0') m->a |= TRACEC_I_INIT_ALL_CATEGORIES;
     int fds[2] = {pv->memfd, sp[1]};
@@ -851,19 +852,22 @@ static tracec_status_t check_dir(const char *dir) {
 }
 
 /*
- * The trace's one ClockSnapshot of the global clocks (BOOTTIME, the trace
- * clock, with MONOTONIC and REALTIME), on the recorder's sequence at the
- * start: the providers' sessions write none (theirs, saved process after
- * process, would not be in time order, which the trace processor counts as
- * invalid_clock_snapshots); their sequences' incremental clocks are defined
- * on BOOTTIME.
+ * The trace's one ClockSnapshot of the global clocks (BOOTTIME, MONOTONIC
+ * and REALTIME; the trace clock, primary_trace_clock, is the session's
+ * clock), on the recorder's sequence at the start: the providers' sessions
+ * write none (theirs, saved process after process, would not be in time
+ * order, which the trace processor counts as invalid_clock_snapshots);
+ * their sequences' incremental clocks are defined on the session's clock.
+ * Timestamps without a clock id (the recorder's own, the providers'
+ * descriptors and hand-written packets) are on the trace clock too: the
+ * trace processor takes them as they are.
  */
 static void write_clock_snapshot(tracec_recorder *r) {
     tracec_writer w;
     perfetto_protos_TracePacket pkt;
     tracec_trace_file_begin_packet(r->file, &w, &pkt.msg);
     perfetto_protos_TracePacket_set_trusted_packet_sequence_id(&pkt, RECORDER_SEQ);
-    tracec_i_te_put_clock_snapshot(&pkt, perfetto_protos_BUILTIN_CLOCK_BOOTTIME);
+    tracec_i_te_put_clock_snapshot(&pkt, r->cfg.clock_id);
     (void)tracec_trace_file_end_packet(r->file, &w, &pkt.msg);
 }
 
@@ -872,7 +876,7 @@ static void write_recorder_track(tracec_recorder *r) {
     perfetto_protos_TracePacket pkt;
     perfetto_protos_TrackDescriptor td;
     tracec_trace_file_begin_packet(r->file, &w, &pkt.msg);
-    perfetto_protos_TracePacket_set_timestamp(&pkt, tracec_i_rec_now_ns());
+    perfetto_protos_TracePacket_set_timestamp(&pkt, tracec_i_rec_clock_ns(r->cfg.clock_id));
     perfetto_protos_TracePacket_set_trusted_packet_sequence_id(&pkt, RECORDER_SEQ);
     perfetto_protos_TracePacket_begin_track_descriptor(&pkt, &td);
     perfetto_protos_TrackDescriptor_set_uuid(&td, RECORDER_TRACK_UUID);
@@ -920,6 +924,10 @@ tracec_status_t tracec_recorder_open(const tracec_recorder_config *config, trace
     if (cfg.timeout_ms <= 0) cfg.timeout_ms = 2000;
     if (cfg.wait_ms < 0 || cfg.wait_ms > 10000) return TRACEC_STATUS_INVALID_ARGUMENT;
     if (cfg.categories && !tracec_i_rec_categories_ok(cfg.categories)) return TRACEC_STATUS_INVALID_ARGUMENT;
+    if (cfg.clock_id == 0) cfg.clock_id = perfetto_protos_BUILTIN_CLOCK_BOOTTIME;
+    if (cfg.clock_id != perfetto_protos_BUILTIN_CLOCK_BOOTTIME &&
+        cfg.clock_id != perfetto_protos_BUILTIN_CLOCK_MONOTONIC && cfg.clock_id != perfetto_protos_BUILTIN_CLOCK_REALTIME)
+        return TRACEC_STATUS_INVALID_ARGUMENT;
     tracec_recorder *r = calloc(1, sizeof *r);
     if (r == NULL) return TRACEC_STATUS_OUT_OF_MEMORY;
     r->cfg = cfg;
@@ -1100,7 +1108,7 @@ static void annotate(perfetto_protos_TrackEvent *ev, const char *name, int64_t v
 }
 
 static void write_summary(tracec_recorder *r) {
-    uint64_t now = tracec_i_rec_now_ns();
+    uint64_t now = tracec_i_rec_clock_ns(r->cfg.clock_id);
     size_t k = 0;
     for (size_t i = 0; i < r->n_pv; i++) {
         peer *pv = r->pv[i];

@@ -141,8 +141,10 @@ bool tracec_i_rec_categories_enabled(const char *declared, const char *wanted, c
     return used > 0;
 }
 
-uint64_t tracec_i_rec_now_ns(void) {
+uint64_t tracec_i_rec_now_ns(void) { return tracec_i_rec_clock_ns(6u); }
+
+uint64_t tracec_i_rec_clock_ns(uint32_t clock_id) {
     struct timespec ts;
-    clock_gettime(CLOCK_BOOTTIME, &ts);
+    clock_gettime(clock_id == 3u ? CLOCK_MONOTONIC : clock_id == 1u ? CLOCK_REALTIME : CLOCK_BOOTTIME, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }

@@ -74,6 +74,7 @@ struct tracec_provider {
     int slot;     /* the te slot of the recorder's session (-1: none; claimed at Initialize, control thread) */
     int slot_open; /* the slot is open on the buffer (a run is on; changed under ctl) */
     tracec_buffering_mode_t mode; /* the buffer's */
+    uint32_t clock_id;            /* the session's clock (a BuiltinClock), from Initialize */
     int te_packets; /* the run's te session packets are written (categories are registered: te events may come) */
 
     int started;          /* atomic; set after the run's first packets, cleared before the buffer stops */
@@ -153,11 +154,16 @@ typedef struct nest_state {
 static __thread nest_state nest __attribute__((tls_model("initial-exec")));
 
 static void *control_main(void *arg);
+
+/* Now on the recorder's session clock: the trace's, which a timestamp without a clock id is on. */
+static uint64_t session_now_ns(const tracec_provider *p) {
+    return tracec_i_rec_clock_ns(__atomic_load_n(&p->clock_id, __ATOMIC_RELAXED));
+}
 static void stop_self(tracec_provider *p);
 
 /* Notes when the current run stops, before `started` is cleared: the slices open then end there. */
 static void note_stop(tracec_provider *p) {
-    __atomic_store_n(&p->stop_ts, tracec_i_rec_now_ns(), __ATOMIC_RELAXED);
+    __atomic_store_n(&p->stop_ts, session_now_ns(p), __ATOMIC_RELAXED);
     __atomic_store_n(&p->stop_run, __atomic_load_n(&p->run, __ATOMIC_RELAXED), __ATOMIC_RELEASE);
 }
 
@@ -395,7 +401,7 @@ static tracec_status_t put_thread_descriptor(tracec_provider *p, thread_state *t
     (void)pthread_getname_np(pthread_self(), name, sizeof name);
     tracec_buffer_begin_packet(&t->bw, &w, TRACEC_BUFFER_CATEGORY_TRACING, TRACEC_BUFFER_TRACING_TRACK_DESCRIPTOR,
                                &pkt.msg);
-    perfetto_protos_TracePacket_set_timestamp(&pkt, tracec_i_rec_now_ns());
+    perfetto_protos_TracePacket_set_timestamp(&pkt, session_now_ns(p));
     perfetto_protos_TracePacket_begin_track_descriptor(&pkt, &td);
     perfetto_protos_TrackDescriptor_set_uuid(&td, tracec_provider_thread_track_uuid(p));
     perfetto_protos_TrackDescriptor_set_parent_uuid(&td, tracec_te_process_track_uuid());
@@ -439,6 +445,13 @@ uint64_t tracec_provider_thread_track_uuid(tracec_provider *p) {
     (void)p;
     return tracec_te_thread_track_uuid(); /* the thread's one track: its track events' too */
 }
+
+uint32_t tracec_provider_clock_id(tracec_provider *p) {
+    uint32_t id = p != NULL ? __atomic_load_n(&p->clock_id, __ATOMIC_RELAXED) : 0u;
+    return id != 0 ? id : 6u; /* BOOTTIME until a session names its clock */
+}
+
+uint64_t tracec_provider_now_ns(tracec_provider *p) { return tracec_i_rec_clock_ns(tracec_provider_clock_id(p)); }
 
 /* ---- nesting after losses (nest_state above; docs/record.md, "Nesting after losses") ---- */
 
@@ -598,7 +611,7 @@ on:;
             goto out;
         }
     }
-    uint64_t ts = tracec_i_rec_now_ns();
+    uint64_t ts = session_now_ns(p);
     st = put_event(p, ws, type, name, ts);
     if (st == TRACEC_STATUS_SUCCESS) {
         t->last_ts = ts;
@@ -671,7 +684,7 @@ static void process_descriptor(tracec_provider *p, perfetto_protos_TracePacket *
     (void)arg;
     perfetto_protos_TrackDescriptor td;
     perfetto_protos_ProcessDescriptor pd;
-    perfetto_protos_TracePacket_set_timestamp(pkt, tracec_i_rec_now_ns());
+    perfetto_protos_TracePacket_set_timestamp(pkt, session_now_ns(p));
     perfetto_protos_TracePacket_set_sequence_flags(pkt, 1u); /* SEQ_INCREMENTAL_STATE_CLEARED */
     perfetto_protos_TracePacket_begin_track_descriptor(pkt, &td);
     perfetto_protos_TrackDescriptor_set_uuid(&td, tracec_te_process_track_uuid());
@@ -878,7 +891,15 @@ static void on_initialize(tracec_provider *p, int conn, const tracec_i_msg *m, c
     uint32_t mode = m->a & 0xffu, wait_ms = (m->a >> 8) & TRACEC_I_INIT_WAIT_MASK;
     uint32_t policy = (m->a >> TRACEC_I_INIT_POLICY_SHIFT) & 0xfu;
     uint64_t size = m->b, durable = m->c & TRACEC_I_INIT_DURABLE_MASK;
+    uint32_t clock_id = (uint32_t)(m->c >> TRACEC_I_INIT_CLOCK_SHIFT) & 0xffu;
+    if (clock_id == 0) clock_id = 6u; /* as in a session's config: BOOTTIME */
     if (mode < TRACEC_BUFFERING_MODE_ONESHOT || mode > TRACEC_BUFFERING_MODE_STREAMING) goto ignore;
+    if (clock_id != 6u && clock_id != 3u && clock_id != 1u) { /* BOOTTIME, MONOTONIC, REALTIME */
+        snprintf(why, sizeof why, "a session clock (%u) that is not BOOTTIME (6), MONOTONIC (3) or REALTIME (1)",
+                 clock_id);
+        refuse(p, "its Initialize", why);
+        goto ignore;
+    }
     if (size == 0 || size > TRACEC_MAX_BUFFER_SIZE || durable > TRACEC_MAX_BUFFER_SIZE ||
         policy >= TRACEC_BUFFER_POLICY_LAST)
         goto ignore;
@@ -946,6 +967,7 @@ static void on_initialize(tracec_provider *p, int conn, const tracec_i_msg *m, c
     pthread_mutex_unlock(&p->mu);
     p->slot = slot;
     p->mode = (tracec_buffering_mode_t)mode;
+    __atomic_store_n(&p->clock_id, clock_id, __ATOMIC_RELAXED); /* read by writers after `started` */
     p->initialized = 1;
     pthread_mutex_unlock(&p->ctl);
     return;
@@ -988,7 +1010,7 @@ static void on_start(tracec_provider *p, const tracec_i_msg *m) {
         pthread_mutex_lock(&p->ctl);
         int entered = tracec_i_te_session_enter();
         /* its losses go into the shared buffer's counters as they grow: a killed program leaves few out */
-        tracec_i_te_slot_open(p->slot, p->buf.handle, p->mode, 6u /* BOOTTIME, the recorder's clock */, 1);
+        tracec_i_te_slot_open(p->slot, p->buf.handle, p->mode, p->clock_id, 1);
         p->slot_open = 1;
         if (p->te_packets) /* a loss is counted by the buffer */
             (void)tracec_i_te_write_session_packets(p->slot, 1, 0, p->name);

@@ -51,15 +51,19 @@ typedef struct tracec_recorder_config {
     FILE *log;                     /* messages about providers (NULL: stderr) */
     int wait_ms;                   /* STREAMING: a provider whose other half is not saved yet waits up to
                                       this long before dropping (0: drops at once; max 10000) */
+    uint32_t clock_id;             /* the session's clock, a BuiltinClock: 6 BOOTTIME (default, 0 too),
+                                      3 MONOTONIC, 1 REALTIME; the trace clock, and the clock of every
+                                      track event (docs/record.md, "Clocks") */
 } tracec_recorder_config;
 
-#define TRACEC_RECORDER_CONFIG_INIT {NULL, NULL, TRACEC_BUFFERING_MODE_STREAMING, 0, NULL, 0, NULL, 0}
+#define TRACEC_RECORDER_CONFIG_INIT {NULL, NULL, TRACEC_BUFFERING_MODE_STREAMING, 0, NULL, 0, NULL, 0, 0}
 
 /*
  * Creates the socket (its directory made 0700 if missing; it must belong to
  * us and not be group/world accessible) and the trace.  BAD_STATE when
  * another recorder is listening on the path; INVALID_ARGUMENT (a bad mode,
- * a too-long path, more than 100 categories or one over 100 chars);
+ * a too-long path, more than 100 categories or one over 100 chars, a clock
+ * other than those above);
  * IO_ERROR with errno set.
  */
 tracec_status_t tracec_recorder_open(const tracec_recorder_config *config, tracec_recorder **out) TRACEC_I_WARN_UNUSED;

@@ -193,14 +193,21 @@ tracec_status_t tracec_provider_instant(tracec_provider *p, const char *name);
  * the thread's track of the track-event macros too
  * (tracec_te_thread_track_uuid), so hand-written events and TRACEC_SLICE_*
  * nest on one track; the process track is tracec_te_process_track_uuid.
- * Timestamps in the recorder's trace are CLOCK_BOOTTIME nanoseconds
- * (TRACEC_PROVIDER_CLOCK_ID, the trace's clock): a packet written by hand
- * sets `timestamp` from clock_gettime(CLOCK_BOOTTIME) and no clock id.
+ * A packet written by hand sets `timestamp` from tracec_provider_now_ns()
+ * and no clock id: the trace's clock.
  */
 uint64_t tracec_provider_thread_track_uuid(tracec_provider *p) TRACEC_I_WARN_UNUSED;
 
-/* The clock of the recorder's trace (a BuiltinClock): BOOTTIME. */
-#define TRACEC_PROVIDER_CLOCK_ID 6u
+/*
+ * The clock of the recorder's session, the trace's clock (a BuiltinClock):
+ * 6 BOOTTIME, unless `tracec record --clock` chose 3 MONOTONIC or 1
+ * REALTIME; BOOTTIME before the first session.  Every timestamp of the
+ * trace without a clock id is on it, and the track-event macros' events too.
+ */
+uint32_t tracec_provider_clock_id(tracec_provider *p) TRACEC_I_WARN_UNUSED;
+
+/* Now on that clock, in nanoseconds: the `timestamp` of a packet written by hand. */
+uint64_t tracec_provider_now_ns(tracec_provider *p) TRACEC_I_WARN_UNUSED;
 
 typedef struct tracec_provider_stats {
     uint64_t produced;       /* packets begun while tracing was on */

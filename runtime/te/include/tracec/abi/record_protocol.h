@@ -29,7 +29,7 @@ extern "C" {
 #endif
 
 /* The protocol version both ends speak: in REGISTER's `b` and INITIALIZE's `c` (bits 48..63). */
-#define TRACEC_I_PROTOCOL_VERSION 2u
+#define TRACEC_I_PROTOCOL_VERSION 3u
 /* The protocol's limits are the buffer runtime's (tracec/context.h): one set for both. */
 #define TRACEC_I_NAME_MAX TRACEC_MAX_PROVIDER_NAME_LENGTH
 #define TRACEC_I_MAX_CATEGORIES TRACEC_MAX_NUM_CATEGORIES
@@ -45,6 +45,7 @@ enum {
     TRACEC_I_MSG_REGISTERED = 3,    /* a: 1 if tracing has started */
     TRACEC_I_MSG_INITIALIZE = 4,    /* fds: memfd, fifo; a: mode | wait_ms << 8 | policy << 24 (| NO_CATEGORIES, ALL_CATEGORIES);
                                        b: the buffer's size (payload bytes per half); c: its durable size
+                                       | the session's clock (a BuiltinClock) << 40
                                        | TRACEC_I_PROTOCOL_VERSION << 48; text: the enabled categories
                                        ("" = all, unless NO_CATEGORIES) */
     TRACEC_I_MSG_START = 5,         /* a: disposition; text: additional categories */
@@ -63,7 +64,8 @@ enum {
 #define TRACEC_I_INIT_WAIT_MASK 0x3fffu /* wait_ms (<= 10000) after the shift; the provider caps it further */
 #define TRACEC_I_INIT_POLICY_SHIFT 24   /* tracec_buffer_policy_t (4 bits) */
 #define TRACEC_I_INIT_VERSION_SHIFT 48  /* in `c` */
-#define TRACEC_I_INIT_DURABLE_MASK ((UINT64_C(1) << TRACEC_I_INIT_VERSION_SHIFT) - 1u)
+#define TRACEC_I_INIT_CLOCK_SHIFT 40    /* in `c`: the session's clock, 8 bits (version 3 on) */
+#define TRACEC_I_INIT_DURABLE_MASK ((UINT64_C(1) << TRACEC_I_INIT_CLOCK_SHIFT) - 1u)
 
 typedef struct tracec_i_msg {
     uint32_t type;
@@ -137,6 +139,9 @@ bool tracec_i_rec_categories_ok(const char *list);
 bool tracec_i_rec_categories_enabled(const char *declared, const char *wanted, char *out, size_t cap);
 /* CLOCK_BOOTTIME in ns. */
 uint64_t tracec_i_rec_now_ns(void);
+/* Now on a session's clock (a BuiltinClock: 6 BOOTTIME, 3 MONOTONIC, 1 REALTIME; anything else BOOTTIME),
+   in nanoseconds: the trace's clock, which a timestamp without a clock id is on. */
+uint64_t tracec_i_rec_clock_ns(uint32_t clock_id);
 /*
  * Writes into `pkt` (a generated TracePacket writer) a ClockSnapshot of the
  * global clocks (BOOTTIME, MONOTONIC, REALTIME) read now, with
