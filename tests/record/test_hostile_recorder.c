@@ -183,6 +183,29 @@ static bool fifo_started(int fifo, int ms) {
 }
 
 /*
+ * The program refused the recorder's buffer or session (`why` in its message, counted in `refused`), never
+ * started tracing, and ran on to a clean exit; then the recorder's ends are closed.
+ */
+static void expect_refused(pid_t pid, const char *what, const char *why, int memfd, int fifo, int conn, int lfd) {
+    int st = wait_exit(pid, 10000);
+    char *out = prov_output();
+    cr_assert_neq(st, -1, "%s: the program hung:\n%s", what, out);
+    cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s: the program died (status 0x%x):\n%s", what, st, out);
+    int started = -1;
+    long refused = -1;
+    hostile_counts(out, &started, &refused);
+    cr_expect_eq(started, 0, "%s: it must not trace into that buffer:\n%s", what, out);
+    cr_expect_geq(refused, 1, "%s: %s", what, out);
+    cr_expect_not_null(strstr(out, why), "%s: and says why:\n%s", what, out);
+    free(out);
+    close(memfd);
+    close(fifo);
+    close(conn);
+    close(lfd);
+    unlink(g_sock);
+}
+
+/*
  * A recorder that sends a buffer whose size is not sealed and shrinks it
  * once the program writes: the program must refuse the buffer (not map it)
  * and run on, not die of SIGBUS.
@@ -200,23 +223,7 @@ Test(hostile_recorder, unsealed_buffer_is_refused_not_fatal) {
             cr_assert_eq(ftruncate(memfd, 0), 0); /* its mapping now faults */
         else
             cr_assert_eq(fcntl(memfd, F_ADD_SEALS, F_SEAL_WRITE) == 0 || ftruncate(memfd, 0) == 0, true);
-        int st = wait_exit(pid, 10000);
-        char *out = prov_output();
-        cr_assert_neq(st, -1, "the program hung:\n%s", out);
-        cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "variant %zu: the program died (status 0x%x):\n%s", v, st,
-                  out);
-        int started = -1;
-        long refused = -1;
-        hostile_counts(out, &started, &refused);
-        cr_expect_eq(started, 0, "it must not trace into that buffer:\n%s", out);
-        cr_expect_geq(refused, 1, "%s", out);
-        cr_expect_not_null(strstr(out, "not sealed"), "and says why:\n%s", out);
-        free(out);
-        close(memfd);
-        close(fifo);
-        close(conn);
-        close(lfd);
-        unlink(g_sock);
+        expect_refused(pid, v == 0 ? "no seal" : "seals not sealed", "not sealed", memfd, fifo, conn, lfd);
     }
 }
 
@@ -236,22 +243,7 @@ Test(hostile_recorder, unknown_session_clock_is_refused) {
         int memfd = initialize_and_start(conn, 4096, 0, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL, &fifo);
         g_init_clock = 0;
         cr_expect_not(fifo_started(fifo, 1000), "clock %llu: it must not start", (unsigned long long)clocks[v]);
-        int st = wait_exit(pid, 10000);
-        char *out = prov_output();
-        cr_assert_neq(st, -1, "the program hung:\n%s", out);
-        cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the program died (status 0x%x):\n%s", st, out);
-        int started = -1;
-        long refused = -1;
-        hostile_counts(out, &started, &refused);
-        cr_expect_eq(started, 0, "%s", out);
-        cr_expect_geq(refused, 1, "%s", out);
-        cr_expect_not_null(strstr(out, "a session clock"), "and says why:\n%s", out);
-        free(out);
-        close(memfd);
-        close(fifo);
-        close(conn);
-        close(lfd);
-        unlink(g_sock);
+        expect_refused(pid, v == 0 ? "clock 4" : "clock 200", "a session clock", memfd, fifo, conn, lfd);
     }
 }
 
