@@ -137,8 +137,10 @@ static int accept_registration(int lfd) {
 
 /* Initialize (STREAMING, two halves of `half` bytes, `wait_ms`) with a memfd sealed with `seals`, then
    Start; returns the memfd, our fifo end in *fifo. */
-/* The session clock initialize_and_start() names (0: none given, BOOTTIME). */
+/* What initialize_and_start() sends besides its arguments: the session clock (0: none given, BOOTTIME), the
+   mode, and a policy in place of the one its wait implies (0: that one). */
 static uint64_t g_init_clock;
+static uint32_t g_init_mode = TRACEC_BUFFERING_MODE_STREAMING, g_init_policy;
 
 static int initialize_and_start(int conn, uint32_t half, uint32_t wait_ms, int seals, int *fifo) {
     int sp[2];
@@ -151,7 +153,7 @@ static int initialize_and_start(int conn, uint32_t half, uint32_t wait_ms, int s
     uint32_t policy = wait_ms > 0 ? TRACEC_BUFFER_POLICY_LOSSLESS : TRACEC_BUFFER_POLICY_DISCARD;
     memset(&g_m, 0, TRACEC_I_MSG_FIXED);
     g_m.type = TRACEC_I_MSG_INITIALIZE;
-    g_m.a = TRACEC_BUFFERING_MODE_STREAMING | wait_ms << 8 | policy << TRACEC_I_INIT_POLICY_SHIFT;
+    g_m.a = g_init_mode | wait_ms << 8 | (g_init_policy ? g_init_policy : policy) << TRACEC_I_INIT_POLICY_SHIFT;
     g_m.b = half;
     g_m.c = g_init_clock << TRACEC_I_INIT_CLOCK_SHIFT |
             (uint64_t)TRACEC_I_PROTOCOL_VERSION << TRACEC_I_INIT_VERSION_SHIFT;
@@ -228,22 +230,32 @@ Test(hostile_recorder, unsealed_buffer_is_refused_not_fatal) {
 }
 
 /*
- * A recorder that names a session clock the program does not keep (4,
- * MONOTONIC_RAW; 200, no clock at all): the program refuses the session,
- * says why, and runs on.
+ * A recorder whose INITIALIZE asks for a session the program cannot keep: a
+ * clock it does not keep (4, MONOTONIC_RAW; 200, no clock at all), a mode
+ * or a policy out of range.  The program refuses the session, says why,
+ * and runs on.
  */
-Test(hostile_recorder, unknown_session_clock_is_refused) {
-    const uint64_t clocks[] = {4, 200};
-    for (size_t v = 0; v < 2; v++) {
+Test(hostile_recorder, unusable_session_is_refused) {
+    static const struct {
+        const char *what, *why;
+        uint64_t clock;
+        uint32_t mode, policy;
+    } cases[] = {
+        {"clock 4", "a session clock (4)", 4, TRACEC_BUFFERING_MODE_STREAMING, 0},
+        {"clock 200", "a session clock (200)", 200, TRACEC_BUFFERING_MODE_STREAMING, 0},
+        {"mode 9", "a buffering mode (9) out of range", 0, 9, 0},
+        {"policy 15", "or policy (15) out of range", 0, TRACEC_BUFFERING_MODE_STREAMING, 15},
+    };
+    for (size_t v = 0; v < sizeof cases / sizeof cases[0]; v++) {
         int lfd = listen_at(g_sock, 4);
-        const char *args[] = {"hostile", "clock", "300", NULL};
+        const char *args[] = {"hostile", "unusable", "300", NULL};
         pid_t pid = spawn_provider(g_sock, args);
         int conn = accept_registration(lfd), fifo;
-        g_init_clock = clocks[v];
+        g_init_clock = cases[v].clock, g_init_mode = cases[v].mode, g_init_policy = cases[v].policy;
         int memfd = initialize_and_start(conn, 4096, 0, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL, &fifo);
-        g_init_clock = 0;
-        cr_expect_not(fifo_started(fifo, 1000), "clock %llu: it must not start", (unsigned long long)clocks[v]);
-        expect_refused(pid, v == 0 ? "clock 4" : "clock 200", "a session clock", memfd, fifo, conn, lfd);
+        g_init_clock = 0, g_init_mode = TRACEC_BUFFERING_MODE_STREAMING, g_init_policy = 0;
+        cr_expect_not(fifo_started(fifo, 1000), "%s: it must not start", cases[v].what);
+        expect_refused(pid, cases[v].what, cases[v].why, memfd, fifo, conn, lfd);
     }
 }
 

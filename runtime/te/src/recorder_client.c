@@ -880,7 +880,12 @@ static tracec_status_t init_categories(tracec_provider *p, const tracec_i_msg *m
 
 static void on_initialize(tracec_provider *p, int conn, const tracec_i_msg *m, const int *fds, int nfds) {
     char why[160];
-    if (p->initialized || nfds != 2) goto ignore; /* a second Initialize before Terminate is ignored */
+    if (p->initialized) goto ignore; /* a second Initialize before Terminate is ignored */
+    if (nfds != 2) {
+        snprintf(why, sizeof why, "%d file descriptors, not a buffer and a fifo", nfds);
+        refuse(p, "its Initialize", why);
+        goto ignore;
+    }
     uint64_t version = m->c >> TRACEC_I_INIT_VERSION_SHIFT;
     if (version != TRACEC_I_PROTOCOL_VERSION) {
         snprintf(why, sizeof why, "it speaks protocol version %llu, this provider %u",
@@ -893,16 +898,20 @@ static void on_initialize(tracec_provider *p, int conn, const tracec_i_msg *m, c
     uint64_t size = m->b, durable = m->c & TRACEC_I_INIT_DURABLE_MASK;
     uint32_t clock_id = (uint32_t)(m->c >> TRACEC_I_INIT_CLOCK_SHIFT) & 0xffu;
     if (clock_id == 0) clock_id = 6u; /* as in a session's config: BOOTTIME */
-    if (mode < TRACEC_BUFFERING_MODE_ONESHOT || mode > TRACEC_BUFFERING_MODE_STREAMING) goto ignore;
-    if (clock_id != 6u && clock_id != 3u && clock_id != 1u) { /* BOOTTIME, MONOTONIC, REALTIME */
+    why[0] = '\0';
+    if (mode < TRACEC_BUFFERING_MODE_ONESHOT || mode > TRACEC_BUFFERING_MODE_STREAMING)
+        snprintf(why, sizeof why, "a buffering mode (%u) out of range", mode);
+    else if (clock_id != 6u && clock_id != 3u && clock_id != 1u) /* BOOTTIME, MONOTONIC, REALTIME */
         snprintf(why, sizeof why, "a session clock (%u) that is not BOOTTIME (6), MONOTONIC (3) or REALTIME (1)",
                  clock_id);
+    else if (size == 0 || size > TRACEC_MAX_BUFFER_SIZE || durable > TRACEC_MAX_BUFFER_SIZE ||
+             policy >= TRACEC_BUFFER_POLICY_LAST)
+        snprintf(why, sizeof why, "a buffer size (%llu), durable size (%llu) or policy (%u) out of range",
+                 (unsigned long long)size, (unsigned long long)durable, policy);
+    if (why[0] != '\0') {
         refuse(p, "its Initialize", why);
         goto ignore;
     }
-    if (size == 0 || size > TRACEC_MAX_BUFFER_SIZE || durable > TRACEC_MAX_BUFFER_SIZE ||
-        policy >= TRACEC_BUFFER_POLICY_LAST)
-        goto ignore;
     size_t need = tracec_buffer_memory_size((tracec_buffering_mode_t)mode, (size_t)size, (size_t)durable);
     /* its size sealed before it is mapped: a recorder that could shrink it would kill us with SIGBUS */
     if (need == 0 || !tracec_i_rec_buffer_sealed(fds[0], need, why, sizeof why)) {
