@@ -64,7 +64,7 @@ enum {
 #define TRACEC_I_INIT_WAIT_MASK 0x3fffu /* wait_ms (<= 10000) after the shift; the provider caps it further */
 #define TRACEC_I_INIT_POLICY_SHIFT 24   /* tracec_buffer_policy_t (4 bits) */
 #define TRACEC_I_INIT_VERSION_SHIFT 48  /* in `c` */
-#define TRACEC_I_INIT_CLOCK_SHIFT 40    /* in `c`: the session's clock, 8 bits (version 3 on) */
+#define TRACEC_I_INIT_CLOCK_SHIFT 40    /* in `c`: the session's clock, 8 bits */
 #define TRACEC_I_INIT_DURABLE_MASK ((UINT64_C(1) << TRACEC_I_INIT_CLOCK_SHIFT) - 1u)
 
 typedef struct tracec_i_msg {
