@@ -154,12 +154,12 @@ typedef struct nest_state {
 static __thread nest_state nest __attribute__((tls_model("initial-exec")));
 
 static void *control_main(void *arg);
+static void stop_self(tracec_provider *p);
 
 /* Now on the recorder's session clock: the trace's, which a timestamp without a clock id is on. */
 static uint64_t session_now_ns(const tracec_provider *p) {
     return tracec_i_rec_clock_ns(__atomic_load_n(&p->clock_id, __ATOMIC_RELAXED));
 }
-static void stop_self(tracec_provider *p);
 
 /* Notes when the current run stops, before `started` is cleared: the slices open then end there. */
 static void note_stop(tracec_provider *p) {
