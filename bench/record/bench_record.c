@@ -453,7 +453,7 @@ static void emit(FILE *jf, const char *bench, const char *impl, result r, int re
  * the recorded ones.
  */
 typedef struct own_windows {
-    double s[2 * 2 * 3 * 31];
+    double s[3 * 1000]; /* 3 windows per round (1 thread, then 2), up to 1,000 rounds: more are not kept */
     int n;
 } own_windows;
 
@@ -501,7 +501,6 @@ int main(void) {
        rounds (each about 0.1 s) */
     int treps = 3 * reps;
     thread_result t1 = {1e300, 0, 0, 0, 0, {0, 0}}, t2 = t1, f1 = t1, f2 = t1, r1 = t1, r2 = t1;
-    if (treps > 31) treps = 31;
     static own_windows own_rec, own_floor, own_cores;
     for (int i = 0; i < treps; i++) { /* first, alone: the recorder of the other rows does not compete */
         thread_result a = run_threads(1), b = run_threads(2), c = run_floor(1, true), d = run_floor(2, true);
