@@ -924,10 +924,8 @@ tracec_status_t tracec_recorder_open(const tracec_recorder_config *config, trace
     if (cfg.timeout_ms <= 0) cfg.timeout_ms = 2000;
     if (cfg.wait_ms < 0 || cfg.wait_ms > 10000) return TRACEC_STATUS_INVALID_ARGUMENT;
     if (cfg.categories && !tracec_i_rec_categories_ok(cfg.categories)) return TRACEC_STATUS_INVALID_ARGUMENT;
+    if (tracec_i_te_clockid_of(cfg.clock_id) < 0) return TRACEC_STATUS_INVALID_ARGUMENT;
     if (cfg.clock_id == 0) cfg.clock_id = perfetto_protos_BUILTIN_CLOCK_BOOTTIME;
-    if (cfg.clock_id != perfetto_protos_BUILTIN_CLOCK_BOOTTIME &&
-        cfg.clock_id != perfetto_protos_BUILTIN_CLOCK_MONOTONIC && cfg.clock_id != perfetto_protos_BUILTIN_CLOCK_REALTIME)
-        return TRACEC_STATUS_INVALID_ARGUMENT;
     tracec_recorder *r = calloc(1, sizeof *r);
     if (r == NULL) return TRACEC_STATUS_OUT_OF_MEMORY;
     r->cfg = cfg;

@@ -143,8 +143,19 @@ bool tracec_i_rec_categories_enabled(const char *declared, const char *wanted, c
 
 uint64_t tracec_i_rec_now_ns(void) { return tracec_i_rec_clock_ns(6u); }
 
+int tracec_i_te_clockid_of(uint32_t clock_id) {
+    switch (clock_id) {
+    case 0:
+    case 6: return CLOCK_BOOTTIME;
+    case 3: return CLOCK_MONOTONIC;
+    case 1: return CLOCK_REALTIME;
+    default: return -1;
+    }
+}
+
 uint64_t tracec_i_rec_clock_ns(uint32_t clock_id) {
     struct timespec ts;
-    clock_gettime(clock_id == 3u ? CLOCK_MONOTONIC : clock_id == 1u ? CLOCK_REALTIME : CLOCK_BOOTTIME, &ts);
+    int clk = tracec_i_te_clockid_of(clock_id);
+    clock_gettime(clk >= 0 ? (clockid_t)clk : CLOCK_BOOTTIME, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }

@@ -74,7 +74,7 @@ struct tracec_provider {
     int slot;     /* the te slot of the recorder's session (-1: none; claimed at Initialize, control thread) */
     int slot_open; /* the slot is open on the buffer (a run is on; changed under ctl) */
     tracec_buffering_mode_t mode; /* the buffer's */
-    uint32_t clock_id;            /* the session's clock (a BuiltinClock), from Initialize */
+    uint32_t clock_id;            /* the session's clock (a BuiltinClock): BOOTTIME, then Initialize's */
     int te_packets; /* the run's te session packets are written (categories are registered: te events may come) */
 
     int started;          /* atomic; set after the run's first packets, cleared before the buffer stops */
@@ -238,6 +238,7 @@ static tracec_status_t do_register(const char *name, const char *categories, int
         return TRACEC_STATUS_OUT_OF_MEMORY;
     }
     snprintf(p->name, sizeof p->name, "%s", name);
+    p->clock_id = 6u; /* BOOTTIME until a recorder's session names its clock */
     snprintf(p->declared, sizeof p->declared, "%s", categories);
     if (socket_path != NULL) snprintf(p->socket_path, sizeof p->socket_path, "%s", socket_path);
     p->te_owned = te_owned;
@@ -447,8 +448,7 @@ uint64_t tracec_provider_thread_track_uuid(tracec_provider *p) {
 }
 
 uint32_t tracec_provider_clock_id(tracec_provider *p) {
-    uint32_t id = p != NULL ? __atomic_load_n(&p->clock_id, __ATOMIC_RELAXED) : 0u;
-    return id != 0 ? id : 6u; /* BOOTTIME until a session names its clock */
+    return p != NULL ? __atomic_load_n(&p->clock_id, __ATOMIC_RELAXED) : 6u;
 }
 
 uint64_t tracec_provider_now_ns(tracec_provider *p) { return tracec_i_rec_clock_ns(tracec_provider_clock_id(p)); }
@@ -901,7 +901,7 @@ static void on_initialize(tracec_provider *p, int conn, const tracec_i_msg *m, c
     why[0] = '\0';
     if (mode < TRACEC_BUFFERING_MODE_ONESHOT || mode > TRACEC_BUFFERING_MODE_STREAMING)
         snprintf(why, sizeof why, "a buffering mode (%u) out of range", mode);
-    else if (clock_id != 6u && clock_id != 3u && clock_id != 1u) /* BOOTTIME, MONOTONIC, REALTIME */
+    else if (tracec_i_te_clockid_of(clock_id) < 0)
         snprintf(why, sizeof why, "a session clock (%u) that is not BOOTTIME (6), MONOTONIC (3) or REALTIME (1)",
                  clock_id);
     else if (size == 0 || size > TRACEC_MAX_BUFFER_SIZE || durable > TRACEC_MAX_BUFFER_SIZE ||

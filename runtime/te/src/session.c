@@ -399,8 +399,7 @@ static tracec_status_t session_start(const tracec_session_config *config, tracec
     int slot;
     if (config == NULL || out == NULL || (config->path == NULL && config->write == NULL))
         return TRACEC_STATUS_INVALID_ARGUMENT;
-    if (config->clock_id != 0 && config->clock_id != 1 && config->clock_id != 3 && config->clock_id != 6)
-        return TRACEC_STATUS_INVALID_ARGUMENT;
+    if (tracec_i_te_clockid_of(config->clock_id) < 0) return TRACEC_STATUS_INVALID_ARGUMENT;
     pthread_mutex_lock(&mu);
     for (slot = 0; slot < TRACEC_TE_MAX_SESSIONS; slot++) /* a slot no session holds (a fork child's copies included) */
         if (!sessions[slot].active && !claimed[slot] && __atomic_load_n(&tracec_i_te_slots[slot].gen, __ATOMIC_RELAXED) == 0) break;

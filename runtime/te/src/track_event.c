@@ -2161,14 +2161,6 @@ tracec_status_t tracec_i_te_write_session_packets(int slot, int durable, int clo
 
 /* ---- slots ----------------------------------------------------------------------- */
 
-static clockid_t clock_of(uint32_t id) {
-    switch (id) {
-    case 1: return CLOCK_REALTIME;
-    case 3: return CLOCK_MONOTONIC;
-    default: return CLOCK_BOOTTIME;
-    }
-}
-
 static uint64_t slot_gens;
 
 void tracec_i_te_slot_bump(int i) { __atomic_fetch_add(&tracec_i_te_ver[i], 1u, __ATOMIC_RELEASE); }
@@ -2177,7 +2169,7 @@ void tracec_i_te_slot_open(int i, uint64_t buf, tracec_buffering_mode_t mode, ui
     tracec_i_te_slot *s = &tracec_i_te_slots[i];
     /* relaxed: the generation's release publishes them */
     __atomic_store_n(&s->clock_id, clock_id, __ATOMIC_RELAXED);
-    __atomic_store_n(&s->clk, (int)clock_of(clock_id), __ATOMIC_RELAXED);
+    __atomic_store_n(&s->clk, tracec_i_te_clockid_of(clock_id), __ATOMIC_RELAXED); /* a checked clock */
     __atomic_store_n(&s->in_order, mode != TRACEC_BUFFERING_MODE_ONESHOT && mode != TRACEC_BUFFERING_MODE_CIRCULAR,
                      __ATOMIC_RELAXED);
     __atomic_store_n(&s->incremental, mode != TRACEC_BUFFERING_MODE_CIRCULAR, __ATOMIC_RELAXED);

@@ -139,8 +139,11 @@ bool tracec_i_rec_categories_ok(const char *list);
 bool tracec_i_rec_categories_enabled(const char *declared, const char *wanted, char *out, size_t cap);
 /* CLOCK_BOOTTIME in ns. */
 uint64_t tracec_i_rec_now_ns(void);
-/* Now on a session's clock (a BuiltinClock: 6 BOOTTIME, 3 MONOTONIC, 1 REALTIME; anything else BOOTTIME),
-   in nanoseconds: the trace's clock, which a timestamp without a clock id is on. */
+/* The clockid_t of a session clock (a BuiltinClock: 6 BOOTTIME, and 0 for it; 3 MONOTONIC; 1 REALTIME),
+   -1 for any other: the one list of the clocks a session (its own or a recorder's) can have. */
+int tracec_i_te_clockid_of(uint32_t clock_id);
+/* Now on a session's clock (tracec_i_te_clockid_of; anything else BOOTTIME), in nanoseconds: the trace's
+   clock, which a timestamp without a clock id is on. */
 uint64_t tracec_i_rec_clock_ns(uint32_t clock_id);
 /*
  * Writes into `pkt` (a generated TracePacket writer) a ClockSnapshot of the
