@@ -7,7 +7,10 @@
  * refined every 250 ms over a baseline of up to 2 s (the reference moves
  * on after that, so the rate follows the clock's slewing).  A reading is
  * taken between two counter reads and placed at their midpoint; only a
- * pair about as tight as the tightest seen is used (read_pair).  Measured
+ * pair about as tight as the tightest seen is used (read_pair), and each
+ * reading that finds none raises that bound a step, so a clock that became
+ * slower to read is used again after a few readings (tracec_i_te_clk_tight).
+ * Measured
  * on a KVM guest with kvm-clock: such readings lie on one line with the
  * counter within a few nanoseconds.  A reading off the rate's
  * prediction by more than 100 ppm plus 50 us means the counter jumped (a
@@ -139,11 +142,28 @@ static uint64_t calibrate(struct cal *c, const reading *r, uint64_t *win_ns) {
     return m;
 }
 
+int tracec_i_te_clk_tight(uint64_t *tight, uint64_t span) {
+    uint64_t lim = __atomic_load_n(tight, __ATOMIC_RELAXED);
+    for (;;) {
+        uint64_t to;
+        if (span < lim || lim == UINT64_MAX) {
+            to = span; /* the tightest yet, or the first */
+        } else if (span <= lim + slack(lim)) {
+            return 1;
+        } else { /* loose: not used, and the bound goes up a step toward it */
+            to = lim + slack(lim) < span ? lim + slack(lim) : span;
+        }
+        if (__atomic_compare_exchange_n(tight, &lim, to, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+            return to == span;
+    }
+}
+
 /*
  * Reads clock `clk` into `r`: the tightest pair of a few tries.  Returns
- * whether the pair was within the slack of the tightest pair the process
- * has seen (a pair stretched by an interrupt or a cache miss says little
- * about where in it the clock was read); r->ns is the clock either way.
+ * whether the pair is tight enough to place the reading
+ * (tracec_i_te_clk_tight: a pair stretched by an interrupt or a cache miss
+ * says little about where in it the clock was read); r->ns is the clock
+ * either way.
  */
 static int read_pair(int clk, reading *r) {
     uint64_t lim = __atomic_load_n(&tightest, __ATOMIC_RELAXED);
@@ -155,11 +175,7 @@ static int read_pair(int clk, reading *r) {
         if (d < r->span) r->span = d, r->cyc = c0 + d / 2u, r->ns = v;
         if (d <= lim + slack(lim) && lim != UINT64_MAX) break;
     }
-    while (r->span < lim &&
-           !__atomic_compare_exchange_n(&tightest, &lim, r->span, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
-    }
-    if (r->span < lim) lim = r->span;
-    return r->span <= lim + slack(lim);
+    return tracec_i_te_clk_tight(&tightest, r->span);
 }
 
 uint64_t tracec_i_te_clk_read(tracec_i_te_clk *k, int clk) {

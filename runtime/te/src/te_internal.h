@@ -168,6 +168,18 @@ typedef struct tracec_i_te_clk {
 
 /* Whether clockid `clk` is extrapolated (a monotonic clock, and a counter the process can use). */
 int tracec_i_te_clk_extrapolates(int clk);
+/*
+ * Whether a clock reading between two counter reads `span` counts apart is
+ * tight enough to place it (at the pair's midpoint), against `*tight`, the
+ * tightest pair the process has seen (UINT64_MAX: none yet): within a
+ * quarter of it (or 32 counts) above.  A tighter pair lowers `*tight` to
+ * its span and is used; a looser one is not, and raises `*tight` a quarter
+ * (or 32 counts) toward its span, so that when reading the clock became
+ * slower for good (the hypervisor's clock source changed; valgrind) a
+ * thread places a reading again after a few tries instead of reading the
+ * clock for every event.  `*tight` is read and written atomically.
+ */
+int tracec_i_te_clk_tight(uint64_t *tight, uint64_t span);
 /* Reads clock `clk` for real, makes it `k`'s new anchor and returns it (no earlier than k->hi). */
 uint64_t tracec_i_te_clk_read(tracec_i_te_clk *k, int clk);
 
