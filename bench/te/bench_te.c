@@ -633,7 +633,7 @@ static double callgrind_once(const impl *im) {
 /*
  * The lowest of `runs` counts.  The code's count is the same in every run; what moves it is the machine:
  * under load valgrind runs slower, the timestamp deltas grow a varint byte, and the writer's chunk changes
- * meet the delivery thread at other points (a few instructions per event, more on 2 threads).
+ * meet the delivery thread at other points (a few instructions per event).
  */
 static double callgrind(const impl *im, int runs) {
     double best = -1;
