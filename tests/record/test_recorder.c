@@ -637,12 +637,87 @@ Test(record, usage_errors) {
     cr_expect_not_null(strstr(out, "unknown clock 'tai' (boottime, monotonic, realtime)"), "%s", out);
     free(out);
     cr_expect_eq(run(TRACEC " record -o /dev/null", NULL), 2);
-    cr_expect_eq(run(TRACEC " record -o /dev/null --categories 'gfx,,io' -- true", &out), 1);
-    cr_expect_not_null(strstr(out, "bad --categories 'gfx,,io'"), "%s", out);
+    /* usage errors all exit 2 and point at --help */
+    static const struct {
+        const char *args, *says;
+    } usage[] = {
+        {"--categories 'gfx,,io' -- true", "bad --categories 'gfx,,io' (1 to 100 comma-separated names"},
+        {"--categories '' -- true", "--categories '' names no category (leave it out to enable all)"},
+        {"--duration 1s -- true", "--duration is for --attach"},
+        {"--mode oneshot --wait 100 -- true", "--wait is for --mode streaming"},
+        {"--timeout 0 -- true", "bad --timeout '0' (1 to 600000 ms; e.g. 2000, 2s)"},
+    };
+    for (size_t i = 0; i < sizeof usage / sizeof usage[0]; i++) {
+        char *cmd;
+        cr_assert(asprintf(&cmd, TRACEC " record -o /dev/null %s", usage[i].args) > 0);
+        cr_expect_eq(run(cmd, &out), 2, "%s: %s", cmd, out);
+        cr_expect_not_null(strstr(out, usage[i].says), "%s: %s", cmd, out);
+        cr_expect_not_null(strstr(out, "Try 'tracec record --help'."), "%s: %s", cmd, out);
+        free(out);
+        free(cmd);
+    }
+    cr_expect_eq(run(TRACEC " record -o - -- true", &out), 2);
+    cr_expect_not_null(strstr(out, "-o - is not supported"), "%s", out);
     free(out);
-    cr_expect_eq(run(TRACEC " record -o /nonexistent/dir/t.pftrace -- true", &out), 1);
-    cr_expect_not_null(strstr(out, "cannot start"), "%s", out);
+    /* a trace that cannot be created is named before anything runs */
+    cr_expect_eq(run(TRACEC " record -o /nonexistent/dir/t.pftrace -- echo ran", &out), 1);
+    cr_expect_not_null(strstr(out, "tracec record: cannot create /nonexistent/dir/t.pftrace: No such file or "
+                                   "directory\n"), "%s", out);
+    cr_expect_null(strstr(out, "ran"), "%s", out);
     free(out);
+    cr_expect_eq(run(TRACEC " record -o /tmp -- true", &out), 1);
+    cr_expect_not_null(strstr(out, "cannot create /tmp: Is a directory"), "%s", out);
+    free(out);
+}
+
+/* A program that cannot be run: one message, the shell's status (127 not found, 126 not executable), no trace. */
+Test(record, program_that_cannot_run) {
+    char trace[160], plain[160], *cmd, *out;
+    snprintf(trace, sizeof trace, "%s/never.pftrace", g_dir);
+    snprintf(plain, sizeof plain, "%s/plain.txt", g_dir);
+    FILE *f = fopen(plain, "w");
+    cr_assert_not_null(f);
+    fputs("not a program\n", f);
+    fclose(f);
+    cr_assert_eq(chmod(plain, 0644), 0);
+    const struct {
+        const char *prog, *says;
+        int rc;
+    } cases[] = {{"/nonexistent/prog", "No such file or directory", 127}, {plain, "Permission denied", 126}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        cr_assert(asprintf(&cmd, TRACEC " record -o %s -- %s", trace, cases[i].prog) > 0);
+        cr_expect_eq(run(cmd, &out), cases[i].rc, "%s: %s", cmd, out);
+        char want[256];
+        snprintf(want, sizeof want, "tracec record: cannot run %s: %s\n", cases[i].prog, cases[i].says);
+        cr_expect_str_eq(out, want, "%s", cmd);
+        cr_expect_neq(access(trace, F_OK), 0, "%s: no trace is left behind", cmd);
+        free(out);
+        free(cmd);
+    }
+    /* -o a device: it is not removed */
+    cr_expect_eq(run(TRACEC " record -o /dev/null -- /nonexistent/prog", NULL), 127);
+    cr_expect_eq(access("/dev/null", W_OK), 0);
+}
+
+/* An enabled category that no provider declared enables nothing: it is named (a misspelling, most likely). */
+Test(record, an_enabled_category_no_provider_declared_is_named) {
+    char *cmd, *out;
+    cr_assert(asprintf(&cmd, "%s record -o %s/undeclared.pftrace --categories gfx,nosuch,io -- %s cats painter "
+                             "gfx,net gfx,net 10", TRACEC, g_dir, PROV) > 0);
+    cr_expect_eq(run(cmd, &out), 0, "%s", out);
+    cr_expect_not_null(strstr(out, "tracec record: no provider declared the enabled category 'nosuch', so it "
+                                   "enabled nothing (they declared: gfx,net)\n"), "%s", out);
+    cr_expect_not_null(strstr(out, "category 'io'"), "%s", out);
+    cr_expect_null(strstr(out, "category 'gfx'"), "%s", out);
+    free(out);
+    free(cmd);
+    /* a provider that declared none may use any: no warning */
+    cr_assert(asprintf(&cmd, "%s record -o %s/undeclared.pftrace --categories gfx,nosuch -- %s survive lister 100",
+                       TRACEC, g_dir, PROV) > 0);
+    cr_expect_eq(run(cmd, &out), 0, "%s", out);
+    cr_expect_null(strstr(out, "no provider declared"), "%s", out);
+    free(out);
+    free(cmd);
 }
 
 /* The API's check of what the command line cannot give: a clock other than BOOTTIME, MONOTONIC, REALTIME. */

@@ -115,8 +115,11 @@ static void start_recorder(const tracec_session_config *cfg) {
                                                                      : "streaming";
     /* the recorder's smallest buffer is 8 KiB; 0 is the session's default, 1 MiB (the recorder's too) */
     size_t bytes = cfg->buffer_size == 0 ? (size_t)1 << 20 : cfg->buffer_size < 8192 ? 8192 : cfg->buffer_size;
-    /* LOSSLESS: writers wait for the recorder to save (as long as the recorder allows); DISCARD: they drop */
-    const char *wait = cfg->policy == TRACEC_BUFFER_POLICY_DISCARD ? "0" : "10000";
+    /* LOSSLESS: writers wait for the recorder to save (as long as the recorder allows); DISCARD: they drop
+       (only STREAMING waits: the recorder refuses --wait with the other modes) */
+    const char *wait = cfg->policy == TRACEC_BUFFER_POLICY_DISCARD || cfg->mode != TRACEC_BUFFERING_MODE_STREAMING
+                           ? "0"
+                           : "10000";
     cr_assert(cfg->path != NULL, "the record backend writes a file: cfg.path");
     cr_assert(g_rec_pid == 0, "one record session at a time");
     for (size_t i = 0; cfg->categories != NULL && i < cfg->num_categories; i++)

@@ -5,11 +5,14 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -84,6 +87,76 @@ static bool parse_duration_ms(const char *s, long *out) {
     else if (strcmp(end, "m") == 0) *out = (long)(v * 60000);
     else return false;
     return true;
+}
+
+/*
+ * Whether the trace can be created at `path`, asked before anything starts,
+ * so that a wrong -o is named at once and not after the program ran; errno
+ * says why not.  The recorder creates it (tracec_recorder_open).
+ */
+static bool output_ok(const char *path) {
+    struct stat sb;
+    if (stat(path, &sb) == 0) {
+        if (S_ISDIR(sb.st_mode)) {
+            errno = EISDIR;
+            return false;
+        }
+        return access(path, W_OK) == 0;
+    }
+    char *copy = strdup(path);
+    if (copy == NULL) return true; /* the recorder will say */
+    bool ok = access(dirname(copy), W_OK | X_OK) == 0;
+    int e = errno;
+    free(copy);
+    errno = e;
+    return ok;
+}
+
+/*
+ * Runs argv[0] in a child with the recorder's socket in its environment;
+ * the child's pid, or -1 when it could not be run, having said why on
+ * stderr: *exec_errno is execvp's errno (a close-on-exec pipe brings it
+ * back), or -1 when the pipe or the fork failed.
+ */
+static pid_t run_program(char **argv, bool restore, const struct rlimit *nofile, int *exec_errno) {
+    int p[2];
+    *exec_errno = 0;
+    if (pipe2(p, O_CLOEXEC) != 0) {
+        *exec_errno = -1;
+        fprintf(stderr, "tracec record: cannot run %s: %s\n", argv[0], strerror(errno));
+        return -1;
+    }
+    pid_t child = fork();
+    if (child == 0) {
+        close(p[0]);
+        signal(SIGINT, SIG_DFL);
+        signal(SIGTERM, SIG_DFL);
+        if (restore) (void)setrlimit(RLIMIT_NOFILE, nofile);
+        execvp(argv[0], argv);
+        int e = errno;
+        fprintf(stderr, "tracec record: cannot run %s: %s\n", argv[0], strerror(e));
+        (void)!write(p[1], &e, sizeof e);
+        _exit(e == ENOENT ? 127 : 126);
+    }
+    close(p[1]);
+    if (child < 0) {
+        *exec_errno = -1;
+        fprintf(stderr, "tracec record: fork: %s\n", strerror(errno));
+        close(p[0]);
+        return -1;
+    }
+    int e = 0;
+    ssize_t n;
+    while ((n = read(p[0], &e, sizeof e)) < 0 && errno == EINTR) {
+    }
+    close(p[0]);
+    if (n == (ssize_t)sizeof e) { /* the exec failed: the child exits at once */
+        while (waitpid(child, NULL, 0) < 0 && errno == EINTR) {
+        }
+        *exec_errno = e ? e : EINVAL;
+        return -1;
+    }
+    return child;
 }
 
 static long now_ms(void) {
@@ -173,12 +246,13 @@ int tracec_cmd_record(int argc, char **argv) {
             if (!parse_size(v, &cfg.buffer_size) || cfg.buffer_size < 8192 || cfg.buffer_size > (1u << 30))
                 return bad_usage("bad --buffer-size '%s' (8k to 1g)", v);
         } else if (strcmp(a, "--categories") == 0) {
+            if (!v[0]) return bad_usage("%s", "--categories '' names no category (leave it out to enable all)");
             cfg.categories = v;
         } else if (strcmp(a, "--timeout") == 0) {
             long t;
             bool plain = v[0] && strspn(v, "0123456789") == strlen(v); /* a plain number is ms */
             if (plain) t = atol(v);
-            if ((!plain && !parse_duration_ms(v, &t)) || t <= 0 || t > 600000) return bad_usage("bad --timeout '%s'", v);
+            if ((!plain && !parse_duration_ms(v, &t)) || t <= 0 || t > 600000) return bad_usage("bad --timeout '%s' (1 to 600000 ms; e.g. 2000, 2s)", v);
             cfg.timeout_ms = (int)t;
         } else if (strcmp(a, "--wait") == 0) {
             if (!v[0] || strspn(v, "0123456789") != strlen(v) || atol(v) > 10000)
@@ -204,8 +278,18 @@ int tracec_cmd_record(int argc, char **argv) {
         return 0;
     }
     if (cfg.output_path == NULL) return bad_usage("%s", "-o OUT.pftrace is required");
+    if (strcmp(cfg.output_path, "-") == 0)
+        return bad_usage("%s", "-o - is not supported: the program's own output goes there; give a file");
     if (!attach && (prog < 0 || prog >= argc)) return bad_usage("%s", "give a program after -- (or --attach)");
     if (attach && prog >= 0) return bad_usage("%s", "--attach takes no program");
+    if (!attach && duration >= 0)
+        return bad_usage("%s", "--duration is for --attach (with a program, recording ends when it exits)");
+    if (cfg.wait_ms > 0 && cfg.mode != TRACEC_BUFFERING_MODE_STREAMING)
+        return bad_usage("%s", "--wait is for --mode streaming (oneshot and circular never wait)");
+    if (!output_ok(cfg.output_path)) {
+        fprintf(stderr, "tracec record: cannot create %s: %s\n", cfg.output_path, strerror(errno));
+        return 1;
+    }
 
     char dir[64] = "";
     char sock[128];
@@ -233,10 +317,11 @@ int tracec_cmd_record(int argc, char **argv) {
         if (st == TRACEC_STATUS_BAD_STATE)
             fprintf(stderr, "tracec record: another recorder is already listening on %s\n",
                     cfg.socket_path ? cfg.socket_path : "the well-known socket");
-        else if (st == TRACEC_STATUS_INVALID_ARGUMENT && cfg.categories) /* the options checked above are fine */
-            fprintf(stderr, "tracec record: bad --categories '%s' (1 to 100 comma-separated names of 1 to 100 "
-                            "chars, no spaces)\n", cfg.categories);
-        else
+        else if (st == TRACEC_STATUS_INVALID_ARGUMENT && cfg.categories) { /* the options checked above are fine */
+            if (dir[0]) rmdir(dir);
+            return bad_usage("bad --categories '%s' (1 to 100 comma-separated names of 1 to 100 chars, no spaces)",
+                             cfg.categories);
+        } else
             fprintf(stderr, "tracec record: cannot start: %s (%s)\n", tracec_status_str(st), strerror(errno));
         if (dir[0]) rmdir(dir);
         return 1;
@@ -256,18 +341,14 @@ int tracec_cmd_record(int argc, char **argv) {
     int rc = 0;
     if (!attach) {
         setenv(TRACEC_RECORDER_SOCKET_ENV, tracec_recorder_socket_path(r), 1);
-        pid_t child = fork();
-        if (child == 0) {
-            signal(SIGINT, SIG_DFL);
-            signal(SIGTERM, SIG_DFL);
-            if (raised) (void)setrlimit(RLIMIT_NOFILE, &saved_nofile);
-            execvp(argv[prog], argv + prog);
-            fprintf(stderr, "tracec record: cannot run %s: %s\n", argv[prog], strerror(errno));
-            _exit(127);
-        }
-        if (child < 0) {
-            fprintf(stderr, "tracec record: fork: %s\n", strerror(errno));
-            rc = 1;
+        int exec_errno;
+        pid_t child = run_program(argv + prog, raised, &saved_nofile, &exec_errno);
+        if (child < 0) { /* nothing ran: no trace is left behind (a regular file only: -o may be a device) */
+            (void)tracec_recorder_close(r);
+            if (dir[0]) rmdir(dir);
+            struct stat sb;
+            if (stat(cfg.output_path, &sb) == 0 && S_ISREG(sb.st_mode)) unlink(cfg.output_path);
+            return exec_errno < 0 ? 1 : exec_errno == ENOENT ? 127 : 126;
         }
         int status = 0;
         while (child > 0) {
@@ -296,7 +377,11 @@ int tracec_cmd_record(int argc, char **argv) {
     st = tracec_recorder_close(r);
     if (dir[0]) rmdir(dir);
     if (st != TRACEC_STATUS_SUCCESS) {
-        fprintf(stderr, "tracec record: writing %s failed: %s\n", cfg.output_path, tracec_status_str(st));
+        int e = errno;
+        if (st == TRACEC_STATUS_IO_ERROR && e != 0)
+            fprintf(stderr, "tracec record: writing %s failed: %s\n", cfg.output_path, strerror(e));
+        else
+            fprintf(stderr, "tracec record: writing %s failed: %s\n", cfg.output_path, tracec_status_str(st));
         return 1;
     }
     if (providers == 0) {

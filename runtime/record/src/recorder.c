@@ -83,6 +83,12 @@ struct tracec_recorder {
        the first buffer, with their pages, and kept until the recorder closes */
     uint8_t *scratch, *dscratch;
     size_t scratch_bytes, dscratch_bytes;
+    /* for the warning at close about enabled categories no provider declared (warn_undeclared): the
+       providers registered, those that declared none, which of cfg.categories some provider declared (in
+       their order), and the names declared (as many as fit) */
+    size_t registered, undeclared;
+    uint8_t wanted_declared[TRACEC_I_MAX_CATEGORIES];
+    char declared_names[512];
 };
 
 #define RECORDER_SEQ 1u
@@ -442,6 +448,52 @@ static void send_simple(peer *pv, uint32_t type, uint32_t a, const char *text) {
     free(m);
 }
 
+/* The next name of a category list at *s (its length in *len), moving *s past it; NULL at the end. */
+static const char *next_name(const char **s, size_t *len) {
+    if (**s == '\0') return NULL;
+    const char *name = *s, *e = strchr(name, ',');
+    *len = e ? (size_t)(e - name) : strlen(name);
+    *s = name + *len + (e != NULL);
+    return name;
+}
+
+/* Notes the categories a registered provider declared (NULL or "": none), for warn_undeclared(). */
+static void note_declared(tracec_recorder *r, const char *cats) {
+    r->registered++;
+    if (cats == NULL || cats[0] == '\0') {
+        r->undeclared++;
+        return;
+    }
+    const char *s = r->cfg.categories ? r->cfg.categories : "", *name;
+    size_t len;
+    for (size_t i = 0; (name = next_name(&s, &len)) != NULL && i < TRACEC_I_MAX_CATEGORIES; i++)
+        if (tracec_i_rec_list_has(cats, name, len)) r->wanted_declared[i] = 1;
+    char *all = r->declared_names;
+    for (s = cats; (name = next_name(&s, &len)) != NULL;) {
+        size_t used = strlen(all);
+        if (!tracec_i_rec_list_has(all, name, len) && used + len + 2 < sizeof r->declared_names) {
+            if (used) all[used++] = ',';
+            memcpy(all + used, name, len);
+            all[used + len] = '\0';
+        }
+    }
+}
+
+/*
+ * Enabled categories that no provider declared, when every provider
+ * declared its own: such a category enables nothing, and is most likely
+ * misspelt.  One line each.
+ */
+static void warn_undeclared(tracec_recorder *r) {
+    const char *s = r->cfg.categories, *name;
+    size_t len;
+    if (s == NULL || r->registered == 0 || r->undeclared != 0) return;
+    for (size_t i = 0; (name = next_name(&s, &len)) != NULL && i < TRACEC_I_MAX_CATEGORIES; i++)
+        if (!r->wanted_declared[i])
+            say(r, "no provider declared the enabled category '%.*s', so it enabled nothing (they declared: %s)",
+                (int)len, name, r->declared_names);
+}
+
 /* The categories `pv` gets (its declared ones that are enabled); false: none. */
 static bool enabled_categories(const tracec_recorder *r, const peer *pv, char *out, size_t cap) {
     return tracec_i_rec_categories_enabled(pv->declared ? pv->declared : "", r->cfg.categories ? r->cfg.categories : "",
@@ -653,6 +705,7 @@ static void on_conn(tracec_recorder *r, peer *pv) {
             pv->info.sequence_id = r->next_seq++;
             tracec_i_rec_seqmap_init(&pv->seq, pv->info.sequence_id);
             pv->state = PV_REGISTERED;
+            note_declared(r, cats);
             if (m->type == TRACEC_I_MSG_REGISTER_SYNC) send_simple(pv, TRACEC_I_MSG_REGISTERED, r->started != 0, NULL);
             if (r->started) initialize_and_start(r, pv);
         }
@@ -1190,6 +1243,7 @@ tracec_status_t tracec_recorder_close(tracec_recorder *r) {
     tracec_recorder_stop(r);
     for (size_t i = 0; i < r->n_pv; i++) snapshot_counters(r, r->pv[i]);
     write_summary(r);
+    warn_undeclared(r);
     tracec_status_t st = tracec_trace_file_close(r->file);
     if (r->idle_closed)
         say(r, "closed %llu connections that did not register within %d ms", (unsigned long long)r->idle_closed,
