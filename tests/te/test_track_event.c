@@ -21,9 +21,13 @@
 #include "te_util.h"
 #include "tracec/track_event.h"
 
-#define TEST_CATEGORIES(C) C(a, "cat_a") C(b, "cat_b") C(off, "cat_off")
+#define TEST_CATEGORIES(C) C(a, "cat_a") C(off, "cat_off")
 TRACEC_TE_DECLARE_CATEGORIES(TEST_CATEGORIES)
 TRACEC_TE_DEFINE_CATEGORIES(TEST_CATEGORIES)
+/* a second list defined in the same file (the tests that write cat_b show that it registers too) */
+#define TEST_MORE_CATEGORIES(C) C(b, "cat_b")
+TRACEC_TE_DECLARE_CATEGORIES(TEST_MORE_CATEGORIES)
+TRACEC_TE_DEFINE_CATEGORIES(TEST_MORE_CATEGORIES)
 
 static tracec_session *start(const char *path, tracec_buffering_mode_t mode, size_t size) {
     static const char *const cats[] = {"cat_a", "cat_b"};

@@ -89,12 +89,13 @@ void tracec_te_register_categories(tracec_te_category *const *cats);
 /* In a header: `extern` declarations of every category of LIST (an X-macro: LIST(C) is C(id, "name") ...). */
 #define TRACEC_TE_DECLARE_CATEGORIES(LIST) LIST(TRACEC_I_TE_DECL_CAT)
 
-/* In one .c file: the category objects, registered before main() runs. */
-#define TRACEC_TE_DEFINE_CATEGORIES(LIST)                                                     \
-    LIST(TRACEC_I_TE_DEF_CAT)                                                                 \
-    static tracec_te_category *const tracec_i_te_cat_list[] = {LIST(TRACEC_I_TE_ADDR_CAT) NULL}; \
-    __attribute__((constructor)) static void tracec_i_te_cat_register(void) {                 \
-        tracec_te_register_categories(tracec_i_te_cat_list);                                  \
+/* In one .c file: the category objects, registered before main() runs.  Several lists may be defined in
+   one file (the registration is named after the list). */
+#define TRACEC_TE_DEFINE_CATEGORIES(LIST)                                                   \
+    LIST(TRACEC_I_TE_DEF_CAT)                                                               \
+    static tracec_te_category *const tracec_i_te_cats_##LIST[] = {LIST(TRACEC_I_TE_ADDR_CAT) NULL}; \
+    __attribute__((constructor)) static void tracec_i_te_register_##LIST(void) {            \
+        tracec_te_register_categories(tracec_i_te_cats_##LIST);                             \
     }
 
 /* The category object of `id`, and whether any session enables it now (one relaxed load). */
