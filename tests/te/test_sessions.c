@@ -208,6 +208,52 @@ Test(te_sessions, an_ended_sessions_handle_is_refused_after_a_new_start) {
     cr_assert_eq(tracec_session_stop(NULL), TRACEC_STATUS_BAD_STATE);
 }
 
+/* A stop racing pause, resume and flush on other threads: each of them either works or is refused as a stopped
+   session's call (BAD_STATE), never fails otherwise; exactly one stop succeeds. */
+typedef struct racer {
+    tracec_session *s;
+    pthread_barrier_t *go;
+    int op; /* 0 stop, 1 pause, 2 resume, 3 flush */
+    tracec_status_t st;
+} racer;
+
+static void *race_one(void *p) {
+    racer *r = (racer *)p;
+    pthread_barrier_wait(r->go);
+    r->st = r->op == 0   ? tracec_session_stop(r->s)
+            : r->op == 1 ? tracec_session_pause(r->s)
+            : r->op == 2 ? tracec_session_resume(r->s, TRACEC_BUFFER_DISPOSITION_RETAIN)
+                         : tracec_session_flush(r->s);
+    return NULL;
+}
+
+Test(te_sessions, calls_racing_a_stop_work_or_are_refused, .timeout = 120) {
+    TE_LOCAL_ONLY("the handles of the program's own sessions (the recorder's session has none)");
+    for (int round = 0; round < 300; round++) {
+        sink k = {0, 0};
+        tracec_session *s;
+        pthread_barrier_t go;
+        pthread_t th[5];
+        racer r[5];
+        start(&k, &s);
+        pthread_barrier_init(&go, NULL, 5);
+        for (int i = 0; i < 5; i++) {
+            r[i] = (racer){s, &go, i < 2 ? 0 : i - 1, TRACEC_STATUS_SUCCESS};
+            cr_assert_eq(pthread_create(&th[i], NULL, race_one, &r[i]), 0);
+        }
+        int stops = 0;
+        for (int i = 0; i < 5; i++) {
+            pthread_join(th[i], NULL);
+            cr_assert(r[i].st == TRACEC_STATUS_SUCCESS || r[i].st == TRACEC_STATUS_BAD_STATE,
+                      "round %d, op %d: %s", round, r[i].op, tracec_status_str(r[i].st));
+            stops += r[i].op == 0 && r[i].st == TRACEC_STATUS_SUCCESS;
+        }
+        pthread_barrier_destroy(&go);
+        cr_assert_eq(stops, 1, "round %d", round);
+        cr_assert_eq(tracec_session_stop(s), TRACEC_STATUS_BAD_STATE);
+    }
+}
+
 /* ---- several sessions at once --------------------------------------------------- */
 
 /* The configuration of a session writing `path` (the sessions below). */

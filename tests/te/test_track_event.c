@@ -633,6 +633,33 @@ Test(track_event, fork_child_does_not_write_the_parents_trace) {
     expect_clean_stats(path);
 }
 
+/* A fork child stops its copy of the parent's session and traces into a session of its own (its exit: 0 under
+   LeakSanitizer too, so the copy of the parent's file is freed); the parent's trace keeps its own events only. */
+Test(track_event, a_fork_child_traces_into_a_session_of_its_own) {
+    TE_LOCAL_ONLY("a fork child stopping the parent's session");
+    const char *path = te_path("fork_parent.pftrace"), *child_path = te_path("fork_child.pftrace");
+    tracec_session *s = start(path, TRACEC_BUFFERING_MODE_STREAMING, 0);
+    TRACEC_INSTANT(a, "parent before");
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0) {
+        tracec_session *cs;
+        if (tracec_session_stop(s) != TRACEC_STATUS_SUCCESS) _exit(2);
+        cs = start(child_path, TRACEC_BUFFERING_MODE_STREAMING, 0);
+        for (int i = 0; i < 10; i++) TRACEC_INSTANT(a, "child");
+        if (tracec_session_stop(cs) != TRACEC_STATUS_SUCCESS) _exit(3);
+        exit(0);
+    }
+    int st;
+    cr_assert_eq(waitpid(pid, &st, 0), pid);
+    cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the child's status: %d", st);
+    TRACEC_INSTANT(a, "parent after");
+    cr_assert_eq(te_stop(s), TRACEC_STATUS_SUCCESS);
+    check_names(path, NULL, "parent after|parent before", "events:TYPE_INSTANT", "2");
+    check_names(child_path, NULL, "child", "events:TYPE_INSTANT", "10");
+    expect_clean_stats(child_path);
+}
+
 /* Two more independent decoders: protoc --decode and `tracec decode` read the trace whole. */
 Test(track_event, protoc_and_tracec_decode_the_trace) {
     const char *path = te_path("decoders.pftrace");

@@ -262,6 +262,13 @@ uint64_t tracec_trace_file_packets(const tracec_trace_file *f) { return f ? f->p
 
 uint64_t tracec_trace_file_dropped(const tracec_trace_file *f) { return f ? f->dropped : 0; }
 
+void tracec_i_trace_file_forget(tracec_trace_file *f) {
+    if (f == NULL) return;
+    if (f->fd >= 0) (void)close(f->fd);
+    free(f->buf);
+    free(f);
+}
+
 tracec_status_t tracec_trace_file_close(tracec_trace_file *f) {
     if (f == NULL) return TRACEC_STATUS_SUCCESS;
     tracec_status_t s = TRACEC_STATUS_SUCCESS;

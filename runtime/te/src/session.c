@@ -140,8 +140,10 @@ void tracec_te_register_categories(tracec_te_category *const *cats) {
         for (int i = 0; i < TRACEC_TE_MAX_SESSIONS; i++) { /* the active sessions that enable it */
             bool en = false;
             tracec_context_id_t ctx = sessions[i].active ? sessions[i].ctx : claimed_ctx[i];
-            if (ctx.handle != 0 && tracec_context_category_enabled(ctx, c->c.name, &en) == TRACEC_STATUS_SUCCESS && en)
+            if (ctx.handle != 0 && tracec_context_category_enabled(ctx, c->c.name, &en) == TRACEC_STATUS_SUCCESS && en) {
                 __atomic_fetch_or(&c->c.enabled, 1u << i, __ATOMIC_RELAXED);
+                __atomic_fetch_add(&tracec_i_te_slots[i].cats, 1u, __ATOMIC_RELEASE); /* nest_boundary */
+            }
         }
     }
     pthread_mutex_unlock(&mu);
@@ -221,6 +223,12 @@ static tracec_session *resolve(const tracec_session *h) {
     for (int i = 0; i < TRACEC_TE_MAX_SESSIONS; i++)
         if (tok == __atomic_load_n(&cur_token[i], __ATOMIC_ACQUIRE)) return &sessions[i];
     return NULL;
+}
+
+/* Under `mu`: whether `s`, resolved from the handle `h` before `mu` was taken, is still that active session
+   (a stop, and a start that reused its slot, may have run in between). */
+static bool still_active(const tracec_session *h, const tracec_session *s) {
+    return s->active && __atomic_load_n(&cur_token[s->slot], __ATOMIC_ACQUIRE) == (uintptr_t)h;
 }
 
 /*
@@ -461,10 +469,10 @@ static tracec_status_t session_start(const tracec_session_config *config, tracec
     tracec_i_te_slot_open(slot, s->buf.handle, config->mode, config->clock_id ? config->clock_id : 6u, 0);
     ++gen;
     if ((st = tracec_start_context(s->ctx)) != TRACEC_STATUS_SUCCESS) goto fail;
-    s->active = 1;
+    __atomic_store_n(&s->active, 1, __ATOMIC_RELEASE);
     st = tracec_i_te_write_session_packets(slot, 1, 1, s->has_process_name ? s->process_name : NULL);
     if (st != TRACEC_STATUS_SUCCESS) {
-        s->active = 0;
+        __atomic_store_n(&s->active, 0, __ATOMIC_RELEASE);
         goto fail;
     }
     tracec_i_te_slot_set_categories(slot, s->ctx, 1); /* after the session packets: the events follow them */
@@ -485,10 +493,12 @@ tracec_status_t tracec_session_flush(tracec_session *h) {
     tracec_session *s = resolve(h);
     tracec_status_t st;
     int entered;
-    if (s == NULL || !s->active) return TRACEC_STATUS_BAD_STATE;
+    if (s == NULL || !__atomic_load_n(&s->active, __ATOMIC_ACQUIRE)) return TRACEC_STATUS_BAD_STATE;
     entered = tracec_i_te_session_enter();
     st = tracec_flush_buffer(s->buf);
     if (st == TRACEC_STATUS_SUCCESS) session_stats(s);
+    else if (__atomic_load_n(&cur_token[s->slot], __ATOMIC_ACQUIRE) != (uintptr_t)h)
+        st = TRACEC_STATUS_BAD_STATE; /* a stop ran meanwhile: its buffer is gone */
     tracec_i_te_session_leave(entered);
     return st;
 }
@@ -497,10 +507,15 @@ tracec_status_t tracec_session_pause(tracec_session *h) {
     tracec_session *s = resolve(h);
     tracec_status_t st;
     int entered;
-    if (s == NULL || !s->active) return TRACEC_STATUS_BAD_STATE;
+    if (s == NULL || !__atomic_load_n(&s->active, __ATOMIC_ACQUIRE)) return TRACEC_STATUS_BAD_STATE;
     tracec_i_te_slot *slot = &tracec_i_te_slots[s->slot];
     entered = tracec_i_te_session_enter();
     pthread_mutex_lock(&mu);
+    if (!still_active(h, s)) { /* a stop ran meanwhile */
+        pthread_mutex_unlock(&mu);
+        tracec_i_te_session_leave(entered);
+        return TRACEC_STATUS_BAD_STATE;
+    }
     tracec_i_te_thread_abandon(s->slot);
     st = tracec_stop_context(s->ctx);
     /* Slices open now end here: after the stop, so after every event the run took (their timestamps were
@@ -525,11 +540,16 @@ tracec_status_t tracec_session_resume_with_options(tracec_session *h, const trac
     tracec_start_options_t o = TRACEC_START_OPTIONS_INIT;
     uint64_t before = 0, after = 0;
     tracec_status_t st;
-    if (s == NULL || !s->active) return TRACEC_STATUS_BAD_STATE;
+    if (s == NULL || !__atomic_load_n(&s->active, __ATOMIC_ACQUIRE)) return TRACEC_STATUS_BAD_STATE;
     if (options != NULL) o = *options;
     if (o.disposition == TRACEC_BUFFER_DISPOSITION_NONE) o.disposition = TRACEC_BUFFER_DISPOSITION_RETAIN;
     int entered = tracec_i_te_session_enter();
     pthread_mutex_lock(&mu);
+    if (!still_active(h, s)) { /* a stop ran meanwhile */
+        pthread_mutex_unlock(&mu);
+        tracec_i_te_session_leave(entered);
+        return TRACEC_STATUS_BAD_STATE;
+    }
     /* An epoch that cannot be read counts as changed: the session packets are written again. */
     bool same = tracec_buffer_epoch(s->buf, &before) == TRACEC_STATUS_SUCCESS;
     tracec_i_te_slot *slot = &tracec_i_te_slots[s->slot];
@@ -594,8 +614,12 @@ static tracec_status_t session_stop(uintptr_t token) {
     s->ctx.handle = 0;
     if (getpid() != s->pid) {
         /* A fork child: the file and the callback are the parent's.  The file's unwritten bytes are the
-           parent's too (it writes them itself): the child leaves it alone, open, as it found it. */
-        s->active = 0;
+           parent's too (it writes them itself): the child drops its copy of them, unwritten, and closes
+           its copy of the fd (the parent's stays open), so a session it starts later reuses the slot
+           without leaking the copy. */
+        tracec_i_trace_file_forget(s->file);
+        s->file = NULL;
+        __atomic_store_n(&s->active, 0, __ATOMIC_RELEASE);
         pthread_mutex_unlock(&mu);
         return st;
     }
@@ -605,7 +629,7 @@ static tracec_status_t session_stop(uintptr_t token) {
         if (st == TRACEC_STATUS_SUCCESS) st = st2;
         s->file = NULL;
     }
-    s->active = 0;
+    __atomic_store_n(&s->active, 0, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&mu);
     return st;
 }
@@ -620,13 +644,13 @@ tracec_status_t tracec_session_stop(tracec_session *h) {
 tracec_buffer_id_t tracec_session_buffer(const tracec_session *h) {
     tracec_buffer_id_t none = {0};
     const tracec_session *s = resolve(h);
-    return s != NULL && s->active ? s->buf : none;
+    return s != NULL && __atomic_load_n(&s->active, __ATOMIC_ACQUIRE) ? s->buf : none;
 }
 
 uint64_t tracec_session_lost(const tracec_session *h) {
     const tracec_session *s = resolve(h);
     tracec_buffer_stats_t bs;
-    if (s == NULL || !s->active || tracec_query_buffer_stats(s->buf, &bs) != TRACEC_STATUS_SUCCESS) return 0;
+    if (s == NULL || !__atomic_load_n(&s->active, __ATOMIC_ACQUIRE) || tracec_query_buffer_stats(s->buf, &bs) != TRACEC_STATUS_SUCCESS) return 0;
     return bs.dropped + bs.overwritten + bs.refused +
            (__atomic_load_n(&tracec_i_te_slots[s->slot].lost, __ATOMIC_RELAXED) - s->lost_base);
 }

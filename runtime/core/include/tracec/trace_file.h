@@ -62,6 +62,9 @@ tracec_status_t tracec_i_trace_file_commit(tracec_trace_file *f, uint8_t *base, 
 uint8_t *tracec_i_trace_file_span(tracec_trace_file *f, uint8_t **end);
 /* Accepts the `n` whole records written from tracec_i_trace_file_span()'s pointer up to `end`. */
 tracec_status_t tracec_i_trace_file_append_n(tracec_trace_file *f, uint8_t *end, uint64_t n);
+/* Frees `f` and closes its fd without writing what it holds: a fork child's copy of its parent's trace
+   (the parent writes those bytes itself). */
+void tracec_i_trace_file_forget(tracec_trace_file *f);
 
 /* Opens a record on `w` for whole Trace fields written by hand (no message open), ended with
    tracec_i_trace_file_commit(f, w->base, w->ptr, w->status). */
