@@ -124,8 +124,7 @@ static void start_recorder(const tracec_session_config *cfg) {
     cr_assert(g_rec_pid == 0, "one record session at a time");
     for (size_t i = 0; cfg->categories != NULL && i < cfg->num_categories; i++)
         snprintf(cats + strlen(cats), sizeof cats - strlen(cats), "%s%s", i ? "," : "", cfg->categories[i]);
-    /* an empty list enables none: a name no category has */
-    if (cfg->categories != NULL && cfg->num_categories == 0) snprintf(cats, sizeof cats, "none-enabled");
+    /* an empty list (num_categories 0) enables all, as in process: no --categories */
     snprintf(size, sizeof size, "%zu", bytes);
     char name[32];
     snprintf(name, sizeof name, "rec%u.sock", g_rec_count);

@@ -330,6 +330,9 @@ Test(te_losses, events_of_a_pause_are_counted_and_keep_the_nesting) {
     TRACEC_SLICE_END(m);
     TRACEC_SLICE_BEGIN(m, "C"); /* lost; its END comes after the resume */
     cr_assert_eq(tracec_session_resume(s, TRACEC_BUFFER_DISPOSITION_RETAIN), TRACEC_STATUS_SUCCESS);
+    TRACEC_INSTANT(m, "inside C"); /* inside a slice whose BEGIN was lost: not written, counted */
+    TRACEC_SLICE_BEGIN(m, "C1");    /* the same, with its END */
+    TRACEC_SLICE_END(m);
     TRACEC_SLICE_END(m); /* C's: not written */
     TRACEC_SLICE_BEGIN(m, "D");
     TRACEC_SLICE_END(m);
@@ -340,7 +343,7 @@ Test(te_losses, events_of_a_pause_are_counted_and_keep_the_nesting) {
     cr_assert(!TRACEC_TE_ENABLED(m), "every category is off once the session stops");
     expect_tp(path, "select name, depth, dur >= 0 as ended from slice order by ts;",
               "\"name\",\"depth\",\"ended\"\n\"A\",0,1\n\"D\",0,1\n\"E\",0,1\n");
-    expect_loss(path, 13);
+    expect_loss(path, 15);
 
     /* Paused, then stopped: the categories the pause kept on are off. */
     cfg.path = te_path("paused_stop.pftrace");

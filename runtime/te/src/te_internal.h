@@ -41,6 +41,8 @@ typedef struct tracec_i_te_slot {
     uint64_t run_end_ts; /* when the last run stopped, on the slot's clock: slices open then end there */
     uint32_t paused;     /* paused: its categories stay on and the layer drops and counts their events */
     uint64_t pause;      /* bumped by each pause before it sets `paused` (release): which pause a thread saw */
+    uint64_t cats;       /* bumped when a category's enabled bit for the slot changes (atomic): a thread keeps
+                            its lost slice levels across a run boundary only when the categories stayed */
     /*
      * `publish` 1 (the recorder's session): `lost` also goes into the
      * buffer's own counters, which the recorder reads from shared memory,

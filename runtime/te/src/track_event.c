@@ -183,7 +183,10 @@ typedef struct te_seq {
      * event inside a lost slice (levels from 64 up are not tracked and count
      * as written);
      * `phantoms` levels below them whose slices the runtime ended at a run
-     * or session boundary (the program's END for them is not written).
+     * or session boundary (the program's END for them is not written).  At
+     * a run boundary of the same track the innermost levels whose BEGINs
+     * were lost stay live and unwritten (a slice begun in a pause: what the
+     * program writes inside it after the resume is not written either).
      * `owed`: ENDs of written slices that could not be written yet, oldest
      * first, `nowed` groups of `n` ENDs at one timestamp each; they are
      * written after the thread's next written event, and before any BEGIN
@@ -193,6 +196,7 @@ typedef struct te_seq {
     uint32_t nowed;
     uint64_t unwritten;
     uint64_t phantoms;
+    uint64_t cats_seen; /* the slot's `cats` at the thread's last run boundary */
     struct {
         uint64_t ts;
         uint64_t n;
@@ -446,7 +450,7 @@ static TRACEC_I_NOINLINE void forget_names(te_seq *t) {
     for (uint32_t i = 0; i < nk; i++) insert(t, keep[i].key, K_CTRACK, keep[i].uuid);
 }
 
-static void nest_boundary(te_seq *t, uint64_t end_ts, int write_ends);
+static void nest_boundary(te_seq *t, uint64_t end_ts, int write_ends, int same_track);
 
 static void reset_sequence(te_seq *t) {
     uint64_t old_uuid = t->uuid;
@@ -463,7 +467,7 @@ static void reset_sequence(te_seq *t) {
     t->uuid = 0;
     /* The new sequence writes on the same thread track unless this is a fork child: the ENDs owed at a run
        boundary (their BEGINs were delivered by the stop) are still written there.  A child's track is new. */
-    if (old_uuid == 0 || thread_uuid(t) != old_uuid) nest_boundary(t, 0, 0);
+    if (old_uuid == 0 || thread_uuid(t) != old_uuid) nest_boundary(t, 0, 0, 0);
 }
 
 /* ---- packets ------------------------------------------------------------------ */
@@ -635,9 +639,12 @@ static TRACEC_I_NOINLINE void owe(te_seq *t, uint64_t ts, uint64_t n) {
  * ended when the run stopped (`end_ts`; their ENDs are owed when
  * `write_ends`), and the program's own ENDs for them are swallowed
  * (phantom levels).  Without `write_ends` (a new sequence or session: the
- * BEGINs are not on it) the owed ENDs go too.
+ * BEGINs are not on it) the owed ENDs go too.  `same_track`: a run
+ * boundary of the same trace and track, under the same categories (the
+ * innermost lost levels stay); else (a new session or track, other
+ * categories) they all become phantoms.
  */
-static TRACEC_I_NOINLINE void nest_boundary(te_seq *t, uint64_t end_ts, int write_ends) {
+static TRACEC_I_NOINLINE void nest_boundary(te_seq *t, uint64_t end_ts, int write_ends, int same_track) {
     uint32_t n = t->nlive;
     if (n == 0 && t->nowed == 0) return;
     if (write_ends) {
@@ -648,9 +655,14 @@ static TRACEC_I_NOINLINE void nest_boundary(te_seq *t, uint64_t end_ts, int writ
     } else {
         t->nowed = 0;
     }
-    t->phantoms += n;
-    t->nlive = 0;
-    t->unwritten = 0;
+    /* a run boundary of the same track: the innermost levels whose BEGINs were lost stay live and
+       unwritten, so what the program writes inside them is not written either (the levels below them
+       become phantoms, as every level does at a new session or track) */
+    uint32_t keep = !same_track || n > 64u ? 0u : ~t->unwritten == 0 ? 64u : (uint32_t)__builtin_ctzll(~t->unwritten);
+    if (keep > n) keep = n;
+    t->phantoms += n - keep;
+    t->nlive = keep;
+    t->unwritten = keep == 64u ? ~UINT64_C(0) : (UINT64_C(1) << keep) - 1u;
 }
 
 /* `unwritten` is a stack of bits, the innermost level in bit 0; levels from 64 up are not tracked (written). */
@@ -686,7 +698,8 @@ static TRACEC_I_NOINLINE te_seq *paused(te_seq *t) {
        between must not take this pause's boundary for the next one's. */
     uint64_t pause = __atomic_load_n(&s->pause, __ATOMIC_RELAXED);
     if (t->hint != UINT64_MAX && t->pause_seen != pause) {
-        nest_boundary(t, __atomic_load_n(&s->run_end_ts, __ATOMIC_RELAXED), !(t->need & NEED_HEADER));
+        nest_boundary(t, __atomic_load_n(&s->run_end_ts, __ATOMIC_RELAXED), !(t->need & NEED_HEADER),
+                      __atomic_load_n(&s->cats, __ATOMIC_ACQUIRE) == t->cats_seen);
         t->pause_seen = pause;
     }
     __atomic_fetch_add(&s->lost, 1u, __ATOMIC_RELAXED);
@@ -740,7 +753,7 @@ static TRACEC_I_NOINLINE te_seq *seq_ready_slow(te_thread *g, uint32_t i) {
         uint64_t buf = __atomic_load_n(&s->buf, __ATOMIC_ACQUIRE);
         if (t->gen != 0) tracec_buffer_writer_release(&t->bw);
         t->gen = 0;
-        nest_boundary(t, 0, 0); /* the old session's slices stay in its trace */
+        nest_boundary(t, 0, 0, 0); /* the old session's slices stay in its trace */
         if (tracec_buffer_writer_init(&t->bw, (tracec_buffer_id_t){buf}, 0) != TRACEC_STATUS_SUCCESS) return dropped(g, i);
         t->gen = gen;
         t->buf = buf;
@@ -761,9 +774,14 @@ static TRACEC_I_NOINLINE te_seq *seq_ready_slow(te_thread *g, uint32_t i) {
         uint64_t run = __atomic_load_n(&s->run, __ATOMIC_ACQUIRE);
         /* A new run (not the session's first): slices open at its stop end there.  Owed before a cleared
            buffer's new sequence starts: the stop delivered their BEGINs, whatever the start clears. */
+        /* The levels are of the events the thread saw: lost ones stay live across the boundary only when
+           the categories stayed (else an END of a category turned off would never pop its level). */
+        uint64_t cats = __atomic_load_n(&s->cats, __ATOMIC_ACQUIRE);
         if (run != t->run && t->hint != UINT64_MAX)
-            nest_boundary(t, __atomic_load_n(&s->run_end_ts, __ATOMIC_RELAXED), !(t->need & NEED_HEADER));
+            nest_boundary(t, __atomic_load_n(&s->run_end_ts, __ATOMIC_RELAXED), !(t->need & NEED_HEADER),
+                          cats == t->cats_seen);
         t->run = run;
+        t->cats_seen = cats;
         if (epoch != t->epoch) {
             reset_sequence(t);
             t->epoch = epoch;
@@ -2184,15 +2202,18 @@ void tracec_i_te_slot_open(int i, uint64_t buf, tracec_buffering_mode_t mode, ui
 }
 
 void tracec_i_te_slot_set_categories(int i, tracec_context_id_t ctx, int on) {
-    uint32_t bit = 1u << i;
+    uint32_t bit = 1u << i, old;
+    bool changed = false;
     for (tracec_te_category *c = tracec_i_te_all_cats; c != NULL; c = c->i_next) {
         bool en = false;
         if (on && tracec_context_category_enabled(ctx, c->c.name, &en) != TRACEC_STATUS_SUCCESS) en = false;
         if (en)
-            __atomic_fetch_or(&c->c.enabled, bit, __ATOMIC_RELAXED);
+            old = __atomic_fetch_or(&c->c.enabled, bit, __ATOMIC_RELAXED);
         else
-            __atomic_fetch_and(&c->c.enabled, ~bit, __ATOMIC_RELAXED);
+            old = __atomic_fetch_and(&c->c.enabled, ~bit, __ATOMIC_RELAXED);
+        changed = changed || ((old & bit) != 0) != en;
     }
+    if (changed) __atomic_fetch_add(&tracec_i_te_slots[i].cats, 1u, __ATOMIC_RELEASE);
 }
 
 void tracec_i_te_slot_close(int i) {
