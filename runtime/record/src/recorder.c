@@ -448,15 +448,6 @@ static void send_simple(peer *pv, uint32_t type, uint32_t a, const char *text) {
     free(m);
 }
 
-/* The next name of a category list at *s (its length in *len), moving *s past it; NULL at the end. */
-static const char *next_name(const char **s, size_t *len) {
-    if (**s == '\0') return NULL;
-    const char *name = *s, *e = strchr(name, ',');
-    *len = e ? (size_t)(e - name) : strlen(name);
-    *s = name + *len + (e != NULL);
-    return name;
-}
-
 /* Notes the categories a registered provider declared (NULL or "": none), for warn_undeclared(). */
 static void note_declared(tracec_recorder *r, const char *cats) {
     r->registered++;
@@ -466,10 +457,10 @@ static void note_declared(tracec_recorder *r, const char *cats) {
     }
     const char *s = r->cfg.categories ? r->cfg.categories : "", *name;
     size_t len;
-    for (size_t i = 0; (name = next_name(&s, &len)) != NULL && i < TRACEC_I_MAX_CATEGORIES; i++)
+    for (size_t i = 0; (name = tracec_i_rec_next_name(&s, &len)) != NULL && i < TRACEC_I_MAX_CATEGORIES; i++)
         if (tracec_i_rec_list_has(cats, name, len)) r->wanted_declared[i] = 1;
     char *all = r->declared_names;
-    for (s = cats; (name = next_name(&s, &len)) != NULL;) {
+    for (s = cats; (name = tracec_i_rec_next_name(&s, &len)) != NULL;) {
         size_t used = strlen(all);
         if (!tracec_i_rec_list_has(all, name, len) && used + len + 2 < sizeof r->declared_names) {
             if (used) all[used++] = ',';
@@ -488,7 +479,7 @@ static void warn_undeclared(tracec_recorder *r) {
     const char *s = r->cfg.categories, *name;
     size_t len;
     if (s == NULL || r->registered == 0 || r->undeclared != 0) return;
-    for (size_t i = 0; (name = next_name(&s, &len)) != NULL && i < TRACEC_I_MAX_CATEGORIES; i++)
+    for (size_t i = 0; (name = tracec_i_rec_next_name(&s, &len)) != NULL && i < TRACEC_I_MAX_CATEGORIES; i++)
         if (!r->wanted_declared[i])
             say(r, "no provider declared the enabled category '%.*s', so it enabled nothing (they declared: %s)",
                 (int)len, name, r->declared_names);

@@ -95,13 +95,19 @@ void tracec_i_rec_default_socket(char *path, size_t cap, char *dir, size_t dir_c
     if (path) snprintf(path, cap, "%s/recorder.sock", d);
 }
 
+const char *tracec_i_rec_next_name(const char **s, size_t *len) {
+    if (**s == '\0') return NULL;
+    const char *name = *s, *e = strchr(name, ',');
+    *len = e ? (size_t)(e - name) : strlen(name);
+    *s = name + *len + (e != NULL);
+    return name;
+}
+
 bool tracec_i_rec_list_has(const char *list, const char *cat, size_t cat_len) {
-    for (const char *s = list; *s;) {
-        const char *e = strchr(s, ',');
-        size_t l = e ? (size_t)(e - s) : strlen(s);
-        if (l == cat_len && memcmp(s, cat, cat_len) == 0) return true;
-        s += l + (e != NULL);
-    }
+    const char *name;
+    size_t l;
+    while ((name = tracec_i_rec_next_name(&list, &l)) != NULL)
+        if (l == cat_len && memcmp(name, cat, cat_len) == 0) return true;
     return false;
 }
 
@@ -126,17 +132,15 @@ bool tracec_i_rec_categories_enabled(const char *declared, const char *wanted, c
         snprintf(out, cap, "%s", declared[0] ? declared : wanted);
         return true;
     }
-    size_t used = 0;
-    for (const char *s = declared; *s;) {
-        const char *e = strchr(s, ',');
-        size_t l = e ? (size_t)(e - s) : strlen(s);
-        if (tracec_i_rec_list_has(wanted, s, l) && used + l + 2 <= cap) {
+    size_t used = 0, l;
+    const char *s = declared, *name;
+    while ((name = tracec_i_rec_next_name(&s, &l)) != NULL) {
+        if (tracec_i_rec_list_has(wanted, name, l) && used + l + 2 <= cap) {
             if (used) out[used++] = ',';
-            memcpy(out + used, s, l);
+            memcpy(out + used, name, l);
             used += l;
             out[used] = '\0';
         }
-        s += l + (e != NULL);
     }
     return used > 0;
 }

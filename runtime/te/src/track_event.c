@@ -450,7 +450,7 @@ static TRACEC_I_NOINLINE void forget_names(te_seq *t) {
     for (uint32_t i = 0; i < nk; i++) insert(t, keep[i].key, K_CTRACK, keep[i].uuid);
 }
 
-static void nest_boundary(te_seq *t, uint64_t end_ts, int write_ends, int same_track);
+static void nest_boundary(te_seq *t, uint64_t end_ts, int write_ends, int run);
 
 static void reset_sequence(te_seq *t) {
     uint64_t old_uuid = t->uuid;
@@ -639,13 +639,17 @@ static TRACEC_I_NOINLINE void owe(te_seq *t, uint64_t ts, uint64_t n) {
  * ended when the run stopped (`end_ts`; their ENDs are owed when
  * `write_ends`), and the program's own ENDs for them are swallowed
  * (phantom levels).  Without `write_ends` (a new sequence or session: the
- * BEGINs are not on it) the owed ENDs go too.  `same_track`: a run
- * boundary of the same trace and track, under the same categories (the
- * innermost lost levels stay); else (a new session or track, other
- * categories) they all become phantoms.
+ * BEGINs are not on it) the owed ENDs go too.  `run`: a run boundary of
+ * the same trace and track; when the slot's categories stayed since the
+ * thread's last one (`cats_seen`, which it updates), the innermost lost
+ * levels stay (else, and at a new session or track, they all become
+ * phantoms).
  */
-static TRACEC_I_NOINLINE void nest_boundary(te_seq *t, uint64_t end_ts, int write_ends, int same_track) {
+static TRACEC_I_NOINLINE void nest_boundary(te_seq *t, uint64_t end_ts, int write_ends, int run) {
     uint32_t n = t->nlive;
+    uint64_t cats = __atomic_load_n(&tracec_i_te_slots[t->slot].cats, __ATOMIC_ACQUIRE);
+    bool same_cats = cats == t->cats_seen;
+    if (run) t->cats_seen = cats;
     if (n == 0 && t->nowed == 0) return;
     if (write_ends) {
         /* levels from 64 up count as written; `unwritten` holds the others (bits above them are 0) */
@@ -655,11 +659,13 @@ static TRACEC_I_NOINLINE void nest_boundary(te_seq *t, uint64_t end_ts, int writ
     } else {
         t->nowed = 0;
     }
-    /* a run boundary of the same track: the innermost levels whose BEGINs were lost stay live and
-       unwritten, so what the program writes inside them is not written either (the levels below them
-       become phantoms, as every level does at a new session or track) */
-    uint32_t keep = !same_track || n > 64u ? 0u : ~t->unwritten == 0 ? 64u : (uint32_t)__builtin_ctzll(~t->unwritten);
-    if (keep > n) keep = n;
+    /* A run boundary of the same track: the innermost levels whose BEGINs were lost stay live and
+       unwritten, so what the program writes inside them is not written either; the levels below them
+       become phantoms, as every level does at a new session or track.  Only when the categories stayed:
+       the levels are of the events the thread saw, and an END of a category now off never pops its own.
+       (Bits above the live levels are 0, so the count of lost ones on top is at most n.) */
+    uint32_t keep = 0;
+    if (run && same_cats && n <= 64u) keep = ~t->unwritten == 0 ? 64u : (uint32_t)__builtin_ctzll(~t->unwritten);
     t->phantoms += n - keep;
     t->nlive = keep;
     t->unwritten = keep == 64u ? ~UINT64_C(0) : (UINT64_C(1) << keep) - 1u;
@@ -698,8 +704,7 @@ static TRACEC_I_NOINLINE te_seq *paused(te_seq *t) {
        between must not take this pause's boundary for the next one's. */
     uint64_t pause = __atomic_load_n(&s->pause, __ATOMIC_RELAXED);
     if (t->hint != UINT64_MAX && t->pause_seen != pause) {
-        nest_boundary(t, __atomic_load_n(&s->run_end_ts, __ATOMIC_RELAXED), !(t->need & NEED_HEADER),
-                      __atomic_load_n(&s->cats, __ATOMIC_ACQUIRE) == t->cats_seen);
+        nest_boundary(t, __atomic_load_n(&s->run_end_ts, __ATOMIC_RELAXED), !(t->need & NEED_HEADER), 1);
         t->pause_seen = pause;
     }
     __atomic_fetch_add(&s->lost, 1u, __ATOMIC_RELAXED);
@@ -774,14 +779,11 @@ static TRACEC_I_NOINLINE te_seq *seq_ready_slow(te_thread *g, uint32_t i) {
         uint64_t run = __atomic_load_n(&s->run, __ATOMIC_ACQUIRE);
         /* A new run (not the session's first): slices open at its stop end there.  Owed before a cleared
            buffer's new sequence starts: the stop delivered their BEGINs, whatever the start clears. */
-        /* The levels are of the events the thread saw: lost ones stay live across the boundary only when
-           the categories stayed (else an END of a category turned off would never pop its level). */
-        uint64_t cats = __atomic_load_n(&s->cats, __ATOMIC_ACQUIRE);
         if (run != t->run && t->hint != UINT64_MAX)
-            nest_boundary(t, __atomic_load_n(&s->run_end_ts, __ATOMIC_RELAXED), !(t->need & NEED_HEADER),
-                          cats == t->cats_seen);
+            nest_boundary(t, __atomic_load_n(&s->run_end_ts, __ATOMIC_RELAXED), !(t->need & NEED_HEADER), 1);
+        else if (t->hint == UINT64_MAX)
+            t->cats_seen = __atomic_load_n(&s->cats, __ATOMIC_ACQUIRE); /* the categories its levels are of */
         t->run = run;
-        t->cats_seen = cats;
         if (epoch != t->epoch) {
             reset_sequence(t);
             t->epoch = epoch;

@@ -125,6 +125,8 @@ ssize_t tracec_i_rec_recv(int sock, tracec_i_msg *m, int *fds, int *nfds);
 int tracec_i_rec_fifo_send(int fifo, uint32_t type, uint32_t region, uint64_t gen, uint32_t extent);
 /* The well-known socket path /tmp/tracec-UID/recorder.sock (and its directory). */
 void tracec_i_rec_default_socket(char *path, size_t cap, char *dir, size_t dir_cap);
+/* The next name of the comma-separated list at *s (its length in *len), moving *s past it; NULL at the end. */
+const char *tracec_i_rec_next_name(const char **s, size_t *len);
 /* Whether `list` (comma-separated) has `cat`. */
 bool tracec_i_rec_list_has(const char *list, const char *cat, size_t cat_len);
 /* Whether `list` is a valid category list: "", or 1..100 non-empty names of <= 100 chars of valid UTF-8
