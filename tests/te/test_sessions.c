@@ -511,6 +511,59 @@ Test(te_sessions, a_typed_block_runs_once_and_every_session_gets_its_fields) {
     free(answer[1]);
 }
 
+/* A new thread's first events, each form in a thread of its own (the first event sets up the thread's
+   sequence in each session). */
+static void *first_instant(void *p) {
+    (void)p;
+    TRACEC_INSTANT(al, "first instant");
+    return NULL;
+}
+
+static void *first_slice(void *p) {
+    (void)p;
+    TRACEC_TE(al, TRACEC_TE_SLICE_BEGIN("first slice"), TRACEC_TE_ARG_INT("i", 1));
+    TRACEC_SLICE_END(al);
+    return NULL;
+}
+
+static void *first_typed(void *p) {
+    (void)p;
+    TRACEC_EVENT_AS(al, my_app_MyEvent, ev, "first typed") { my_app_MyEvent_set_custom_counter(&ev, 2); }
+    return NULL;
+}
+
+/*
+ * An event has one time: a thread's first event, which sets up the
+ * thread's sequence in each session before it is written there, has the
+ * same timestamp in two sessions on one clock (the first is the
+ * recorder's on the record backend), as its later ones do.
+ */
+Test(te_sessions, a_threads_first_event_has_the_same_time_in_every_session) {
+    static const char *const a[] = {"alpha"};
+    static void *(*const first[])(void *) = {first_instant, first_slice, first_typed};
+    const char *p1 = te_path("first1.pftrace"), *p2 = te_path("first2.pftrace");
+    tracec_session *s1 = start_backend(p1, TRACEC_BUFFERING_MODE_STREAMING, 6, a, 1);
+    tracec_session *s2 = start_file(p2, TRACEC_BUFFERING_MODE_STREAMING, 6, a, 1);
+    for (size_t i = 0; i < sizeof first / sizeof first[0]; i++) {
+        pthread_t th;
+        cr_assert_eq(pthread_create(&th, NULL, first[i], NULL), 0);
+        cr_assert_eq(pthread_join(th, NULL), 0);
+        TRACEC_INSTANT(al, "later"); /* this thread's: set up by its first, written here */
+    }
+    cr_assert_eq(stop_any(s1), TRACEC_STATUS_SUCCESS);
+    cr_assert_eq(tracec_session_stop(s2), TRACEC_STATUS_SUCCESS);
+    const char *paths[2] = {p1, p2};
+    char *answer[2] = {NULL, NULL};
+    const tp_check c[] = {{"select count(*) from slice where name like 'first%';", '=', 3},
+                          {"select count(*) from slice where name = 'later';", '=', 3}};
+    for (int i = 0; i < 2; i++)
+        expect_tp(paths[i], NO_LOSS, c, sizeof c / sizeof c[0],
+                  "select name, ts, dur from slice order by ts, name;", &answer[i]);
+    cr_assert_str_eq(answer[0], answer[1], "the same times in both sessions:\n%s---\n%s", answer[0], answer[1]);
+    free(answer[0]);
+    free(answer[1]);
+}
+
 /* Writer threads, and the rounds they go (together) between two steps of the main thread. */
 enum { STOP_THREADS = 2, STOP_ROUNDS = 5000, PAUSE_ROUNDS = 1000 };
 static volatile int stop_writers;

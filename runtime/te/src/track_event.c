@@ -1364,6 +1364,13 @@ static TRACEC_I_NOINLINE bool event_ok(const tracec_te_arg *a, size_t n, int dyn
  * one clock get one timestamp.  Indexed by the clockid_t (REALTIME 0,
  * MONOTONIC 1, BOOTTIME 7: the low 3 bits tell them apart).
  */
+/* A fresh sequence (seq_ready_multi) cannot take `ts`: its last event, or the ENDs its boundary owes (the
+   latest group is the last), are later.  Else it takes the event's one timestamp, as the other slots did: a
+   thread's first event in two sessions has the same time in both, its setup in each notwithstanding. */
+static inline TRACEC_I_ALWAYS_INLINE bool ts_behind(const te_seq *t, uint64_t ts) {
+    return ts < t->last_ts || (t->nowed != 0 && ts < t->owed[t->nowed - 1u].ts);
+}
+
 typedef struct ts_cache {
     uint32_t have; /* bit c: ts[c] read */
     uint64_t ts[8];
@@ -1371,7 +1378,7 @@ typedef struct ts_cache {
 
 static inline TRACEC_I_ALWAYS_INLINE uint64_t ts_for(ts_cache *c, const te_seq *t, bool fresh) {
     uint32_t k = (uint32_t)t->clk & 7u;
-    if ((c->have & (1u << k)) && !fresh) return c->ts[k];
+    if ((c->have & (1u << k)) && (!fresh || !ts_behind(t, c->ts[k]))) return c->ts[k];
     c->have |= 1u << k;
     return c->ts[k] = now_ns(t);
 }
