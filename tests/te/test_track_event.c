@@ -484,6 +484,14 @@ Test(track_event, misuse_has_a_documented_outcome) {
     cr_assert_eq(tracec_te_thread_misuse(), before + 1u);
     TRACEC_INSTANT(a, "after");
     cr_assert_eq(tracec_te_define_track(0, "bad", 0), TRACEC_STATUS_INVALID_ARGUMENT);
+    cr_assert_eq(tracec_te_define_track(91, NULL, 0), TRACEC_STATUS_INVALID_ARGUMENT);
+    cr_assert_eq(tracec_te_define_track(tracec_te_process_track_uuid(), "bad", 0), TRACEC_STATUS_INVALID_ARGUMENT,
+                 "the process track's uuid");
+    cr_assert_eq(tracec_te_define_track(91, "queue", 0), TRACEC_STATUS_SUCCESS);
+    cr_assert_eq(tracec_te_define_track(91, "queue", 0), TRACEC_STATUS_SUCCESS, "the same track again: no-op");
+    cr_assert_eq(tracec_te_define_track(91, "other", 0), TRACEC_STATUS_INVALID_ARGUMENT, "its uuid, another name");
+    cr_assert_eq(tracec_te_define_track(91, "queue", 1), TRACEC_STATUS_INVALID_ARGUMENT, "its uuid, another kind");
+    TRACEC_TE(a, TRACEC_TE_INSTANT("on queue"), TRACEC_TE_TRACK(91));
     cr_assert_eq(te_stop(s), TRACEC_STATUS_SUCCESS);
     cr_assert_eq(te_stop(s), TRACEC_STATUS_BAD_STATE);
     cr_assert_eq(tracec_session_stop(NULL), TRACEC_STATUS_BAD_STATE);
@@ -492,7 +500,11 @@ Test(track_event, misuse_has_a_documented_outcome) {
     cr_assert_eq(tracec_session_start(&cfg, &s2), TRACEC_STATUS_INVALID_ARGUMENT, "no path and no callback");
     cfg.path = "/nonexistent-dir/x.pftrace";
     cr_assert_eq(tracec_session_start(&cfg, &s2), TRACEC_STATUS_IO_ERROR);
-    check_names(path, NULL, "after|outer typed", NULL, NULL);
+    check_names(path, NULL, "after|on queue|outer typed", NULL, NULL);
+    char *answer = NULL;
+    cr_assert(te_tp(path, "select count(*) from track where name = 'queue';", &answer));
+    cr_assert_eq(te_tp_first_long(answer), 1, "one track 'queue', as first declared:\n%s", answer);
+    free(answer);
 }
 
 typedef struct collected {

@@ -2038,15 +2038,25 @@ static size_t ntracks;
 tracec_status_t tracec_te_define_track(uint64_t uuid, const char *name, int counter) {
     tracec_status_t st = TRACEC_STATUS_SUCCESS;
     te_seq *t;
-    if (uuid == 0 || name == NULL) return TRACEC_STATUS_INVALID_ARGUMENT;
+    size_t k;
+    counter = counter != 0;
+    if (uuid == 0 || name == NULL || uuid == tracec_te_process_track_uuid()) return TRACEC_STATUS_INVALID_ARGUMENT;
     pthread_mutex_lock(&tracks_mu);
+    for (k = 0; k < ntracks && track_defs[k].uuid != uuid; k++) {
+    }
+    if (k < ntracks) { /* defined before: the same track again is a no-op (its descriptor is in every session) */
+        st = strcmp(track_defs[k].name, name) == 0 && track_defs[k].counter == counter ? TRACEC_STATUS_SUCCESS
+                                                                                      : TRACEC_STATUS_INVALID_ARGUMENT;
+        pthread_mutex_unlock(&tracks_mu);
+        return st;
+    }
     if (ntracks >= MAX_TRACKS) {
         st = TRACEC_STATUS_LIMIT_EXCEEDED;
     } else if ((track_defs[ntracks].name = strdup(name)) == NULL) {
         st = TRACEC_STATUS_OUT_OF_MEMORY;
     } else {
         track_defs[ntracks].uuid = uuid;
-        track_defs[ntracks].counter = counter != 0;
+        track_defs[ntracks].counter = counter;
         ntracks++;
     }
     pthread_mutex_unlock(&tracks_mu);

@@ -524,8 +524,11 @@ uint64_t tracec_te_thread_track_uuid(void);
  * Declares a custom track (`counter` 0) or a counter track (`counter` 1)
  * with a user uuid (non-zero, unique in the trace) and name, child of the
  * process track.  Its TrackDescriptor is written (durable) now if a session
- * is active and at the start of every later session.  INVALID_ARGUMENT
- * (uuid 0, NULL name), LIMIT_EXCEEDED (more than 256 tracks).
+ * is active and at the start of every later session.  Declaring the same
+ * uuid again with the same name and kind does nothing (SUCCESS).
+ * INVALID_ARGUMENT: uuid 0 or the process track's, a NULL name, a uuid
+ * declared before with another name or kind.  LIMIT_EXCEEDED: more than
+ * 256 tracks.
  */
 tracec_status_t tracec_te_define_track(uint64_t uuid, const char *name, int counter);
 
