@@ -507,6 +507,73 @@ Test(track_event, misuse_has_a_documented_outcome) {
     free(answer);
 }
 
+/* Runs `stop` on `s` with stderr going to a file; what it wrote there, malloc'd. */
+static char *stderr_of_stop(tracec_session *s) {
+    const char *path = te_path("stop_stderr.txt");
+    int saved = dup(2), fd;
+    FILE *f = fopen(path, "w+");
+    cr_assert(saved >= 0 && f != NULL);
+    fflush(stderr);
+    cr_assert_eq(dup2(fileno(f), 2), 2);
+    cr_assert_eq(tracec_session_stop(s), TRACEC_STATUS_SUCCESS);
+    fflush(stderr);
+    cr_assert_eq(dup2(saved, 2), 2);
+    close(saved);
+    char *text = calloc(1, 4096);
+    cr_assert_not_null(text);
+    rewind(f);
+    fd = (int)fread(text, 1, 4095, f);
+    (void)fd;
+    fclose(f);
+    return text;
+}
+
+/*
+ * A session category that no registered category has enables nothing; it
+ * is most likely misspelt, so the stop names it on stderr, with the
+ * registered ones.  A category that a library registers while the session
+ * runs is not named (it enabled its events from then on).
+ */
+Test(track_event, a_session_category_no_category_has_is_named_at_the_stop) {
+    static tracec_te_category late = {TRACEC_CATEGORY_INIT("cat_late"), NULL};
+    static tracec_te_category *const late_list[] = {&late, NULL};
+    static const char *const cats[] = {"cat_a", "cat_aa", "cat_late", "cat_aa"};
+    tracec_session_config cfg = TRACEC_SESSION_CONFIG_INIT;
+    tracec_session *s;
+    cfg.path = te_path("unmatched.pftrace");
+    cfg.categories = cats;
+    cfg.num_categories = sizeof cats / sizeof cats[0];
+    cr_assert_eq(tracec_session_start(&cfg, &s), TRACEC_STATUS_SUCCESS);
+    tracec_te_register_categories(late_list); /* a library loaded now */
+    cr_assert(tracec_category_is_enabled(&late.c), "the late category is on from its registration");
+    char *err = stderr_of_stop(s);
+    cr_assert(strstr(err, "tracec: the session category 'cat_aa' names no registered category, so it enabled "
+                          "nothing (registered: ") != NULL,
+              "got:\n%s", err);
+    cr_assert(strstr(err, "cat_off") != NULL && strstr(err, "cat_b") != NULL, "the registered ones:\n%s", err);
+    cr_assert_null(strstr(strstr(err, "cat_aa") + 1, "'cat_aa'"), "once:\n%s", err);
+    cr_assert_null(strstr(err, "'cat_late'"), "registered while the session ran:\n%s", err);
+    cr_assert_null(strstr(err, "'cat_a'"), "%s", err);
+    free(err);
+    cfg.num_categories = 1; /* only registered ones: nothing said */
+    cr_assert_eq(tracec_session_start(&cfg, &s), TRACEC_STATUS_SUCCESS);
+    err = stderr_of_stop(s);
+    cr_assert_str_eq(err, "");
+    free(err);
+    cr_assert_eq(tracec_session_start(&cfg, &s), TRACEC_STATUS_SUCCESS); /* a resume's added categories too */
+    {
+        static const char *const more[] = {"cat_zz"};
+        tracec_start_options_t o = TRACEC_START_OPTIONS_INIT;
+        o.additional_categories = more;
+        o.num_additional_categories = 1;
+        cr_assert_eq(tracec_session_pause(s), TRACEC_STATUS_SUCCESS);
+        cr_assert_eq(tracec_session_resume_with_options(s, &o), TRACEC_STATUS_SUCCESS);
+    }
+    err = stderr_of_stop(s);
+    cr_assert(strstr(err, "'cat_zz' names no registered category") != NULL, "got:\n%s", err);
+    free(err);
+}
+
 typedef struct collected {
     unsigned char *data;
     size_t size;

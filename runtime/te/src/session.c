@@ -19,6 +19,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -51,6 +52,10 @@ struct tracec_session {
     int ctl[2];  /* to the flusher: 'q' end, 'f' flush, 's' stop (a signal handler asks) */
     int done[2]; /* from the flusher: the request is done */
     pthread_t flusher;
+    /* Its categories (of the config, or added by a resume) that no registered category had then (malloc'd):
+       those still without one at the stop are named there (note_unmatched, warn_unmatched). */
+    char **unmatched;
+    size_t nunmatched;
 };
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
@@ -379,8 +384,60 @@ static void fork_child(void) {
 }
 
 /* Undoes a start that failed half-way (mu held). */
+/* ---- categories no registered category has ------------------------------------ */
+
+/* Whether a registered category is named `name` (under mu). */
+static bool registered_name(const char *name) {
+    for (tracec_te_category *c = tracec_i_te_all_cats; c != NULL; c = c->i_next)
+        if (strcmp(c->c.name, name) == 0) return true;
+    return false;
+}
+
+/* Notes the names no registered category has yet (under mu): a library may register its own later. */
+static void note_unmatched(tracec_session *s, const char *const *names, size_t n) {
+    for (size_t i = 0; names != NULL && i < n; i++) {
+        size_t k;
+        if (registered_name(names[i])) continue;
+        for (k = 0; k < s->nunmatched && strcmp(s->unmatched[k], names[i]) != 0; k++) {
+        }
+        if (k < s->nunmatched) continue;
+        char **more = realloc(s->unmatched, (s->nunmatched + 1u) * sizeof *more);
+        if (more == NULL) return; /* out of memory: no warning, nothing else lost */
+        s->unmatched = more;
+        if ((s->unmatched[s->nunmatched] = strdup(names[i])) == NULL) return;
+        s->nunmatched++;
+    }
+}
+
+/* Forgets them; with `warn`, first names on stderr each one no category registered by now (under mu). */
+static void warn_unmatched(tracec_session *s, bool warn) {
+    char all[256];
+    size_t used = 0;
+    all[0] = '\0';
+    for (tracec_te_category *c = tracec_i_te_all_cats; warn && c != NULL; c = c->i_next) {
+        int w = snprintf(all + used, sizeof all - used, "%s%s", used ? "," : "", c->c.name);
+        if (w < 0 || (size_t)w >= sizeof all - used) {
+            strcpy(all + (used < sizeof all - 5u ? used : sizeof all - 5u), ",...");
+            break;
+        }
+        used += (size_t)w;
+    }
+    for (size_t i = 0; i < s->nunmatched; i++) {
+        if (warn && !registered_name(s->unmatched[i]))
+            fprintf(stderr,
+                    "tracec: the session category '%s' names no registered category, so it enabled nothing "
+                    "(registered: %s)\n",
+                    s->unmatched[i], all[0] ? all : "none");
+        free(s->unmatched[i]);
+    }
+    free(s->unmatched);
+    s->unmatched = NULL;
+    s->nunmatched = 0;
+}
+
 static void teardown(tracec_session *s) {
     int slot = s->slot;
+    warn_unmatched(s, false);
     tracec_i_te_slot_set_categories(slot, s->ctx, 0);
     tracec_i_te_slot_close(slot);
     flusher_stop(s);
@@ -446,6 +503,7 @@ static tracec_status_t session_start(const tracec_session_config *config, tracec
         pc.categories = config->categories;
         pc.num_categories = config->categories ? config->num_categories : 0;
         if ((st = tracec_initialize_context(s->ctx, &pc)) != TRACEC_STATUS_SUCCESS) goto fail;
+        note_unmatched(s, pc.categories, pc.num_categories);
     }
     {
         tracec_buffer_config_t bc = TRACEC_BUFFER_CONFIG_INIT;
@@ -559,7 +617,10 @@ tracec_status_t tracec_session_resume_with_options(tracec_session *h, const trac
     same = tracec_buffer_epoch(s->buf, &after) == TRACEC_STATUS_SUCCESS && same && before == after;
     /* This run's categories (the options may add some), while still paused as the old run's were: the threads
        take the run's boundary after the change, so the levels they track match the events they see. */
-    if (st == TRACEC_STATUS_SUCCESS) tracec_i_te_slot_set_categories(s->slot, s->ctx, 1);
+    if (st == TRACEC_STATUS_SUCCESS) {
+        tracec_i_te_slot_set_categories(s->slot, s->ctx, 1);
+        note_unmatched(s, o.additional_categories, o.num_additional_categories);
+    }
     if (st == TRACEC_STATUS_SUCCESS && s->paused) {
         s->paused = 0;
         __atomic_store_n(&slot->paused, 0u, __ATOMIC_RELEASE); /* before the bump below */
@@ -612,6 +673,7 @@ static tracec_status_t session_stop(uintptr_t token) {
     st2 = tracec_destroy_context(s->ctx); /* delivers what is left; no callback runs after it */
     if (st == TRACEC_STATUS_SUCCESS) st = st2;
     s->ctx.handle = 0;
+    warn_unmatched(s, getpid() == s->pid); /* a fork child's copy is the parent's to name */
     if (getpid() != s->pid) {
         /* A fork child: the file and the callback are the parent's.  The file's unwritten bytes are the
            parent's too (it writes them itself): the child drops its copy of them, unwritten, and closes

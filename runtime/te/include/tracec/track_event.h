@@ -559,7 +559,8 @@ typedef struct tracec_session_config {
     size_t buffer_size;             /* bytes per half; 0 = 1 MiB */
     size_t durable_size;            /* ONESHOT/CIRCULAR durable part; 0 = size/16, at least the
                                        extension descriptors + 64 KiB */
-    const char *const *categories;  /* enabled categories; NULL or num_categories 0 = all */
+    const char *const *categories;  /* enabled categories; NULL or num_categories 0 = all.  A name no
+                                       registered category has by the stop is named on stderr there */
     size_t num_categories;
     uint32_t clock_id;              /* a BuiltinClock: 6 BOOTTIME (default, 0 too), 3 MONOTONIC, 1 REALTIME */
     const char *process_name;       /* NULL = /proc/self/comm */
