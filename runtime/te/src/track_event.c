@@ -1824,6 +1824,26 @@ static inline TRACEC_I_ALWAYS_INLINE bool open_check(te_seq *t, uint32_t type, i
 }
 
 /*
+ * *out = m, the typed event's TrackEvent, in one 16-byte store where the
+ * target has one.  The block's wrapper is a copy of it (TRACEC_I_EVENT_AS),
+ * read back as soon as the open returns, in one 16-byte load with GCC; a
+ * load is forwarded only from a store that covers it whole, and one that
+ * spans the open's narrower stores waits for them to retire (measured: 10-15
+ * ns per typed event on an AMD EPYC).
+ */
+static inline TRACEC_I_ALWAYS_INLINE void put_msg(tracec_msg *out, tracec_msg m) {
+#if defined(__x86_64__) && defined(__SSE2__)
+    typedef long long v2 __attribute__((vector_size(16)));
+    _Static_assert(sizeof(tracec_msg) == 16 && offsetof(tracec_msg, size_off) == 8 && offsetof(tracec_msg, parent) == 12,
+                   "tracec_msg: a pointer and two 32-bit fields");
+    v2 v = {(long long)(uintptr_t)m.w, (long long)((uint64_t)m.size_off | (uint64_t)m.parent << 32)};
+    memcpy(out, &v, sizeof v);
+#else
+    *out = m;
+#endif
+}
+
+/*
  * Opens the typed event's packet on `t` through `w` and `pkt`, its header
  * and TrackEvent (in *ev_out) with the type, category and name written.
  * `p` holds the iids (and i_type); `ts` 0: now.
@@ -1850,25 +1870,23 @@ static inline TRACEC_I_ALWAYS_INLINE void open_on(te_seq *t, tracec_te_packet *p
     room = tracec_writer_reserve(w, HEADER_MAX + TRACEC_MAX_TAG_SIZE + TRACEC_NESTED_SIZE_BYTES + 24u);
     if (TRACEC_I_LIKELY(room)) w->ptr = put_header_raw(t, w->ptr, t->last_ts);
     p->i_type = type;
-    {   /* the TrackEvent the block writes into, its type, category and name set */
+    tracec_msg m; /* the TrackEvent the block writes into (put_msg) */
+    tracec_msg_begin_nested(&pkt->msg, TAG_(TracePacket, track_event, LEN), &m);
+    if (TRACEC_I_LIKELY(interned && room)) { /* its type, category and name; unchecked: reserved above */
+        uint8_t *q = tracec_put_tag(w->ptr, TAG_(TrackEvent, type, VARINT));
+        *q++ = (uint8_t)type;
+        q = tracec_put_varint64(tracec_put_tag(q, TAG_(TrackEvent, category_iids, VARINT)), p->i_cat_iid);
+        w->ptr = tracec_put_varint64(tracec_put_tag(q, TAG_(TrackEvent, name_iid, VARINT)), p->i_name_iid);
+    } else {
         perfetto_protos_TrackEvent ev;
-        tracec_msg_begin_nested(&pkt->msg, TAG_(TracePacket, track_event, LEN), &ev.msg);
-        if (TRACEC_I_LIKELY(interned && room)) { /* unchecked: reserved above */
-            uint8_t *q = tracec_put_tag(w->ptr, TAG_(TrackEvent, type, VARINT));
-            *q++ = (uint8_t)type;
-            q = tracec_put_varint64(tracec_put_tag(q, TAG_(TrackEvent, category_iids, VARINT)), p->i_cat_iid);
-            w->ptr = tracec_put_varint64(tracec_put_tag(q, TAG_(TrackEvent, name_iid, VARINT)), p->i_name_iid);
-        } else if (variant == OPEN_END) {
+        ev.msg = m;
+        if (variant == OPEN_END)
             perfetto_protos_TrackEvent_set_type(&ev, (perfetto_protos_TrackEvent_Type)type);
-        } else {
+        else
             fill_named_slow(p, &ev, cat, name);
-        }
-        /* field by field: a copy of the whole, one 16-byte load right after begin_nested's narrower stores, waited
-           for those stores to retire */
-        ev_out->w = ev.msg.w;
-        ev_out->size_off = ev.msg.size_off;
-        ev_out->parent = ev.msg.parent;
+        m = ev.msg;
     }
+    put_msg(ev_out, m);
     t->in_event = 1;
 }
 
