@@ -134,7 +134,9 @@ int bench_sdk_stop(int keep, uint8_t **data, size_t *size) {
     return 0;
 }
 
-__attribute__((noinline)) void bench_sdk_loop_disabled(uint64_t n) {
+/* Starts a 64-byte block (as its peer does): the loop is 19 bytes, and one that crosses a block boundary takes
+   two fetch blocks an iteration (0.62 ns against 0.31 on an AMD EPYC, with the same instructions). */
+__attribute__((noinline, aligned(64))) void bench_sdk_loop_disabled(uint64_t n) {
     for (uint64_t i = 0; i < n; i++) {
         PERFETTO_TE(sdk_off, PERFETTO_TE_INSTANT("tick"), PERFETTO_TE_ARG_INT64("value", (int64_t)i));
         __asm__ volatile("" ::: "memory");
