@@ -383,7 +383,6 @@ static void fork_child(void) {
     for (int i = 0; i < TRACEC_TE_MAX_SESSIONS; i++) tracec_i_te_slot_bump(i);
 }
 
-/* Undoes a start that failed half-way (mu held). */
 /* ---- categories no registered category has ------------------------------------ */
 
 /* Whether a registered category is named `name` (under mu). */
@@ -435,6 +434,7 @@ static void warn_unmatched(tracec_session *s, bool warn) {
     s->nunmatched = 0;
 }
 
+/* Undoes a start that failed half-way (mu held). */
 static void teardown(tracec_session *s) {
     int slot = s->slot;
     warn_unmatched(s, false);

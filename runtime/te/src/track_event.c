@@ -1359,11 +1359,6 @@ static TRACEC_I_NOINLINE bool event_ok(const tracec_te_arg *a, size_t n, int dyn
     return types == 1;
 }
 
-/*
- * One reading of each clock per event written to several slots: slots on
- * one clock get one timestamp.  Indexed by the clockid_t (REALTIME 0,
- * MONOTONIC 1, BOOTTIME 7: the low 3 bits tell them apart).
- */
 /* A fresh sequence (seq_ready_multi) cannot take `ts`: its last event, or the ENDs its boundary owes (the
    latest group is the last), are later.  Else it takes the event's one timestamp, as the other slots did: a
    thread's first event in two sessions has the same time in both, its setup in each notwithstanding. */
@@ -1371,6 +1366,11 @@ static inline TRACEC_I_ALWAYS_INLINE bool ts_behind(const te_seq *t, uint64_t ts
     return ts < t->last_ts || (t->nowed != 0 && ts < t->owed[t->nowed - 1u].ts);
 }
 
+/*
+ * One reading of each clock per event written to several slots: slots on
+ * one clock get one timestamp.  Indexed by the clockid_t (REALTIME 0,
+ * MONOTONIC 1, BOOTTIME 7: the low 3 bits tell them apart).
+ */
 typedef struct ts_cache {
     uint32_t have; /* bit c: ts[c] read */
     uint64_t ts[8];
