@@ -564,6 +564,53 @@ Test(te_sessions, a_threads_first_event_has_the_same_time_in_every_session) {
     free(answer[1]);
 }
 
+enum { LOSSLESS_THREADS = 2, LOSSLESS_EVENTS = 20000 };
+
+static void *typed_writer(void *p) {
+    (void)p;
+    for (int i = 0; i < LOSSLESS_EVENTS; i++) {
+        TRACEC_SLICE_BEGIN(al, "outer");
+        TRACEC_EVENT_AS(al, my_app_MyEvent, ev, "typed") {
+            my_app_MyEvent_set_custom_counter(&ev, i);
+            my_app_MyEvent_set_cstr_custom_string(&ev, "a string of some length, as a typed event carries");
+        }
+        TRACEC_SLICE_END(al);
+    }
+    return NULL;
+}
+
+/*
+ * Two LOSSLESS STREAMING sessions with small halves (each fills every few
+ * hundred events) under two threads of typed events: both traces hold
+ * every event.  A typed event for several sessions used to begin the
+ * second session's packet while the first's was open, and a begin that has
+ * to wait for a delivery then is refused (WOULD_DEADLOCK): a few typed
+ * events in 10,000 were lost in a session set never to lose any.
+ */
+Test(te_sessions, lossless_sessions_keep_every_typed_event_of_the_other_sessions, .timeout = 120) {
+    static const char *const a[] = {"alpha"};
+    const char *p1 = te_path("lossless1.pftrace"), *p2 = te_path("lossless2.pftrace");
+    tracec_session_config c1 = file_config(p1, TRACEC_BUFFERING_MODE_STREAMING, 6, a, 1);
+    tracec_session_config c2 = file_config(p2, TRACEC_BUFFERING_MODE_STREAMING, 6, a, 1);
+    tracec_session *s1 = NULL, *s2 = NULL;
+    pthread_t th[LOSSLESS_THREADS];
+    c1.buffer_size = c2.buffer_size = 64u << 10;
+    te_start(&c1, &s1);
+    cr_assert_eq(tracec_session_start(&c2, &s2), TRACEC_STATUS_SUCCESS);
+    for (int i = 0; i < LOSSLESS_THREADS; i++) cr_assert_eq(pthread_create(&th[i], NULL, typed_writer, NULL), 0);
+    for (int i = 0; i < LOSSLESS_THREADS; i++) cr_assert_eq(pthread_join(th[i], NULL), 0);
+    cr_assert_eq(stop_any(s1), TRACEC_STATUS_SUCCESS);
+    cr_assert_eq(tracec_session_stop(s2), TRACEC_STATUS_SUCCESS);
+    const tp_check c[] = {{"select count(*) from slice where name = 'typed';", '=', LOSSLESS_THREADS * LOSSLESS_EVENTS},
+                          {"select count(*) from slice where name = 'outer' and dur >= 0;", '=',
+                           LOSSLESS_THREADS * LOSSLESS_EVENTS},
+                          {"select count(*) from slice s join args a using(arg_set_id) where s.name = 'typed' and "
+                           "a.key = 'custom_string';",
+                           '=', LOSSLESS_THREADS * LOSSLESS_EVENTS}};
+    expect_tp(p1, NO_LOSS, c, sizeof c / sizeof c[0], NULL, NULL);
+    expect_tp(p2, NO_LOSS, c, sizeof c / sizeof c[0], NULL, NULL);
+}
+
 /* Writer threads, and the rounds they go (together) between two steps of the main thread. */
 enum { STOP_THREADS = 2, STOP_ROUNDS = 5000, PAUSE_ROUNDS = 1000 };
 static volatile int stop_writers;

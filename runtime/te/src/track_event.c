@@ -203,7 +203,15 @@ typedef struct te_seq {
     } owed[OWED_GROUPS];
     uint64_t last_ts; /* the thread's last event: a boundary ends slices no earlier (it may have raced the stop) */
     char name[16]; /* the thread name in the last TrackDescriptor of the sequence */
-    /* A typed event written to several slots: this slot's packet, open while another slot's block runs. */
+    /*
+     * A typed event written to several slots, when this slot is not the one
+     * whose packet the block writes (open_multi, close_multi): its names and
+     * timestamp, taken at the open, and its packet, written at the close.
+     */
+    uint64_t more_ts;
+    uint64_t more_cat_iid, more_name_iid;
+    const char *more_name; /* a literal name; NULL: the copy at more_name_off in the thread's scratch */
+    size_t more_name_off;
     tracec_writer tw;
     perfetto_protos_TracePacket tpkt;
     tracec_msg tev;
@@ -240,6 +248,12 @@ typedef struct te_thread {
     uint64_t misuse;
     int32_t tid;
     tracec_i_te_clk clk[2]; /* CLOCK_MONOTONIC, CLOCK_BOOTTIME between readings (clock.c) */
+    /* A typed event written to several slots: its category and form, and the scratch (mmap'd: a signal
+       handler may write one) holding the dynamic names the other slots write inline, then the block's bytes. */
+    tracec_te_category *more_cat;
+    int more_variant;
+    uint8_t *scratch;
+    size_t scratch_cap, scratch_used;
 } te_thread;
 
 #define SEQ(g, i) ((g)->seq_of[1u << (i)])
@@ -260,6 +274,9 @@ static void seq_free(void *p) {
         munmap(SEQ(g, i), sizeof(te_seq));
         SEQ(g, i) = NULL;
     }
+    if (g->scratch != NULL) munmap(g->scratch, g->scratch_cap);
+    g->scratch = NULL;
+    g->scratch_cap = 0;
 }
 
 __attribute__((constructor)) static void seq_key_init(void) { seq_key_ok = pthread_key_create(&seq_key, seq_free) == 0; }
@@ -1848,22 +1865,29 @@ static inline TRACEC_I_ALWAYS_INLINE void put_msg(tracec_msg *out, tracec_msg m)
  * and TrackEvent (in *ev_out) with the type, category and name written.
  * `p` holds the iids (and i_type); `ts` 0: now.
  */
-static inline TRACEC_I_ALWAYS_INLINE void open_on(te_seq *t, tracec_te_packet *p, tracec_writer *w,
-                                                  perfetto_protos_TracePacket *pkt, tracec_msg *ev_out,
-                                                  tracec_te_category *cat, const char *name, uint32_t type,
-                                                  int variant, uint64_t ts) {
+static inline TRACEC_I_ALWAYS_INLINE bool names_on(te_seq *t, tracec_te_packet *p, tracec_te_category *cat,
+                                                   const char *name, int variant) {
     entry *e;
-    bool interned = false, room;
     if (variant == OPEN_LITERAL && TRACEC_I_LIKELY((e = lookup(t, name, K_NAME)) != NULL) &&
         (p->i_cat_iid = cat_iid_with(t, e, cat)) != 0) {
         p->i_name_iid = e->val;
-        interned = true;
-    } else if (variant != OPEN_END) {
+        return true;
+    }
+    if (variant != OPEN_END) {
         open_names(t, p, cat, name, variant);
     } else { /* an END has neither name nor category */
         p->i_name_iid = 0;
         p->i_cat_iid = 0;
     }
+    return false;
+}
+
+/* The packet of open_on, its names known (names_on; `interned`: both iids from the straight lookup). */
+static inline TRACEC_I_ALWAYS_INLINE void packet_on(te_seq *t, tracec_te_packet *p, tracec_writer *w,
+                                                    perfetto_protos_TracePacket *pkt, tracec_msg *ev_out,
+                                                    tracec_te_category *cat, const char *name, uint32_t type,
+                                                    int variant, uint64_t ts, bool interned) {
+    bool room;
     begin_raw(t, w, pkt, TRACEC_BUFFER_TRACING_TRACK_EVENT);
     t->last_ts = ts != 0 ? ts : now_ns(t);
     /* room for the header, the TrackEvent's tag and length and the named event's fields; false: the begin failed */
@@ -1890,11 +1914,40 @@ static inline TRACEC_I_ALWAYS_INLINE void open_on(te_seq *t, tracec_te_packet *p
     t->in_event = 1;
 }
 
+static inline TRACEC_I_ALWAYS_INLINE void open_on(te_seq *t, tracec_te_packet *p, tracec_writer *w,
+                                                  perfetto_protos_TracePacket *pkt, tracec_msg *ev_out,
+                                                  tracec_te_category *cat, const char *name, uint32_t type,
+                                                  int variant, uint64_t ts) {
+    bool interned = names_on(t, p, cat, name, variant);
+    packet_on(t, p, w, pkt, ev_out, cat, name, type, variant, ts, interned);
+}
+
+/* The thread's scratch holds `n` bytes (grown, mmap'd); false: no memory. */
+static TRACEC_I_NOINLINE bool scratch_room(te_thread *g, size_t n) {
+    if (n <= g->scratch_cap) return true;
+    size_t cap = g->scratch_cap != 0 ? g->scratch_cap : (size_t)16 << 10;
+    while (cap < n) cap *= 2u;
+    void *m = mmap(NULL, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED) return false;
+    if (g->scratch != NULL) {
+        memcpy(m, g->scratch, g->scratch_used);
+        munmap(g->scratch, g->scratch_cap);
+    }
+    g->scratch = (uint8_t *)m;
+    g->scratch_cap = cap;
+    return true;
+}
+
 /*
  * A typed event for several slots (or none): the first slot that takes it
  * runs the block in `p`; every other one gets its own packet, header and
- * TrackEvent (its iids, clock and sequence) opened now, in its sequence
- * (tw, tpkt, tev), and, at the close, a copy of the bytes the block wrote.
+ * TrackEvent (its iids, clock and sequence), written at the close after
+ * the first one's with a copy of the bytes the block wrote (close_multi).
+ * Nothing is begun on a slot while another slot's packet is open: a
+ * LOSSLESS buffer's begin that would wait for a delivery while the thread
+ * holds a packet of any buffer is refused (WOULD_DEADLOCK), which lost the
+ * event there.  So every slot's checks, names (an interning packet) and
+ * timestamp come first, then the first slot's packet.
  */
 static TRACEC_I_NOINLINE int open_multi(te_thread *g, tracec_te_packet *p, tracec_te_category *cat, const char *name,
                                         uint32_t type, int variant, uint32_t mask, uint32_t kind) {
@@ -1906,7 +1959,10 @@ static TRACEC_I_NOINLINE int open_multi(te_thread *g, tracec_te_packet *p, trace
         drop_event_all(g, mask, a, 1);
         return 0;
     }
+    uint64_t first_ts = 0;
+    bool first_interned = false;
     tc.have = 0;
+    g->scratch_used = 0;
     for (uint32_t m = mask; m != 0; m &= m - 1u) {
         uint32_t i = (uint32_t)__builtin_ctz(m);
         bool fresh;
@@ -1914,16 +1970,35 @@ static TRACEC_I_NOINLINE int open_multi(te_thread *g, tracec_te_packet *p, trace
         if (t == NULL || !open_check(t, type, variant)) continue;
         uint64_t ts = ts_for(&tc, t, fresh);
         if (first == NULL) {
-            open_on(t, p, &p->w, &p->pkt, &p->i_ev, cat, name, type, variant, ts);
+            first_interned = names_on(t, p, cat, name, variant);
+            first_ts = ts;
             first = t;
-        } else {
-            tracec_te_packet q;
-            open_on(t, &q, &t->tw, &t->tpkt, &t->tev, cat, name, type, variant, ts);
-            more |= 1u << i;
+            continue;
         }
+        tracec_te_packet q;
+        (void)names_on(t, &q, cat, name, variant);
+        t->more_ts = ts;
+        t->more_cat_iid = q.i_cat_iid;
+        t->more_name_iid = q.i_name_iid;
+        t->more_name = name;
+        if (variant == OPEN_DYN && q.i_name_iid == 0) { /* written inline: the name as it is now */
+            size_t len = strlen(name) + 1u;
+            if (scratch_room(g, g->scratch_used + len)) {
+                memcpy(g->scratch + g->scratch_used, name, len);
+                t->more_name = NULL;
+                t->more_name_off = g->scratch_used;
+                g->scratch_used += len;
+            } else {
+                t->more_name = ""; /* no memory: an event without its name beats none */
+            }
+        }
+        more |= 1u << i;
     }
     if (TRACEC_I_UNLIKELY(g->slow_drop)) drop_nest(g, kind);
     if (first == NULL) return 0;
+    g->more_cat = cat;
+    g->more_variant = variant;
+    packet_on(first, p, &p->w, &p->pkt, &p->i_ev, cat, name, type, variant, first_ts, first_interned);
     /* the first sequence, tagged (bit 0) when other slots wait for the block's bytes */
     p->i_thread = (void *)((uintptr_t)first | (more != 0));
     p->i_more = more;
@@ -1995,14 +2070,16 @@ static inline TRACEC_I_ALWAYS_INLINE void closed_on(te_seq *t, uint32_t type, bo
 }
 
 /*
- * The other slots of a typed event: the bytes the block wrote into the
- * first slot's TrackEvent (after its type, category and name: from i_fill
- * to the TrackEvent's end, its length read back, a varint that may have
- * widened) are copied into each one's TrackEvent, which is then closed.
+ * A typed event for several slots (open_multi): the bytes the block wrote
+ * into the first slot's TrackEvent (after its type, category and name: from
+ * i_fill to the TrackEvent's end, its length read back, a varint that may
+ * have widened) are copied to the thread's scratch; the first slot's packet
+ * ends; then each other slot's packet is written with a copy of them.
  */
-static TRACEC_I_NOINLINE void close_more(te_thread *g, tracec_te_packet *p) {
+static TRACEC_I_NOINLINE void close_multi(te_thread *g, te_seq *first, tracec_te_packet *p) {
     const uint8_t *body = NULL;
     size_t len = 0;
+    tracec_status_t failed = p->w.status != TRACEC_STATUS_SUCCESS ? p->w.status : TRACEC_STATUS_NESTING_MISMATCH;
     if (p->w.status == TRACEC_STATUS_SUCCESS && p->i_ev.size_off < TRACEC_I_FAILED) {
         const uint8_t *q = p->w.base + p->i_ev.size_off;
         uint64_t total = 0;
@@ -2013,14 +2090,27 @@ static TRACEC_I_NOINLINE void close_more(te_thread *g, tracec_te_packet *p) {
         }
         size_t fill = p->i_fill - (p->i_ev.size_off + TRACEC_NESTED_SIZE_BYTES);
         if (total >= fill) {
-            body = q + fill;
-            len = (size_t)(total - fill);
+            if (scratch_room(g, g->scratch_used + (size_t)(total - fill))) {
+                len = (size_t)(total - fill);
+                memcpy(g->scratch + g->scratch_used, q + fill, len);
+                body = g->scratch + g->scratch_used;
+            } else {
+                failed = TRACEC_STATUS_OUT_OF_MEMORY; /* the other slots lose the event, counted */
+            }
         }
     }
+    closed_on(first, p->i_type, end(first, &p->w, &p->pkt)); /* no packet open from here on */
     for (uint32_t m = p->i_more; m != 0; m &= m - 1u) {
         te_seq *t = SEQ(g, __builtin_ctz(m));
+        tracec_te_packet q;
+        q.i_type = p->i_type;
+        q.i_cat_iid = t->more_cat_iid;
+        q.i_name_iid = t->more_name_iid;
+        const char *name = t->more_name != NULL ? t->more_name : (const char *)g->scratch + t->more_name_off;
+        packet_on(t, &q, &t->tw, &t->tpkt, &t->tev, g->more_cat, name, p->i_type, g->more_variant, t->more_ts,
+                  g->more_variant == OPEN_LITERAL && q.i_cat_iid != 0 && q.i_name_iid != 0);
         if (body == NULL)
-            tracec_writer_fail(&t->tw, p->w.status != TRACEC_STATUS_SUCCESS ? p->w.status : TRACEC_STATUS_NESTING_MISMATCH);
+            tracec_writer_fail(&t->tw, failed);
         else if (len != 0 && tracec_writer_reserve(&t->tw, len)) {
             memcpy(t->tw.ptr, body, len);
             t->tw.ptr += len;
@@ -2033,11 +2123,10 @@ static TRACEC_I_NOINLINE void close_more(te_thread *g, tracec_te_packet *p) {
 HOT_ENTRY void tracec_i_te_close(tracec_te_packet *p) {
     te_thread *g = &te;
     te_seq *t = (te_seq *)p->i_thread;
-    if (TRACEC_I_UNLIKELY((uintptr_t)t & 1u)) { /* other slots: their copies first (the block's bytes are in p) */
-        t = (te_seq *)((uintptr_t)t & ~(uintptr_t)1u);
-        close_more(g, p);
-    }
-    closed_on(t, p->i_type, end(t, &p->w, &p->pkt));
+    if (TRACEC_I_UNLIKELY((uintptr_t)t & 1u)) /* other slots: written after the first (close_multi) */
+        close_multi(g, (te_seq *)((uintptr_t)t & ~(uintptr_t)1u), p);
+    else
+        closed_on(t, p->i_type, end(t, &p->w, &p->pkt));
     guard_leave(g, GUARD_TYPED);
 }
 
