@@ -4,6 +4,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include <criterion/criterion.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -330,6 +331,50 @@ Test(trace_file, file_grows_and_drains_across_large_packets) {
     }
     cr_assert_eq(off, file.size);
     tt_buf_free(&file);
+}
+
+/*
+ * One writer per trace file: a second open of a file a writer has open (in
+ * this process or another: an flock) is refused with IO_ERROR and errno
+ * EBUSY, and the first one's bytes are not truncated; once the first is
+ * closed the path opens again.  Two writers of /dev/null are fine.
+ */
+Test(trace_file, a_file_another_writer_has_open_is_refused_and_kept) {
+    char path[] = "/tmp/tracec_writer_test_XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert(fd >= 0);
+    close(fd);
+    tracec_trace_file *f, *g = NULL;
+    cr_assert_eq(tracec_trace_file_open(path, &f), TRACEC_STATUS_SUCCESS);
+    for (uint64_t i = 0; i < 3; i++) write_packet(f, i, 10);
+    cr_assert_eq(tracec_trace_file_flush(f), TRACEC_STATUS_SUCCESS);
+    errno = 0;
+    cr_assert_eq(tracec_trace_file_open(path, &g), TRACEC_STATUS_IO_ERROR, "a second writer");
+    cr_assert_eq(errno, EBUSY);
+    write_packet(f, 3, 10);
+    cr_assert_eq(tracec_trace_file_close(f), TRACEC_STATUS_SUCCESS);
+    tt_buf file = {0};
+    cr_assert(tt_read_file(path, &file), "%s", path);
+    tracec_trace_file *m;
+    const uint8_t *want;
+    size_t want_size;
+    cr_assert_eq(tracec_trace_file_open_memory(&m), TRACEC_STATUS_SUCCESS);
+    for (uint64_t i = 0; i < 4; i++) write_packet(m, i, 10);
+    cr_assert_not_null(want = tracec_trace_file_data(m, &want_size));
+    cr_assert_eq(file.size, want_size, "the first writer's 4 packets, whole");
+    cr_assert_arr_eq(file.data, want, want_size);
+    cr_assert_eq(tracec_trace_file_close(m), TRACEC_STATUS_SUCCESS);
+    tt_buf_free(&file);
+    cr_assert_eq(tracec_trace_file_open(path, &g), TRACEC_STATUS_SUCCESS, "free again once it is closed");
+    cr_assert_eq(tracec_trace_file_close(g), TRACEC_STATUS_SUCCESS);
+    cr_assert(tt_read_file(path, &file));
+    cr_assert_eq(file.size, 0u, "truncated by the new writer");
+    tt_buf_free(&file);
+    unlink(path);
+    cr_assert_eq(tracec_trace_file_open("/dev/null", &f), TRACEC_STATUS_SUCCESS);
+    cr_assert_eq(tracec_trace_file_open("/dev/null", &g), TRACEC_STATUS_SUCCESS, "not a regular file: no lock");
+    cr_assert_eq(tracec_trace_file_close(g), TRACEC_STATUS_SUCCESS);
+    cr_assert_eq(tracec_trace_file_close(f), TRACEC_STATUS_SUCCESS);
 }
 
 Test(trace_file, bad_calls) {

@@ -135,6 +135,29 @@ Test(record_te, own_session_and_recorder_give_the_same_trace) {
     }
 }
 
+/*
+ * `-o` naming the file of the program's own session: the program's session
+ * is refused (one writer per file) with a line that says why, and the
+ * recorder's trace is whole, not the two interleaved (which the trace
+ * processor found corrupt, with exit status 0).
+ */
+Test(record_te, own_session_on_the_recorders_file_is_refused_and_the_trace_kept) {
+    char args[160], rec[128], *out;
+    snprintf(args, sizeof args, "events 40 %s/rec.pftrace", g_dir);
+    int rc = record_program("rec.pftrace", args, rec, sizeof rec, &out);
+    cr_assert_neq(rc, 0, "the program's session start failed, and so did the program:\n%s", out);
+    cr_assert(strstr(out, "rec.pftrace is being written by another trace writer (tracec record -o the same "
+                          "file?), so this session is not started") != NULL,
+              "%s", out);
+    free(out);
+    char *bad = query(rec, Q_BAD);
+    cr_expect(strchr(strchr(bad, '\n') + 1, '"') == NULL, "errors or losses:\n%s", bad);
+    free(bad);
+    char *slices = tp_query(rec, "select count(*) from slice where name like 'provider %';\n");
+    cr_expect(strstr(slices, "\n1") != NULL, "the recorder's summary of the program:\n%s", slices);
+    free(slices);
+}
+
 Test(record_te, recorder_categories_are_its_session_only) {
     char cmd[1024], rec[128], own[128], *out;
     snprintf(rec, sizeof rec, "%s/rec.pftrace", g_dir);

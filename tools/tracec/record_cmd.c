@@ -321,7 +321,10 @@ int tracec_cmd_record(int argc, char **argv) {
             if (dir[0]) rmdir(dir);
             return bad_usage("bad --categories '%s' (1 to 100 comma-separated names of 1 to 100 chars, no spaces)",
                              cfg.categories);
-        } else
+        } else if (st == TRACEC_STATUS_IO_ERROR && errno == EBUSY)
+            fprintf(stderr, "tracec record: %s is being written by another trace writer (a program's own session?): "
+                            "give -o another file\n", cfg.output_path);
+        else
             fprintf(stderr, "tracec record: cannot start: %s (%s)\n", tracec_status_str(st), strerror(errno));
         if (dir[0]) rmdir(dir);
         return 1;

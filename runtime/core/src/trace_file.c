@@ -21,6 +21,8 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define TRACEC_I_FILE_INITIAL (64u * 1024u)
@@ -159,9 +161,26 @@ static tracec_status_t open_common(int fd, tracec_trace_file **out) {
 }
 
 tracec_status_t tracec_trace_file_open(const char *path, tracec_trace_file **out) {
+    struct stat sb;
     if (path == NULL || out == NULL) return TRACEC_STATUS_INVALID_ARGUMENT;
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
     if (fd < 0) return TRACEC_STATUS_IO_ERROR;
+    /* One writer per trace file (a program's own session and `tracec record -o` on the same path would interleave
+       their bytes): the second is refused before it truncates the first one's.  Regular files only (two writers
+       of /dev/null are fine); a file system without flock is not refused. */
+    if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode)) {
+        if (flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK) {
+            close(fd);
+            errno = EBUSY;
+            return TRACEC_STATUS_IO_ERROR;
+        }
+        if (ftruncate(fd, 0) != 0) {
+            int e = errno;
+            close(fd);
+            errno = e;
+            return TRACEC_STATUS_IO_ERROR;
+        }
+    }
     tracec_status_t s = open_common(fd, out);
     if (s != TRACEC_STATUS_SUCCESS) close(fd);
     return s;

@@ -482,6 +482,11 @@ static tracec_status_t session_start(const tracec_session_config *config, tracec
     if (s->flush_period_ms == 0 && config->path != NULL) s->flush_period_ms = TRACEC_SESSION_FLUSH_PERIOD_DEFAULT_MS;
     if (config->path != NULL) {
         st = tracec_trace_file_open(config->path, &s->file);
+        if (st == TRACEC_STATUS_IO_ERROR && errno == EBUSY) /* a likely slip, which the program may not report */
+            fprintf(stderr,
+                    "tracec: %s is being written by another trace writer (tracec record -o the same file?), so "
+                    "this session is not started: give each its own file\n",
+                    config->path);
         if (st != TRACEC_STATUS_SUCCESS) goto fail;
     } else {
         s->write = config->write;

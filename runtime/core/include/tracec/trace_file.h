@@ -43,7 +43,9 @@ typedef struct tracec_trace_file tracec_trace_file;
 /*
  * Creates (truncates) `path` and returns a writer for it in *out (owned by
  * the caller; release it with tracec_trace_file_close).  IO_ERROR with errno
- * set if the file cannot be created.
+ * set if the file cannot be created; errno EBUSY when another trace writer
+ * (of any process: an flock) has the regular file `path` open, which is
+ * then left as it is.
  */
 tracec_status_t tracec_trace_file_open(const char *path, tracec_trace_file **out) TRACEC_I_WARN_UNUSED;
 

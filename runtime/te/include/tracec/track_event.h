@@ -596,7 +596,8 @@ typedef struct tracec_session_config {
  * categories are on.  Up to TRACEC_TE_MAX_SESSIONS sessions at once, each
  * with its own buffer, clock, categories, sequences and interning:
  * LIMIT_EXCEEDED when that many are active.  IO_ERROR (errno set) when the file
- * cannot be created; BUFFER_FULL when those packets do not fit (an explicit
+ * cannot be created, errno EBUSY when another trace writer has it open (a
+ * `tracec record -o` of the same file: said on stderr); BUFFER_FULL when those packets do not fit (an explicit
  * durable_size too small); any status of the context and buffer calls.
  * INVALID_ARGUMENT: no path and no callback, an unsupported clock_id.
  */
