@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# fixed_lengths.sh SOURCE_DIR BUILD_DIR C_COMPILER CXX_COMPILER - tracec built
+# fixed_lengths.sh SOURCE_DIR BUILD_DIR C_COMPILER - tracec built
 # with TRACEC_FIXED_NESTED_LENGTHS=ON (in BUILD_DIR, kept between runs) and
 # installed; examples/make's example and te_example, a plain Makefile with
 # flags from pkg-config only, built against it.  The library ends packets the
@@ -8,12 +8,13 @@
 # the program's inline code writes alone (a trace file), must have the fixed
 # 4-byte lengths.
 set -euo pipefail
-SRC=$1 B=$2 CC=$3 CXX=$4
+SRC=$1 B=$2 CC=$3
+# No C++ compiler: a build without the tests and benchmarks needs none (a packager's, or a C-only parent's).
 # Ninja when installed (less CPU than make for the same compiles), for a new BUILD_DIR.
 gen=()
 if [ ! -f "$B/CMakeCache.txt" ] && command -v ninja >/dev/null; then gen=(-G Ninja); fi
 mkdir -p "$B"
-cmake -S "$SRC" -B "$B" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_COMPILER="$CC" -DCMAKE_CXX_COMPILER="$CXX" \
+cmake -S "$SRC" -B "$B" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_COMPILER="$CC" -DCMAKE_CXX_COMPILER=/nonexistent/c++ \
   -DTRACEC_BUILD_TESTS=OFF -DTRACEC_BUILD_EXAMPLES=OFF -DTRACEC_FIXED_NESTED_LENGTHS=ON \
   >"$B/configure.log" 2>&1 || { cat "$B/configure.log"; exit 1; }
 cmake --build "$B" -j"${JOBS:-2}" >"$B/build.log" 2>&1 || { tail -n 40 "$B/build.log"; exit 1; }

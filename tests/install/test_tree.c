@@ -92,6 +92,10 @@ Test(install, layout) {
     expect_file("lib/pkgconfig/tracec_pb.pc");
     expect_file("lib/pkgconfig/tracec_text.pc");
     expect_file("lib/pkgconfig/tracec_decode.pc");
+    char path[512];
+    struct stat sb;
+    snprintf(path, sizeof path, "%s/include/.deps", g_prefix);
+    cr_expect_neq(stat(path, &sb), 0, "protoc's depfile folder is not installed: %s", path);
 }
 
 /* The text tools from the install, linked exactly as the README says. */
