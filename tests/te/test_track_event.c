@@ -463,16 +463,24 @@ Test(track_event, misuse_has_a_documented_outcome) {
     {
         tracec_session *more[TRACEC_TE_MAX_SESSIONS - 1];
         static const char *const none[] = {"none"};
-        cfg.path = te_path("second.pftrace");
+        char name[32];
         cfg.categories = none;
         cfg.num_categories = 1;
-        for (int i = 0; i < TRACEC_TE_MAX_SESSIONS - 1; i++)
+        for (int i = 0; i < TRACEC_TE_MAX_SESSIONS - 1; i++) {
+            snprintf(name, sizeof name, "more%d.pftrace", i); /* a file each: one writer per file */
+            cfg.path = te_path(name);
             cr_assert_eq(tracec_session_start(&cfg, &more[i]), TRACEC_STATUS_SUCCESS, "up to %d sessions at a time",
                          TRACEC_TE_MAX_SESSIONS);
+        }
         cr_assert_eq(tracec_session_start(&cfg, &s2), TRACEC_STATUS_LIMIT_EXCEEDED, "at most %d sessions at a time",
                      TRACEC_TE_MAX_SESSIONS);
         for (int i = 0; i < TRACEC_TE_MAX_SESSIONS - 1; i++)
             cr_assert_eq(tracec_session_stop(more[i]), TRACEC_STATUS_SUCCESS);
+        cfg.path = path; /* the first session's own file */
+        errno = 0;
+        cr_assert_eq(tracec_session_start(&cfg, &s2), TRACEC_STATUS_IO_ERROR, "a file another session writes");
+        cr_assert_eq(errno, EBUSY);
+        cfg.path = te_path("second.pftrace");
         cfg.categories = NULL;
         cfg.num_categories = 0;
     }
