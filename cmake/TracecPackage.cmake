@@ -24,10 +24,15 @@ add_library(tracec::pb ALIAS tracec_pb)
 add_executable(tracec::protoc-gen-tracec ALIAS protoc-gen-tracec)
 add_executable(tracec::cli ALIAS tracec_cli)
 
-# Shared libraries: the installed programs find them from their own folder.
+# Shared libraries: the installed programs find them from their own folder, unless that folder is one the
+# loader searches anyway (a distribution's /usr/lib/<triplet>: no RUNPATH there, which packaging checks flag).
+# CMAKE_SKIP_INSTALL_RPATH=ON leaves it out in any case.
 if(BUILD_SHARED_LIBS)
-  file(RELATIVE_PATH _tracec_bin_to_lib ${CMAKE_INSTALL_FULL_BINDIR} ${CMAKE_INSTALL_FULL_LIBDIR})
-  set_target_properties(tracec_cli protoc-gen-tracec PROPERTIES INSTALL_RPATH "$ORIGIN/${_tracec_bin_to_lib}")
+  list(FIND CMAKE_C_IMPLICIT_LINK_DIRECTORIES "${CMAKE_INSTALL_FULL_LIBDIR}" _tracec_system_libdir)
+  if(_tracec_system_libdir EQUAL -1)
+    file(RELATIVE_PATH _tracec_bin_to_lib ${CMAKE_INSTALL_FULL_BINDIR} ${CMAKE_INSTALL_FULL_LIBDIR})
+    set_target_properties(tracec_cli protoc-gen-tracec PROPERTIES INSTALL_RPATH "$ORIGIN/${_tracec_bin_to_lib}")
+  endif()
 endif()
 
 install(EXPORT tracec-targets NAMESPACE tracec:: DESTINATION ${TRACEC_INSTALL_CMAKEDIR})
