@@ -8,7 +8,10 @@
  * packet is begun, never finished), `sigterm` (SIGTERM, the
  * default disposition, stop_on_signals), `sigint_handler` (SIGINT with the
  * program's own handler, stop_on_signals; the program then stops the
- * session itself and returns 3 if its handler ran).
+ * session itself and returns 3 if its handler ran), `sigint_ignored`
+ * (SIGINT ignored before the start, stop_on_signals: returns 3 if it is
+ * still SIG_IGN after the start, as the programs it would exec inherit it,
+ * and SIGINT changed nothing; the program stops the session itself).
  */
 #define _GNU_SOURCE
 #include <signal.h>
@@ -42,6 +45,7 @@ int main(int argc, char **argv) {
         pause.tv_sec = 0, pause.tv_nsec = (long)cfg.flush_period_ms * 4000000L;
     cfg.stop_on_signals = strncmp(argv[2], "sig", 3) == 0;
     if (strcmp(argv[2], "sigint_handler") == 0) signal(SIGINT, on_int);
+    if (strcmp(argv[2], "sigint_ignored") == 0) signal(SIGINT, SIG_IGN);
     if (tracec_session_start(&cfg, &s) != TRACEC_STATUS_SUCCESS) return 1;
     for (int i = 0; i < 1000; i++) {
         TRACEC_SLICE_BEGIN(x, "early");
@@ -76,6 +80,17 @@ int main(int argc, char **argv) {
         }
         (void)tracec_session_stop(s);
         return got == SIGINT ? 3 : 4;
+    }
+    if (strcmp(argv[2], "sigint_ignored") == 0) {
+        struct sigaction cur;
+        if (sigaction(SIGINT, NULL, &cur) != 0 || (cur.sa_flags & SA_SIGINFO) || cur.sa_handler != SIG_IGN) return 6;
+        raise(SIGINT);
+        for (int i = 0; i < 10; i++) {
+            TRACEC_SLICE_BEGIN(x, "after handler");
+            TRACEC_SLICE_END(x);
+        }
+        (void)tracec_session_stop(s);
+        return 3;
     }
     return 5;
 }

@@ -827,6 +827,17 @@ Test(te_losses, sigterm_stops_the_session_cleanly) {
     expect_loss(path, 0);
 }
 
+/* SIGINT ignored before the session started stays ignored: the session installs no handler for it (the programs
+   it execs inherit SIG_IGN, not a default), and a SIGINT changes nothing. */
+Test(te_losses, an_ignored_sigint_stays_ignored) {
+    const char *path = te_path("sigign.pftrace");
+    cr_assert_eq(helper(path, "sigint_ignored", "never"), 3, "SIG_IGN kept, the program went on");
+    long late = count_named(path, "late"), after = count_named(path, "after handler");
+    if (late == -2) return;
+    cr_assert_eq(late, 1000);
+    cr_assert_eq(after, 10);
+}
+
 Test(te_losses, sigint_with_the_programs_handler_flushes_and_chains) {
     const char *path = te_path("sigint.pftrace");
     cr_assert_eq(helper(path, "sigint_handler", "never"), 3, "the program's handler ran, the program went on");

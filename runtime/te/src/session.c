@@ -299,6 +299,13 @@ static void on_stop_signal(int sig, siginfo_t *info, void *uctx) {
     errno = e;
 }
 
+/* Whether `sig` is ignored now (SIG_IGN): it stays so, with no handler of the session, since the programs the
+   process execs inherit SIG_IGN but not a handler (they would get the default, and die of it). */
+static int ignored(int sig) {
+    struct sigaction cur;
+    return sigaction(sig, NULL, &cur) == 0 && !(cur.sa_flags & SA_SIGINFO) && cur.sa_handler == SIG_IGN;
+}
+
 static void signals_install(void) {
     struct sigaction sa;
     if (sig_installed) return;
@@ -306,9 +313,13 @@ static void signals_install(void) {
     sa.sa_sigaction = on_stop_signal;
     sa.sa_flags = SA_SIGINFO | SA_RESTART;
     sigemptyset(&sa.sa_mask);
-    if (sigaction(SIGINT, &sa, &old_int) != 0) return;
-    if (sigaction(SIGTERM, &sa, &old_term) != 0) {
-        (void)sigaction(SIGINT, &old_int, NULL);
+    memset(&old_int, 0, sizeof old_int);
+    memset(&old_term, 0, sizeof old_term);
+    old_int.sa_handler = old_term.sa_handler = SIG_IGN; /* the session's handler never runs for an ignored one */
+    int int_ours = !ignored(SIGINT);
+    if (int_ours && sigaction(SIGINT, &sa, &old_int) != 0) return;
+    if (!ignored(SIGTERM) && sigaction(SIGTERM, &sa, &old_term) != 0) {
+        if (int_ours) (void)sigaction(SIGINT, &old_int, NULL);
         return;
     }
     sig_installed = 1;

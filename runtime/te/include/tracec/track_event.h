@@ -577,7 +577,8 @@ typedef struct tracec_session_config {
      * events.md, "Signals and abnormal ends"): when the program's own
      * disposition would end the process, the session is stopped and the
      * signal's action then runs; when the program has a handler, the session
-     * is flushed and the handler runs.
+     * is flushed and the handler runs.  A signal ignored at the start
+     * (SIG_IGN) stays ignored, with no handler.
      */
     int stop_on_signals;
 } tracec_session_config;
