@@ -10,6 +10,7 @@
 #define _GNU_SOURCE /* pthread_setname_np */
 #include <criterion/criterion.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -300,6 +301,51 @@ Test(te_losses, slices_open_at_a_pause_end_there) {
     expect_tp(path, "select name, depth, dur >= 0 as ended from slice order by ts;",
               "\"name\",\"depth\",\"ended\"\n\"A\",0,1\n\"B\",0,1\n\"C\",0,1\n\"D\",0,1\n");
     expect_loss(path, 1);
+}
+
+/* A thread whose last calls are its ENDs, after a pause and resume. */
+static tracec_session *g_ends_session;
+static void *ends_after_the_resume(void *p) {
+    sem_t *go = p;
+    TRACEC_SLICE_BEGIN(m, "s0");
+    TRACEC_SLICE_BEGIN(m, "s1");
+    sem_post(&go[0]);
+    sem_wait(&go[1]); /* the main thread paused and resumed */
+    TRACEC_SLICE_END(m);
+    TRACEC_SLICE_END(m);
+    return NULL;
+}
+
+/*
+ * Slices a pause ended are ended in the trace even when the thread's only
+ * calls after the resume are its ENDs of them (swallowed: the pause ended
+ * them) and it then writes nothing: the ENDs the boundary owes are written
+ * when the thread first comes by, not after a later written event.
+ */
+Test(te_losses, slices_a_pause_ended_are_ended_when_the_thread_writes_nothing_after) {
+    TE_LOCAL_ONLY("pause and resume");
+    static const tracec_buffer_disposition_t how[] = {TRACEC_BUFFER_DISPOSITION_RETAIN,
+                                                      TRACEC_BUFFER_DISPOSITION_CLEAR_ENTIRE};
+    for (size_t k = 0; k < sizeof how / sizeof how[0]; k++) {
+        char name[32];
+        snprintf(name, sizeof name, "ends%zu.pftrace", k);
+        const char *path = te_path(name);
+        g_ends_session = start(path, TRACEC_BUFFERING_MODE_STREAMING, TRACEC_BUFFER_POLICY_LOSSLESS, 0);
+        sem_t go[2];
+        pthread_t th;
+        sem_init(&go[0], 0, 0);
+        sem_init(&go[1], 0, 0);
+        cr_assert_eq(pthread_create(&th, NULL, ends_after_the_resume, go), 0);
+        sem_wait(&go[0]);
+        cr_assert_eq(tracec_session_pause(g_ends_session), TRACEC_STATUS_SUCCESS);
+        cr_assert_eq(tracec_session_resume(g_ends_session, how[k]), TRACEC_STATUS_SUCCESS);
+        sem_post(&go[1]);
+        cr_assert_eq(pthread_join(th, NULL), 0);
+        cr_assert_eq(te_stop(g_ends_session), TRACEC_STATUS_SUCCESS);
+        expect_tp(path, "select name, depth, dur >= 0 as ended from slice order by ts;",
+                  "\"name\",\"depth\",\"ended\"\n\"s0\",0,1\n\"s1\",1,1\n");
+        expect_loss(path, 0);
+    }
 }
 
 /*

@@ -760,6 +760,7 @@ static TRACEC_I_NOINLINE te_seq *dropped(te_thread *g, uint32_t i) {
  * written there).
  */
 static void late_files(te_seq *t, uint32_t i);
+static void write_owed(te_seq *t);
 
 static TRACEC_I_NOINLINE te_seq *seq_ready_slow(te_thread *g, uint32_t i) {
     tracec_i_te_slot *s = &tracec_i_te_slots[i];
@@ -819,6 +820,10 @@ static TRACEC_I_NOINLINE te_seq *seq_ready_slow(te_thread *g, uint32_t i) {
         if (t->need & NEED_BASE) write_base(t);
     }
     if (TRACEC_I_UNLIKELY(t->files_gen != t->gen)) late_files(t, i);
+    /* ENDs a run boundary owes are written as soon as the sequence is ready (here), not after a later written
+       event: a thread whose next calls are the program's ENDs of those slices (swallowed, phantoms) and then
+       nothing would leave them unfinished in the trace */
+    if (TRACEC_I_UNLIKELY(t->nowed != 0)) write_owed(t);
     return t;
 }
 
@@ -1070,6 +1075,7 @@ static TRACEC_I_NOINLINE void write_owed(te_seq *t) {
         perfetto_protos_TrackEvent_set_type(&ev, perfetto_protos_TrackEvent_TYPE_SLICE_END);
         perfetto_protos_TracePacket_end_track_event(&pkt, &ev);
         if (!end(t, &w, &pkt)) return;
+        if (t->owed[0].ts > t->last_ts) t->last_ts = t->owed[0].ts;
         if (--t->owed[0].n == 0) {
             t->nowed--;
             memmove(&t->owed[0], &t->owed[1], t->nowed * sizeof t->owed[0]);
