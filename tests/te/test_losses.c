@@ -348,6 +348,42 @@ Test(te_losses, slices_a_pause_ended_are_ended_when_the_thread_writes_nothing_af
     }
 }
 
+/* A slice whose END the buffer refuses (too large for it): the END is owed. */
+static void slice_with_a_lost_end(const char *name) {
+    static char big[200 << 10];
+    memset(big, 'b', sizeof big - 1u);
+    TRACEC_TE(m, TRACEC_TE_SLICE_BEGIN_DYN(name));
+    TRACEC_SLICE_END_AS(m, my_app_MyEvent, ev) { my_app_MyEvent_set_cstr_custom_string(&ev, big); }
+}
+
+static void *lost_end_then_exit(void *p) {
+    (void)p;
+    slice_with_a_lost_end("thread work");
+    return NULL; /* nothing after it: the END is written at the thread's exit */
+}
+
+/*
+ * An END the buffer refused is owed, written after the thread's next
+ * written event; a thread that writes nothing after it writes it at its
+ * exit, and the thread that stops the session at the stop, so the slices
+ * are ended in the trace (and the refused packets counted).
+ */
+Test(te_losses, a_lost_end_is_written_at_the_threads_exit_and_at_its_stop) {
+    TE_LOCAL_ONLY("the program's own session's stop");
+    const char *path = te_path("lostend.pftrace");
+    tracec_session *s = start(path, TRACEC_BUFFERING_MODE_STREAMING, TRACEC_BUFFER_POLICY_LOSSLESS, 64u << 10);
+    pthread_t th;
+    cr_assert_eq(pthread_create(&th, NULL, lost_end_then_exit, NULL), 0);
+    cr_assert_eq(pthread_join(th, NULL), 0);
+    slice_with_a_lost_end("main work");
+    uint64_t lost = te_lost_now(s);
+    cr_assert_eq(te_stop(s), TRACEC_STATUS_SUCCESS);
+    cr_assert_eq(lost, 2u, "the two refused ENDs");
+    expect_tp(path, "select name, depth, dur >= 0 as ended from slice order by name;",
+              "\"name\",\"depth\",\"ended\"\n\"main work\",0,1\n\"thread work\",0,1\n");
+    expect_loss(path, 2);
+}
+
 /*
  * Events of a paused session are lost, and the trace says so: the run's
  * categories stay on, so each one reaches the layer, which counts it in

@@ -676,6 +676,7 @@ static tracec_status_t session_stop(uintptr_t token) {
         return TRACEC_STATUS_BAD_STATE;
     }
     __atomic_store_n(&cur_token[s->slot], 0, __ATOMIC_RELEASE); /* every call with the handle is refused from now on */
+    if (getpid() == s->pid) tracec_i_te_thread_owed(s->slot); /* the stopping thread's last lost ENDs */
     tracec_i_te_slot_set_categories(s->slot, s->ctx, 0); /* its events stop here */
     flusher_stop(s);
     tracec_i_te_slot_close(s->slot);

@@ -121,6 +121,8 @@ uint64_t tracec_i_te_now(int slot);
  * the stop or pause that follows does not wait for it.
  */
 void tracec_i_te_thread_abandon(int slot);
+/* The calling thread writes the ENDs it owes in `slot` (its sequence there current): at the session's stop. */
+void tracec_i_te_thread_owed(int slot);
 
 /*
  * Slots for a session of another kind than tracec_session (the recorder

@@ -266,9 +266,13 @@ static int seq_key_ok;
 tracec_i_te_slot tracec_i_te_slots[TRACEC_TE_MAX_SESSIONS];
 uint64_t tracec_i_te_ver[TRACEC_TE_MAX_SESSIONS];
 
-/* At thread exit: the sequences' memory (the writers' state is the buffer runtime's, released by it). */
+static void owed_at_exit(te_thread *g);
+
+/* At thread exit: the ENDs the thread still owes, then the sequences' memory (the writers' state is the buffer
+   runtime's, released by it; a writer it released first gets a state again, released in the next round). */
 static void seq_free(void *p) {
     te_thread *g = (te_thread *)p;
+    owed_at_exit(g);
     for (int i = 0; i < TRACEC_TE_MAX_SESSIONS; i++) {
         if (SEQ(g, i) == NULL) continue;
         munmap(SEQ(g, i), sizeof(te_seq));
@@ -762,6 +766,12 @@ static TRACEC_I_NOINLINE te_seq *dropped(te_thread *g, uint32_t i) {
 static void late_files(te_seq *t, uint32_t i);
 static void write_owed(te_seq *t);
 
+/* A ONESHOT slot: its buffer, once full, stays full, so an owed END is never written again (nor counted twice). */
+static bool slot_oneshot(uint32_t i) {
+    const tracec_i_te_slot *s = &tracec_i_te_slots[i];
+    return !__atomic_load_n(&s->in_order, __ATOMIC_RELAXED) && __atomic_load_n(&s->incremental, __ATOMIC_RELAXED);
+}
+
 static TRACEC_I_NOINLINE te_seq *seq_ready_slow(te_thread *g, uint32_t i) {
     tracec_i_te_slot *s = &tracec_i_te_slots[i];
     te_seq *t = SEQ(g, i);
@@ -822,8 +832,9 @@ static TRACEC_I_NOINLINE te_seq *seq_ready_slow(te_thread *g, uint32_t i) {
     if (TRACEC_I_UNLIKELY(t->files_gen != t->gen)) late_files(t, i);
     /* ENDs a run boundary owes are written as soon as the sequence is ready (here), not after a later written
        event: a thread whose next calls are the program's ENDs of those slices (swallowed, phantoms) and then
-       nothing would leave them unfinished in the trace */
-    if (TRACEC_I_UNLIKELY(t->nowed != 0)) write_owed(t);
+       nothing would leave them unfinished in the trace.  Not in ONESHOT, where a buffer that filled stays full
+       (the attempt would be one more refusal counted): there they wait for a written event, as before. */
+    if (TRACEC_I_UNLIKELY(t->nowed != 0) && !slot_oneshot(i)) write_owed(t);
     return t;
 }
 
@@ -1772,6 +1783,33 @@ void tracec_i_te_thread_abandon(int slot) {
     if (t == NULL || !t->in_event) return;
     typed_abandon_all(g); /* the open packets are refused and counted */
     g->guard &= ~(uint32_t)GUARD_TYPED;
+}
+
+/*
+ * ENDs owed (an END the buffer refused, written after the thread's next
+ * written event) that no later event will write: at the thread's exit,
+ * and for the calling thread at its session's stop.  Not from inside the
+ * layer (a thread that exits from a handler or a typed block).
+ */
+static void owed_at_exit(te_thread *g) {
+    if (g->guard != 0 || tracec_i_tls_locks != 0) return;
+    g->guard = GUARD_EVENT;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    for (uint32_t i = 0; i < TRACEC_TE_MAX_SESSIONS; i++) {
+        te_seq *t = SEQ(g, i);
+        if (t == NULL || t->nowed == 0 || slot_oneshot(i)) continue;
+        if ((t = seq_ready(g, i)) != NULL && t->nowed != 0) write_owed(t);
+    }
+    g->slow_drop = 0;
+    guard_leave(g, GUARD_EVENT);
+}
+
+void tracec_i_te_thread_owed(int slot) {
+    te_thread *g = &te;
+    te_seq *t = SEQ(g, slot);
+    if (t != NULL && t->nowed != 0 && !slot_oneshot((uint32_t)slot) &&
+        t->gen == __atomic_load_n(&tracec_i_te_slots[slot].gen, __ATOMIC_ACQUIRE) && seq_current(t))
+        write_owed(t);
 }
 
 int tracec_i_te_session_enter(void) {
