@@ -384,6 +384,90 @@ Test(te_losses, a_lost_end_is_written_at_the_threads_exit_and_at_its_stop) {
     expect_loss(path, 2);
 }
 
+/* A thread driven step by step by the test (go[0]: it did its step; go[1]: the next one). */
+static void *steps_across_two_resumes(void *p) {
+    sem_t *go = p;
+    TRACEC_SLICE_BEGIN(m, "outer"); /* delivered by the first pause */
+    sem_post(&go[0]);
+    sem_wait(&go[1]); /* resumed (CLEAR_ENTIRE), and the buffer full, its delivery held */
+    TRACEC_INSTANT(m, "refused"); /* takes the boundary; its new sequence's first packet is refused */
+    sem_post(&go[0]);
+    sem_wait(&go[1]); /* paused again */
+    TRACEC_INSTANT(m, "paused"); /* lost, counted */
+    sem_post(&go[0]);
+    sem_wait(&go[1]); /* resumed (CLEAR_ENTIRE) */
+    TRACEC_SLICE_END(m); /* outer's: ended at the first pause */
+    TRACEC_SLICE_BEGIN(m, "next");
+    TRACEC_SLICE_END(m);
+    return NULL;
+}
+
+/* A session's output in memory; while `hold` is set the callback waits (its delivery thread with it). */
+typedef struct held_output {
+    unsigned char *data;
+    size_t size;
+    volatile int hold;
+    sem_t release;
+} held_output;
+
+static void held_write(const void *data, size_t size, void *user) {
+    held_output *o = user;
+    if (__atomic_load_n(&o->hold, __ATOMIC_ACQUIRE)) sem_wait(&o->release);
+    o->data = realloc(o->data, o->size + size);
+    memcpy(o->data + o->size, data, size);
+    o->size += size;
+}
+
+/*
+ * A slice a pause ended stays ended in the trace when the thread's new
+ * sequence could not start (its first packet refused: both halves full,
+ * their delivery held) before the next pause: the END owed at the first
+ * boundary is kept at the second (a sequence still to start belongs to the
+ * same session and track), so later slices do not nest inside a stale one.
+ */
+Test(te_losses, an_owed_end_survives_a_second_boundary_before_the_new_sequence_starts) {
+    TE_LOCAL_ONLY("a write callback");
+    held_output out = {NULL, 0, 0, {{0}}};
+    tracec_session_config cfg = TRACEC_SESSION_CONFIG_INIT;
+    tracec_session *s;
+    sem_init(&out.release, 0, 0);
+    cfg.write = held_write;
+    cfg.write_data = &out;
+    cfg.policy = TRACEC_BUFFER_POLICY_DISCARD;
+    cfg.buffer_size = 4096;
+    cr_assert_eq(tracec_session_start(&cfg, &s), TRACEC_STATUS_SUCCESS);
+    sem_t go[2];
+    pthread_t th;
+    sem_init(&go[0], 0, 0);
+    sem_init(&go[1], 0, 0);
+    cr_assert_eq(pthread_create(&th, NULL, steps_across_two_resumes, go), 0);
+    sem_wait(&go[0]);
+    cr_assert_eq(tracec_session_pause(s), TRACEC_STATUS_SUCCESS);
+    cr_assert_eq(tracec_session_resume(s, TRACEC_BUFFER_DISPOSITION_CLEAR_ENTIRE), TRACEC_STATUS_SUCCESS);
+    __atomic_store_n(&out.hold, 1, __ATOMIC_RELEASE);
+    uint64_t before = tracec_session_lost(s);
+    for (int i = 0; i < 100000 && tracec_session_lost(s) < before + 100u; i++) TRACEC_INSTANT(m, "fill");
+    cr_assert_geq(tracec_session_lost(s), before + 100u, "both halves full");
+    sem_post(&go[1]);
+    sem_wait(&go[0]);
+    __atomic_store_n(&out.hold, 0, __ATOMIC_RELEASE);
+    for (int i = 0; i < 4; i++) sem_post(&out.release); /* the deliveries waiting, and any that comes in between */
+    cr_assert_eq(tracec_session_pause(s), TRACEC_STATUS_SUCCESS);
+    sem_post(&go[1]);
+    sem_wait(&go[0]);
+    cr_assert_eq(tracec_session_resume(s, TRACEC_BUFFER_DISPOSITION_CLEAR_ENTIRE), TRACEC_STATUS_SUCCESS);
+    sem_post(&go[1]);
+    cr_assert_eq(pthread_join(th, NULL), 0);
+    cr_assert_eq(tracec_session_stop(s), TRACEC_STATUS_SUCCESS);
+    const char *path = te_path("twice.pftrace");
+    FILE *f = fopen(path, "wb");
+    cr_assert(f != NULL && fwrite(out.data, 1, out.size, f) == out.size);
+    fclose(f);
+    free(out.data);
+    expect_tp(path, "select name, depth, dur >= 0 as ended from slice where name in ('outer', 'next') order by ts;",
+              "\"name\",\"depth\",\"ended\"\n\"outer\",0,1\n\"next\",0,1\n");
+}
+
 /*
  * Events of a paused session are lost, and the trace says so: the run's
  * categories stay on, so each one reaches the layer, which counts it in

@@ -659,8 +659,8 @@ static TRACEC_I_NOINLINE void owe(te_seq *t, uint64_t ts, uint64_t n) {
  * A run or session boundary: the slices open on the thread's track were
  * ended when the run stopped (`end_ts`; their ENDs are owed when
  * `write_ends`), and the program's own ENDs for them are swallowed
- * (phantom levels).  Without `write_ends` (a new sequence or session: the
- * BEGINs are not on it) the owed ENDs go too.  `run`: a run boundary of
+ * (phantom levels).  Without `write_ends` (a new session, or a fork
+ * child's new track: the BEGINs are not on it) the owed ENDs go too.  `run`: a run boundary of
  * the same trace and track; when the slot's categories stayed since the
  * thread's last one (`cats_seen`, which it updates), the innermost lost
  * levels stay (else, and at a new session or track, they all become
@@ -725,7 +725,7 @@ static TRACEC_I_NOINLINE te_seq *paused(te_seq *t) {
        between must not take this pause's boundary for the next one's. */
     uint64_t pause = __atomic_load_n(&s->pause, __ATOMIC_RELAXED);
     if (t->hint != UINT64_MAX && t->pause_seen != pause) {
-        nest_boundary(t, __atomic_load_n(&s->run_end_ts, __ATOMIC_RELAXED), !(t->need & NEED_HEADER), 1);
+        nest_boundary(t, __atomic_load_n(&s->run_end_ts, __ATOMIC_RELAXED), 1, 1);
         t->pause_seen = pause;
     }
     __atomic_fetch_add(&s->lost, 1u, __ATOMIC_RELAXED);
@@ -806,9 +806,11 @@ static TRACEC_I_NOINLINE te_seq *seq_ready_slow(te_thread *g, uint32_t i) {
         if (tracec_buffer_epoch((tracec_buffer_id_t){t->buf}, &epoch) != TRACEC_STATUS_SUCCESS) return dropped(g, i);
         uint64_t run = __atomic_load_n(&s->run, __ATOMIC_ACQUIRE);
         /* A new run (not the session's first): slices open at its stop end there.  Owed before a cleared
-           buffer's new sequence starts: the stop delivered their BEGINs, whatever the start clears. */
+           buffer's new sequence starts: the stop delivered their BEGINs, whatever the start clears; also
+           when that sequence has not started yet (its header refused before this boundary): it is the same
+           session's, on the same track (only a new session or a fork child's track drops them). */
         if (run != t->run && t->hint != UINT64_MAX)
-            nest_boundary(t, __atomic_load_n(&s->run_end_ts, __ATOMIC_RELAXED), !(t->need & NEED_HEADER), 1);
+            nest_boundary(t, __atomic_load_n(&s->run_end_ts, __ATOMIC_RELAXED), 1, 1);
         else if (t->hint == UINT64_MAX)
             t->cats_seen = __atomic_load_n(&s->cats, __ATOMIC_ACQUIRE); /* the categories its levels are of */
         t->run = run;
