@@ -42,6 +42,14 @@ const char *te_path(const char *name) {
     return p;
 }
 
+const char *te_save(const char *name, const void *data, size_t size) {
+    const char *path = te_path(name);
+    FILE *f = fopen(path, "wb");
+    cr_assert(f != NULL && fwrite(data, 1, size, f) == size, "cannot write %s", path);
+    fclose(f);
+    return path;
+}
+
 int te_record_backend(void) {
     static int backend = -1;
     if (backend < 0) {

@@ -73,6 +73,9 @@ char *te_recorder_log(void);
  */
 const char *te_path(const char *name);
 
+/* Writes data[0..size) to te_path(name) (a trace a write callback collected); returns that path. */
+const char *te_save(const char *name, const void *data, size_t size);
+
 /* Runs `cmd` with /bin/sh; returns its exit status (-1 if abnormal) and its stdout in *out (malloc'd). */
 int te_run(const char *cmd, char **out);
 

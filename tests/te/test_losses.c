@@ -303,6 +303,15 @@ Test(te_losses, slices_open_at_a_pause_end_there) {
     expect_loss(path, 1);
 }
 
+/* Starts `fn` on a thread the test drives step by step (go[0]: it did a step; go[1]: the next one), and waits
+   for its first step. */
+static void start_stepped(pthread_t *th, sem_t go[2], void *(*fn)(void *)) {
+    sem_init(&go[0], 0, 0);
+    sem_init(&go[1], 0, 0);
+    cr_assert_eq(pthread_create(th, NULL, fn, go), 0);
+    sem_wait(&go[0]);
+}
+
 /* A thread whose last calls are its ENDs, after a pause and resume. */
 static tracec_session *g_ends_session;
 static void *ends_after_the_resume(void *p) {
@@ -333,10 +342,7 @@ Test(te_losses, slices_a_pause_ended_are_ended_when_the_thread_writes_nothing_af
         g_ends_session = start(path, TRACEC_BUFFERING_MODE_STREAMING, TRACEC_BUFFER_POLICY_LOSSLESS, 0);
         sem_t go[2];
         pthread_t th;
-        sem_init(&go[0], 0, 0);
-        sem_init(&go[1], 0, 0);
-        cr_assert_eq(pthread_create(&th, NULL, ends_after_the_resume, go), 0);
-        sem_wait(&go[0]);
+        start_stepped(&th, go, ends_after_the_resume);
         cr_assert_eq(tracec_session_pause(g_ends_session), TRACEC_STATUS_SUCCESS);
         cr_assert_eq(tracec_session_resume(g_ends_session, how[k]), TRACEC_STATUS_SUCCESS);
         sem_post(&go[1]);
@@ -438,10 +444,7 @@ Test(te_losses, an_owed_end_survives_a_second_boundary_before_the_new_sequence_s
     cr_assert_eq(tracec_session_start(&cfg, &s), TRACEC_STATUS_SUCCESS);
     sem_t go[2];
     pthread_t th;
-    sem_init(&go[0], 0, 0);
-    sem_init(&go[1], 0, 0);
-    cr_assert_eq(pthread_create(&th, NULL, steps_across_two_resumes, go), 0);
-    sem_wait(&go[0]);
+    start_stepped(&th, go, steps_across_two_resumes);
     cr_assert_eq(tracec_session_pause(s), TRACEC_STATUS_SUCCESS);
     cr_assert_eq(tracec_session_resume(s, TRACEC_BUFFER_DISPOSITION_CLEAR_ENTIRE), TRACEC_STATUS_SUCCESS);
     __atomic_store_n(&out.hold, 1, __ATOMIC_RELEASE);
@@ -459,10 +462,7 @@ Test(te_losses, an_owed_end_survives_a_second_boundary_before_the_new_sequence_s
     sem_post(&go[1]);
     cr_assert_eq(pthread_join(th, NULL), 0);
     cr_assert_eq(tracec_session_stop(s), TRACEC_STATUS_SUCCESS);
-    const char *path = te_path("twice.pftrace");
-    FILE *f = fopen(path, "wb");
-    cr_assert(f != NULL && fwrite(out.data, 1, out.size, f) == out.size);
-    fclose(f);
+    const char *path = te_save("twice.pftrace", out.data, out.size);
     free(out.data);
     expect_tp(path, "select name, depth, dur >= 0 as ended from slice where name in ('outer', 'next') order by ts;",
               "\"name\",\"depth\",\"ended\"\n\"outer\",0,1\n\"next\",0,1\n");

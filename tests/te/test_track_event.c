@@ -606,10 +606,7 @@ Test(track_event, callback_sessions_and_sessions_in_sequence) {
         TRACEC_TE(a, TRACEC_TE_INSTANT("cb"), TRACEC_TE_ARG_INT("run", run));
         cr_assert_eq(te_stop(s), TRACEC_STATUS_SUCCESS);
     }
-    const char *path = te_path("callback.pftrace");
-    FILE *f = fopen(path, "wb");
-    cr_assert(f != NULL && fwrite(c.data, 1, c.size, f) == c.size);
-    fclose(f);
+    const char *path = te_save("callback.pftrace", c.data, c.size);
     free(c.data);
     char *sum = check_ok(path, NULL);
     expect_summary(sum, "sequences", "2"); /* one per session */
