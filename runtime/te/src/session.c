@@ -111,23 +111,41 @@ int tracec_i_te_have_categories(void) {
     return have;
 }
 
-size_t tracec_i_te_category_names(char *out, size_t cap) {
+/*
+ * The registered categories' names, comma-separated, in out[0..cap) (under
+ * mu); how many.  `protocol`: only the names the recorder protocol can
+ * carry (not a comma, whitespace, bad UTF-8: such a category is matched at
+ * Start) and at most its number of them.  A name that does not fit is left
+ * out; *full says one was.
+ */
+static size_t join_names(char *out, size_t cap, bool protocol, bool *full) {
     size_t used = 0, n = 0;
+    *full = false;
     if (cap == 0) return 0;
     out[0] = '\0';
-    pthread_mutex_lock(&mu);
-    for (tracec_te_category *c = tracec_i_te_all_cats; c != NULL && n < TRACEC_MAX_NUM_CATEGORIES; c = c->i_next) {
+    for (tracec_te_category *c = tracec_i_te_all_cats; c != NULL && (!protocol || n < TRACEC_MAX_NUM_CATEGORIES);
+         c = c->i_next) {
         size_t len = strlen(c->c.name);
-        /* a name the protocol cannot carry (a comma, whitespace, bad UTF-8) is left out: it is matched at Start */
-        if (len == 0 || len > TRACEC_MAX_CATEGORY_NAME_LENGTH || used + len + 2u > cap ||
-            strchr(c->c.name, ',') != NULL || !tracec_i_rec_categories_ok(c->c.name))
+        if (protocol && (len == 0 || len > TRACEC_MAX_CATEGORY_NAME_LENGTH || strchr(c->c.name, ',') != NULL ||
+                         !tracec_i_rec_categories_ok(c->c.name)))
             continue;
+        if (used + len + 2u > cap) {
+            *full = true;
+            continue;
+        }
         if (used) out[used++] = ',';
         memcpy(out + used, c->c.name, len);
         used += len;
         out[used] = '\0';
         n++;
     }
+    return n;
+}
+
+size_t tracec_i_te_category_names(char *out, size_t cap) {
+    bool full;
+    pthread_mutex_lock(&mu);
+    size_t n = join_names(out, cap, true, &full);
     pthread_mutex_unlock(&mu);
     return n;
 }
@@ -422,22 +440,14 @@ static void note_unmatched(tracec_session *s, const char *const *names, size_t n
 /* Forgets them; with `warn`, first names on stderr each one no category registered by now (under mu). */
 static void warn_unmatched(tracec_session *s, bool warn) {
     char all[256];
-    size_t used = 0;
-    all[0] = '\0';
-    for (tracec_te_category *c = tracec_i_te_all_cats; warn && c != NULL; c = c->i_next) {
-        int w = snprintf(all + used, sizeof all - used, "%s%s", used ? "," : "", c->c.name);
-        if (w < 0 || (size_t)w >= sizeof all - used) {
-            strcpy(all + (used < sizeof all - 5u ? used : sizeof all - 5u), ",...");
-            break;
-        }
-        used += (size_t)w;
-    }
+    bool full;
+    if (warn && s->nunmatched != 0) join_names(all, sizeof all, false, &full);
     for (size_t i = 0; i < s->nunmatched; i++) {
         if (warn && !registered_name(s->unmatched[i]))
             fprintf(stderr,
                     "tracec: the session category '%s' names no registered category, so it enabled nothing "
-                    "(registered: %s)\n",
-                    s->unmatched[i], all[0] ? all : "none");
+                    "(registered: %s%s)\n",
+                    s->unmatched[i], all[0] ? all : "none", full ? ",..." : "");
         free(s->unmatched[i]);
     }
     free(s->unmatched);

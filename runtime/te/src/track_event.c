@@ -471,7 +471,7 @@ static TRACEC_I_NOINLINE void forget_names(te_seq *t) {
     for (uint32_t i = 0; i < nk; i++) insert(t, keep[i].key, K_CTRACK, keep[i].uuid);
 }
 
-static void nest_boundary(te_seq *t, uint64_t end_ts, int write_ends, int run);
+static void nest_boundary(te_seq *t, uint64_t end_ts, int run);
 
 static void reset_sequence(te_seq *t) {
     uint64_t old_uuid = t->uuid;
@@ -488,7 +488,7 @@ static void reset_sequence(te_seq *t) {
     t->uuid = 0;
     /* The new sequence writes on the same thread track unless this is a fork child: the ENDs owed at a run
        boundary (their BEGINs were delivered by the stop) are still written there.  A child's track is new. */
-    if (old_uuid == 0 || thread_uuid(t) != old_uuid) nest_boundary(t, 0, 0, 0);
+    if (old_uuid == 0 || thread_uuid(t) != old_uuid) nest_boundary(t, 0, 0);
 }
 
 /* ---- packets ------------------------------------------------------------------ */
@@ -656,23 +656,22 @@ static TRACEC_I_NOINLINE void owe(te_seq *t, uint64_t ts, uint64_t n) {
 }
 
 /*
- * A run or session boundary: the slices open on the thread's track were
- * ended when the run stopped (`end_ts`; their ENDs are owed when
- * `write_ends`), and the program's own ENDs for them are swallowed
- * (phantom levels).  Without `write_ends` (a new session, or a fork
- * child's new track: the BEGINs are not on it) the owed ENDs go too.  `run`: a run boundary of
- * the same trace and track; when the slot's categories stayed since the
- * thread's last one (`cats_seen`, which it updates), the innermost lost
- * levels stay (else, and at a new session or track, they all become
- * phantoms).
+ * A boundary: the slices open on the thread's track end here, and the
+ * program's own ENDs for them are swallowed (phantom levels).  `run`: a
+ * run boundary of the same session and track (a pause, a resume, whatever
+ * it clears): the slices ended when the run stopped (`end_ts`) and their
+ * ENDs are owed; when the slot's categories stayed since the thread's last
+ * one (`cats_seen`, which it updates), the innermost lost levels stay.
+ * Else a new session, or a fork child's new track: the BEGINs are not on
+ * it, so no END is owed (those owed go too) and every level is a phantom.
  */
-static TRACEC_I_NOINLINE void nest_boundary(te_seq *t, uint64_t end_ts, int write_ends, int run) {
+static TRACEC_I_NOINLINE void nest_boundary(te_seq *t, uint64_t end_ts, int run) {
     uint32_t n = t->nlive;
     uint64_t cats = __atomic_load_n(&tracec_i_te_slots[t->slot].cats, __ATOMIC_ACQUIRE);
     bool same_cats = cats == t->cats_seen;
     if (run) t->cats_seen = cats;
     if (n == 0 && t->nowed == 0) return;
-    if (write_ends) {
+    if (run) {
         /* levels from 64 up count as written; `unwritten` holds the others (bits above them are 0) */
         uint32_t w = n - (uint32_t)__builtin_popcountll(t->unwritten);
         if (end_ts < t->last_ts) end_ts = t->last_ts; /* an event that raced the stop landed in the new run */
@@ -725,7 +724,7 @@ static TRACEC_I_NOINLINE te_seq *paused(te_seq *t) {
        between must not take this pause's boundary for the next one's. */
     uint64_t pause = __atomic_load_n(&s->pause, __ATOMIC_RELAXED);
     if (t->hint != UINT64_MAX && t->pause_seen != pause) {
-        nest_boundary(t, __atomic_load_n(&s->run_end_ts, __ATOMIC_RELAXED), 1, 1);
+        nest_boundary(t, __atomic_load_n(&s->run_end_ts, __ATOMIC_RELAXED), 1);
         t->pause_seen = pause;
     }
     __atomic_fetch_add(&s->lost, 1u, __ATOMIC_RELAXED);
@@ -786,7 +785,7 @@ static TRACEC_I_NOINLINE te_seq *seq_ready_slow(te_thread *g, uint32_t i) {
         uint64_t buf = __atomic_load_n(&s->buf, __ATOMIC_ACQUIRE);
         if (t->gen != 0) tracec_buffer_writer_release(&t->bw);
         t->gen = 0;
-        nest_boundary(t, 0, 0, 0); /* the old session's slices stay in its trace */
+        nest_boundary(t, 0, 0); /* the old session's slices stay in its trace */
         if (tracec_buffer_writer_init(&t->bw, (tracec_buffer_id_t){buf}, 0) != TRACEC_STATUS_SUCCESS) return dropped(g, i);
         t->gen = gen;
         t->buf = buf;
@@ -810,7 +809,7 @@ static TRACEC_I_NOINLINE te_seq *seq_ready_slow(te_thread *g, uint32_t i) {
            when that sequence has not started yet (its header refused before this boundary): it is the same
            session's, on the same track (only a new session or a fork child's track drops them). */
         if (run != t->run && t->hint != UINT64_MAX)
-            nest_boundary(t, __atomic_load_n(&s->run_end_ts, __ATOMIC_RELAXED), 1, 1);
+            nest_boundary(t, __atomic_load_n(&s->run_end_ts, __ATOMIC_RELAXED), 1);
         else if (t->hint == UINT64_MAX)
             t->cats_seen = __atomic_load_n(&s->cats, __ATOMIC_ACQUIRE); /* the categories its levels are of */
         t->run = run;
@@ -1809,9 +1808,8 @@ static void owed_at_exit(te_thread *g) {
 void tracec_i_te_thread_owed(int slot) {
     te_thread *g = &te;
     te_seq *t = SEQ(g, slot);
-    if (t != NULL && t->nowed != 0 && !slot_oneshot((uint32_t)slot) &&
-        t->gen == __atomic_load_n(&tracec_i_te_slots[slot].gen, __ATOMIC_ACQUIRE) && seq_current(t))
-        write_owed(t);
+    /* current: bound to this session (a start bumps the slot's version), in its run */
+    if (t != NULL && t->nowed != 0 && !slot_oneshot((uint32_t)slot) && seq_current(t)) write_owed(t);
 }
 
 int tracec_i_te_session_enter(void) {
