@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -1011,4 +1012,65 @@ Test(te_losses, an_ignored_sigint_stays_ignored) {
 
 Test(te_losses, sigint_with_the_programs_handler_flushes_and_chains) {
     expect_sigint_went_on("sigint.pftrace", "sigint_handler", "the program's handler ran, the program went on");
+}
+
+/* ---- max_file_size --------------------------------------------------------------- */
+
+static void discard_bytes(const void *data, size_t size, void *user) { (void)data, (void)size, (void)user; }
+
+static void write_past(tracec_session *s) {
+    for (int i = 0; i < 20000; i++) {
+        TRACEC_TE(m, TRACEC_TE_INSTANT("tick"), TRACEC_TE_ARG_INT("i", i));
+        if (i % 1000 == 999) cr_assert_eq(tracec_session_flush(s), TRACEC_STATUS_SUCCESS);
+    }
+}
+
+/*
+ * A file session with max_file_size: the file stops growing there, with the
+ * first events whole (no hole) and every later one counted lost in the
+ * trace; the flushes after the limit add no statistics but the first, so
+ * the stop's still fit.
+ */
+Test(te_losses, a_file_session_stops_growing_at_max_file_size) {
+    TE_LOCAL_ONLY("max_file_size is an option of the program's own file session");
+    const char *path = te_path("capped.pftrace");
+    const uint64_t cap = 64u * 1024u;
+    tracec_session_config cfg = TRACEC_SESSION_CONFIG_INIT;
+    tracec_session *s = NULL;
+    cfg.path = path;
+    cfg.max_file_size = cap;
+    cfg.flush_period_ms = TRACEC_SESSION_FLUSH_NEVER;
+    cr_assert_eq(tracec_session_start(&cfg, &s), TRACEC_STATUS_SUCCESS);
+    write_past(s);
+    uint64_t lost = tracec_session_lost(s);
+    cr_assert_eq(tracec_session_stop(s), TRACEC_STATUS_SUCCESS);
+    struct stat sb;
+    cr_assert_eq(stat(path, &sb), 0);
+    cr_assert_leq((uint64_t)sb.st_size, cap, "the file holds %lld bytes", (long long)sb.st_size);
+    cr_assert_geq((uint64_t)sb.st_size, cap - 1024u, "the file stopped %lld bytes short", (long long)(cap - (uint64_t)sb.st_size));
+    cr_assert_gt(lost, 10000u, "20,000 ticks of about 30 bytes do not fit in 64 KiB: %llu lost", (unsigned long long)lost);
+    const char *sqls[] = {"select count(*) from slice where name = 'tick';",
+                          "select max(int_value) from args where key = 'debug.i';"};
+    char *a[2];
+    char *bad = NULL;
+    long loss = -1;
+    cr_assert(te_tp_losses_and(path, sqls, 2, &bad, &loss, a), "%s: the trace processor's answers", path);
+    cr_assert_str_empty(bad, "%s", bad);
+    free(bad);
+    long ticks = answer_long(a[0]), last = answer_long(a[1]);
+    cr_assert_eq(last, ticks - 1, "the first %ld ticks are in the trace, with no hole (last i %ld)", ticks, last);
+    cr_assert_eq((uint64_t)loss, lost, "the trace's data_loss count %ld, the session's %llu", loss, (unsigned long long)lost);
+    cr_assert_eq(ticks + loss, 20000, "%ld ticks shown, %ld lost", ticks, loss);
+}
+
+Test(te_losses, max_file_size_needs_a_file_and_room) {
+    tracec_session_config cfg = TRACEC_SESSION_CONFIG_INIT;
+    tracec_session *s = NULL;
+    cfg.path = te_path("tiny.pftrace");
+    cfg.max_file_size = TRACEC_SESSION_MIN_FILE_SIZE - 1u;
+    cr_assert_eq(tracec_session_start(&cfg, &s), TRACEC_STATUS_INVALID_ARGUMENT);
+    cfg.path = NULL;
+    cfg.write = discard_bytes;
+    cfg.max_file_size = 1u << 20;
+    cr_assert_eq(tracec_session_start(&cfg, &s), TRACEC_STATUS_INVALID_ARGUMENT, "a callback has no file to limit");
 }

@@ -37,7 +37,20 @@ struct tracec_trace_file {
     uint64_t packets;
     uint64_t dropped;
     tracec_status_t io_status;
+    uint64_t written; /* bytes written out before buf */
+    uint64_t limit;   /* the trace's bytes may reach this (UINT64_MAX: no limit) ... */
+    uint64_t max;     /* ... and, once tail is set, this */
+    bool full;        /* a write was refused for the limit: every later one is, except the tail's */
+    bool tail;
 };
+
+/* Whether `size` more bytes may go after the open packet's start (buf + used); else the file is full. */
+static bool room(tracec_trace_file *f, size_t size) {
+    uint64_t have = f->written + f->used, cap = f->tail ? f->max : f->limit;
+    if ((!f->full || f->tail) && size <= cap && have <= cap - size) return true;
+    f->full = true;
+    return false;
+}
 
 static tracec_status_t write_all(int fd, const uint8_t *p, size_t n) {
     while (n > 0) {
@@ -61,6 +74,7 @@ static tracec_status_t drain(tracec_trace_file *f) {
         f->io_status = s;
         return s;
     }
+    f->written += f->used;
     f->used = 0;
     return TRACEC_STATUS_SUCCESS;
 }
@@ -124,6 +138,10 @@ uint8_t *tracec_i_trace_file_span(tracec_trace_file *f, uint8_t **end) {
 }
 
 tracec_status_t tracec_i_trace_file_append_n(tracec_trace_file *f, uint8_t *end, uint64_t n) {
+    if (!room(f, (size_t)(end - (f->buf + f->used)))) {
+        f->dropped += n;
+        return TRACEC_STATUS_LIMIT_EXCEEDED;
+    }
     f->used = (size_t)(end - f->buf);
     f->packets += n;
     if (f->used >= TRACEC_I_FILE_FLUSH_AT) return drain(f);
@@ -136,6 +154,7 @@ tracec_status_t tracec_i_trace_file_commit(tracec_trace_file *f, uint8_t *base, 
     if (!f->in_packet) return TRACEC_STATUS_BAD_STATE;
     f->in_packet = false;
     if (status == TRACEC_STATUS_SUCCESS && base != f->buf + f->used) status = TRACEC_STATUS_BAD_STATE;
+    if (status == TRACEC_STATUS_SUCCESS && !room(f, (size_t)(ptr - base))) status = TRACEC_STATUS_LIMIT_EXCEEDED;
     if (status != TRACEC_STATUS_SUCCESS) {
         f->dropped++; /* dropped whole; what was accepted before stays */
         return status;
@@ -156,6 +175,7 @@ static tracec_status_t open_common(int fd, tracec_trace_file **out) {
     }
     f->cap = TRACEC_I_FILE_INITIAL;
     f->fd = fd;
+    f->limit = f->max = UINT64_MAX;
     *out = f;
     return TRACEC_STATUS_SUCCESS;
 }
@@ -245,6 +265,10 @@ tracec_status_t tracec_trace_file_append_raw(tracec_trace_file *f, const void *d
     if (f->in_packet) return TRACEC_STATUS_BAD_STATE;
     uint64_t packets = 0;
     if (size > 0 && !count_trace_packets((const uint8_t *)data, size, &packets)) return TRACEC_STATUS_INVALID_ARGUMENT;
+    if (!room(f, size)) {
+        f->dropped += packets;
+        return TRACEC_STATUS_LIMIT_EXCEEDED;
+    }
     if (f->cap - f->used < size) {
         tracec_status_t s = drain(f);
         if (s != TRACEC_STATUS_SUCCESS) return s;
@@ -280,6 +304,18 @@ const uint8_t *tracec_trace_file_data(const tracec_trace_file *f, size_t *size) 
 uint64_t tracec_trace_file_packets(const tracec_trace_file *f) { return f ? f->packets : 0; }
 
 uint64_t tracec_trace_file_dropped(const tracec_trace_file *f) { return f ? f->dropped : 0; }
+
+void tracec_i_trace_file_limit(tracec_trace_file *f, uint64_t max_size, uint64_t reserve) {
+    if (f == NULL || max_size == 0) return;
+    f->max = max_size;
+    f->limit = reserve < max_size ? max_size - reserve : 0;
+}
+
+void tracec_i_trace_file_tail(tracec_trace_file *f, bool on) {
+    if (f != NULL) f->tail = on;
+}
+
+bool tracec_i_trace_file_full(const tracec_trace_file *f) { return f != NULL && f->full; }
 
 void tracec_i_trace_file_forget(tracec_trace_file *f) {
     if (f == NULL) return;

@@ -46,6 +46,8 @@ struct tracec_session {
     pid_t pid; /* the process that started the session: a fork child never writes the parent's output */
     int paused; /* tracec_session_pause kept the run's categories on */
     uint64_t lost_base; /* its slot's lost count when the session started */
+    uint64_t max_file_size; /* 0: none */
+    int stats_past_full;    /* a TraceStats was written since the file reached its size limit */
     uint32_t flush_period_ms;
     int stop_on_signals;
     int flusher_running;
@@ -192,13 +194,14 @@ static void on_records(tracec_context_id_t context, tracec_buffer_id_t buffer_id
 /*
  * The session's TraceStats: one BufferStats whose trace_writer_packet_loss
  * (severity data_loss in the trace processor) is every packet lost in the
- * buffer (dropped, overwritten, refused) plus every event the track-event
- * layer dropped; chunks_discarded / chunks_overwritten split the buffer's
+ * buffer (dropped, overwritten, refused), every event the track-event
+ * layer dropped and every packet max_file_size kept out of the file;
+ * chunks_discarded / chunks_overwritten split the buffer's
  * policy losses (counted in records).  Cumulative: the trace processor keeps
  * the last one.  Then the file is written out (write(2)), so what was
  * delivered survives the process.
  */
-static void write_stats(tracec_session *s, const tracec_buffer_stats_t *bs, size_t buffer_size) {
+static void write_stats(tracec_session *s, const tracec_buffer_stats_t *bs, size_t buffer_size, bool final) {
     uint8_t mem[256];
     tracec_writer w;
     perfetto_protos_TracePacket pkt;
@@ -207,6 +210,16 @@ static void write_stats(tracec_session *s, const tracec_buffer_stats_t *bs, size
     uint64_t te_lost = __atomic_load_n(&tracec_i_te_slots[s->slot].lost, __ATOMIC_RELAXED) - s->lost_base;
     uint32_t clock_id = __atomic_load_n(&tracec_i_te_slots[s->slot].clock_id, __ATOMIC_RELAXED);
     if (getpid() != s->pid) return;
+    pthread_mutex_lock(&out_mu);
+    if (s->file != NULL && tracec_i_trace_file_full(s->file)) {
+        /* past max_file_size: the first TraceStats after it and the stop's go into the room kept for them */
+        if (s->stats_past_full && !final) {
+            pthread_mutex_unlock(&out_mu);
+            return;
+        }
+        s->stats_past_full = 1;
+    }
+    uint64_t file_lost = s->file != NULL ? tracec_trace_file_dropped(s->file) : 0;
     tracec_writer_init_array(&w, mem, sizeof mem);
     tracec_writer_begin_packet(&w, &pkt.msg);
     perfetto_protos_TracePacket_set_timestamp(&pkt, tracec_i_te_now(s->slot));
@@ -216,15 +229,19 @@ static void write_stats(tracec_session *s, const tracec_buffer_stats_t *bs, size
     perfetto_protos_TraceStats_BufferStats_set_buffer_size(&b, (uint64_t)buffer_size);
     perfetto_protos_TraceStats_BufferStats_set_chunks_discarded(&b, bs->dropped);
     perfetto_protos_TraceStats_BufferStats_set_chunks_overwritten(&b, bs->overwritten);
-    perfetto_protos_TraceStats_BufferStats_set_trace_writer_packet_loss(&b, bs->dropped + bs->overwritten + bs->refused + te_lost);
+    perfetto_protos_TraceStats_BufferStats_set_trace_writer_packet_loss(&b, bs->dropped + bs->overwritten + bs->refused + te_lost + file_lost);
     perfetto_protos_TraceStats_end_buffer_stats(&ts, &b);
     perfetto_protos_TraceStats_set_tracing_sessions(&ts, 1);
     perfetto_protos_TraceStats_set_total_buffers(&ts, 1);
     perfetto_protos_TracePacket_end_trace_stats(&pkt, &ts);
-    if (tracec_writer_end_packet(&w, &pkt.msg) != TRACEC_STATUS_SUCCESS) return;
-    pthread_mutex_lock(&out_mu);
+    if (tracec_writer_end_packet(&w, &pkt.msg) != TRACEC_STATUS_SUCCESS) {
+        pthread_mutex_unlock(&out_mu);
+        return;
+    }
     if (s->file != NULL) {
+        tracec_i_trace_file_tail(s->file, true);
         (void)tracec_trace_file_append_raw(s->file, mem, tracec_writer_size(&w));
+        tracec_i_trace_file_tail(s->file, false);
         (void)tracec_trace_file_flush(s->file);
     } else if (s->write != NULL) {
         s->write(mem, tracec_writer_size(&w), s->write_data);
@@ -232,9 +249,12 @@ static void write_stats(tracec_session *s, const tracec_buffer_stats_t *bs, size
     pthread_mutex_unlock(&out_mu);
 }
 
+/* The room max_file_size keeps for the TraceStats written after the file reached it: two (write_stats). */
+#define STATS_ROOM 512u
+
 static void session_stats(tracec_session *s) {
     tracec_buffer_stats_t bs;
-    if (tracec_query_buffer_stats(s->buf, &bs) == TRACEC_STATUS_SUCCESS) write_stats(s, &bs, s->buffer_size);
+    if (tracec_query_buffer_stats(s->buf, &bs) == TRACEC_STATUS_SUCCESS) write_stats(s, &bs, s->buffer_size, false);
 }
 
 static tracec_status_t session_stop(uintptr_t token);
@@ -486,6 +506,8 @@ static tracec_status_t session_start(const tracec_session_config *config, tracec
     if (config == NULL || out == NULL || (config->path == NULL && config->write == NULL))
         return TRACEC_STATUS_INVALID_ARGUMENT;
     if (tracec_i_te_clockid_of(config->clock_id) < 0) return TRACEC_STATUS_INVALID_ARGUMENT;
+    if (config->max_file_size != 0 && (config->path == NULL || config->max_file_size < TRACEC_SESSION_MIN_FILE_SIZE))
+        return TRACEC_STATUS_INVALID_ARGUMENT;
     pthread_mutex_lock(&mu);
     for (slot = 0; slot < TRACEC_TE_MAX_SESSIONS; slot++) /* a slot no session holds (a fork child's copies included) */
         if (!sessions[slot].active && !claimed[slot] && __atomic_load_n(&tracec_i_te_slots[slot].gen, __ATOMIC_RELAXED) == 0) break;
@@ -509,6 +531,8 @@ static tracec_status_t session_start(const tracec_session_config *config, tracec
                     "this session is not started: give each its own file\n",
                     config->path);
         if (st != TRACEC_STATUS_SUCCESS) goto fail;
+        s->max_file_size = config->max_file_size;
+        tracec_i_trace_file_limit(s->file, s->max_file_size, STATS_ROOM);
     } else {
         s->write = config->write;
         s->write_data = config->write_data;
@@ -712,11 +736,19 @@ static tracec_status_t session_stop(uintptr_t token) {
         pthread_mutex_unlock(&mu);
         return st;
     }
-    if (have_stats) write_stats(s, &bs, s->buffer_size);
+    if (have_stats) write_stats(s, &bs, s->buffer_size, true);
+    if (s->file != NULL && tracec_i_trace_file_full(s->file))
+        fprintf(stderr,
+                "tracec: the trace reached its max_file_size (%llu bytes), so the session's %llu later packets "
+                "were not written (its TraceStats count them as lost)\n",
+                (unsigned long long)s->max_file_size, (unsigned long long)tracec_trace_file_dropped(s->file));
     if (s->file != NULL) {
-        st2 = tracec_trace_file_close(s->file);
-        if (st == TRACEC_STATUS_SUCCESS) st = st2;
+        pthread_mutex_lock(&out_mu); /* tracec_session_lost reads it */
+        tracec_trace_file *f = s->file;
         s->file = NULL;
+        pthread_mutex_unlock(&out_mu);
+        st2 = tracec_trace_file_close(f);
+        if (st == TRACEC_STATUS_SUCCESS) st = st2;
     }
     __atomic_store_n(&s->active, 0, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&mu);
@@ -740,6 +772,9 @@ uint64_t tracec_session_lost(const tracec_session *h) {
     const tracec_session *s = resolve(h);
     tracec_buffer_stats_t bs;
     if (s == NULL || !__atomic_load_n(&s->active, __ATOMIC_ACQUIRE) || tracec_query_buffer_stats(s->buf, &bs) != TRACEC_STATUS_SUCCESS) return 0;
-    return bs.dropped + bs.overwritten + bs.refused +
+    pthread_mutex_lock(&out_mu);
+    uint64_t file_lost = s->file != NULL ? tracec_trace_file_dropped(s->file) : 0;
+    pthread_mutex_unlock(&out_mu);
+    return bs.dropped + bs.overwritten + bs.refused + file_lost +
            (__atomic_load_n(&tracec_i_te_slots[s->slot].lost, __ATOMIC_RELAXED) - s->lost_base);
 }

@@ -67,6 +67,14 @@ tracec_status_t tracec_i_trace_file_append_n(tracec_trace_file *f, uint8_t *end,
 /* Frees `f` and closes its fd without writing what it holds: a fork child's copy of its parent's trace
    (the parent writes those bytes itself). */
 void tracec_i_trace_file_forget(tracec_trace_file *f);
+/* The trace's size limit (a session's max_file_size): a write that would take the trace past
+   max_size - reserve bytes is refused (LIMIT_EXCEEDED; its packets count in tracec_trace_file_dropped) and
+   makes the file full: every later write is refused too, so the trace has no hole, until
+   tracec_i_trace_file_tail(f, true) lets the writes that follow (the statistics) use the reserve, up to
+   max_size, until tracec_i_trace_file_tail(f, false). */
+void tracec_i_trace_file_limit(tracec_trace_file *f, uint64_t max_size, uint64_t reserve);
+void tracec_i_trace_file_tail(tracec_trace_file *f, bool on);
+bool tracec_i_trace_file_full(const tracec_trace_file *f);
 
 /* Opens a record on `w` for whole Trace fields written by hand (no message open), ended with
    tracec_i_trace_file_commit(f, w->base, w->ptr, w->status). */

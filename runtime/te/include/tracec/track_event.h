@@ -581,13 +581,24 @@ typedef struct tracec_session_config {
      * (SIG_IGN) stays ignored, with no handler.
      */
     int stop_on_signals;
+    /*
+     * A file session: the trace never grows past this many bytes (0: no
+     * limit; else at least TRACEC_SESSION_MIN_FILE_SIZE).  The packets
+     * delivered after it is reached are not written: they count as lost in
+     * the trace's TraceStats (the trace processor's stats, severity
+     * data_loss), and the stop says so on stderr.  The last 512 bytes are
+     * kept for those statistics.
+     */
+    uint64_t max_file_size;
 } tracec_session_config;
+
+#define TRACEC_SESSION_MIN_FILE_SIZE 4096u
 
 #define TRACEC_SESSION_FLUSH_PERIOD_DEFAULT_MS 1000u
 #define TRACEC_SESSION_FLUSH_NEVER UINT32_MAX
 
 #define TRACEC_SESSION_CONFIG_INIT \
-    {NULL, NULL, NULL, TRACEC_BUFFERING_MODE_STREAMING, TRACEC_BUFFER_POLICY_LOSSLESS, 0, 0, NULL, 0, 0, NULL, 0, 0}
+    {NULL, NULL, NULL, TRACEC_BUFFERING_MODE_STREAMING, TRACEC_BUFFER_POLICY_LOSSLESS, 0, 0, NULL, 0, 0, NULL, 0, 0, 0}
 
 /*
  * Creates a context and a buffer, registers every category, starts, and
@@ -600,7 +611,8 @@ typedef struct tracec_session_config {
  * cannot be created, errno EBUSY when another trace writer has it open (a
  * `tracec record -o` of the same file: said on stderr); BUFFER_FULL when those packets do not fit (an explicit
  * durable_size too small); any status of the context and buffer calls.
- * INVALID_ARGUMENT: no path and no callback, an unsupported clock_id.
+ * INVALID_ARGUMENT: no path and no callback, an unsupported clock_id, a
+ * max_file_size below TRACEC_SESSION_MIN_FILE_SIZE or without a path.
  */
 tracec_status_t tracec_session_start(const tracec_session_config *config, tracec_session **out) TRACEC_I_WARN_UNUSED;
 
@@ -646,7 +658,8 @@ tracec_buffer_id_t tracec_session_buffer(const tracec_session *s);
  * (traced_buf_trace_writer_packet_loss): its buffer's dropped, overwritten
  * and refused packets, and the events the layer dropped (misuse, a pause,
  * an event inside a slice whose BEGIN is not in the trace: docs/track-
- * events.md, "Nesting after losses").  0 for NULL or an ended session's handle.
+ * events.md, "Nesting after losses"), and the packets max_file_size kept
+ * out of the file.  0 for NULL or an ended session's handle.
  */
 uint64_t tracec_session_lost(const tracec_session *s);
 
