@@ -48,6 +48,7 @@ struct tracec_session {
     uint64_t lost_base; /* its slot's lost count when the session started */
     uint64_t max_file_size; /* 0: none */
     int stats_past_full;    /* a TraceStats was written since the file reached its size limit */
+    uint64_t file_lost;     /* packets max_file_size kept out (atomic: tracec_session_lost reads it unlocked) */
     uint32_t flush_period_ms;
     int stop_on_signals;
     int flusher_running;
@@ -183,9 +184,10 @@ static void on_records(tracec_context_id_t context, tracec_buffer_id_t buffer_id
     pthread_mutex_lock(&out_mu);
     for (size_t i = 0; i < num_headers; i++) {
         if (headers[i]->category != TRACEC_BUFFER_CATEGORY_TRACING) continue;
-        if (s->file != NULL)
-            (void)tracec_trace_file_append_raw(s->file, headers[i]->payload, headers[i]->size);
-        else if (s->write != NULL)
+        if (s->file != NULL) {
+            if (tracec_trace_file_append_raw(s->file, headers[i]->payload, headers[i]->size) == TRACEC_STATUS_LIMIT_EXCEEDED)
+                __atomic_store_n(&s->file_lost, tracec_trace_file_dropped(s->file), __ATOMIC_RELAXED);
+        } else if (s->write != NULL)
             s->write(headers[i]->payload, headers[i]->size, s->write_data);
     }
     pthread_mutex_unlock(&out_mu);
@@ -743,11 +745,8 @@ static tracec_status_t session_stop(uintptr_t token) {
                 "were not written (its TraceStats count them as lost)\n",
                 (unsigned long long)s->max_file_size, (unsigned long long)tracec_trace_file_dropped(s->file));
     if (s->file != NULL) {
-        pthread_mutex_lock(&out_mu); /* tracec_session_lost reads it */
-        tracec_trace_file *f = s->file;
+        st2 = tracec_trace_file_close(s->file);
         s->file = NULL;
-        pthread_mutex_unlock(&out_mu);
-        st2 = tracec_trace_file_close(f);
         if (st == TRACEC_STATUS_SUCCESS) st = st2;
     }
     __atomic_store_n(&s->active, 0, __ATOMIC_RELEASE);
@@ -772,9 +771,6 @@ uint64_t tracec_session_lost(const tracec_session *h) {
     const tracec_session *s = resolve(h);
     tracec_buffer_stats_t bs;
     if (s == NULL || !__atomic_load_n(&s->active, __ATOMIC_ACQUIRE) || tracec_query_buffer_stats(s->buf, &bs) != TRACEC_STATUS_SUCCESS) return 0;
-    pthread_mutex_lock(&out_mu);
-    uint64_t file_lost = s->file != NULL ? tracec_trace_file_dropped(s->file) : 0;
-    pthread_mutex_unlock(&out_mu);
-    return bs.dropped + bs.overwritten + bs.refused + file_lost +
+    return bs.dropped + bs.overwritten + bs.refused + __atomic_load_n(&s->file_lost, __ATOMIC_RELAXED) +
            (__atomic_load_n(&tracec_i_te_slots[s->slot].lost, __ATOMIC_RELAXED) - s->lost_base);
 }
