@@ -350,7 +350,7 @@ static void region_shape(const uint8_t *data, size_t size) {
         bool durable = r == TRACEC_RECORDER_REGION_DURABLE;
         tracec_recorder_region_result a, b;
         tracec_status_t ra = tracec_i_rec_walk_region(scratch, c.len, c.gen, durable, false, save_unwrapped, &v, &a);
-        tracec_i_rec_saver sv = {w.f, &w.map, &w.next, 1234, 1000, &w.mark, 0, NULL};
+        tracec_i_rec_saver sv = {w.f, &w.map, &w.next, 1234, 1000, &w.mark, 0, NULL, 0};
         tracec_status_t rb = tracec_i_rec_save_region(scratch, c.len, c.gen, durable, &sv, &b);
         w.written += sv.delivered;
         if (ra != rb || !same_result(&a, &b) || v.written != w.written || v.map.refused != w.map.refused) abort();

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "test_util.h"
 
@@ -341,4 +342,57 @@ Test(record_te, hand_written_packets_share_the_threads_track) {
         cr_expect_str_eq(tracks, "\"process_tracks\",\"thread_tracks\"\n1,1\n", "%s: %s", clocks[c], tracks);
         free(tracks);
     }
+}
+
+/*
+ * `tracec record --max-size 1m` for a program that writes about 2 MB of events, losslessly (--wait): the trace
+ * stops growing at the limit, the trace processor reads it whole (no error), the packets kept out are counted
+ * lost in its trace_stats (data_loss), the summary is in, and tracec record says why the packets were lost.
+ */
+Test(record_te, max_size_bounds_the_trace_and_counts_what_it_kept_out) {
+    char cmd[1024], rec[128], *out;
+    enum { N = 30000 };
+    const long max = 1L << 20;
+    snprintf(rec, sizeof rec, "%s/rec.pftrace", g_dir);
+    snprintf(cmd, sizeof cmd, "%s record --max-size 1m --wait 2000 --buffer-size 256k -o %s -- %s nested %d", TRACEC,
+             rec, PROG, N);
+    int rc = run(cmd, &out);
+    cr_assert_eq(rc, 0, "%s", out);
+    cr_expect(strstr(out, "because the trace reached --max-size 1048576") != NULL &&
+                  strstr(out, "the trace reached its max_file_size (1048576 bytes)") != NULL,
+              "tracec record says what lost them:\n%s", out);
+    free(out);
+    struct stat sb;
+    cr_assert_eq(stat(rec, &sb), 0);
+    cr_expect(sb.st_size <= max && sb.st_size > max - 80 * 1024, "the trace is %lld bytes", (long long)sb.st_size);
+    char *a = tp_query(rec, "select (select count(*) from slice where name = 'outer') as outer_kept, "
+                            "(select count(*) from slice where name = 'inner') as inner_kept, "
+                            "(select count(*) from slice where name = 'outer' and dur < 0) as unfinished, "
+                            "(select count(*) from slice where name like 'provider %') as summaries, "
+                            "(select coalesce(sum(value), 0) from stats where name = "
+                            "'traced_buf_trace_writer_packet_loss') as lost, "
+                            "(select count(*) from stats where severity = 'error' and value > 0) as errors;\n");
+    long outer = -1, inner = -1, unfinished = -1, summaries = -1, lost = -1, errors = -1;
+    const char *row = strchr(a, '\n');
+    cr_assert(row != NULL && sscanf(row + 1, "%ld,%ld,%ld,%ld,%ld,%ld", &outer, &inner, &unfinished, &summaries,
+                                    &lost, &errors) == 6,
+              "%s", a);
+    cr_expect(outer > N / 10 && outer < N, "a part of the slices is in:\n%s", a);
+    cr_expect(inner >= outer - 1 && inner <= outer, "%s", a);
+    cr_expect_leq(unfinished, 1, "only the slice at the cut may be unfinished:\n%s", a);
+    cr_expect_eq(summaries, 1, "the provider's summary is in:\n%s", a);
+    cr_expect_eq(errors, 0, "%s", a);
+    /* every event not in the trace is lost (the BEGINs, the instants, the ENDs of kept slices), and a few other
+       packets of the program's (its exit's descriptors) with them */
+    long missing = (N - outer) + (N - inner) + (N - outer + unfinished);
+    cr_expect(lost >= missing && lost <= missing + 16, "lost %ld, missing %ld:\n%s", lost, missing, a);
+    free(a);
+}
+
+Test(record_te, max_size_below_the_minimum_is_refused) {
+    char trace[128], *out;
+    int rc = record_program_with("--max-size 100k", "rec.pftrace", "events 1", trace, sizeof trace, &out);
+    cr_expect_eq(rc, 2, "%s", out);
+    cr_expect(strstr(out, "bad --max-size '100k' (at least 1m") != NULL, "%s", out);
+    free(out);
 }

@@ -735,6 +735,22 @@ Test(record, config_with_an_unknown_clock_is_invalid) {
     }
 }
 
+/* A max_file_size below TRACEC_RECORDER_MIN_FILE_SIZE leaves no room for the summary and data besides. */
+Test(record, config_with_a_max_file_size_below_the_minimum_is_invalid) {
+    const uint64_t bad[] = {1, 4096, TRACEC_RECORDER_MIN_FILE_SIZE - 1};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        tracec_recorder_config cfg = TRACEC_RECORDER_CONFIG_INIT;
+        char sock[160];
+        snprintf(sock, sizeof sock, "%s/size.sock", g_dir);
+        cfg.socket_path = sock;
+        cfg.max_file_size = bad[i];
+        tracec_recorder *r = (tracec_recorder *)1;
+        cr_expect_eq(tracec_recorder_open(&cfg, &r), TRACEC_STATUS_INVALID_ARGUMENT, "max_file_size %llu",
+                     (unsigned long long)bad[i]);
+        cr_expect_null(r);
+    }
+}
+
 Test(record, program_that_never_registers_is_a_warning_and_status_4) {
     char trace[128], *out;
     snprintf(trace, sizeof trace, "/tmp/tracec_rec_noprov_%d.pftrace", (int)getpid());

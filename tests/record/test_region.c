@@ -1144,7 +1144,7 @@ Test(region, the_recorders_save_by_shape_writes_what_saving_each_record_whole_wr
         tracec_recorder_region_result ra, rb;
         uint64_t before = a.written;
         tracec_status_t sa = tracec_i_rec_walk_region(g_buf, w.off, gen, false, false, save_whole, &a, &ra);
-        tracec_i_rec_saver sv = {bf, &bmap, &bnext, 4321, 1000, &bmark, 0, NULL};
+        tracec_i_rec_saver sv = {bf, &bmap, &bnext, 4321, 1000, &bmark, 0, NULL, 0};
         tracec_status_t sb = tracec_i_rec_save_region(g_buf, w.off, gen, false, &sv, &rb);
         cr_assert_eq(sa, sb, "round %d", round);
         cr_assert(ra.records == rb.records && ra.end == rb.end && ra.corrupt == rb.corrupt && ra.blocks == rb.blocks &&

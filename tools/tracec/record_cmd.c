@@ -50,6 +50,8 @@ static const char usage[] =
     "                         MS before dropping (default 0: drops at once, the Fuchsia rule);\n"
     "                         each program caps it (max_wait_ms, 10 ms by default)\n"
     "  --duration D           --attach: how long to record (e.g. 500ms, 10s; default: until SIGINT)\n"
+    "  --max-size N           the largest the trace may grow, bytes (k, m, g suffixes; at least 1m;\n"
+    "                         default: no limit); later packets are counted lost\n"
     "  --clock C              the trace's clock, and every track event's: boottime (default),\n"
     "                         monotonic or realtime\n"
     "  --socket PATH          the socket (default /tmp/tracec-UID/recorder.sock; with a\n"
@@ -69,11 +71,13 @@ static bool parse_size(const char *s, size_t *out) {
     char *end;
     errno = 0;
     unsigned long long v = strtoull(s, &end, 10);
-    if (errno || end == s) return false;
-    if (*end == 'k' || *end == 'K') v <<= 10, end++;
-    else if (*end == 'm' || *end == 'M') v <<= 20, end++;
-    if (*end) return false;
-    *out = (size_t)v;
+    if (errno || end == s || *s == '-') return false;
+    unsigned shift = 0;
+    if (*end == 'k' || *end == 'K') shift = 10, end++;
+    else if (*end == 'm' || *end == 'M') shift = 20, end++;
+    else if (*end == 'g' || *end == 'G') shift = 30, end++;
+    if (*end || v > (SIZE_MAX >> shift)) return false;
+    *out = (size_t)v << shift;
     return true;
 }
 
@@ -168,7 +172,7 @@ static long now_ms(void) {
 /* Each provider's counts; then, when packets were lost, what lost them and what to change. */
 static void report(tracec_recorder *r, const tracec_recorder_config *cfg) {
     tracec_recorder_provider_info in;
-    unsigned long long produced = 0, dropped = 0;
+    unsigned long long produced = 0, dropped = 0, over = 0;
     bool faults = false; /* a provider that ended early, timed out or was corrupt lost packets of its own */
     for (size_t i = 0; tracec_recorder_provider(r, i, &in); i++) {
         fprintf(stderr,
@@ -179,9 +183,18 @@ static void report(tracec_recorder *r, const tracec_recorder_config *cfg) {
                 in.corrupt ? ", corrupt buffer" : "");
         produced += in.produced;
         dropped += in.dropped;
+        over += in.over_size;
         faults = faults || in.ended_early || in.timed_out || in.corrupt;
     }
     if (dropped == 0) return;
+    if (over > 0) {
+        fprintf(stderr, "tracec record: %llu of %llu packets lost (counted in the trace's stats): %llu because the "
+                        "trace reached --max-size %llu%s\n",
+                dropped, produced, over, (unsigned long long)cfg->max_file_size,
+                over < dropped ? "; the others are below" : "");
+        if (over == dropped) return;
+        dropped -= over;
+    }
     const char *why;
     switch (cfg->mode) {
     case TRACEC_BUFFERING_MODE_ONESHOT:
@@ -231,7 +244,8 @@ int tracec_cmd_record(int argc, char **argv) {
         bool takes = strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0 || strcmp(a, "--mode") == 0 ||
                      strcmp(a, "--buffer-size") == 0 || strcmp(a, "--categories") == 0 ||
                      strcmp(a, "--timeout") == 0 || strcmp(a, "--wait") == 0 || strcmp(a, "--duration") == 0 ||
-                     strcmp(a, "--socket") == 0 || strcmp(a, "--clock") == 0;
+                     strcmp(a, "--socket") == 0 || strcmp(a, "--clock") == 0 ||
+                     strcmp(a, "--max-size") == 0;
         if (!takes) return a[0] == '-' ? bad_usage("unknown option '%s'", a) : bad_usage("unexpected '%s' (put the program after --)", a);
         if (i + 1 >= argc) return bad_usage("%s needs a value", a);
         const char *v = argv[++i];
@@ -258,6 +272,11 @@ int tracec_cmd_record(int argc, char **argv) {
             if (!v[0] || strspn(v, "0123456789") != strlen(v) || atol(v) > 10000)
                 return bad_usage("bad --wait '%s' (0 to 10000 ms)", v);
             cfg.wait_ms = atoi(v);
+        } else if (strcmp(a, "--max-size") == 0) {
+            size_t m;
+            if (!parse_size(v, &m) || m < TRACEC_RECORDER_MIN_FILE_SIZE)
+                return bad_usage("bad --max-size '%s' (at least 1m; e.g. 512m, 2g)", v);
+            cfg.max_file_size = m;
         } else if (strcmp(a, "--duration") == 0) {
             if (!parse_duration_ms(v, &duration)) return bad_usage("bad --duration '%s' (e.g. 500ms, 10s)", v);
         } else if (strcmp(a, "--clock") == 0) { /* BuiltinClock ids */

@@ -279,6 +279,16 @@ tracec_status_t tracec_i_rec_save_packet(struct tracec_trace_file *out, tracec_i
     return st;
 }
 
+/* The last `n` records save_run wrote, up to `off`, which the trace file refused: lost when it is full (the walk
+   goes on past them), else the error stands. */
+static size_t refused(tracec_i_rec_saver *sv, uint64_t n, size_t off, tracec_status_t *st) {
+    if (*st != TRACEC_STATUS_LIMIT_EXCEEDED) return off;
+    sv->delivered -= n;
+    sv->over_size += n;
+    *st = TRACEC_STATUS_SUCCESS;
+    return off;
+}
+
 size_t tracec_i_rec_save_run(tracec_i_rec_saver *sv, const uint8_t *body, size_t n,
                              tracec_recorder_region_result *out, tracec_status_t *st) {
     tracec_i_rec_seqmap *m = sv->map;
@@ -288,6 +298,7 @@ size_t tracec_i_rec_save_run(tracec_i_rec_saver *sv, const uint8_t *body, size_t
     if (c == NULL || m->last.global == 0 || m->trusted_n == 0 || m->trusted_pid != sv->pid ||
         m->trusted_uid != sv->uid)
         return 0; /* the general path sets them up */
+    if (tracec_i_trace_file_full(sv->out)) return 0; /* the general path counts each record it refuses */
     const uint32_t g = m->last.global;
     const uint64_t local = m->last.local;
     const size_t g_len = tracec_varint_size(g);
@@ -315,8 +326,8 @@ size_t tracec_i_rec_save_run(tracec_i_rec_saver *sv, const uint8_t *body, size_t
         if (o == NULL || (size_t)(o_end - o) < need) {
             if (written) {
                 *st = tracec_i_trace_file_append_n(sv->out, o, written);
+                if (*st != TRACEC_STATUS_SUCCESS) return refused(sv, written, off, st);
                 written = 0;
-                if (*st != TRACEC_STATUS_SUCCESS) break;
             }
             o = tracec_i_trace_file_span(sv->out, &o_end);
             if (o == NULL || (size_t)(o_end - o) < need) break; /* the general path drains or grows it */
@@ -331,7 +342,7 @@ size_t tracec_i_rec_save_run(tracec_i_rec_saver *sv, const uint8_t *body, size_t
         off += TRACEC_I_BLK_HDR + (size_t)b.body;
     }
     if (written) *st = tracec_i_trace_file_append_n(sv->out, o, written);
-    return off;
+    return *st == TRACEC_STATUS_SUCCESS ? off : refused(sv, written, off, st);
 }
 
 tracec_status_t tracec_i_rec_write_packet(struct tracec_trace_file *out, tracec_i_rec_seqmap *m, uint32_t *next,

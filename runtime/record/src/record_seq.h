@@ -134,6 +134,7 @@ typedef struct tracec_i_rec_saver {
     int *mark;          /* the loss mark (tracec_i_rec_save_packet), or NULL */
     uint64_t delivered; /* out: records written */
     const char *why;    /* out: why the record check refused a record */
+    uint64_t over_size; /* out: records the trace file refused (its size limit): lost */
 } tracec_i_rec_saver;
 
 /*

@@ -92,6 +92,9 @@ struct tracec_recorder {
 };
 
 #define RECORDER_SEQ 1u
+/* Of max_file_size, what the summary at the close may take once the providers' packets have filled the rest: a
+   provider's summary instant and stats take about 300 bytes (the trace_stats go first when the trace is full). */
+#define SUMMARY_ROOM (64u * 1024u)
 #define DURABLE TRACEC_RECORDER_REGION_DURABLE
 #define RECORDER_TRACK_UUID UINT64_C(0x7472616365637200)
 
@@ -202,7 +205,8 @@ static void snapshot_counters(tracec_recorder *r, peer *pv) {
     if (pv->map != NULL && !pv->bad && header_state(r, pv, &st)) {
         /* packets begun = accepted + dropped + refused; lost = dropped + refused + overwritten */
         pv->info.produced = pv->base_produced + st.accepted + st.dropped + st.refused + pv->open_lost;
-        pv->info.dropped = pv->base_dropped + st.dropped + st.refused + st.overwritten + refused + pv->open_lost;
+        pv->info.dropped =
+            pv->base_dropped + st.dropped + st.refused + st.overwritten + refused + pv->open_lost + pv->info.over_size;
     }
 }
 
@@ -340,10 +344,11 @@ static bool save_region(tracec_recorder *r, peer *pv, uint32_t reg, bool salvage
     /* the first record of a half saved after a loss is marked; the durable part's records (descriptors,
        never lost to a switch or a wrap) are not */
     tracec_i_rec_saver sv = {r->file, &pv->seq, &r->next_seq, pv->info.pid, pv->info.uid,
-                             reg == DURABLE ? NULL : &pv->loss_pending, 0, NULL};
+                             reg == DURABLE ? NULL : &pv->loss_pending, 0, NULL, 0};
     tracec_recorder_region_result res;
     st = tracec_i_rec_save_region(dst, c.len, c.gen, reg == DURABLE, &sv, &res);
     pv->info.delivered += sv.delivered;
+    pv->info.over_size += sv.over_size;
     if (sv.why) res.why = sv.why;
     /* a salvage: the packets its writers had begun are lost (in a handed region none is open) */
     if (salvage) pv->open_lost += res.open;
@@ -398,7 +403,7 @@ static void release_buffer_keep_fifo(tracec_recorder *r, peer *pv, int keep_fifo
             pv->info.dropped = pv->info.produced - pv->info.delivered;
     }
     pv->base_produced = pv->info.produced; /* the next buffer's header counts from 0 */
-    pv->base_dropped = pv->info.dropped - pv->seq.refused; /* the map's refusals are added anew */
+    pv->base_dropped = pv->info.dropped - pv->seq.refused - pv->info.over_size; /* both are added anew */
     pv->open_lost = 0;
     if (pv->map) munmap((void *)pv->map, pv->map_size);
     if (pv->memfd >= 0) close(pv->memfd);
@@ -969,6 +974,7 @@ tracec_status_t tracec_recorder_open(const tracec_recorder_config *config, trace
     if (cfg.wait_ms < 0 || cfg.wait_ms > 10000) return TRACEC_STATUS_INVALID_ARGUMENT;
     if (cfg.categories && !tracec_i_rec_categories_ok(cfg.categories)) return TRACEC_STATUS_INVALID_ARGUMENT;
     if (tracec_i_te_clockid_of(cfg.clock_id) < 0) return TRACEC_STATUS_INVALID_ARGUMENT;
+    if (cfg.max_file_size != 0 && cfg.max_file_size < TRACEC_RECORDER_MIN_FILE_SIZE) return TRACEC_STATUS_INVALID_ARGUMENT;
     if (cfg.clock_id == 0) cfg.clock_id = perfetto_protos_BUILTIN_CLOCK_BOOTTIME;
     tracec_recorder *r = calloc(1, sizeof *r);
     if (r == NULL) return TRACEC_STATUS_OUT_OF_MEMORY;
@@ -1078,6 +1084,7 @@ tracec_status_t tracec_recorder_open(const tracec_recorder_config *config, trace
         errno = e;
         return st;
     }
+    tracec_i_trace_file_limit(r->file, cfg.max_file_size, SUMMARY_ROOM);
     write_recorder_track(r);
     *out = r;
     return TRACEC_STATUS_SUCCESS;
@@ -1149,8 +1156,8 @@ static void annotate(perfetto_protos_TrackEvent *ev, const char *name, int64_t v
     perfetto_protos_TrackEvent_end_debug_annotations(ev, &da);
 }
 
-static void write_summary(tracec_recorder *r) {
-    uint64_t now = tracec_i_rec_clock_ns(r->cfg.clock_id);
+/* Each provider's summary: an instant on the recorder's track at now, now + 1, ... */
+static void write_provider_summaries(tracec_recorder *r, uint64_t now) {
     size_t k = 0;
     for (size_t i = 0; i < r->n_pv; i++) {
         peer *pv = r->pv[i];
@@ -1178,16 +1185,21 @@ static void write_summary(tracec_recorder *r) {
         annotate(&ev, "timed_out", pv->info.timed_out);
         annotate(&ev, "uid", pv->info.uid);
         annotate(&ev, "replayed", (int64_t)pv->info.replayed);
+        if (pv->info.over_size) annotate(&ev, "over_size", (int64_t)pv->info.over_size);
         perfetto_protos_TracePacket_end_track_event(&pkt, &ev);
         (void)tracec_trace_file_end_packet(r->file, &w, &pkt.msg);
     }
+}
+
+/* The trace_stats packet, at `at`. */
+static void write_trace_stats(tracec_recorder *r, uint64_t at) {
     /* trace_stats (protos/perfetto/common/trace_stats.proto): per provider one BufferStats, which the
        trace processor shows as traced_buf_* rows of its stats table, indexed by provider */
     tracec_writer w;
     perfetto_protos_TracePacket pkt;
     perfetto_protos_TraceStats ts;
     tracec_trace_file_begin_packet(r->file, &w, &pkt.msg);
-    perfetto_protos_TracePacket_set_timestamp(&pkt, now + k);
+    perfetto_protos_TracePacket_set_timestamp(&pkt, at);
     perfetto_protos_TracePacket_set_trusted_packet_sequence_id(&pkt, RECORDER_SEQ);
     perfetto_protos_TracePacket_begin_trace_stats(&pkt, &ts);
     uint32_t connected = 0;
@@ -1229,12 +1241,33 @@ static void write_summary(tracec_recorder *r) {
     (void)tracec_trace_file_end_packet(r->file, &w, &pkt.msg);
 }
 
+/* The summary at the close.  A trace that reached max_file_size takes it into the room kept for it, the
+   trace_stats first (its losses matter most). */
+static void write_summary(tracec_recorder *r) {
+    uint64_t now = tracec_i_rec_clock_ns(r->cfg.clock_id);
+    size_t named = 0;
+    for (size_t i = 0; i < r->n_pv; i++) named += r->pv[i]->info.name[0] != '\0';
+    bool full = tracec_i_trace_file_full(r->file);
+    tracec_i_trace_file_tail(r->file, true);
+    if (full) write_trace_stats(r, now + named);
+    write_provider_summaries(r, now);
+    if (!full) write_trace_stats(r, now + named);
+    tracec_i_trace_file_tail(r->file, false);
+}
+
 tracec_status_t tracec_recorder_close(tracec_recorder *r) {
     if (r == NULL) return TRACEC_STATUS_INVALID_ARGUMENT;
     tracec_recorder_stop(r);
     for (size_t i = 0; i < r->n_pv; i++) snapshot_counters(r, r->pv[i]);
     write_summary(r);
     warn_undeclared(r);
+    if (tracec_i_trace_file_full(r->file)) {
+        uint64_t over = 0;
+        for (size_t i = 0; i < r->n_pv; i++) over += r->pv[i]->info.over_size;
+        say(r, "the trace reached its max_file_size (%llu bytes): %llu later packets of the providers were not "
+               "written (counted as lost in its trace_stats)",
+            (unsigned long long)r->cfg.max_file_size, (unsigned long long)over);
+    }
     tracec_status_t st = tracec_trace_file_close(r->file);
     if (r->idle_closed)
         say(r, "closed %llu connections that did not register within %d ms", (unsigned long long)r->idle_closed,

@@ -13,6 +13,7 @@
 #include "tracec/abi/record_protocol.h"
 #include "tracec/abi/buffer_abi.h"
 #include "tracec/recorder.h"
+#include "tracec/trace_file.h"
 #include "tracec/writer.h"
 
 /* How many times a copy is tried while the writer keeps reusing the region. */
@@ -229,12 +230,17 @@ static const char *block_bad(const tracec_i_blk *b, size_t rest) {
 }
 
 /* A record's payload saved to sv: the packet inside when it is one Trace.packet field.  A record the sequence
-   map refuses (LIMIT_EXCEEDED, counted by the map) is skipped. */
+   map refuses (LIMIT_EXCEEDED, counted by the map) or the trace file has no room for (counted in
+   sv->over_size) is skipped. */
 static tracec_status_t save(tracec_i_rec_saver *sv, const uint8_t *packet, size_t size) {
     packet = tracec_i_rec_unwrap(packet, &size);
+    uint64_t refused = tracec_trace_file_dropped(sv->out);
     tracec_status_t st = tracec_i_rec_save_packet(sv->out, sv->map, sv->next, packet, size, sv->pid, sv->uid,
                                                   sv->mark, &sv->why);
-    if (st == TRACEC_STATUS_LIMIT_EXCEEDED) return TRACEC_STATUS_SUCCESS;
+    if (st == TRACEC_STATUS_LIMIT_EXCEEDED) {
+        sv->over_size += tracec_trace_file_dropped(sv->out) - refused;
+        return TRACEC_STATUS_SUCCESS;
+    }
     if (st == TRACEC_STATUS_SUCCESS) sv->delivered++;
     return st;
 }

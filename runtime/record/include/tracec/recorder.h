@@ -54,9 +54,17 @@ typedef struct tracec_recorder_config {
     uint32_t clock_id;             /* the session's clock, a BuiltinClock: 6 BOOTTIME (default, 0 too),
                                       3 MONOTONIC, 1 REALTIME; the trace clock, and the clock of every
                                       track event (docs/record.md, "Clocks") */
+    uint64_t max_file_size;        /* bytes the trace may reach (0: no limit; else at least
+                                      TRACEC_RECORDER_MIN_FILE_SIZE): past it the trace takes no more of
+                                      the providers' packets, each counted lost in its provider's
+                                      `dropped` and `over_size`, and the summary and trace_stats still
+                                      go in, in room kept for them (docs/record.md, "A size limit") */
 } tracec_recorder_config;
 
-#define TRACEC_RECORDER_CONFIG_INIT {NULL, NULL, TRACEC_BUFFERING_MODE_STREAMING, 0, NULL, 0, NULL, 0, 0}
+#define TRACEC_RECORDER_CONFIG_INIT {NULL, NULL, TRACEC_BUFFERING_MODE_STREAMING, 0, NULL, 0, NULL, 0, 0, 0}
+
+/* The smallest max_file_size: the room kept for the summary (64 KiB) and some data besides. */
+#define TRACEC_RECORDER_MIN_FILE_SIZE (UINT64_C(1) << 20)
 
 /*
  * Creates the socket (its directory made 0700 if missing; it must belong to
@@ -101,6 +109,7 @@ typedef struct tracec_recorder_provider_info {
     bool timed_out;       /* it did not answer Start or Stop in time */
     int32_t uid;          /* from SO_PEERCRED */
     uint64_t replayed;    /* saves refused because they held the very data of its previous save of that half */
+    uint64_t over_size;   /* of dropped: packets the trace had no room for (max_file_size) */
 } tracec_recorder_provider_info;
 
 size_t tracec_recorder_provider_count(const tracec_recorder *r) TRACEC_I_WARN_UNUSED;
