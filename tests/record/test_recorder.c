@@ -720,18 +720,23 @@ Test(record, an_enabled_category_no_provider_declared_is_named) {
     free(cmd);
 }
 
+/* tracec_recorder_open(cfg) is INVALID_ARGUMENT and leaves *out NULL. */
+static void expect_open_invalid(tracec_recorder_config cfg, const char *what, unsigned long long v) {
+    char sock[160];
+    snprintf(sock, sizeof sock, "%s/invalid.sock", g_dir);
+    cfg.socket_path = sock;
+    tracec_recorder *r = (tracec_recorder *)1;
+    cr_expect_eq(tracec_recorder_open(&cfg, &r), TRACEC_STATUS_INVALID_ARGUMENT, "%s %llu", what, v);
+    cr_expect_null(r);
+}
+
 /* The API's check of what the command line cannot give: a clock other than BOOTTIME, MONOTONIC, REALTIME. */
 Test(record, config_with_an_unknown_clock_is_invalid) {
     const uint32_t bad[] = {2, 4, 5, 64, 200};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         tracec_recorder_config cfg = TRACEC_RECORDER_CONFIG_INIT;
-        char sock[160];
-        snprintf(sock, sizeof sock, "%s/clock.sock", g_dir);
-        cfg.socket_path = sock;
         cfg.clock_id = bad[i];
-        tracec_recorder *r = (tracec_recorder *)1;
-        cr_expect_eq(tracec_recorder_open(&cfg, &r), TRACEC_STATUS_INVALID_ARGUMENT, "clock %u", bad[i]);
-        cr_expect_null(r);
+        expect_open_invalid(cfg, "clock", bad[i]);
     }
 }
 
@@ -740,14 +745,8 @@ Test(record, config_with_a_max_file_size_below_the_minimum_is_invalid) {
     const uint64_t bad[] = {1, 4096, TRACEC_RECORDER_MIN_FILE_SIZE - 1};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         tracec_recorder_config cfg = TRACEC_RECORDER_CONFIG_INIT;
-        char sock[160];
-        snprintf(sock, sizeof sock, "%s/size.sock", g_dir);
-        cfg.socket_path = sock;
         cfg.max_file_size = bad[i];
-        tracec_recorder *r = (tracec_recorder *)1;
-        cr_expect_eq(tracec_recorder_open(&cfg, &r), TRACEC_STATUS_INVALID_ARGUMENT, "max_file_size %llu",
-                     (unsigned long long)bad[i]);
-        cr_expect_null(r);
+        expect_open_invalid(cfg, "max_file_size", (unsigned long long)bad[i]);
     }
 }
 

@@ -746,8 +746,8 @@ static tracec_status_t session_stop(uintptr_t token) {
                 (unsigned long long)s->max_file_size, (unsigned long long)tracec_trace_file_dropped(s->file));
     if (s->file != NULL) {
         st2 = tracec_trace_file_close(s->file);
-        s->file = NULL;
         if (st == TRACEC_STATUS_SUCCESS) st = st2;
+        s->file = NULL;
     }
     __atomic_store_n(&s->active, 0, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&mu);
