@@ -47,7 +47,10 @@ struct tracec_trace_file {
 /* Whether `size` more bytes may go after the open packet's start (buf + used); else the file is full. */
 static bool room(tracec_trace_file *f, size_t size) {
     uint64_t have = f->written + f->used, cap = f->tail ? f->max : f->limit;
-    if ((!f->full || f->tail) && size <= cap && have <= cap - size) return true;
+    if ((!f->full || f->tail) && size <= cap && have <= cap - size) {
+        if (size > f->limit || have > f->limit - size) f->full = true; /* the tail took some of the reserve */
+        return true;
+    }
     f->full = true;
     return false;
 }

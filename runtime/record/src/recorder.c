@@ -1156,9 +1156,10 @@ static void annotate(perfetto_protos_TrackEvent *ev, const char *name, int64_t v
     perfetto_protos_TrackEvent_end_debug_annotations(ev, &da);
 }
 
-/* Each provider's summary: an instant on the recorder's track at now, now + 1, ... */
-static void write_provider_summaries(tracec_recorder *r, uint64_t now) {
-    size_t k = 0;
+/* Each provider's summary: an instant on the recorder's track at now, now + 1, ...  Returns how many the
+   trace had no room for (max_file_size). */
+static size_t write_provider_summaries(tracec_recorder *r, uint64_t now) {
+    size_t k = 0, refused = 0;
     for (size_t i = 0; i < r->n_pv; i++) {
         peer *pv = r->pv[i];
         if (pv->info.name[0] == '\0') continue;
@@ -1187,8 +1188,9 @@ static void write_provider_summaries(tracec_recorder *r, uint64_t now) {
         annotate(&ev, "replayed", (int64_t)pv->info.replayed);
         if (pv->info.over_size) annotate(&ev, "over_size", (int64_t)pv->info.over_size);
         perfetto_protos_TracePacket_end_track_event(&pkt, &ev);
-        (void)tracec_trace_file_end_packet(r->file, &w, &pkt.msg);
+        refused += tracec_trace_file_end_packet(r->file, &w, &pkt.msg) == TRACEC_STATUS_LIMIT_EXCEEDED;
     }
+    return refused;
 }
 
 /* The trace_stats packet, at `at`. */
@@ -1241,18 +1243,21 @@ static void write_trace_stats(tracec_recorder *r, uint64_t at) {
     (void)tracec_trace_file_end_packet(r->file, &w, &pkt.msg);
 }
 
-/* The summary at the close.  A trace that reached max_file_size takes it into the room kept for it, the
-   trace_stats first (its losses matter most). */
+/* The summary at the close.  Under max_file_size it takes the room kept for it, the trace_stats first (its
+   losses matter most); the providers' summaries that do not fit are said. */
 static void write_summary(tracec_recorder *r) {
     uint64_t now = tracec_i_rec_clock_ns(r->cfg.clock_id);
-    size_t named = 0;
+    size_t named = 0, refused;
     for (size_t i = 0; i < r->n_pv; i++) named += r->pv[i]->info.name[0] != '\0';
-    bool full = tracec_i_trace_file_full(r->file);
+    bool limited = r->cfg.max_file_size != 0;
     tracec_i_trace_file_tail(r->file, true);
-    if (full) write_trace_stats(r, now + named);
-    write_provider_summaries(r, now);
-    if (!full) write_trace_stats(r, now + named);
+    if (limited) write_trace_stats(r, now + named);
+    refused = write_provider_summaries(r, now);
+    if (!limited) write_trace_stats(r, now + named);
     tracec_i_trace_file_tail(r->file, false);
+    if (refused)
+        say(r, "%zu of the %zu providers' summary instants did not fit in --max-size %llu (their trace_stats did)",
+            refused, named, (unsigned long long)r->cfg.max_file_size);
 }
 
 tracec_status_t tracec_recorder_close(tracec_recorder *r) {

@@ -244,6 +244,9 @@ static void write_stats(tracec_session *s, const tracec_buffer_stats_t *bs, size
         tracec_i_trace_file_tail(s->file, true);
         (void)tracec_trace_file_append_raw(s->file, mem, tracec_writer_size(&w));
         tracec_i_trace_file_tail(s->file, false);
+        /* a TraceStats that took some of the room kept made the file full: later events are refused, and
+           only the stop's TraceStats goes in after it */
+        if (tracec_i_trace_file_full(s->file)) s->stats_past_full = 1;
         (void)tracec_trace_file_flush(s->file);
     } else if (s->write != NULL) {
         s->write(mem, tracec_writer_size(&w), s->write_data);

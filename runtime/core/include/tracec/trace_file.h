@@ -71,7 +71,8 @@ void tracec_i_trace_file_forget(tracec_trace_file *f);
    max_size - reserve bytes is refused (LIMIT_EXCEEDED; its packets count in tracec_trace_file_dropped) and
    makes the file full: every later write is refused too, so the trace has no hole, until
    tracec_i_trace_file_tail(f, true) lets the writes that follow (the statistics) use the reserve, up to
-   max_size, until tracec_i_trace_file_tail(f, false). */
+   max_size, until tracec_i_trace_file_tail(f, false); a tail write that takes some of the reserve makes
+   the file full too. */
 void tracec_i_trace_file_limit(tracec_trace_file *f, uint64_t max_size, uint64_t reserve);
 void tracec_i_trace_file_tail(tracec_trace_file *f, bool on);
 bool tracec_i_trace_file_full(const tracec_trace_file *f);
