@@ -279,14 +279,13 @@ tracec_status_t tracec_i_rec_save_packet(struct tracec_trace_file *out, tracec_i
     return st;
 }
 
-/* The last `n` records save_run wrote, up to `off`, which the trace file refused: lost when it is full (the walk
-   goes on past them), else the error stands. */
-static size_t refused(tracec_i_rec_saver *sv, uint64_t n, size_t off, tracec_status_t *st) {
-    if (*st != TRACEC_STATUS_LIMIT_EXCEEDED) return off;
+/* The last `n` records save_run wrote, which the trace file refused with *st: lost when it is full (the walk goes
+   on past them), else the error stands. */
+static void refused(tracec_i_rec_saver *sv, uint64_t n, tracec_status_t *st) {
+    if (*st != TRACEC_STATUS_LIMIT_EXCEEDED) return;
     sv->delivered -= n;
     sv->over_size += n;
     *st = TRACEC_STATUS_SUCCESS;
-    return off;
 }
 
 size_t tracec_i_rec_save_run(tracec_i_rec_saver *sv, const uint8_t *body, size_t n,
@@ -326,7 +325,7 @@ size_t tracec_i_rec_save_run(tracec_i_rec_saver *sv, const uint8_t *body, size_t
         if (o == NULL || (size_t)(o_end - o) < need) {
             if (written) {
                 *st = tracec_i_trace_file_append_n(sv->out, o, written);
-                if (*st != TRACEC_STATUS_SUCCESS) return refused(sv, written, off, st);
+                if (*st != TRACEC_STATUS_SUCCESS) break;
                 written = 0;
             }
             o = tracec_i_trace_file_span(sv->out, &o_end);
@@ -341,8 +340,9 @@ size_t tracec_i_rec_save_run(tracec_i_rec_saver *sv, const uint8_t *body, size_t
         out->bytes += b.size;
         off += TRACEC_I_BLK_HDR + (size_t)b.body;
     }
-    if (written) *st = tracec_i_trace_file_append_n(sv->out, o, written);
-    return *st == TRACEC_STATUS_SUCCESS ? off : refused(sv, written, off, st);
+    if (written && *st == TRACEC_STATUS_SUCCESS) *st = tracec_i_trace_file_append_n(sv->out, o, written);
+    if (*st != TRACEC_STATUS_SUCCESS) refused(sv, written, st);
+    return off;
 }
 
 tracec_status_t tracec_i_rec_write_packet(struct tracec_trace_file *out, tracec_i_rec_seqmap *m, uint32_t *next,
