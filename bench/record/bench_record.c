@@ -17,6 +17,10 @@
  *
  * "recorder-wait" runs the providers with wait_ms 2000 (a writer waits for
  * the recorder to save a half instead of dropping): lossless like the peer.
+ * The peer of 2 providers is printed twice: the one-writer peer above, and
+ * "in-process-2", 2 writer threads of one process into the one buffer and
+ * file (two writers, one trace: the same work as 2 providers, one
+ * recorder).
  *
  * "record_threads": one recorded process whose 1 or 2 writer threads each
  * write TRACEC_BENCH_THREAD_PACKETS packets (default 300000) into a buffer
@@ -42,7 +46,7 @@
  *
  * JSON lines to $TRACEC_BENCH_JSON: {"bench": "record_1provider" |
  * "record_2providers" | "record_threads", "impl": "recorder" |
- * "recorder-wait" | "in-process" | "1-thread" | "2-threads" | "floor-1-thread"
+ * "recorder-wait" | "in-process" | "in-process-2" | "1-thread" | "2-threads" | "floor-1-thread"
  * | "floor-2-threads" | "cores-1-thread" | "cores-2-threads", "ns_per_op",
  * "mb_per_s", "delivered", "dropped", "runs"} (record_threads: "events_per_s", "cpu_ms" and "writer_cpu_ns"
  * instead of mb_per_s); ns_per_op is wall time per produced
@@ -202,7 +206,33 @@ static void on_records(tracec_context_id_t c, tracec_buffer_id_t b, tracec_recor
     for (size_t i = 0; i < n; i++) fwrite(h[i]->payload, 1, h[i]->size, g_file);
 }
 
-static result run_in_process(void) {
+/* One in-process writer: g_packets packets into `b` through its own buffer writer. */
+typedef struct inproc_arg {
+    tracec_buffer_id_t b;
+    uint64_t ok;
+    double t0;
+} inproc_arg;
+
+static void *inproc_writer(void *arg) {
+    inproc_arg *a = arg;
+    tracec_buffer_writer bw;
+    if (tracec_buffer_writer_init(&bw, a->b, 0) != TRACEC_STATUS_SUCCESS) abort();
+    a->t0 = now_s();
+    for (uint64_t i = 0; i < g_packets; i++) {
+        bench_input in = make_input(i, 1);
+        tracec_writer w;
+        perfetto_protos_TracePacket pkt;
+        tracec_buffer_begin_packet(&bw, &w, TRACEC_BUFFER_CATEGORY_TRACING, TRACEC_BUFFER_TRACING_TRACK_EVENT, &pkt.msg);
+        typical_tracec_fields(&pkt, &in);
+        a->ok += tracec_buffer_end_packet(&bw, &w, &pkt.msg) == TRACEC_STATUS_SUCCESS;
+    }
+    tracec_buffer_writer_release(&bw);
+    return NULL;
+}
+
+/* The peer: the same packets in-process, STREAMING LOSSLESS, the callback writing a file; `threads` writers (1 or
+   2: the peer of 2 providers is 2 writers into one trace, as the recorder's providers are). */
+static result run_in_process(int threads) {
     char out[128];
     snprintf(out, sizeof out, "%s/inproc.pftrace", g_dir);
     g_file = fopen(out, "wb");
@@ -217,22 +247,16 @@ static result run_in_process(void) {
     cfg.callback = on_records;
     if (tracec_create_buffer_with_config(ctx, &cfg, &b) != TRACEC_STATUS_SUCCESS) abort();
     if (tracec_start_context(ctx) != TRACEC_STATUS_SUCCESS) abort();
-    tracec_buffer_writer bw;
-    if (tracec_buffer_writer_init(&bw, b, 0) != TRACEC_STATUS_SUCCESS) abort();
-    uint64_t ok = 0;
-    double t0 = now_s(), c0 = rusage_s(RUSAGE_SELF);
-    for (uint64_t i = 0; i < g_packets; i++) {
-        bench_input in = make_input(i, 1);
-        tracec_writer w;
-        perfetto_protos_TracePacket pkt;
-        tracec_buffer_begin_packet(&bw, &w, TRACEC_BUFFER_CATEGORY_TRACING, TRACEC_BUFFER_TRACING_TRACK_EVENT, &pkt.msg);
-        typical_tracec_fields(&pkt, &in);
-        ok += tracec_buffer_end_packet(&bw, &w, &pkt.msg) == TRACEC_STATUS_SUCCESS;
-    }
-    tracec_buffer_writer_release(&bw);
+    inproc_arg a[2] = {{b, 0, 0}, {b, 0, 0}};
+    pthread_t t;
+    double c0 = rusage_s(RUSAGE_SELF);
+    if (threads > 1 && pthread_create(&t, NULL, inproc_writer, &a[1]) != 0) abort();
+    inproc_writer(&a[0]);
+    if (threads > 1) pthread_join(t, NULL);
     (void)tracec_stop_context(ctx);
     fclose(g_file);
     double t1 = now_s(), cpu = rusage_s(RUSAGE_SELF) - c0;
+    double t0 = threads > 1 && a[1].t0 < a[0].t0 ? a[1].t0 : a[0].t0;
     tracec_buffer_stats_t st = {0};
     if (tracec_query_buffer_stats(b, &st) != TRACEC_STATUS_SUCCESS) fprintf(stderr, "cannot read the buffer's stats\n");
     (void)tracec_destroy_context(ctx);
@@ -244,8 +268,9 @@ static result run_in_process(void) {
         fclose(f);
     }
     unlink(out);
-    result r = {(t1 - t0) * 1e9 / (double)g_packets, (double)bytes / (t1 - t0) / 1e6, ok, st.dropped,
-                cpu * 1e9 / (double)g_packets, cpu * 1e9 / (double)g_packets};
+    double produced = (double)g_packets * threads;
+    result r = {(t1 - t0) * 1e9 / produced, (double)bytes / (t1 - t0) / 1e6, a[0].ok + a[1].ok, st.dropped,
+                cpu * 1e9 / produced, cpu * 1e9 / produced};
     return r;
 }
 
@@ -437,7 +462,7 @@ static void emit(FILE *jf, const char *bench, const char *impl, result r, int re
     printf("%-18s %-13s %9.1f ns/packet %8.1f MB/s  delivered %10llu  dropped %10llu  cpu %6.1f ns/packet "
            "(%s %6.1f)\n",
            bench, impl, r.ns_per_op, r.mb_per_s, (unsigned long long)r.delivered, (unsigned long long)r.dropped,
-           r.cpu_ns_per_op, strcmp(impl, "in-process") == 0 ? "process" : "recorder", r.save_cpu_ns_per_op);
+           r.cpu_ns_per_op, strncmp(impl, "in-process", 10) == 0 ? "process" : "recorder", r.save_cpu_ns_per_op);
     if (jf)
         fprintf(jf,
                 "{\"bench\": \"%s\", \"impl\": \"%s\", \"ns_per_op\": %.2f, \"mb_per_s\": %.1f, \"delivered\": %llu, "
@@ -497,6 +522,12 @@ int main(void) {
     FILE *jf = json && *json ? fopen(json, "a") : NULL;
     printf("typical packet, %llu packets per provider, shared buffer %zu KiB; best of %d rounds\n",
            (unsigned long long)g_packets, g_buffer / 1024, reps);
+    if (getenv("TRACEC_BENCH_WAIT2_ONLY")) { /* for a profiler: only the recorder of 2 providers with --wait */
+        for (int i = 0; i < reps; i++) emit(jf, "record_2providers", "recorder-wait", run_recorder(2, 2000), 1);
+        if (jf) fclose(jf);
+        rmdir(g_dir);
+        return 0;
+    }
     /* the threads' windows are 5-10 ms, where one stolen millisecond moves a round by a tenth: three times the
        rounds (each about 0.1 s) */
     int treps = 3 * reps;
@@ -541,9 +572,10 @@ int main(void) {
         rmdir(g_dir);
         return 0;
     }
-    result inproc = {1e300, 0, 0, 0, 0, 0}, one = inproc, two = inproc, one_w = inproc, two_w = inproc;
+    result inproc = {1e300, 0, 0, 0, 0, 0}, inproc2 = inproc, one = inproc, two = inproc, one_w = inproc, two_w = inproc;
     for (int i = 0; i < reps; i++) {
-        inproc = best(inproc, run_in_process());
+        inproc = best(inproc, run_in_process(1));
+        inproc2 = best(inproc2, run_in_process(2));
         one = best(one, run_recorder(1, 0));
         two = best(two, run_recorder(2, 0));
         one_w = best(one_w, run_recorder(1, 2000));
@@ -553,11 +585,13 @@ int main(void) {
     emit(jf, "record_1provider", "recorder", one, reps);
     emit(jf, "record_1provider", "recorder-wait", one_w, reps);
     emit(jf, "record_2providers", "in-process", inproc, reps);
+    emit(jf, "record_2providers", "in-process-2", inproc2, reps);
     emit(jf, "record_2providers", "recorder", two, reps);
     emit(jf, "record_2providers", "recorder-wait", two_w, reps);
     printf("recorder --wait 2000 (lossless like the in-process peer) / in-process packet rate: "
-           "1 provider %.2fx, 2 providers %.2fx (target >= 0.9x)\n",
-           inproc.ns_per_op / one_w.ns_per_op, inproc.ns_per_op / two_w.ns_per_op);
+           "1 provider %.2fx, 2 providers %.2fx (target >= 0.9x); 2 providers / 2 in-process writer threads into "
+           "one trace (the same work: two writers, one file): %.2fx\n",
+           inproc.ns_per_op / one_w.ns_per_op, inproc.ns_per_op / two_w.ns_per_op, inproc2.ns_per_op / two_w.ns_per_op);
     printf("CPU time per packet, every process: recorder --wait / in-process: 1 provider %.2fx, 2 providers %.2fx; "
            "the recorder's own: %.1f, %.1f ns/packet\n",
            one_w.cpu_ns_per_op / inproc.cpu_ns_per_op, two_w.cpu_ns_per_op / inproc.cpu_ns_per_op,

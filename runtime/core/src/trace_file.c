@@ -197,7 +197,9 @@ tracec_status_t tracec_trace_file_open(const char *path, tracec_trace_file **out
             errno = EBUSY;
             return TRACEC_STATUS_IO_ERROR;
         }
-        if (ftruncate(fd, 0) != 0) {
+        /* only a file that has bytes: on ext4 a truncate to 0 makes the close write back every page the trace
+           dirtied, in the closer's time (its "replace by truncate" rule), which a new file does not need */
+        if (sb.st_size != 0 && ftruncate(fd, 0) != 0) {
             int e = errno;
             close(fd);
             errno = e;
