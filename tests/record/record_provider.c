@@ -20,7 +20,7 @@
  *                                           in turn, about 20 us apart (gen bumped first, fill after
  *                                           each whole record), and keeps writing MS ms after Stop
  *                                           before answering it
- *   record_provider hostile NAME MS [MAXWAIT] registers (max_wait_ms MAXWAIT), waits up to 1 s for Start,
+ *   record_provider hostile NAME MS [MAXWAIT] registers synchronously (max_wait_ms MAXWAIT), waits up to 1 s for Start,
  *                                           writes slices for MS ms whatever happened, unregisters; prints
  *                                           "refused R" and the time unregister took
  *   record_provider replay NAME N           raw protocol: one record in half 0, then N times SAVE_BUFFER(0)

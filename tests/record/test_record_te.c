@@ -228,6 +228,54 @@ Test(record_te, no_free_slot_refuses_the_session_with_a_reason) {
     free(out);
 }
 
+/* Short programs started all at once, more than a small accept queue holds: each one waits its turn (a full queue is
+   a busy recorder, not "none"), and each one's events are in the trace. */
+Test(record_te, many_short_programs_at_once_are_each_recorded) {
+    char rec[128], cmd[1400], *out;
+    snprintf(rec, sizeof rec, "%s/rec.pftrace", g_dir);
+    snprintf(cmd, sizeof cmd,
+             "%s record -o %s -- sh -c 'i=0; while [ $i -lt 300 ]; do %s events 1 & i=$((i+1)); done; wait'",
+             TRACEC, rec, PROG);
+    int rc = run(cmd, &out);
+    cr_assert_eq(rc, 0, "%s", out);
+    cr_expect(strstr(out, "before") == NULL, "every program was started in time:\n%s", out);
+    size_t n = 0;
+    for (const char *p = out; (p = strstr(p, "produced 22, delivered 22, dropped 0\n")) != NULL; p++) n++;
+    cr_expect_eq(n, 300u, "each of the 300 programs is a provider whose packets are all in the trace:\n%s", out);
+    free(out);
+    char *works = tp_query(rec, "select count(*) as works from slice where name = 'work';\n");
+    cr_expect(strstr(works, "300") != NULL, "300 slices 'work', one per program:\n%s", works);
+    free(works);
+}
+
+/* A program whose recorder never answers (stopped here, busy in life) goes on after its 5 s wait; at its exit it
+   says that none of its events reached that recorder, and the recorder, once it runs again, says it too, in its
+   report and in the trace's summary of that provider. */
+Test(record_te, a_program_the_recorder_never_answered_says_so) {
+    char cmd[1600], sock[128], rec[128], *out;
+    snprintf(sock, sizeof sock, "%s/s", g_dir);
+    snprintf(rec, sizeof rec, "%s/rec.pftrace", g_dir);
+    snprintf(cmd, sizeof cmd,
+             "%s record --attach --socket %s --duration 60s -o %s & R=$!; "
+             "while [ ! -S %s ]; do sleep 0.05; done; kill -STOP $R; "
+             "TRACEC_RECORDER_SOCKET=%s %s events 3; echo \"program exit $?\"; kill -CONT $R; sleep 1; "
+             "kill -INT $R; wait $R",
+             TRACEC, sock, rec, sock, sock, PROG);
+    int rc = run(cmd, &out);
+    cr_assert_eq(rc, 0, "%s", out);
+    cr_expect(strstr(out, "program exit 0") != NULL, "the program runs on:\n%s", out);
+    cr_expect(strstr(out, "exits before the recorder at") != NULL &&
+                  strstr(out, "answered its registration: none of its events are in that recorder's trace") != NULL,
+              "the program says it at its exit:\n%s", out);
+    cr_expect(strstr(out, "ended before it could be started: nothing it wrote is in the trace") != NULL &&
+                  strstr(out, "produced 0, delivered 0, dropped 0, ended before it was started") != NULL,
+              "and so does the recorder:\n%s", out);
+    free(out);
+    char *names = tp_query(rec, "select name from slice where name like 'provider %' order by name;\n");
+    cr_expect(strstr(names, "(ended before it was started)") != NULL, "the trace's summary says it:\n%s", names);
+    free(names);
+}
+
 /* The client's counters stay readable after tracec_te_recorder_disconnect: the final ones, the hand-over
    included, as the recorder counted them; a fork child (no client of its own) reads zeros. */
 Test(record_te, counters_are_final_after_disconnect) {

@@ -176,10 +176,11 @@ static void report(tracec_recorder *r, const tracec_recorder_config *cfg) {
     bool faults = false; /* a provider that ended early, timed out or was corrupt lost packets of its own */
     for (size_t i = 0; tracec_recorder_provider(r, i, &in); i++) {
         fprintf(stderr,
-                "tracec record: provider %s (pid %d, sequence %u): produced %llu, delivered %llu, dropped %llu%s%s%s\n",
+                "tracec record: provider %s (pid %d, sequence %u): produced %llu, delivered %llu, dropped %llu%s%s%s%s\n",
                 in.name, (int)in.pid, in.sequence_id, (unsigned long long)in.produced,
                 (unsigned long long)in.delivered, (unsigned long long)in.dropped,
-                in.ended_early ? ", ended early" : "", in.timed_out ? ", timed out" : "",
+                in.ended_early ? ", ended early" : "", in.unstarted ? ", ended before it was started" : "",
+                in.timed_out ? ", timed out" : "",
                 in.corrupt ? ", corrupt buffer" : "");
         produced += in.produced;
         dropped += in.dropped;

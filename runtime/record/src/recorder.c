@@ -430,6 +430,10 @@ static void provider_gone(tracec_recorder *r, peer *pv) {
     if (tracing(pv)) {
         pv->info.ended_early = true;
         say(r, "provider %s (pid %d) ended early, while tracing", pv->info.name, (int)pv->info.pid);
+    } else if (pv->state == PV_REGISTERED && r->started) { /* e.g. a short program, with many others at once */
+        pv->info.unstarted = true;
+        say(r, "provider %s (pid %d) ended before it could be started: nothing it wrote is in the trace",
+            pv->info.name, (int)pv->info.pid);
     }
     save_all(r, pv, true); /* what it finished, and what it was writing when it went */
     release_buffer(r, pv);
@@ -1069,7 +1073,7 @@ tracec_status_t tracec_recorder_open(const tracec_recorder_config *config, trace
         }
         if (probe >= 0) close(probe);
     }
-    if (st == TRACEC_STATUS_SUCCESS && (chmod(r->path, 0600) != 0 || listen(r->listen_fd, 64) != 0))
+    if (st == TRACEC_STATUS_SUCCESS && (chmod(r->path, 0600) != 0 || listen(r->listen_fd, SOMAXCONN) != 0))
         st = TRACEC_STATUS_IO_ERROR;
     int bound = st == TRACEC_STATUS_SUCCESS;
     if (st == TRACEC_STATUS_SUCCESS)
@@ -1166,9 +1170,10 @@ static size_t write_provider_summaries(tracec_recorder *r, uint64_t now) {
         tracec_writer w;
         perfetto_protos_TracePacket pkt;
         perfetto_protos_TrackEvent ev;
-        char title[160];
-        snprintf(title, sizeof title, "provider %s%s%s%s", pv->info.name, pv->info.ended_early ? " (ended early)" : "",
-                 pv->info.timed_out ? " (timed out)" : "", pv->info.corrupt ? " (corrupt buffer)" : "");
+        char title[200];
+        snprintf(title, sizeof title, "provider %s%s%s%s%s", pv->info.name, pv->info.ended_early ? " (ended early)" : "",
+                 pv->info.unstarted ? " (ended before it was started)" : "", pv->info.timed_out ? " (timed out)" : "",
+                 pv->info.corrupt ? " (corrupt buffer)" : "");
         tracec_trace_file_begin_packet(r->file, &w, &pkt.msg);
         perfetto_protos_TracePacket_set_timestamp(&pkt, now + k++);
         perfetto_protos_TracePacket_set_trusted_packet_sequence_id(&pkt, RECORDER_SEQ);

@@ -101,6 +101,9 @@ struct tracec_provider {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     int want_sync, reg_answered, reg_started, no_recorder;
+    int said_unanswered; /* under mu: the exit said that the recorder never answered */
+    int recorder_seen; /* atomic: a recorder listened (connected, or its queue was full) */
+    char seen_path[sizeof ((struct sockaddr_un *)0)->sun_path]; /* its socket (control thread, then under mu) */
     int first_start_done; /* under mu: the first Start was handled (run header written): register_sync waits for it */
 
     /* counters: of the buffers torn down (under mu), and atomics */
@@ -173,7 +176,19 @@ static void provider_at_exit(void) {
     pthread_mutex_lock(&provider_mu);
     tracec_provider *p = the_provider;
     pthread_mutex_unlock(&provider_mu);
-    if (p && !p->forked) stop_self(p);
+    if (p == NULL || p->forked) return;
+    stop_self(p);
+    /* A recorder was there but never answered (it was busy with many programs at once): nothing this process
+       wrote reached it, and the recorder cannot say so, since it never knew the process.  Said once. */
+    pthread_mutex_lock(&p->mu);
+    if (__atomic_load_n(&p->recorder_seen, __ATOMIC_RELAXED) && !p->reg_answered && !p->said_unanswered) {
+        p->said_unanswered = 1;
+        fprintf(stderr,
+                "tracec provider %s (pid %d): exits before the recorder at %s answered its registration: none of "
+                "its events are in that recorder's trace\n",
+                p->name, (int)getpid(), p->seen_path);
+    }
+    pthread_mutex_unlock(&p->mu);
 }
 /* A fork child has no mapping of the parent's buffer (the engine does not
    map a memfd buffer into fork children) and no control thread: its
@@ -206,6 +221,11 @@ static void install_at_exit_after_runtime(void) { atexit(provider_at_exit); }
 static pthread_once_t at_exit_after_runtime_once = PTHREAD_ONCE_INIT;
 
 /* ---- registration ------------------------------------------------------------ */
+
+/* How long a synchronous registration waits for the answer of a recorder it found (with none, it returns at once):
+   one that many programs connect to at once (`tracec record -- make -j`) answers each in turn, and a program that
+   goes on before its answer is not recorded; then up to 1 s more for Start. */
+#define REGISTER_ANSWER_WAIT_S 5
 
 static tracec_status_t do_register(const char *name, const char *categories, int sync, int max_wait_ms,
                                    const char *socket_path, int te_owned, bool *started, tracec_provider **out) {
@@ -264,7 +284,7 @@ static tracec_status_t do_register(const char *name, const char *categories, int
     if (sync) {
         struct timespec dl;
         clock_gettime(CLOCK_REALTIME, &dl);
-        dl.tv_sec += 1;
+        dl.tv_sec += REGISTER_ANSWER_WAIT_S;
         pthread_mutex_lock(&p->mu);
         while (!p->reg_answered && !p->no_recorder)
             if (pthread_cond_timedwait(&p->cv, &p->mu, &dl) == ETIMEDOUT) break;
@@ -742,8 +762,11 @@ static void refuse(tracec_provider *p, const char *path, const char *why) {
     fprintf(stderr, "tracec provider %s: refused the recorder at %s\n", p->name, text);
 }
 
-/* How long a connect() may take (a recorder whose accept queue is full: EAGAIN at once, retried later). */
+/* How long a connect() may take (a recorder whose accept queue is full: EAGAIN at once, retried soon). */
 #define CONNECT_TIMEOUT_MS 100
+/* connect_recorder's answers besides a socket */
+#define CONNECT_NONE (-1) /* no recorder there (no socket, none listening, or refused) */
+#define CONNECT_BUSY (-2) /* a recorder listens but its queue of connections is full: it is not "none" */
 
 static int connect_recorder(tracec_provider *p, char *path, size_t cap) {
     const char *env = p->socket_path[0] ? p->socket_path : getenv(TRACEC_RECORDER_SOCKET_ENV);
@@ -753,35 +776,36 @@ static int connect_recorder(tracec_provider *p, char *path, size_t cap) {
         tracec_i_rec_default_socket(path, cap, NULL, 0);
     char why[200];
     struct stat st;
-    if (lstat(path, &st) != 0) return -1; /* no recorder (yet) */
+    if (lstat(path, &st) != 0) return CONNECT_NONE; /* no recorder (yet) */
     if (!tracec_i_rec_socket_dir_ok(path, why, sizeof why)) {
         refuse(p, path, why);
-        return -1;
+        return CONNECT_NONE;
     }
     int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-    if (fd < 0) return -1;
+    if (fd < 0) return CONNECT_NONE;
     struct sockaddr_un sa;
     memset(&sa, 0, sizeof sa);
     sa.sun_family = AF_UNIX;
     snprintf(sa.sun_path, sizeof sa.sun_path, "%s", path);
     if (connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
-        int ok = 0;
+        int ok = 0, busy = errno == EAGAIN;
         if (errno == EINPROGRESS) { /* never blocks: waits up to the timeout, or until unregister */
             struct pollfd pf[2] = {{fd, POLLOUT, 0}, {p->wake[0], POLLIN, 0}};
             int err = 0;
             socklen_t el = sizeof err;
-            ok = poll(pf, 2, CONNECT_TIMEOUT_MS) > 0 && pf[0].revents != 0 &&
-                 getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &el) == 0 && err == 0;
+            int k = poll(pf, 2, CONNECT_TIMEOUT_MS);
+            ok = k > 0 && pf[0].revents != 0 && getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &el) == 0 && err == 0;
+            busy = k == 0 || err == EAGAIN;
         }
         if (!ok) { /* EAGAIN: its accept queue is full; ENOENT, ECONNREFUSED: none listens */
             close(fd);
-            return -1;
+            return busy ? CONNECT_BUSY : CONNECT_NONE;
         }
     }
     if (!tracec_i_rec_peer_ok(fd, NULL, NULL, why, sizeof why)) { /* before anything is sent */
         refuse(p, path, why);
         close(fd);
-        return -1;
+        return CONNECT_NONE;
     }
     p->last_refusal[0] = '\0';
     return fd;
@@ -1105,6 +1129,19 @@ static void *control_main(void *arg) {
     while (!__atomic_load_n(&p->quit, __ATOMIC_ACQUIRE)) {
         char path[sizeof ((struct sockaddr_un *)0)->sun_path];
         int conn = connect_recorder(p, path, sizeof path);
+        if (conn >= 0 || conn == CONNECT_BUSY) {
+            pthread_mutex_lock(&p->mu);
+            snprintf(p->seen_path, sizeof p->seen_path, "%s", path);
+            pthread_mutex_unlock(&p->mu);
+        }
+        if (conn >= 0) __atomic_store_n(&p->recorder_seen, 1, __ATOMIC_RELAXED);
+        if (conn == CONNECT_BUSY) { /* a recorder that many programs connect to at once: soon again, and a
+                                       synchronous registration goes on waiting for it */
+            __atomic_store_n(&p->recorder_seen, 1, __ATOMIC_RELAXED);
+            struct pollfd pf = {p->wake[0], POLLIN, 0};
+            (void)poll(&pf, 1, 5);
+            continue;
+        }
         if (conn < 0) {
             pthread_mutex_lock(&p->mu);
             p->no_recorder = 1;

@@ -110,6 +110,8 @@ typedef struct tracec_recorder_provider_info {
     int32_t uid;          /* from SO_PEERCRED */
     uint64_t replayed;    /* saves refused because they held the very data of its previous save of that half */
     uint64_t over_size;   /* of dropped: packets the trace had no room for (max_file_size) */
+    bool unstarted;       /* it went away after registering, before the recorder could start it: nothing it wrote
+                             is in the trace, and how much that was is not known */
 } tracec_recorder_provider_info;
 
 size_t tracec_recorder_provider_count(const tracec_recorder *r) TRACEC_I_WARN_UNUSED;

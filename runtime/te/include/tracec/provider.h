@@ -79,10 +79,14 @@ typedef struct tracec_provider tracec_provider;
 tracec_status_t tracec_provider_register(const char *name, tracec_provider **out) TRACEC_I_WARN_UNUSED;
 
 /*
- * RegisterProviderSynchronously: also waits (up to 1 s) until a running
+ * RegisterProviderSynchronously: also waits (up to 5 s) until a running
  * recorder has registered the provider, then sets *started to whether
- * tracing has already started.  With no recorder, *started is false and the
- * provider keeps trying to connect in the background.
+ * tracing has already started (up to 1 s more for its Start).  With no
+ * recorder, *started is false at once and the provider keeps trying to
+ * connect in the background.  A recorder whose queue of connections is
+ * full is busy, not absent: the wait goes on.  A provider that exits before
+ * a recorder it found answered says so on stderr (none of its events
+ * reached it).
  */
 tracec_status_t tracec_provider_register_sync(const char *name, bool *started,
                                               tracec_provider **out) TRACEC_I_WARN_UNUSED;
@@ -102,7 +106,7 @@ typedef struct tracec_provider_registration {
     size_t struct_size;     /* sizeof(tracec_provider_registration) */
     const char *name;       /* 1..100 chars of UTF-8 without control characters, copied */
     const char *categories; /* comma-separated, copied; NULL or "": none declared (gets what the recorder enables) */
-    bool synchronous;       /* wait (up to 1 s) for a running recorder to register it */
+    bool synchronous;       /* wait (up to 5 s) for a running recorder to register it */
     /*
      * The longest a writer may wait for the recorder to save a half before
      * dropping its packet (STREAMING, when the recorder asks for a wait:

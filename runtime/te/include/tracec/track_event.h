@@ -675,8 +675,10 @@ uint64_t tracec_session_lost(const tracec_session *s);
  * It starts by itself when the environment variable TRACEC_RECORDER_SOCKET
  * is set (`tracec record -- PROGRAM` sets it for PROGRAM): at the first
  * TRACEC_TE_DEFINE_CATEGORIES constructor or tracec_session_start, and it
- * then waits up to 1 s for a running recorder to start tracing it, so the
- * events that follow are recorded.  The value `default` names the
+ * then waits for a running recorder to start tracing it (up to 5 s for
+ * its answer, 1 s more for its Start), so the events that follow are
+ * recorded; a process that exits before a recorder it found answered says
+ * so on stderr.  The value `default` names the
  * well-known socket /tmp/tracec-UID/recorder.sock (`tracec record
  * --attach`).  Without the variable or a call below, no thread starts.
  *
@@ -691,7 +693,7 @@ typedef struct tracec_te_recorder_config {
     size_t struct_size;      /* sizeof(tracec_te_recorder_config) */
     const char *socket_path; /* NULL: $TRACEC_RECORDER_SOCKET, else /tmp/tracec-UID/recorder.sock */
     const char *name;        /* the provider's name (1..100 chars, copied); NULL: /proc/self/comm */
-    bool synchronous;        /* wait up to 1 s for a running recorder to start tracing this process */
+    bool synchronous;        /* wait (as above) for a running recorder to start tracing this process */
     int max_wait_ms;         /* as tracec_provider_registration.max_wait_ms (0: its default) */
 } tracec_te_recorder_config;
 
