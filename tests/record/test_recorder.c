@@ -646,6 +646,14 @@ Test(record, usage_errors) {
         {"--duration 1s -- true", "--duration is for --attach"},
         {"--mode oneshot --wait 100 -- true", "--wait is for --mode streaming"},
         {"--timeout 0 -- true", "bad --timeout '0' (1 to 600000 ms; e.g. 2000, 2s)"},
+        /* what strtod and strtoull would take: "nan" once ran the recorder for ever */
+        {"--attach --duration nan", "bad --duration 'nan' (e.g. 500ms, 10s)"},
+        {"--attach --duration 1e300s", "bad --duration '1e300s'"},
+        {"--attach --duration ' 1s'", "bad --duration ' 1s'"},
+        {"--attach --duration 0x10", "bad --duration '0x10'"},
+        {"--max-size ' 1m' -- true", "bad --max-size ' 1m' (at least 1m"},
+        {"--max-size +1m -- true", "bad --max-size '+1m'"},
+        {"--buffer-size ' 64k' -- true", "bad --buffer-size ' 64k' (8k to 1g)"},
     };
     for (size_t i = 0; i < sizeof usage / sizeof usage[0]; i++) {
         char *cmd;

@@ -70,8 +70,9 @@ static int bad_usage(const char *fmt, const char *arg) {
 static bool parse_size(const char *s, size_t *out) {
     char *end;
     errno = 0;
+    if (*s < '0' || *s > '9') return false; /* strtoull would take a sign or leading spaces */
     unsigned long long v = strtoull(s, &end, 10);
-    if (errno || end == s || *s == '-') return false;
+    if (errno || end == s) return false;
     unsigned shift = 0;
     if (*end == 'k' || *end == 'K') shift = 10, end++;
     else if (*end == 'm' || *end == 'M') shift = 20, end++;
@@ -81,15 +82,22 @@ static bool parse_size(const char *s, size_t *out) {
     return true;
 }
 
+/* Digits with at most one '.', then ms, s (or nothing) or m; at most a year.  strtod alone would also take
+   "nan", "inf", exponents, hex, signs and leading spaces. */
 static bool parse_duration_ms(const char *s, long *out) {
+    size_t n = strspn(s, "0123456789.");
+    const char *dot = memchr(s, '.', n);
+    if (n == 0 || (dot && memchr(dot + 1, '.', n - (size_t)(dot + 1 - s)))) return false;
     char *end;
     errno = 0;
     double v = strtod(s, &end);
-    if (errno || end == s || v < 0) return false;
-    if (strcmp(end, "ms") == 0) *out = (long)v;
-    else if (strcmp(end, "s") == 0 || *end == '\0') *out = (long)(v * 1000);
-    else if (strcmp(end, "m") == 0) *out = (long)(v * 60000);
+    if (errno || end != s + n) return false;
+    if (strcmp(end, "ms") == 0) v *= 1;
+    else if (strcmp(end, "s") == 0 || *end == '\0') v *= 1000;
+    else if (strcmp(end, "m") == 0) v *= 60000;
     else return false;
+    if (!(v <= 366.0 * 24 * 3600 * 1000)) return false;
+    *out = (long)v;
     return true;
 }
 
