@@ -437,6 +437,47 @@ Test(record_te, max_size_bounds_the_trace_and_counts_what_it_kept_out) {
     free(a);
 }
 
+/* 300 programs at once under --max-size 1m: their events fill the trace, and their 300 summary instants (about
+   230 bytes each) need more than the 64 KiB the limit keeps for the summary.  The trace_stats go in first, so every
+   loss is counted in the trace; the summaries that do not fit are said. */
+Test(record_te, max_size_with_many_providers_keeps_the_stats_first) {
+    char rec[128], cmd[1400], *out;
+    snprintf(rec, sizeof rec, "%s/rec.pftrace", g_dir);
+    snprintf(cmd, sizeof cmd,
+             "%s record --max-size 1m -o %s -- sh -c 'i=0; while [ $i -lt 300 ]; do %s events 10 & i=$((i+1)); done; "
+             "wait'",
+             TRACEC, rec, PROG);
+    int rc = run(cmd, &out);
+    cr_assert_eq(rc, 0, "%s", out);
+    long lost = -1, produced = -1, unfit = -1;
+    const char *p = strstr(out, "tracec record: ");
+    for (; p && (p = strstr(p, "tracec record: ")) != NULL; p++)
+        if (sscanf(p, "tracec record: %ld of %ld packets lost", &lost, &produced) == 2) break;
+    p = strstr(out, "of the 300 providers' summary instants did not fit in --max-size 1048576 (their trace_stats did)");
+    cr_assert(p != NULL, "the summaries that did not fit are said:\n%s", out);
+    while (p > out && p[-1] != ' ') p--;
+    while (p > out && p[-1] == ' ') p--;
+    while (p > out && p[-1] >= '0' && p[-1] <= '9') p--;
+    cr_assert_eq(sscanf(p, "%ld", &unfit), 1, "%s", p);
+    cr_assert_gt(unfit, 0);
+    cr_assert_gt(lost, 0, "the trace filled:\n%s", out);
+    free(out);
+    struct stat sb;
+    cr_assert_eq(stat(rec, &sb), 0);
+    cr_expect_leq((long)sb.st_size, 1L << 20);
+    char *a = tp_query(rec,
+                       "select (select count(*) from slice where name like 'provider %') as summaries, "
+                       "(select sum(value) from stats where severity = 'data_loss') as lost, "
+                       "(select count(*) from stats where severity = 'error' and value > 0) as errors;\n");
+    long summaries = -1, tp_lost = -1, errors = -1;
+    const char *row = strchr(a, '\n');
+    cr_assert(row && sscanf(row + 1, "%ld,%ld,%ld", &summaries, &tp_lost, &errors) == 3, "%s", a);
+    cr_expect_eq(tp_lost, lost, "every packet lost is counted in the trace's stats:\n%s", a);
+    cr_expect_eq(summaries, 300 - unfit, "the summaries that fit are in:\n%s", a);
+    cr_expect_eq(errors, 0, "%s", a);
+    free(a);
+}
+
 Test(record_te, max_size_below_the_minimum_is_refused) {
     char trace[128], *out;
     int rc = record_program_with("--max-size 100k", "rec.pftrace", "events 1", trace, sizeof trace, &out);
