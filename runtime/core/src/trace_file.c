@@ -37,6 +37,7 @@ struct tracec_trace_file {
     uint64_t packets;
     uint64_t dropped;
     tracec_status_t io_status;
+    int io_errno;     /* errno of the first failed write (io_status) */
     uint64_t written; /* bytes written out before buf */
     uint64_t limit;   /* the trace's bytes may reach this (UINT64_MAX: no limit) ... */
     uint64_t max;     /* ... and, once tail is set, this */
@@ -75,6 +76,7 @@ static tracec_status_t drain(tracec_trace_file *f) {
     tracec_status_t s = write_all(f->fd, f->buf, f->used);
     if (s != TRACEC_STATUS_SUCCESS) {
         f->io_status = s;
+        f->io_errno = errno;
         return s;
     }
     f->written += f->used;
@@ -197,9 +199,10 @@ tracec_status_t tracec_trace_file_open(const char *path, tracec_trace_file **out
             errno = EBUSY;
             return TRACEC_STATUS_IO_ERROR;
         }
-        /* only a file that has bytes: on ext4 a truncate to 0 makes the close write back every page the trace
-           dirtied, in the closer's time (its "replace by truncate" rule), which a new file does not need */
-        if (sb.st_size != 0 && ftruncate(fd, 0) != 0) {
+        /* only a file that has bytes, as it is once locked (another writer may have filled it since the first
+           look): on ext4 a truncate to 0 makes the close write back every page the trace dirtied, in the closer's
+           time (its "replace by truncate" rule), which a new file does not need */
+        if ((fstat(fd, &sb) != 0 || sb.st_size != 0) && ftruncate(fd, 0) != 0) {
             int e = errno;
             close(fd);
             errno = e;
@@ -322,6 +325,10 @@ void tracec_i_trace_file_tail(tracec_trace_file *f, bool on) {
 
 bool tracec_i_trace_file_full(const tracec_trace_file *f) { return f != NULL && f->full; }
 
+int tracec_i_trace_file_errno(const tracec_trace_file *f) {
+    return f == NULL || f->io_status == TRACEC_STATUS_SUCCESS ? 0 : f->io_errno ? f->io_errno : EIO;
+}
+
 void tracec_i_trace_file_forget(tracec_trace_file *f) {
     if (f == NULL) return;
     if (f->fd >= 0) (void)close(f->fd);
@@ -332,11 +339,14 @@ void tracec_i_trace_file_forget(tracec_trace_file *f) {
 tracec_status_t tracec_trace_file_close(tracec_trace_file *f) {
     if (f == NULL) return TRACEC_STATUS_SUCCESS;
     tracec_status_t s = TRACEC_STATUS_SUCCESS;
+    int e = 0;
     if (f->fd >= 0) {
         s = drain(f); /* an unfinished packet is not written */
-        if (close(f->fd) != 0 && s == TRACEC_STATUS_SUCCESS) s = TRACEC_STATUS_IO_ERROR;
+        e = f->io_errno;
+        if (close(f->fd) != 0 && s == TRACEC_STATUS_SUCCESS) s = TRACEC_STATUS_IO_ERROR, e = errno;
     }
     free(f->buf);
     free(f);
+    if (s == TRACEC_STATUS_IO_ERROR && e != 0) errno = e;
     return s;
 }

@@ -76,6 +76,8 @@ void tracec_i_trace_file_forget(tracec_trace_file *f);
 void tracec_i_trace_file_limit(tracec_trace_file *f, uint64_t max_size, uint64_t reserve);
 void tracec_i_trace_file_tail(tracec_trace_file *f, bool on);
 bool tracec_i_trace_file_full(const tracec_trace_file *f);
+/* errno of the first write to the file that failed (every later write fails too); 0 while none did. */
+int tracec_i_trace_file_errno(const tracec_trace_file *f);
 
 /* Opens a record on `w` for whole Trace fields written by hand (no message open), ended with
    tracec_i_trace_file_commit(f, w->base, w->ptr, w->status). */
@@ -136,7 +138,8 @@ const uint8_t *tracec_trace_file_data(const tracec_trace_file *f, size_t *size);
 uint64_t tracec_trace_file_packets(const tracec_trace_file *f);
 uint64_t tracec_trace_file_dropped(const tracec_trace_file *f);
 
-/* Flushes, closes and frees `f` (NULL is fine); returns the first error of the flush or close. */
+/* Flushes, closes and frees `f` (NULL is fine); returns the first error of the flush or close (IO_ERROR: errno
+   is that of the first write that failed, e.g. EPIPE for a pipe whose reader went away, or of the close). */
 tracec_status_t tracec_trace_file_close(tracec_trace_file *f);
 
 #ifdef __cplusplus
