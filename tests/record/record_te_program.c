@@ -27,6 +27,8 @@
  *       N slices "outer", each with an instant "inner", then exits (no
  *       disconnect: the exit hook stops the recorder's session), or with
  *       `kill` SIGKILLs itself.
+ *   record_te_program leave
+ *       one round, then tracec_te_recorder_disconnect before it exits.
  *   record_te_program counted N
  *       under the recorder: N rounds, then tracec_te_recorder_disconnect;
  *       prints the client's counters as they are after it, and as a fork
@@ -122,6 +124,12 @@ int main(int argc, char **argv) {
             TRACEC_SLICE_END(app);
         }
         if (argc > 3 && strcmp(argv[3], "kill") == 0) raise(SIGKILL);
+        return 0;
+    }
+    if (strcmp(argv[1], "leave") == 0) { /* one round, then the client ends before the process does */
+        round_of(0);
+        tracec_te_recorder_disconnect();
+        printf("left\n");
         return 0;
     }
     if (strcmp(argv[1], "counted") == 0 && argc > 2) {

@@ -215,11 +215,16 @@ Test(record_te, no_free_slot_refuses_the_session_with_a_reason) {
     snprintf(rec, sizeof rec, "%s/rec.pftrace", g_dir);
     /* the program's 4 sessions hold every slot; it then connects with the call (no variable) */
     snprintf(cmd, sizeof cmd,
-             "%s record --attach --socket %s --duration 2s -o %s & sleep 0.5; "
-             "env -u TRACEC_RECORDER_SOCKET %s slots %s %s; wait",
+             "%s record --attach --socket %s --duration 2s -o %s & sleep 0.5; s=$(date +%%s%%N); "
+             "env -u TRACEC_RECORDER_SOCKET %s slots %s %s; e=$(date +%%s%%N); echo \"took_ms $(( (e-s)/1000000 ))\"; "
+             "wait",
              TRACEC, sock, rec, PROG, sock, g_dir);
     int rc = run(cmd, &out);
     cr_assert_eq(rc, 0, "%s", out);
+    long took = -1;
+    const char *t = strstr(out, "took_ms ");
+    cr_assert(t && sscanf(t, "took_ms %ld", &took) == 1, "%s", out);
+    cr_expect_lt(took, 1000, "its refusal ends its synchronous wait for Start (%ld ms):\n%s", took, out);
     cr_expect(strstr(out, "refused=1 tracing=0") != NULL, "the program counts the refusal:\n%s", out);
     cr_expect(strstr(out, "after disconnect: refused=1 connected=0") != NULL, "and still after it disconnects:\n%s",
               out);
@@ -248,9 +253,30 @@ Test(record_te, many_short_programs_at_once_are_each_recorded) {
     free(works);
 }
 
+/* The same 300 programs with the recorder at 100 fds (3 per provider): a provider whose buffer the recorder cannot
+   create waits, registered, and is started once fds are freed; each program is recorded whole. */
+Test(record_te, a_recorder_out_of_fds_starts_each_program_once_it_can) {
+    char rec[128], cmd[1400], *out;
+    snprintf(rec, sizeof rec, "%s/rec.pftrace", g_dir);
+    snprintf(cmd, sizeof cmd,
+             "ulimit -n 100 && %s record -o %s -- sh -c 'i=0; while [ $i -lt 300 ]; do %s events 1 & i=$((i+1)); "
+             "done; wait'",
+             TRACEC, rec, PROG);
+    int rc = run(cmd, &out);
+    cr_assert_eq(rc, 0, "%s", out);
+    cr_expect(strstr(out, "cannot create its buffer: Too many open files (trying again)") != NULL,
+              "the recorder ran out of fds:\n%s", out);
+    cr_expect(strstr(out, "before") == NULL && strstr(out, "not started") == NULL, "each was started:\n%s", out);
+    size_t n = 0;
+    for (const char *p = out; (p = strstr(p, "produced 22, delivered 22, dropped 0\n")) != NULL; p++) n++;
+    cr_expect_eq(n, 300u, "each of the 300 programs is recorded whole:\n%s", out);
+    free(out);
+}
+
 /* A program whose recorder never answers (stopped here, busy in life) goes on after its 5 s wait; at its exit it
-   says that none of its events reached that recorder, and the recorder, once it runs again, says it too, in its
-   report and in the trace's summary of that provider. */
+   says that none of its events reached that recorder (so does one whose client ends first), and the recorder,
+   once it runs again, says it too, in its report and in the trace's summary of that provider, and ends with status
+   4: nothing was recorded. */
 Test(record_te, a_program_the_recorder_never_answered_says_so) {
     char cmd[1600], sock[128], rec[128], *out;
     snprintf(sock, sizeof sock, "%s/s", g_dir);
@@ -258,15 +284,23 @@ Test(record_te, a_program_the_recorder_never_answered_says_so) {
     snprintf(cmd, sizeof cmd,
              "%s record --attach --socket %s --duration 60s -o %s & R=$!; "
              "while [ ! -S %s ]; do sleep 0.05; done; kill -STOP $R; "
-             "TRACEC_RECORDER_SOCKET=%s %s events 3; echo \"program exit $?\"; kill -CONT $R; sleep 1; "
+             "TRACEC_RECORDER_SOCKET=%s %s leave & "
+             "TRACEC_RECORDER_SOCKET=%s %s events 3; echo \"program exit $?\"; wait $!; kill -CONT $R; sleep 1; "
              "kill -INT $R; wait $R",
-             TRACEC, sock, rec, sock, sock, PROG);
+             TRACEC, sock, rec, sock, sock, PROG, sock, PROG);
     int rc = run(cmd, &out);
-    cr_assert_eq(rc, 0, "%s", out);
+    cr_assert_eq(rc, 4, "nothing was recorded: status 4\n%s", out);
+    cr_expect(strstr(out, "none of the 2 providers was started: each ended before the recorder could start it") !=
+                  NULL,
+              "%s", out);
     cr_expect(strstr(out, "program exit 0") != NULL, "the program runs on:\n%s", out);
-    cr_expect(strstr(out, "exits before the recorder at") != NULL &&
-                  strstr(out, "answered its registration: none of its events are in that recorder's trace") != NULL,
-              "the program says it at its exit:\n%s", out);
+    size_t said = 0;
+    for (const char *p = out; (p = strstr(p, "did not answer it before it ended: none of its events are in that "
+                                              "recorder's trace")) != NULL;
+         p++)
+        said++;
+    cr_expect_eq(said, 2u, "each program says it, at its exit or as its client ends:\n%s", out);
+    cr_expect(strstr(out, "left\n") != NULL, "%s", out);
     cr_expect(strstr(out, "ended before it could be started: nothing it wrote is in the trace") != NULL &&
                   strstr(out, "produced 0, delivered 0, dropped 0, ended before it was started") != NULL,
               "and so does the recorder:\n%s", out);
@@ -444,15 +478,18 @@ Test(record_te, max_size_with_many_providers_keeps_the_stats_first) {
     char rec[128], cmd[1400], *out;
     snprintf(rec, sizeof rec, "%s/rec.pftrace", g_dir);
     snprintf(cmd, sizeof cmd,
-             "%s record --max-size 1m -o %s -- sh -c 'i=0; while [ $i -lt 300 ]; do %s events 10 & i=$((i+1)); done; "
+             "%s record --max-size 1m -o %s -- sh -c 'i=0; while [ $i -lt 300 ]; do %s events 30 & i=$((i+1)); done; "
              "wait'",
              TRACEC, rec, PROG);
     int rc = run(cmd, &out);
     cr_assert_eq(rc, 0, "%s", out);
-    long lost = -1, produced = -1, unfit = -1;
-    const char *p = strstr(out, "tracec record: ");
-    for (; p && (p = strstr(p, "tracec record: ")) != NULL; p++)
-        if (sscanf(p, "tracec record: %ld of %ld packets lost", &lost, &produced) == 2) break;
+    long lost = -1, unfit = -1, a_, b_;
+    for (const char *p = out; (p = strstr(p, "tracec record: ")) != NULL; p++)
+        if (sscanf(p, "tracec record: %ld of %ld packets lost", &a_, &b_) == 2) {
+            lost = a_;
+            break;
+        }
+    const char *p;
     p = strstr(out, "of the 300 providers' summary instants did not fit in --max-size 1048576 (their trace_stats did)");
     cr_assert(p != NULL, "the summaries that did not fit are said:\n%s", out);
     while (p > out && p[-1] != ' ') p--;
@@ -461,7 +498,6 @@ Test(record_te, max_size_with_many_providers_keeps_the_stats_first) {
     cr_assert_eq(sscanf(p, "%ld", &unfit), 1, "%s", p);
     cr_assert_gt(unfit, 0);
     cr_assert_gt(lost, 0, "the trace filled:\n%s", out);
-    free(out);
     struct stat sb;
     cr_assert_eq(stat(rec, &sb), 0);
     cr_expect_leq((long)sb.st_size, 1L << 20);
@@ -472,10 +508,30 @@ Test(record_te, max_size_with_many_providers_keeps_the_stats_first) {
     long summaries = -1, tp_lost = -1, errors = -1;
     const char *row = strchr(a, '\n');
     cr_assert(row && sscanf(row + 1, "%ld,%ld,%ld", &summaries, &tp_lost, &errors) == 3, "%s", a);
-    cr_expect_eq(tp_lost, lost, "every packet lost is counted in the trace's stats:\n%s", a);
+    cr_expect_eq(tp_lost, lost, "every packet lost is counted in the trace's stats:\n%s\n%s", a, out);
     cr_expect_eq(summaries, 300 - unfit, "the summaries that fit are in:\n%s", a);
     cr_expect_eq(errors, 0, "%s", a);
     free(a);
+    free(out);
+}
+
+/* -o a FIFO whose reader goes away: tracec record is not killed by SIGPIPE (it was, silently, leaving its socket's
+   directory behind); the failed write is said at the end (and when it happens, if a save comes after it), status
+   1. */
+Test(record_te, a_trace_pipe_whose_reader_goes_away_is_a_write_error) {
+    char fifo[128], cmd[1400], *out;
+    snprintf(fifo, sizeof fifo, "%s/ff", g_dir);
+    cr_assert_eq(mkfifo(fifo, 0600), 0);
+    snprintf(cmd, sizeof cmd, "head -c 100 %s > /dev/null & %s record -o %s -- %s events 20000; echo \"status $?\"",
+             fifo, TRACEC, fifo, PROG);
+    int rc = run(cmd, &out);
+    cr_assert_eq(rc, 0, "%s", out);
+    cr_expect(strstr(out, "status 1\n") != NULL, "%s", out);
+    char *want;
+    cr_assert(asprintf(&want, "tracec record: writing %s failed: Broken pipe", fifo) > 0);
+    cr_expect(strstr(out, want) != NULL, "%s", out);
+    free(want);
+    free(out);
 }
 
 Test(record_te, max_size_below_the_minimum_is_refused) {

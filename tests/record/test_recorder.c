@@ -647,7 +647,10 @@ Test(record, usage_errors) {
         {"--mode oneshot --wait 100 -- true", "--wait is for --mode streaming"},
         {"--timeout 0 -- true", "bad --timeout '0' (1 to 600000 ms; e.g. 2000, 2s)"},
         /* what strtod and strtoull would take: "nan" once ran the recorder for ever */
-        {"--attach --duration nan", "bad --duration 'nan' (e.g. 500ms, 10s)"},
+        {"--attach --duration nan", "bad --duration 'nan' (1ms to a year; e.g. 500ms, 10s)"},
+        {"--attach --duration 0", "bad --duration '0'"},
+        {"--attach --duration 0.4ms", "bad --duration '0.4ms'"},
+        {"--timeout 600001.0 -- true", "bad --timeout '600001.0' (1 to 600000 ms"}, /* no unit: ms, '.' or not */
         {"--attach --duration 1e300s", "bad --duration '1e300s'"},
         {"--attach --duration ' 1s'", "bad --duration ' 1s'"},
         {"--attach --duration 0x10", "bad --duration '0x10'"},

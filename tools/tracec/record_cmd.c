@@ -22,6 +22,8 @@
 #include "tracec/recorder.h"
 
 static volatile sig_atomic_t g_interrupted;
+static struct sigaction g_sigpipe; /* SIGPIPE's disposition as tracec record found it: its program's */
+
 static void on_signal(int sig) {
     (void)sig;
     g_interrupted = 1;
@@ -82,9 +84,9 @@ static bool parse_size(const char *s, size_t *out) {
     return true;
 }
 
-/* Digits with at most one '.', then ms, s (or nothing) or m; at most a year.  strtod alone would also take
-   "nan", "inf", exponents, hex, signs and leading spaces. */
-static bool parse_duration_ms(const char *s, long *out) {
+/* Digits with at most one '.', then ms, s or m, or no unit (`bare_ms` a unit of it: 1000 for seconds); from 1 ms
+   to a year.  strtod alone would also take "nan", "inf", exponents, hex, signs and leading spaces. */
+static bool parse_duration_ms(const char *s, double bare_ms, long *out) {
     size_t n = strspn(s, "0123456789.");
     const char *dot = memchr(s, '.', n);
     if (n == 0 || (dot && memchr(dot + 1, '.', n - (size_t)(dot + 1 - s)))) return false;
@@ -93,10 +95,11 @@ static bool parse_duration_ms(const char *s, long *out) {
     double v = strtod(s, &end);
     if (errno || end != s + n) return false;
     if (strcmp(end, "ms") == 0) v *= 1;
-    else if (strcmp(end, "s") == 0 || *end == '\0') v *= 1000;
+    else if (strcmp(end, "s") == 0) v *= 1000;
+    else if (*end == '\0') v *= bare_ms;
     else if (strcmp(end, "m") == 0) v *= 60000;
     else return false;
-    if (!(v <= 366.0 * 24 * 3600 * 1000)) return false;
+    if (!(v >= 1 && v <= 366.0 * 24 * 3600 * 1000)) return false;
     *out = (long)v;
     return true;
 }
@@ -143,6 +146,7 @@ static pid_t run_program(char **argv, bool restore, const struct rlimit *nofile,
         close(p[0]);
         signal(SIGINT, SIG_DFL);
         signal(SIGTERM, SIG_DFL);
+        sigaction(SIGPIPE, &g_sigpipe, NULL);
         if (restore) (void)setrlimit(RLIMIT_NOFILE, nofile);
         execvp(argv[0], argv);
         int e = errno;
@@ -187,7 +191,10 @@ static void report(tracec_recorder *r, const tracec_recorder_config *cfg) {
                 "tracec record: provider %s (pid %d, sequence %u): produced %llu, delivered %llu, dropped %llu%s%s%s%s\n",
                 in.name, (int)in.pid, in.sequence_id, (unsigned long long)in.produced,
                 (unsigned long long)in.delivered, (unsigned long long)in.dropped,
-                in.ended_early ? ", ended early" : "", in.unstarted ? ", ended before it was started" : "",
+                in.ended_early ? ", ended early" : "",
+                in.unstarted   ? ", ended before it was started"
+                : in.no_buffer ? ", not started: the recorder could not create its buffer"
+                               : "",
                 in.timed_out ? ", timed out" : "",
                 in.corrupt ? ", corrupt buffer" : "");
         produced += in.produced;
@@ -272,10 +279,8 @@ int tracec_cmd_record(int argc, char **argv) {
             if (!v[0]) return bad_usage("%s", "--categories '' names no category (leave it out to enable all)");
             cfg.categories = v;
         } else if (strcmp(a, "--timeout") == 0) {
-            long t;
-            bool plain = v[0] && strspn(v, "0123456789") == strlen(v); /* a plain number is ms */
-            if (plain) t = atol(v);
-            if ((!plain && !parse_duration_ms(v, &t)) || t <= 0 || t > 600000) return bad_usage("bad --timeout '%s' (1 to 600000 ms; e.g. 2000, 2s)", v);
+            long t; /* a number without a unit is ms */
+            if (!parse_duration_ms(v, 1, &t) || t > 600000) return bad_usage("bad --timeout '%s' (1 to 600000 ms; e.g. 2000, 2s)", v);
             cfg.timeout_ms = (int)t;
         } else if (strcmp(a, "--wait") == 0) {
             if (!v[0] || strspn(v, "0123456789") != strlen(v) || atol(v) > 10000)
@@ -287,7 +292,7 @@ int tracec_cmd_record(int argc, char **argv) {
                 return bad_usage("bad --max-size '%s' (at least 1m; e.g. 512m, 2g)", v);
             cfg.max_file_size = m;
         } else if (strcmp(a, "--duration") == 0) {
-            if (!parse_duration_ms(v, &duration)) return bad_usage("bad --duration '%s' (e.g. 500ms, 10s)", v);
+            if (!parse_duration_ms(v, 1000, &duration)) return bad_usage("bad --duration '%s' (1ms to a year; e.g. 500ms, 10s)", v);
         } else if (strcmp(a, "--clock") == 0) { /* BuiltinClock ids */
             if (strcmp(v, "boottime") == 0) cfg.clock_id = 6;
             else if (strcmp(v, "monotonic") == 0) cfg.clock_id = 3;
@@ -362,6 +367,10 @@ int tracec_cmd_record(int argc, char **argv) {
     sa.sa_handler = on_signal;
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
+    /* -o a pipe or FIFO whose reader goes away: a write error said at the close, not a silent death that leaves the
+       socket's directory behind; the program gets the disposition tracec record was started with */
+    sa.sa_handler = SIG_IGN;
+    sigaction(SIGPIPE, &sa, &g_sigpipe);
     st = tracec_recorder_start(r);
     if (st != TRACEC_STATUS_SUCCESS) {
         fprintf(stderr, "tracec record: cannot start tracing: %s\n", tracec_status_str(st));
@@ -404,7 +413,9 @@ int tracec_cmd_record(int argc, char **argv) {
     }
     tracec_recorder_stop(r);
     report(r, &cfg);
-    size_t providers = tracec_recorder_provider_count(r);
+    size_t providers = tracec_recorder_provider_count(r), never = 0;
+    tracec_recorder_provider_info in;
+    for (size_t i = 0; tracec_recorder_provider(r, i, &in); i++) never += in.unstarted || in.no_buffer;
     st = tracec_recorder_close(r);
     if (dir[0]) rmdir(dir);
     if (st != TRACEC_STATUS_SUCCESS) {
@@ -423,6 +434,10 @@ int tracec_cmd_record(int argc, char **argv) {
         else
             fprintf(stderr, "tracec record: no provider registered: is %s linked with libtracec and does it write "
                             "events? (%s has no events)\n", argv[prog], cfg.output_path);
+        if (rc == 0) rc = TRACEC_RECORD_EXIT_NO_PROVIDER;
+    } else if (never == providers) {
+        fprintf(stderr, "tracec record: none of the %zu providers was started: each ended before the recorder could "
+                        "start it (%s has no events)\n", providers, cfg.output_path);
         if (rc == 0) rc = TRACEC_RECORD_EXIT_NO_PROVIDER;
     }
     return rc;

@@ -45,6 +45,8 @@ typedef struct peer {
     int state;
     int bad;
     int closing;
+    int no_buffer;         /* its last Initialize failed on our side (out of fds or memory): retried */
+    uint64_t init_retry_at; /* ... from then */
     uint64_t deadline;
     uint64_t gen[3];      /* per region: half 0, half 1, the durable part */
     uint32_t consumed[3]; /* bytes of the region (of generation gen) saved */
@@ -76,6 +78,7 @@ struct tracec_recorder {
     uint32_t next_seq;
     FILE *log;
     char lock_path[sizeof ((struct sockaddr_un *)0)->sun_path + 8];
+    int file_failed;           /* a write to the trace failed (said) */
     int accept_paused;         /* accept() ran out of fds: the listener is left out of poll until one is freed */
     uint64_t accept_retry_at;  /* ... or until then */
     uint64_t idle_closed;      /* connections closed because they did not register in time */
@@ -385,6 +388,11 @@ static void save_all(tracec_recorder *r, peer *pv, bool salvage) {
     if (r->halves == 2 && !save_region(r, pv, a ^ 1u, salvage)) return;
     (void)save_region(r, pv, a, salvage);
     snapshot_counters(r, pv);
+    int e = tracec_i_trace_file_errno(r->file);
+    if (e != 0 && !r->file_failed) { /* said once, when it happens: the losses that follow are the file's */
+        r->file_failed = 1;
+        say(r, "writing the trace failed: %s; nothing more is written", strerror(e));
+    }
 }
 
 /* Unmaps the buffer; the fifo too unless `keep_fifo` (after Terminate the
@@ -423,13 +431,29 @@ static bool tracing(const peer *pv) {
 
 static void on_fifo(tracec_recorder *r, peer *pv);
 
+static void on_refused(tracec_recorder *r, peer *pv, tracec_i_msg *m);
+
 static void provider_gone(tracec_recorder *r, peer *pv) {
     if (pv->state == PV_GONE || pv->closing) return;
     pv->closing = 1;
+    /* what it said last on its connection (a REFUSED just before it went) comes first; a peer that closed with
+       our messages unread makes the first read ECONNRESET, and what it sent is read after it */
+    tracec_i_msg *m = pv->conn >= 0 && pv->state != PV_NEW ? malloc(sizeof *m) : NULL;
+    for (int i = 0; m != NULL && i < 4; i++) {
+        int fds[2], nfds = 2;
+        ssize_t k = tracec_i_rec_recv(pv->conn, m, fds, &nfds);
+        for (int j = 0; j < nfds; j++) close(fds[j]);
+        if (k < 0 && errno == ECONNRESET) continue;
+        if (k <= 0) break;
+        if (m->type == TRACEC_I_MSG_REFUSED) on_refused(r, pv, m);
+    }
+    free(m);
     if (pv->fifo >= 0) on_fifo(r, pv); /* its last packets (a STOPPED) still count */
     if (tracing(pv)) {
         pv->info.ended_early = true;
         say(r, "provider %s (pid %d) ended early, while tracing", pv->info.name, (int)pv->info.pid);
+    } else if (pv->state == PV_REGISTERED && r->started && pv->no_buffer) { /* said when it failed */
+        pv->info.no_buffer = true;
     } else if (pv->state == PV_REGISTERED && r->started) { /* e.g. a short program, with many others at once */
         pv->info.unstarted = true;
         say(r, "provider %s (pid %d) ended before it could be started: nothing it wrote is in the trace",
@@ -520,6 +544,9 @@ static bool scratch_ready(tracec_recorder *r) {
     return r->scratch != NULL && r->dscratch != NULL;
 }
 
+/* How long a provider whose buffer could not be created waits before the next try. */
+#define INIT_RETRY_NS UINT64_C(100000000)
+
 static void initialize_and_start(tracec_recorder *r, peer *pv) {
     size_t size = r->shm_bytes;
     int sp[2] = {-1, -1};
@@ -536,7 +563,9 @@ static void initialize_and_start(tracec_recorder *r, peer *pv) {
     if (pv->memfd < 0 || ftruncate(pv->memfd, (off_t)size) != 0 ||
         fcntl(pv->memfd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0 ||
         socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) != 0) {
-        say(r, "provider %s: cannot create its buffer: %s", pv->info.name, strerror(errno));
+        if (!pv->no_buffer) /* said once; tried again every INIT_RETRY_NS */
+            say(r, "provider %s (pid %d): cannot create its buffer: %s (trying again)", pv->info.name,
+                (int)pv->info.pid, strerror(errno));
         goto fail;
     }
     /* read-only: nothing the recorder does can change what the provider's writers see */
@@ -572,6 +601,7 @@ static void initialize_and_start(tracec_recorder *r, peer *pv) {
         return;
     }
     send_simple(pv, TRACEC_I_MSG_START, TRACEC_BUFFER_DISPOSITION_CLEAR_ENTIRE, NULL);
+    pv->no_buffer = 0;
     pv->state = PV_STARTING;
     pv->deadline = tracec_i_rec_now_ns() + (uint64_t)r->cfg.timeout_ms * 1000000u;
     return;
@@ -580,6 +610,9 @@ fail:
     if (sp[1] >= 0) close(sp[1]);
     pv->fifo = -1;
     release_buffer(r, pv);
+    /* the provider waits, registered: tried again once fds or memory may have been freed */
+    pv->no_buffer = 1;
+    pv->init_retry_at = tracec_i_rec_now_ns() + INIT_RETRY_NS;
 }
 
 /* How long the listener rests after accept() ran out of fds, unless an fd is freed sooner. */
@@ -653,6 +686,18 @@ static void list_reply(tracec_recorder *r, peer *client) {
     free(m);
 }
 
+/* The provider refused the session it was started for (no free session slot): said, and it is not tracing (its
+   Start and Stop are not waited for); the stop terminates it like the others. */
+static void on_refused(tracec_recorder *r, peer *pv, tracec_i_msg *m) {
+    char why[200];
+    tracec_i_rec_sanitize(m->text, why, sizeof why);
+    say(r, "provider %s (pid %d) refused the session: %s", pv->info.name, (int)pv->info.pid, why);
+    if (tracing(pv)) {
+        pv->state = PV_STOPPED;
+        pv->deadline = UINT64_MAX;
+    }
+}
+
 static void on_conn(tracec_recorder *r, peer *pv) {
     tracec_i_msg *m = malloc(sizeof *m);
     if (m == NULL) return;
@@ -664,11 +709,7 @@ static void on_conn(tracec_recorder *r, peer *pv) {
         provider_gone(r, pv);
         return;
     }
-    if (k > 0 && pv->state != PV_NEW && m->type == TRACEC_I_MSG_REFUSED) {
-        char why[200];
-        tracec_i_rec_sanitize(m->text, why, sizeof why);
-        say(r, "provider %s (pid %d) refused the session: %s", pv->info.name, (int)pv->info.pid, why);
-    }
+    if (k > 0 && pv->state != PV_NEW && m->type == TRACEC_I_MSG_REFUSED) on_refused(r, pv, m);
     if (k > 0 && pv->state == PV_NEW) {
         if (m->type == TRACEC_I_MSG_LIST) {
             list_reply(r, pv);
@@ -800,6 +841,11 @@ static void check_timeouts(tracec_recorder *r) {
             pv->state = PV_GONE;
             r->idle_closed++;
             r->accept_paused = 0;
+            continue;
+        }
+        if (pv->no_buffer && r->started && (pv->state == PV_REGISTERED || pv->state == PV_TERMINATED) &&
+            now >= pv->init_retry_at) {
+            initialize_and_start(r, pv);
             continue;
         }
         if ((pv->state == PV_STARTING || pv->state == PV_STOPPING) && now > pv->deadline) {
@@ -1170,9 +1216,11 @@ static size_t write_provider_summaries(tracec_recorder *r, uint64_t now) {
         tracec_writer w;
         perfetto_protos_TracePacket pkt;
         perfetto_protos_TrackEvent ev;
-        char title[200];
+        char title[240];
         snprintf(title, sizeof title, "provider %s%s%s%s%s", pv->info.name, pv->info.ended_early ? " (ended early)" : "",
-                 pv->info.unstarted ? " (ended before it was started)" : "", pv->info.timed_out ? " (timed out)" : "",
+                 pv->info.unstarted   ? " (ended before it was started)"
+                 : pv->info.no_buffer ? " (not started: the recorder had no buffer for it)"
+                                      : "", pv->info.timed_out ? " (timed out)" : "",
                  pv->info.corrupt ? " (corrupt buffer)" : "");
         tracec_trace_file_begin_packet(r->file, &w, &pkt.msg);
         perfetto_protos_TracePacket_set_timestamp(&pkt, now + k++);
@@ -1279,6 +1327,7 @@ tracec_status_t tracec_recorder_close(tracec_recorder *r) {
             (unsigned long long)r->cfg.max_file_size, (unsigned long long)over);
     }
     tracec_status_t st = tracec_trace_file_close(r->file);
+    int file_errno = errno;
     if (r->idle_closed)
         say(r, "closed %llu connections that did not register within %d ms", (unsigned long long)r->idle_closed,
             r->cfg.timeout_ms);
@@ -1293,6 +1342,7 @@ tracec_status_t tracec_recorder_close(tracec_recorder *r) {
     unlink(r->lock_path);
     if (r->lock_fd >= 0) close(r->lock_fd);
     free(r);
+    if (st == TRACEC_STATUS_IO_ERROR) errno = file_errno;
     return st;
 }
 

@@ -102,6 +102,9 @@ struct tracec_provider {
     pthread_cond_t cv;
     int want_sync, reg_answered, reg_started, no_recorder;
     int said_unanswered; /* under mu: the exit said that the recorder never answered */
+    int waiters;         /* under mu: threads in a synchronous registration's wait */
+    int quitting;        /* under mu: unregister began; the waits end */
+    int start_refused;   /* under mu: this provider refused the recorder's session (no free slot) */
     int recorder_seen; /* atomic: a recorder listened (connected, or its queue was full) */
     char seen_path[sizeof ((struct sockaddr_un *)0)->sun_path]; /* its socket (control thread, then under mu) */
     int first_start_done; /* under mu: the first Start was handled (run header written): register_sync waits for it */
@@ -170,6 +173,20 @@ static void note_stop(tracec_provider *p) {
     __atomic_store_n(&p->stop_run, __atomic_load_n(&p->run, __ATOMIC_RELAXED), __ATOMIC_RELEASE);
 }
 
+/* A recorder was there but never answered (it was busy with many programs at once, or stopped): nothing this
+   process wrote reached it, and the recorder may not know of it at all.  Said once, at exit or unregister. */
+static void say_if_unanswered(tracec_provider *p) {
+    pthread_mutex_lock(&p->mu);
+    if (__atomic_load_n(&p->recorder_seen, __ATOMIC_RELAXED) && !p->reg_answered && !p->said_unanswered) {
+        p->said_unanswered = 1;
+        fprintf(stderr,
+                "tracec provider %s (pid %d): the recorder at %s did not answer it before it ended: none of its "
+                "events are in that recorder's trace\n",
+                p->name, (int)getpid(), p->seen_path);
+    }
+    pthread_mutex_unlock(&p->mu);
+}
+
 /* At exit the provider stops itself (STOPPED on the fifo), so the recorder
    does not count a program that simply ended as a provider that died. */
 static void provider_at_exit(void) {
@@ -178,17 +195,7 @@ static void provider_at_exit(void) {
     pthread_mutex_unlock(&provider_mu);
     if (p == NULL || p->forked) return;
     stop_self(p);
-    /* A recorder was there but never answered (it was busy with many programs at once): nothing this process
-       wrote reached it, and the recorder cannot say so, since it never knew the process.  Said once. */
-    pthread_mutex_lock(&p->mu);
-    if (__atomic_load_n(&p->recorder_seen, __ATOMIC_RELAXED) && !p->reg_answered && !p->said_unanswered) {
-        p->said_unanswered = 1;
-        fprintf(stderr,
-                "tracec provider %s (pid %d): exits before the recorder at %s answered its registration: none of "
-                "its events are in that recorder's trace\n",
-                p->name, (int)getpid(), p->seen_path);
-    }
-    pthread_mutex_unlock(&p->mu);
+    say_if_unanswered(p);
 }
 /* A fork child has no mapping of the parent's buffer (the engine does not
    map a memfd buffer into fork children) and no control thread: its
@@ -278,24 +285,30 @@ static tracec_status_t do_register(const char *name, const char *categories, int
         pthread_mutex_unlock(&provider_mu);
         return TRACEC_STATUS_ERROR;
     }
+    p->waiters = sync; /* before another thread can see p (provider_mu): its unregister waits for this wait */
     the_provider = p;
     pthread_mutex_unlock(&provider_mu);
     pthread_once(&at_exit_once, install_at_exit);
     if (sync) {
+        /* p stays allocated while this waits: an unregister from another thread ends the wait (quitting) and
+           waits for `waiters` to leave before it frees p */
         struct timespec dl;
         clock_gettime(CLOCK_REALTIME, &dl);
         dl.tv_sec += REGISTER_ANSWER_WAIT_S;
         pthread_mutex_lock(&p->mu);
-        while (!p->reg_answered && !p->no_recorder)
+        while (!p->reg_answered && !p->no_recorder && !p->quitting)
             if (pthread_cond_timedwait(&p->cv, &p->mu, &dl) == ETIMEDOUT) break;
         /* The recorder is tracing: its Initialize and Start follow the answer.  Report "started" only once
-           this provider has handled them, so the caller's first event is written, not refused. */
+           this provider has handled them, so the caller's first event is written, not refused: up to 1 s
+           from the answer, less if this provider refuses the session. */
         if (p->reg_answered && p->reg_started) {
+            clock_gettime(CLOCK_REALTIME, &dl);
             dl.tv_sec += 1;
-            while (!p->first_start_done && !p->no_recorder)
+            while (!p->first_start_done && !p->no_recorder && !p->quitting && !p->start_refused)
                 if (pthread_cond_timedwait(&p->cv, &p->mu, &dl) == ETIMEDOUT) break;
         }
         if (started) *started = p->first_start_done && tracec_provider_started(p);
+        if (--p->waiters == 0 && p->quitting) pthread_cond_broadcast(&p->cv);
         pthread_mutex_unlock(&p->mu);
     }
     *out = p;
@@ -834,6 +847,10 @@ static void slot_off(tracec_provider *p) {
 /* Says on stderr and to the recorder why its session is refused (control thread). */
 static void refuse_session(tracec_provider *p, int conn, const char *why) {
     __atomic_add_fetch(&p->refused, 1u, __ATOMIC_RELAXED);
+    pthread_mutex_lock(&p->mu);
+    p->start_refused = 1; /* a synchronous registration waits no longer for a Start it refuses */
+    pthread_cond_broadcast(&p->cv);
+    pthread_mutex_unlock(&p->mu);
     fprintf(stderr, "tracec provider %s: refused the recorder's session: %s\n", p->name, why);
     tracec_i_msg *m = calloc(1, sizeof *m);
     if (m == NULL) return;
@@ -1197,11 +1214,18 @@ static void stop_self(tracec_provider *p) {
 /* Unregisters p and frees it; with `final`, its counters once everything it wrote was handed over. */
 static void unregister_counting(tracec_provider *p, tracec_provider_stats *final) {
     stop_self(p);
+    say_if_unanswered(p);
     __atomic_store_n(&p->quit, 1, __ATOMIC_RELEASE);
     char c = 1;
     ssize_t w = write(p->wake[1], &c, 1);
     (void)w;
     pthread_join(p->thread, NULL);
+    /* a synchronous registration still waiting on another thread leaves before p goes */
+    pthread_mutex_lock(&p->mu);
+    p->quitting = 1;
+    pthread_cond_broadcast(&p->cv);
+    while (p->waiters > 0) pthread_cond_wait(&p->cv, &p->mu);
+    pthread_mutex_unlock(&p->mu);
     teardown(p, 0);
     close(p->wake[0]);
     close(p->wake[1]);
@@ -1293,7 +1317,8 @@ tracec_te_recorder_stats_t tracec_te_recorder_stats(void) {
 
 static pthread_once_t auto_once = PTHREAD_ONCE_INIT;
 
-/* $TRACEC_RECORDER_SOCKET set: the client starts, and waits (up to 1 s) for a running recorder's Start. */
+/* $TRACEC_RECORDER_SOCKET set: the client starts, and waits for a running recorder's answer and Start
+   (REGISTER_ANSWER_WAIT_S, then 1 s). */
 static void auto_connect(void) {
     const char *env = getenv(TRACEC_RECORDER_SOCKET_ENV);
     if (env == NULL || env[0] == '\0') return;

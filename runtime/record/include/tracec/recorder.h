@@ -112,6 +112,8 @@ typedef struct tracec_recorder_provider_info {
     uint64_t over_size;   /* of dropped: packets the trace had no room for (max_file_size) */
     bool unstarted;       /* it went away after registering, before the recorder could start it: nothing it wrote
                              is in the trace, and how much that was is not known */
+    bool no_buffer;       /* it went away never started because the recorder could not create its buffer (out of
+                             fds or memory; retried every 100 ms): the same loss, the recorder's fault */
 } tracec_recorder_provider_info;
 
 size_t tracec_recorder_provider_count(const tracec_recorder *r) TRACEC_I_WARN_UNUSED;
@@ -121,7 +123,8 @@ bool tracec_recorder_provider(const tracec_recorder *r, size_t i,
 /*
  * Stops if needed, writes a summary packet per provider and a trace_stats
  * packet, closes the trace and the socket, frees `r`.  Returns the first
- * error of the trace file.
+ * error of the trace file (IO_ERROR: with its errno, as
+ * tracec_trace_file_close).
  */
 tracec_status_t tracec_recorder_close(tracec_recorder *r);
 
