@@ -54,6 +54,24 @@ static int record_program(const char *name, const char *args, char *trace, size_
     return record_program_with("", name, args, trace, cap, out);
 }
 
+/* `[PRE]tracec record OPTS -o DIR/rec.pftrace` of `n` record_te_program ARGS started all at once by one shell. */
+static int record_many(const char *pre, const char *opts, int n, const char *args, char *trace, size_t cap,
+                       char **out) {
+    char cmd[1400];
+    snprintf(trace, cap, "%s/rec.pftrace", g_dir);
+    snprintf(cmd, sizeof cmd,
+             "%s%s record %s -o %s -- sh -c 'i=0; while [ $i -lt %d ]; do %s %s & i=$((i+1)); done; wait'", pre,
+             TRACEC, opts, trace, n, PROG, args);
+    return run(cmd, out);
+}
+
+/* How many times `needle` is in `s`. */
+static size_t count_of(const char *s, const char *needle) {
+    size_t n = 0;
+    for (const char *p = s; (p = strstr(p, needle)) != NULL; p++) n++;
+    return n;
+}
+
 /* Runs a query through the trace processor; returns its CSV (skips the test where it is absent). */
 static char *tp_query(const char *trace, const char *sql) {
     if (TP == NULL) tt_skip_without_trace_processor();
@@ -236,17 +254,12 @@ Test(record_te, no_free_slot_refuses_the_session_with_a_reason) {
 /* Short programs started all at once, more than a small accept queue holds: each one waits its turn (a full queue is
    a busy recorder, not "none"), and each one's events are in the trace. */
 Test(record_te, many_short_programs_at_once_are_each_recorded) {
-    char rec[128], cmd[1400], *out;
-    snprintf(rec, sizeof rec, "%s/rec.pftrace", g_dir);
-    snprintf(cmd, sizeof cmd,
-             "%s record -o %s -- sh -c 'i=0; while [ $i -lt 300 ]; do %s events 1 & i=$((i+1)); done; wait'",
-             TRACEC, rec, PROG);
-    int rc = run(cmd, &out);
+    char rec[128], *out;
+    int rc = record_many("", "", 300, "events 1", rec, sizeof rec, &out);
     cr_assert_eq(rc, 0, "%s", out);
     cr_expect(strstr(out, "before") == NULL, "every program was started in time:\n%s", out);
-    size_t n = 0;
-    for (const char *p = out; (p = strstr(p, "produced 22, delivered 22, dropped 0\n")) != NULL; p++) n++;
-    cr_expect_eq(n, 300u, "each of the 300 programs is a provider whose packets are all in the trace:\n%s", out);
+    cr_expect_eq(count_of(out, "produced 22, delivered 22, dropped 0\n"), 300u,
+                 "each of the 300 programs is a provider whose packets are all in the trace:\n%s", out);
     free(out);
     char *works = tp_query(rec, "select count(*) as works from slice where name = 'work';\n");
     cr_expect(strstr(works, "300") != NULL, "300 slices 'work', one per program:\n%s", works);
@@ -256,20 +269,14 @@ Test(record_te, many_short_programs_at_once_are_each_recorded) {
 /* The same 300 programs with the recorder at 100 fds (3 per provider): a provider whose buffer the recorder cannot
    create waits, registered, and is started once fds are freed; each program is recorded whole. */
 Test(record_te, a_recorder_out_of_fds_starts_each_program_once_it_can) {
-    char rec[128], cmd[1400], *out;
-    snprintf(rec, sizeof rec, "%s/rec.pftrace", g_dir);
-    snprintf(cmd, sizeof cmd,
-             "ulimit -n 100 && %s record -o %s -- sh -c 'i=0; while [ $i -lt 300 ]; do %s events 1 & i=$((i+1)); "
-             "done; wait'",
-             TRACEC, rec, PROG);
-    int rc = run(cmd, &out);
+    char rec[128], *out;
+    int rc = record_many("ulimit -n 100 && ", "", 300, "events 1", rec, sizeof rec, &out);
     cr_assert_eq(rc, 0, "%s", out);
     cr_expect(strstr(out, "cannot create its buffer: Too many open files (trying again)") != NULL,
               "the recorder ran out of fds:\n%s", out);
     cr_expect(strstr(out, "before") == NULL && strstr(out, "not started") == NULL, "each was started:\n%s", out);
-    size_t n = 0;
-    for (const char *p = out; (p = strstr(p, "produced 22, delivered 22, dropped 0\n")) != NULL; p++) n++;
-    cr_expect_eq(n, 300u, "each of the 300 programs is recorded whole:\n%s", out);
+    cr_expect_eq(count_of(out, "produced 22, delivered 22, dropped 0\n"), 300u,
+                 "each of the 300 programs is recorded whole:\n%s", out);
     free(out);
 }
 
@@ -294,12 +301,8 @@ Test(record_te, a_program_the_recorder_never_answered_says_so) {
                   NULL,
               "%s", out);
     cr_expect(strstr(out, "program exit 0") != NULL, "the program runs on:\n%s", out);
-    size_t said = 0;
-    for (const char *p = out; (p = strstr(p, "did not answer it before it ended: none of its events are in that "
-                                              "recorder's trace")) != NULL;
-         p++)
-        said++;
-    cr_expect_eq(said, 2u, "each program says it, at its exit or as its client ends:\n%s", out);
+    cr_expect_eq(count_of(out, "did not answer it before it ended: none of its events are in that recorder's trace"), 2u,
+                 "each program says it, at its exit or as its client ends:\n%s", out);
     cr_expect(strstr(out, "left\n") != NULL, "%s", out);
     cr_expect(strstr(out, "ended before it could be started: nothing it wrote is in the trace") != NULL &&
                   strstr(out, "produced 0, delivered 0, dropped 0, ended before it was started") != NULL,
@@ -475,13 +478,8 @@ Test(record_te, max_size_bounds_the_trace_and_counts_what_it_kept_out) {
    230 bytes each) need more than the 64 KiB the limit keeps for the summary.  The trace_stats go in first, so every
    loss is counted in the trace; the summaries that do not fit are said. */
 Test(record_te, max_size_with_many_providers_keeps_the_stats_first) {
-    char rec[128], cmd[1400], *out;
-    snprintf(rec, sizeof rec, "%s/rec.pftrace", g_dir);
-    snprintf(cmd, sizeof cmd,
-             "%s record --max-size 1m -o %s -- sh -c 'i=0; while [ $i -lt 300 ]; do %s events 30 & i=$((i+1)); done; "
-             "wait'",
-             TRACEC, rec, PROG);
-    int rc = run(cmd, &out);
+    char rec[128], *out;
+    int rc = record_many("", "--max-size 1m", 300, "events 30", rec, sizeof rec, &out);
     cr_assert_eq(rc, 0, "%s", out);
     long lost = -1, unfit = -1, a_, b_;
     for (const char *p = out; (p = strstr(p, "tracec record: ")) != NULL; p++)
