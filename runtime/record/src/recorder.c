@@ -45,7 +45,7 @@ typedef struct peer {
     int state;
     int bad;
     int closing;
-    int no_buffer;         /* its last Initialize failed on our side (out of fds or memory): retried */
+    int no_buffer;          /* its last Initialize failed on our side (out of fds or memory): retried ... */
     uint64_t init_retry_at; /* ... from then */
     uint64_t deadline;
     uint64_t gen[3];      /* per region: half 0, half 1, the durable part */
@@ -1217,11 +1217,11 @@ static size_t write_provider_summaries(tracec_recorder *r, uint64_t now) {
         perfetto_protos_TracePacket pkt;
         perfetto_protos_TrackEvent ev;
         char title[240];
+        const char *unstarted = pv->info.unstarted   ? " (ended before it was started)"
+                                : pv->info.no_buffer ? " (not started: the recorder had no buffer for it)"
+                                                     : "";
         snprintf(title, sizeof title, "provider %s%s%s%s%s", pv->info.name, pv->info.ended_early ? " (ended early)" : "",
-                 pv->info.unstarted   ? " (ended before it was started)"
-                 : pv->info.no_buffer ? " (not started: the recorder had no buffer for it)"
-                                      : "", pv->info.timed_out ? " (timed out)" : "",
-                 pv->info.corrupt ? " (corrupt buffer)" : "");
+                 unstarted, pv->info.timed_out ? " (timed out)" : "", pv->info.corrupt ? " (corrupt buffer)" : "");
         tracec_trace_file_begin_packet(r->file, &w, &pkt.msg);
         perfetto_protos_TracePacket_set_timestamp(&pkt, now + k++);
         perfetto_protos_TracePacket_set_trusted_packet_sequence_id(&pkt, RECORDER_SEQ);

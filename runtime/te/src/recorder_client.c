@@ -105,7 +105,7 @@ struct tracec_provider {
     int waiters;         /* under mu: threads in a synchronous registration's wait */
     int quitting;        /* under mu: unregister began; the waits end */
     int start_refused;   /* under mu: this provider refused the recorder's session (no free slot) */
-    int recorder_seen; /* atomic: a recorder listened (connected, or its queue was full) */
+    int recorder_seen;   /* atomic: a recorder listened (connected, or its queue was full) */
     char seen_path[sizeof ((struct sockaddr_un *)0)->sun_path]; /* its socket (control thread, then under mu) */
     int first_start_done; /* under mu: the first Start was handled (run header written): register_sync waits for it */
 
