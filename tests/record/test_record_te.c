@@ -248,7 +248,13 @@ Test(record_te, no_free_slot_refuses_the_session_with_a_reason) {
               out);
     cr_expect(strstr(out, "refused the session: no free session slot (4 active)") != NULL,
               "the recorder says why:\n%s", out);
+    cr_expect(strstr(out, "dropped 0, refused the session\n") != NULL &&
+                  strstr(out, "none of the 1 providers was started (the lines above say why)") != NULL,
+              "and in its report:\n%s", out);
     free(out);
+    char *names = tp_query(rec, "select name from slice where name like 'provider %';\n");
+    cr_expect(strstr(names, "(refused the session)") != NULL, "and in the trace's summary:\n%s", names);
+    free(names);
 }
 
 /* Short programs started all at once, more than a small accept queue holds: each one waits its turn (a full queue is
@@ -267,16 +273,31 @@ Test(record_te, many_short_programs_at_once_are_each_recorded) {
 }
 
 /* The same 300 programs with the recorder at 100 fds (3 per provider): a provider whose buffer the recorder cannot
-   create waits, registered, and is started once fds are freed; each program is recorded whole. */
+   create waits, registered, and is started once fds are freed (alone on this machine, all 300 are recorded whole).
+   On a loaded machine a program may stop waiting (1 s) first: it is then reported, never silent, as not started
+   for want of a buffer, or as started late (its first events not in the trace). */
 Test(record_te, a_recorder_out_of_fds_starts_each_program_once_it_can) {
     char rec[128], *out;
     int rc = record_many("ulimit -n 100 && ", "", 300, "events 1", rec, sizeof rec, &out);
     cr_assert_eq(rc, 0, "%s", out);
-    cr_expect(strstr(out, "cannot create its buffer: Too many open files (trying again)") != NULL,
-              "the recorder ran out of fds:\n%s", out);
-    cr_expect(strstr(out, "before") == NULL && strstr(out, "not started") == NULL, "each was started:\n%s", out);
-    cr_expect_eq(count_of(out, "produced 22, delivered 22, dropped 0\n"), 300u,
-                 "each of the 300 programs is recorded whole:\n%s", out);
+    size_t failed = count_of(out, "cannot create its buffer: Too many open files (trying again)");
+    size_t not_started = count_of(out, "dropped 0, not started: the recorder could not create its buffer\n");
+    cr_expect_gt(failed, 0u, "the recorder ran out of fds:\n%s", out);
+    /* a program waits 1 s for its Start; on a loaded machine some go on first: then reported, never silent */
+    cr_expect_lt(not_started, failed, "providers it could not start at first were started later:\n%s", out);
+    size_t lines = 0, whole = 0, said = 0;
+    for (const char *p = out; (p = strstr(p, "tracec record: provider record_te_progr (pid ")) != NULL; p++) {
+        const char *eol = strchr(p, '\n'), *seq = strstr(p, ", sequence ");
+        if (eol == NULL || seq == NULL || seq > eol) continue; /* not a report line */
+        char line[400];
+        snprintf(line, sizeof line, "%.*s", (int)(eol - p), p);
+        lines++;
+        whole += strstr(line, "): produced 22, delivered 22, dropped 0") != NULL && line[strlen(line) - 1] == '0';
+        said += strstr(line, "not started") != NULL || strstr(line, "started late") != NULL ||
+                strstr(line, "ended before it was started") != NULL;
+    }
+    cr_expect_eq(lines, 300u, "%s", out);
+    cr_expect_eq(whole + said, 300u, "each program is recorded whole, or its report says why not:\n%s", out);
     free(out);
 }
 
@@ -297,9 +318,7 @@ Test(record_te, a_program_the_recorder_never_answered_says_so) {
              TRACEC, sock, rec, sock, sock, PROG, sock, PROG);
     int rc = run(cmd, &out);
     cr_assert_eq(rc, 4, "nothing was recorded: status 4\n%s", out);
-    cr_expect(strstr(out, "none of the 2 providers was started: each ended before the recorder could start it") !=
-                  NULL,
-              "%s", out);
+    cr_expect(strstr(out, "none of the 2 providers was started (the lines above say why)") != NULL, "%s", out);
     cr_expect(strstr(out, "program exit 0") != NULL, "the program runs on:\n%s", out);
     cr_expect_eq(count_of(out, "did not answer it before it ended: none of its events are in that recorder's trace"), 2u,
                  "each program says it, at its exit or as its client ends:\n%s", out);

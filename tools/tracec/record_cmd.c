@@ -99,8 +99,8 @@ static bool parse_duration_ms(const char *s, double bare_ms, long *out) {
     else if (*end == '\0') v *= bare_ms;
     else if (strcmp(end, "m") == 0) v *= 60000;
     else return false;
-    if (!(v >= 1 && v <= 366.0 * 24 * 3600 * 1000)) return false;
-    *out = (long)v;
+    if (!(v >= 0.5 && v < 366.0 * 24 * 3600 * 1000 + 0.5)) return false;
+    *out = (long)(v + 0.5); /* to the nearest ms: 1.005s is 1005 ms, 600000.9 is over --timeout's 600000 */
     return true;
 }
 
@@ -192,9 +192,11 @@ static void report(tracec_recorder *r, const tracec_recorder_config *cfg) {
                 in.name, (int)in.pid, in.sequence_id, (unsigned long long)in.produced,
                 (unsigned long long)in.delivered, (unsigned long long)in.dropped,
                 in.ended_early ? ", ended early" : "",
-                in.unstarted   ? ", ended before it was started"
-                : in.no_buffer ? ", not started: the recorder could not create its buffer"
-                               : "",
+                in.unstarted         ? ", ended before it was started"
+                : in.no_buffer       ? ", not started: the recorder could not create its buffer"
+                : in.refused_session ? ", refused the session"
+                : in.started_late    ? ", started late (its first events are not in the trace)"
+                                     : "",
                 in.timed_out ? ", timed out" : "",
                 in.corrupt ? ", corrupt buffer" : "");
         produced += in.produced;
@@ -203,6 +205,11 @@ static void report(tracec_recorder *r, const tracec_recorder_config *cfg) {
         faults = faults || in.ended_early || in.timed_out || in.corrupt;
     }
     if (dropped == 0) return;
+    if (tracec_recorder_trace_status(r) != TRACEC_STATUS_SUCCESS) { /* not the writers: the trace itself */
+        fprintf(stderr, "tracec record: %llu of %llu packets lost: writing the trace failed (%s), and the recorder "
+                        "saved nothing after it\n", dropped, produced, strerror(errno));
+        return;
+    }
     if (over > 0) {
         fprintf(stderr, "tracec record: %llu of %llu packets lost (counted in the trace's stats): %llu because the "
                         "trace reached --max-size %llu%s\n",
@@ -415,7 +422,8 @@ int tracec_cmd_record(int argc, char **argv) {
     report(r, &cfg);
     size_t providers = tracec_recorder_provider_count(r), never = 0;
     tracec_recorder_provider_info in;
-    for (size_t i = 0; tracec_recorder_provider(r, i, &in); i++) never += in.unstarted || in.no_buffer;
+    for (size_t i = 0; tracec_recorder_provider(r, i, &in); i++)
+        never += in.unstarted || in.no_buffer || in.refused_session;
     st = tracec_recorder_close(r);
     if (dir[0]) rmdir(dir);
     if (st != TRACEC_STATUS_SUCCESS) {
@@ -436,8 +444,8 @@ int tracec_cmd_record(int argc, char **argv) {
                             "events? (%s has no events)\n", argv[prog], cfg.output_path);
         if (rc == 0) rc = TRACEC_RECORD_EXIT_NO_PROVIDER;
     } else if (never == providers) {
-        fprintf(stderr, "tracec record: none of the %zu providers was started: each ended before the recorder could "
-                        "start it (%s has no events)\n", providers, cfg.output_path);
+        fprintf(stderr, "tracec record: none of the %zu providers was started (the lines above say why), so %s has "
+                        "no events\n", providers, cfg.output_path);
         if (rc == 0) rc = TRACEC_RECORD_EXIT_NO_PROVIDER;
     }
     return rc;

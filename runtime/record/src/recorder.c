@@ -45,6 +45,7 @@ typedef struct peer {
     int state;
     int bad;
     int closing;
+    int ever_started;       /* it said STARTED once in this recorder's life */
     int no_buffer;          /* its last Initialize failed on our side (out of fds or memory): retried ... */
     uint64_t init_retry_at; /* ... from then */
     uint64_t deadline;
@@ -79,6 +80,7 @@ struct tracec_recorder {
     FILE *log;
     char lock_path[sizeof ((struct sockaddr_un *)0)->sun_path + 8];
     int file_failed;           /* a write to the trace failed (said) */
+    int said_fds;              /* "out of file descriptors" was said since the last accept that succeeded */
     int accept_paused;         /* accept() ran out of fds: the listener is left out of poll until one is freed */
     uint64_t accept_retry_at;  /* ... or until then */
     uint64_t idle_closed;      /* connections closed because they did not register in time */
@@ -449,17 +451,23 @@ static void provider_gone(tracec_recorder *r, peer *pv) {
     }
     free(m);
     if (pv->fifo >= 0) on_fifo(r, pv); /* its last packets (a STOPPED) still count */
-    if (tracing(pv)) {
+    int state = pv->state;
+    save_all(r, pv, true); /* what it finished, and what it was writing when it went */
+    /* never started: no STARTED and nothing in its buffer (its writers may begin before the STARTED is sent) */
+    bool never = !pv->ever_started && pv->info.produced == 0 && pv->info.delivered == 0 &&
+                 (state == PV_STARTING || (state == PV_REGISTERED && r->started));
+    if (tracing(pv) && !never) {
         pv->info.ended_early = true;
         say(r, "provider %s (pid %d) ended early, while tracing", pv->info.name, (int)pv->info.pid);
     } else if (pv->state == PV_REGISTERED && r->started && pv->no_buffer) { /* said when it failed */
         pv->info.no_buffer = true;
-    } else if (pv->state == PV_REGISTERED && r->started) { /* e.g. a short program, with many others at once */
+    } else if (never) {
+        /* e.g. a short program, with many others at once: gone before its first STARTED (its fifo, read above,
+           holds everything it sent), so it wrote nothing for this recording */
         pv->info.unstarted = true;
         say(r, "provider %s (pid %d) ended before it could be started: nothing it wrote is in the trace",
             pv->info.name, (int)pv->info.pid);
     }
-    save_all(r, pv, true); /* what it finished, and what it was writing when it went */
     release_buffer(r, pv);
     if (pv->conn >= 0) close(pv->conn);
     if (pv->old_fifo >= 0) close(pv->old_fifo);
@@ -623,12 +631,14 @@ static void on_accept(tracec_recorder *r) {
     if (fd < 0) {
         if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
             /* the pending connection stays queued: polling the listener again would spin */
-            if (!r->accept_paused) say(r, "out of file descriptors (%s): new connections wait", strerror(errno));
+            if (!r->said_fds) say(r, "out of file descriptors (%s): new connections wait", strerror(errno));
+            r->said_fds = 1; /* again only after an accept succeeds */
             r->accept_paused = 1;
             r->accept_retry_at = tracec_i_rec_now_ns() + ACCEPT_PAUSE_NS;
         }
         return;
     }
+    r->said_fds = 0;
     uid_t uid = 0;
     pid_t pid = 0;
     char why[160];
@@ -692,6 +702,7 @@ static void on_refused(tracec_recorder *r, peer *pv, tracec_i_msg *m) {
     char why[200];
     tracec_i_rec_sanitize(m->text, why, sizeof why);
     say(r, "provider %s (pid %d) refused the session: %s", pv->info.name, (int)pv->info.pid, why);
+    pv->info.refused_session = true;
     if (tracing(pv)) {
         pv->state = PV_STOPPED;
         pv->deadline = UINT64_MAX;
@@ -790,6 +801,13 @@ static void on_fifo_packet(tracec_recorder *r, peer *pv, const tracec_i_fifo_pac
     switch (pk.type) {
     case TRACEC_I_FIFO_STARTED:
         if (pv->state == PV_STARTING) pv->state = PV_STARTED;
+        pv->ever_started = 1;
+        if (pk.region == 1 && !pv->info.started_late) { /* its word only: it concerns its own events */
+            pv->info.started_late = true;
+            say(r, "provider %s (pid %d) was started after its program had stopped waiting for it: what it wrote "
+                   "before is not in the trace",
+                pv->info.name, (int)pv->info.pid);
+        }
         break;
     case TRACEC_I_FIFO_STOPPED:
         if (pv->state == PV_STOPPING || pv->state == PV_STARTED || pv->state == PV_STARTING) pv->state = PV_STOPPED;
@@ -1142,6 +1160,14 @@ tracec_status_t tracec_recorder_open(const tracec_recorder_config *config, trace
 
 const char *tracec_recorder_socket_path(const tracec_recorder *r) { return r ? r->path : NULL; }
 
+tracec_status_t tracec_recorder_trace_status(const tracec_recorder *r) {
+    if (r == NULL) return TRACEC_STATUS_INVALID_ARGUMENT;
+    int e = tracec_i_trace_file_errno(r->file);
+    if (e == 0) return TRACEC_STATUS_SUCCESS;
+    errno = e;
+    return TRACEC_STATUS_IO_ERROR;
+}
+
 tracec_status_t tracec_recorder_start(tracec_recorder *r) {
     if (r == NULL) return TRACEC_STATUS_INVALID_ARGUMENT;
     if (r->started) return TRACEC_STATUS_BAD_STATE;
@@ -1155,6 +1181,8 @@ tracec_status_t tracec_recorder_stop(tracec_recorder *r) {
     if (r == NULL) return TRACEC_STATUS_INVALID_ARGUMENT;
     if (!r->started) return TRACEC_STATUS_SUCCESS;
     uint64_t dl = tracec_i_rec_now_ns() + (uint64_t)r->cfg.timeout_ms * 1000000u;
+    for (size_t i = 0; i < r->n_pv; i++) /* still waiting for a buffer: never started in this recording */
+        if (r->pv[i]->no_buffer && r->pv[i]->state == PV_REGISTERED) r->pv[i]->info.no_buffer = true;
     for (size_t i = 0; i < r->n_pv; i++) {
         peer *pv = r->pv[i];
         if (pv->state == PV_STARTED || pv->state == PV_STARTING) {
@@ -1217,9 +1245,11 @@ static size_t write_provider_summaries(tracec_recorder *r, uint64_t now) {
         perfetto_protos_TracePacket pkt;
         perfetto_protos_TrackEvent ev;
         char title[240];
-        const char *unstarted = pv->info.unstarted   ? " (ended before it was started)"
-                                : pv->info.no_buffer ? " (not started: the recorder had no buffer for it)"
-                                                     : "";
+        const char *unstarted = pv->info.unstarted         ? " (ended before it was started)"
+                                : pv->info.no_buffer       ? " (not started: the recorder had no buffer for it)"
+                                : pv->info.refused_session ? " (refused the session)"
+                                : pv->info.started_late    ? " (started late)"
+                                                           : "";
         snprintf(title, sizeof title, "provider %s%s%s%s%s", pv->info.name, pv->info.ended_early ? " (ended early)" : "",
                  unstarted, pv->info.timed_out ? " (timed out)" : "", pv->info.corrupt ? " (corrupt buffer)" : "");
         tracec_trace_file_begin_packet(r->file, &w, &pkt.msg);

@@ -105,6 +105,7 @@ struct tracec_provider {
     int waiters;         /* under mu: threads in a synchronous registration's wait */
     int quitting;        /* under mu: unregister began; the waits end */
     int start_refused;   /* under mu: this provider refused the recorder's session (no free slot) */
+    int gave_up;         /* under mu: a synchronous registration stopped waiting for a recorder it found */
     int recorder_seen;   /* atomic: a recorder listened (connected, or its queue was full) */
     char seen_path[sizeof ((struct sockaddr_un *)0)->sun_path]; /* its socket (control thread, then under mu) */
     int first_start_done; /* under mu: the first Start was handled (run header written): register_sync waits for it */
@@ -308,6 +309,17 @@ static tracec_status_t do_register(const char *name, const char *categories, int
                 if (pthread_cond_timedwait(&p->cv, &p->mu, &dl) == ETIMEDOUT) break;
         }
         if (started) *started = p->first_start_done && tracec_provider_started(p);
+        /* A recorder it found (one that is tracing, or that has not answered yet) has not started it: the program
+           goes on, and its events until the Start are not recorded.  Said now; the Start, if it comes, tells the
+           recorder it came late. */
+        if (!p->first_start_done && !p->quitting && !p->start_refused && !p->no_recorder &&
+            (p->reg_answered ? p->reg_started : __atomic_load_n(&p->recorder_seen, __ATOMIC_RELAXED))) {
+            p->gave_up = 1;
+            fprintf(stderr,
+                    "tracec provider %s (pid %d): the recorder at %s has not started it after %d s: its events until "
+                    "then are not recorded\n",
+                    p->name, (int)getpid(), p->seen_path, p->reg_answered ? 1 : REGISTER_ANSWER_WAIT_S);
+        }
         if (--p->waiters == 0 && p->quitting) pthread_cond_broadcast(&p->cv);
         pthread_mutex_unlock(&p->mu);
     }
@@ -844,6 +856,15 @@ static void slot_off(tracec_provider *p) {
     tracec_i_te_slot_publish_lost(p->slot);
 }
 
+/* A recorder refused at its Initialize: a synchronous registration waits no longer for its Start. */
+static void refuse_initialize(tracec_provider *p, const char *why) {
+    refuse(p, "its Initialize", why);
+    pthread_mutex_lock(&p->mu);
+    p->start_refused = 1;
+    pthread_cond_broadcast(&p->cv);
+    pthread_mutex_unlock(&p->mu);
+}
+
 /* Says on stderr and to the recorder why its session is refused (control thread). */
 static void refuse_session(tracec_provider *p, int conn, const char *why) {
     __atomic_add_fetch(&p->refused, 1u, __ATOMIC_RELAXED);
@@ -924,14 +945,14 @@ static void on_initialize(tracec_provider *p, int conn, const tracec_i_msg *m, c
     if (p->initialized) goto ignore; /* a second Initialize before Terminate is ignored */
     if (nfds != 2) {
         snprintf(why, sizeof why, "%d file descriptors, not a buffer and a fifo", nfds);
-        refuse(p, "its Initialize", why);
+        refuse_initialize(p, why);
         goto ignore;
     }
     uint64_t version = m->c >> TRACEC_I_INIT_VERSION_SHIFT;
     if (version != TRACEC_I_PROTOCOL_VERSION) {
         snprintf(why, sizeof why, "it speaks protocol version %llu, this provider %u",
                  (unsigned long long)(version ? version : 1u), TRACEC_I_PROTOCOL_VERSION);
-        refuse(p, "its Initialize", why);
+        refuse_initialize(p, why);
         goto ignore;
     }
     uint32_t mode = m->a & 0xffu, wait_ms = (m->a >> 8) & TRACEC_I_INIT_WAIT_MASK;
@@ -950,13 +971,13 @@ static void on_initialize(tracec_provider *p, int conn, const tracec_i_msg *m, c
         snprintf(why, sizeof why, "a buffer size (%llu), durable size (%llu) or policy (%u) out of range",
                  (unsigned long long)size, (unsigned long long)durable, policy);
     if (why[0] != '\0') {
-        refuse(p, "its Initialize", why);
+        refuse_initialize(p, why);
         goto ignore;
     }
     size_t need = tracec_buffer_memory_size((tracec_buffering_mode_t)mode, (size_t)size, (size_t)durable);
     /* its size sealed before it is mapped: a recorder that could shrink it would kill us with SIGBUS */
     if (need == 0 || !tracec_i_rec_buffer_sealed(fds[0], need, why, sizeof why)) {
-        refuse(p, "its Initialize", need == 0 ? "a buffer geometry out of range" : why);
+        refuse_initialize(p, need == 0 ? "a buffer geometry out of range" : why);
         goto ignore;
     }
     tracec_buffer_config_t cfg = TRACEC_BUFFER_CONFIG_INIT;
@@ -1005,7 +1026,7 @@ static void on_initialize(tracec_provider *p, int conn, const tracec_i_msg *m, c
         p->fifo = -1;
         pthread_mutex_unlock(&p->ctl);
         snprintf(why, sizeof why, "its buffer: %s", tracec_status_str(st));
-        refuse(p, "its Initialize", why);
+        refuse_initialize(p, why);
         goto ignore;
     }
     close(fds[0]); /* the buffer keeps its mapping */
@@ -1069,11 +1090,12 @@ static void on_start(tracec_provider *p, const tracec_i_msg *m) {
         pthread_mutex_unlock(&p->ctl);
     }
     __atomic_store_n(&p->started, 1, __ATOMIC_RELEASE);
-    (void)tracec_i_rec_fifo_send(p->fifo, TRACEC_I_FIFO_STARTED, 0, 0, 0);
     pthread_mutex_lock(&p->mu);
+    uint32_t late = p->gave_up && !p->first_start_done; /* the program went on without this Start */
     p->first_start_done = 1;
     pthread_cond_broadcast(&p->cv);
     pthread_mutex_unlock(&p->mu);
+    (void)tracec_i_rec_fifo_send(p->fifo, TRACEC_I_FIFO_STARTED, late, 0, 0);
 }
 
 static void on_stop(tracec_provider *p) {

@@ -79,6 +79,10 @@ tracec_status_t tracec_recorder_open(const tracec_recorder_config *config, trace
 /* The socket path providers connect to. */
 const char *tracec_recorder_socket_path(const tracec_recorder *r) TRACEC_I_WARN_UNUSED;
 
+/* SUCCESS while every write to the trace succeeded; else IO_ERROR with errno that of the first failed write (the
+   recorder then saves nothing more: its providers' later packets are lost to it). */
+tracec_status_t tracec_recorder_trace_status(const tracec_recorder *r) TRACEC_I_WARN_UNUSED;
+
 /*
  * Initializes and starts every registered provider, and every later one.
  * BAD_STATE if started.  After tracec_recorder_stop, starts another run in
@@ -112,8 +116,11 @@ typedef struct tracec_recorder_provider_info {
     uint64_t over_size;   /* of dropped: packets the trace had no room for (max_file_size) */
     bool unstarted;       /* it went away after registering, before the recorder could start it: nothing it wrote
                              is in the trace, and how much that was is not known */
-    bool no_buffer;       /* it went away never started because the recorder could not create its buffer (out of
-                             fds or memory; retried every 100 ms): the same loss, the recorder's fault */
+    bool no_buffer;       /* never started because the recorder could not create its buffer (out of fds or memory;
+                             retried every 100 ms) before it went or the recording stopped: the recorder's fault */
+    bool refused_session; /* it refused the session (all its session slots were taken): never started */
+    bool started_late;    /* started after its program had stopped waiting for the recorder (it says so): its
+                             events before that are not in the trace, and how many is not known */
 } tracec_recorder_provider_info;
 
 size_t tracec_recorder_provider_count(const tracec_recorder *r) TRACEC_I_WARN_UNUSED;

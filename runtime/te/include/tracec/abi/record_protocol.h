@@ -87,7 +87,8 @@ enum {
 
 typedef struct tracec_i_fifo_packet {
     uint32_t type;
-    uint32_t region; /* 0, 1: a half; 2: the durable part (TRACEC_BUFFER_REGION_DURABLE) */
+    uint32_t region; /* 0, 1: a half; 2: the durable part (TRACEC_BUFFER_REGION_DURABLE); in STARTED, 1: the first
+                        Start came after the program had stopped waiting for it (its events before are lost) */
     uint64_t gen;
     uint32_t extent;
     uint32_t unused;
