@@ -709,6 +709,20 @@ Test(record, program_that_cannot_run) {
     /* -o a device: it is not removed */
     cr_expect_eq(run(TRACEC " record -o /dev/null -- /nonexistent/prog", NULL), 127);
     cr_expect_eq(access("/dev/null", W_OK), 0);
+    /* an older trace of that name is left as it is (the program is looked for first, on $PATH too) */
+    f = fopen(trace, "w");
+    cr_assert_not_null(f);
+    fputs("an older trace\n", f);
+    fclose(f);
+    cr_assert(asprintf(&cmd, TRACEC " record -o %s -- no-such-program-tracec --flag", trace) > 0);
+    cr_expect_eq(run(cmd, &out), 127, "%s", out);
+    cr_expect_str_eq(out, "tracec record: cannot run no-such-program-tracec: No such file or directory\n");
+    free(out);
+    free(cmd);
+    tt_buf kept = {0};
+    cr_assert(tt_read_file(trace, &kept));
+    cr_expect_eq(kept.size, strlen("an older trace\n"), "the older trace is kept");
+    tt_buf_free(&kept);
 }
 
 /* An enabled category that no provider declared enables nothing: it is named (a misspelling, most likely). */

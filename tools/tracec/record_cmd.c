@@ -69,6 +69,33 @@ static int bad_usage(const char *fmt, const char *arg) {
     return 2;
 }
 
+/* Why execvp could not run `prog`, found as it would find it: ENOENT (not found), EACCES (found, not an
+   executable file), or 0 (it may run; what execvp still refuses, run_program says). */
+static int cannot_run(const char *prog) {
+    struct stat sb;
+    if (prog[0] == '\0') return ENOENT;
+    if (strchr(prog, '/') != NULL) {
+        if (stat(prog, &sb) != 0) return errno == ENOENT || errno == ENOTDIR ? ENOENT : 0;
+        return S_ISDIR(sb.st_mode) || access(prog, X_OK) != 0 ? EACCES : 0;
+    }
+    const char *path = getenv("PATH");
+    if (path == NULL) path = "/bin:/usr/bin"; /* execvp's default */
+    int seen = ENOENT;
+    for (const char *d = path;; d++) {
+        const char *end = strchr(d, ':');
+        size_t n = end ? (size_t)(end - d) : strlen(d);
+        char cand[4096];
+        if (snprintf(cand, sizeof cand, "%.*s%s%s", (int)n, d, n ? "/" : "", prog) < (int)sizeof cand &&
+            stat(cand, &sb) == 0) {
+            if (!S_ISDIR(sb.st_mode) && access(cand, X_OK) == 0) return 0;
+            seen = EACCES;
+        }
+        if (end == NULL) break;
+        d = end;
+    }
+    return seen;
+}
+
 static bool parse_size(const char *s, size_t *out) {
     char *end;
     errno = 0;
@@ -326,6 +353,11 @@ int tracec_cmd_record(int argc, char **argv) {
         return bad_usage("%s", "--duration is for --attach (with a program, recording ends when it exits)");
     if (cfg.wait_ms > 0 && cfg.mode != TRACEC_BUFFERING_MODE_STREAMING)
         return bad_usage("%s", "--wait is for --mode streaming (oneshot and circular never wait)");
+    int cannot = attach ? 0 : cannot_run(argv[prog]);
+    if (cannot != 0) { /* before -o is touched: a mistyped program leaves an older trace of that name alone */
+        fprintf(stderr, "tracec record: cannot run %s: %s\n", argv[prog], strerror(cannot));
+        return cannot == ENOENT ? 127 : 126;
+    }
     if (!output_ok(cfg.output_path)) {
         fprintf(stderr, "tracec record: cannot create %s: %s\n", cfg.output_path, strerror(errno));
         return 1;
