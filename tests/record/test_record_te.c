@@ -264,7 +264,8 @@ Test(record_te, many_short_programs_at_once_are_each_recorded) {
     int rc = record_many("", "", 300, "events 1", rec, sizeof rec, &out);
     cr_assert_eq(rc, 0, "%s", out);
     cr_expect(strstr(out, "before") == NULL, "every program was started in time:\n%s", out);
-    cr_expect_eq(count_of(out, "produced 22, delivered 22, dropped 0\n"), 300u,
+    /* (on a loaded machine a provider may answer Start after --timeout: "timed out", its packets all in) */
+    cr_expect_eq(count_of(out, "produced 22, delivered 22, dropped 0"), 300u,
                  "each of the 300 programs is a provider whose packets are all in the trace:\n%s", out);
     free(out);
     char *works = tp_query(rec, "select count(*) as works from slice where name = 'work';\n");
@@ -292,7 +293,7 @@ Test(record_te, a_recorder_out_of_fds_starts_each_program_once_it_can) {
         char line[400];
         snprintf(line, sizeof line, "%.*s", (int)(eol - p), p);
         lines++;
-        whole += strstr(line, "): produced 22, delivered 22, dropped 0") != NULL && line[strlen(line) - 1] == '0';
+        whole += strstr(line, "): produced 22, delivered 22, dropped 0") != NULL; /* ", timed out" may follow */
         said += strstr(line, "not started") != NULL || strstr(line, "started late") != NULL ||
                 strstr(line, "ended before it was started") != NULL;
     }
