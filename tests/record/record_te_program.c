@@ -36,7 +36,8 @@
  *   record_te_program slots SOCKET DIR
  *       starts 4 sessions of its own (DIR/sK.pftrace), then connects to the
  *       recorder at SOCKET (tracec_te_recorder_connect, synchronous), which
- *       finds no free slot; prints "refused=N".
+ *       finds no free slot; prints how long the connect took ("connect_ms
+ *       N") and "refused=N".
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -45,6 +46,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "my_events.tracec.h"
@@ -167,7 +169,11 @@ int main(int argc, char **argv) {
         tracec_te_recorder_config rc = TRACEC_TE_RECORDER_CONFIG_INIT;
         rc.socket_path = argv[2];
         rc.synchronous = true;
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
         if (tracec_te_recorder_connect(&rc) != TRACEC_STATUS_SUCCESS) return 1;
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        printf("connect_ms %ld\n", (long)((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000));
         for (int k = 0; k < 50 && tracec_te_recorder_stats().refused == 0; k++) usleep(20000);
         tracec_te_recorder_stats_t st = tracec_te_recorder_stats();
         printf("refused=%llu tracing=%d\n", (unsigned long long)st.refused, (int)st.tracing);
