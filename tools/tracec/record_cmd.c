@@ -114,19 +114,16 @@ static bool parse_size(const char *s, size_t *out) {
 /* Digits with at most one '.', then ms, s or m, or no unit (`bare_ms` a unit of it: 1000 for seconds); from 1 ms
    to a year.  strtod alone would also take "nan", "inf", exponents, hex, signs and leading spaces. */
 static bool parse_duration_ms(const char *s, double bare_ms, long *out) {
-    size_t n = strspn(s, "0123456789.");
-    const char *dot = memchr(s, '.', n);
-    if (n == 0 || (dot && memchr(dot + 1, '.', n - (size_t)(dot + 1 - s)))) return false;
+    size_t n = strspn(s, "0123456789."); /* strtod must end there: a second '.' ends it sooner */
     char *end;
     errno = 0;
     double v = strtod(s, &end);
-    if (errno || end != s + n) return false;
-    if (strcmp(end, "ms") == 0) v *= 1;
-    else if (strcmp(end, "s") == 0) v *= 1000;
-    else if (*end == '\0') v *= bare_ms;
-    else if (strcmp(end, "m") == 0) v *= 60000;
-    else return false;
-    if (!(v >= 0.5 && v < 366.0 * 24 * 3600 * 1000 + 0.5)) return false;
+    if (n == 0 || errno || end != s + n) return false;
+    double unit = strcmp(end, "ms") == 0 ? 1 : strcmp(end, "s") == 0 ? 1000 : strcmp(end, "m") == 0 ? 60000
+                : *end == '\0'           ? bare_ms
+                                         : 0;
+    v *= unit;
+    if (!(v >= 0.5 && v < 366.0 * 24 * 3600 * 1000 + 0.5)) return false; /* unit 0: refused here */
     *out = (long)(v + 0.5); /* to the nearest ms: 1.005s is 1005 ms, 600000.9 is over --timeout's 600000 */
     return true;
 }

@@ -1276,8 +1276,8 @@ static size_t write_provider_summaries(tracec_recorder *r, uint64_t now) {
     return refused;
 }
 
-/* The trace_stats packet, at `at`. */
-static void write_trace_stats(tracec_recorder *r, uint64_t at) {
+/* The trace_stats packet, at `at`; false when the trace refused it. */
+static bool write_trace_stats(tracec_recorder *r, uint64_t at) {
     /* trace_stats (protos/perfetto/common/trace_stats.proto): per provider one BufferStats, which the
        trace processor shows as traced_buf_* rows of its stats table, indexed by provider */
     tracec_writer w;
@@ -1323,7 +1323,7 @@ static void write_trace_stats(tracec_recorder *r, uint64_t at) {
     perfetto_protos_TraceStats_set_producers_connected(&ts, connected);
     perfetto_protos_TraceStats_set_producers_seen(&ts, tracec_recorder_provider_count(r));
     perfetto_protos_TracePacket_end_trace_stats(&pkt, &ts);
-    (void)tracec_trace_file_end_packet(r->file, &w, &pkt.msg);
+    return tracec_trace_file_end_packet(r->file, &w, &pkt.msg) == TRACEC_STATUS_SUCCESS;
 }
 
 /* The summary at the close.  Under max_file_size it takes the room kept for it, the trace_stats first (its
@@ -1331,16 +1331,17 @@ static void write_trace_stats(tracec_recorder *r, uint64_t at) {
 static void write_summary(tracec_recorder *r) {
     uint64_t now = tracec_i_rec_clock_ns(r->cfg.clock_id);
     size_t named = 0, refused;
+    bool stats = true;
     for (size_t i = 0; i < r->n_pv; i++) named += r->pv[i]->info.name[0] != '\0';
     bool limited = r->cfg.max_file_size != 0;
     tracec_i_trace_file_tail(r->file, true);
-    if (limited) write_trace_stats(r, now + named);
+    if (limited) stats = write_trace_stats(r, now + named);
     refused = write_provider_summaries(r, now);
-    if (!limited) write_trace_stats(r, now + named);
+    if (!limited) stats = write_trace_stats(r, now + named);
     tracec_i_trace_file_tail(r->file, false);
     if (refused)
-        say(r, "%zu of the %zu providers' summary instants did not fit in --max-size %llu (their trace_stats did)",
-            refused, named, (unsigned long long)r->cfg.max_file_size);
+        say(r, "%zu of the %zu providers' summary instants did not fit in --max-size %llu (their trace_stats %s)",
+            refused, named, (unsigned long long)r->cfg.max_file_size, stats ? "did" : "did not either");
 }
 
 tracec_status_t tracec_recorder_close(tracec_recorder *r) {

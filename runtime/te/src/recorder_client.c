@@ -106,8 +106,8 @@ struct tracec_provider {
     int quitting;        /* under mu: unregister began; the waits end */
     int start_refused;   /* under mu: this provider refused the recorder's session (no free slot) */
     int gave_up;         /* under mu: a synchronous registration stopped waiting for a recorder it found */
-    int recorder_seen;   /* atomic: a recorder listened (connected, or its queue was full) */
-    char seen_path[sizeof ((struct sockaddr_un *)0)->sun_path]; /* its socket (control thread, then under mu) */
+    int recorder_seen;   /* under mu: a recorder listened (connected, or its queue was full) ... */
+    char seen_path[sizeof ((struct sockaddr_un *)0)->sun_path]; /* ... at this socket (under mu) */
     int first_start_done; /* under mu: the first Start was handled (run header written): register_sync waits for it */
 
     /* counters: of the buffers torn down (under mu), and atomics */
@@ -178,7 +178,7 @@ static void note_stop(tracec_provider *p) {
    process wrote reached it, and the recorder may not know of it at all.  Said once, at exit or unregister. */
 static void say_if_unanswered(tracec_provider *p) {
     pthread_mutex_lock(&p->mu);
-    if (__atomic_load_n(&p->recorder_seen, __ATOMIC_RELAXED) && !p->reg_answered && !p->said_unanswered) {
+    if (p->recorder_seen && !p->reg_answered && !p->said_unanswered) {
         p->said_unanswered = 1;
         fprintf(stderr,
                 "tracec provider %s (pid %d): the recorder at %s did not answer it before it ended: none of its "
@@ -313,7 +313,7 @@ static tracec_status_t do_register(const char *name, const char *categories, int
            goes on, and its events until the Start are not recorded.  Said now; the Start, if it comes, tells the
            recorder it came late. */
         if (!p->first_start_done && !p->quitting && !p->start_refused && !p->no_recorder &&
-            (p->reg_answered ? p->reg_started : __atomic_load_n(&p->recorder_seen, __ATOMIC_RELAXED))) {
+            (p->reg_answered ? p->reg_started : p->recorder_seen)) {
             p->gave_up = 1;
             fprintf(stderr,
                     "tracec provider %s (pid %d): the recorder at %s has not started it after %d s: its events until "
@@ -856,22 +856,25 @@ static void slot_off(tracec_provider *p) {
     tracec_i_te_slot_publish_lost(p->slot);
 }
 
-/* A recorder refused at its Initialize: a synchronous registration waits no longer for its Start. */
-static void refuse_initialize(tracec_provider *p, const char *why) {
-    refuse(p, "its Initialize", why);
+/* This provider refused the recorder's Initialize or session: a synchronous registration waits no longer for its
+   Start. */
+static void end_start_wait(tracec_provider *p) {
     pthread_mutex_lock(&p->mu);
     p->start_refused = 1;
     pthread_cond_broadcast(&p->cv);
     pthread_mutex_unlock(&p->mu);
 }
 
+/* A recorder refused at its Initialize. */
+static void refuse_initialize(tracec_provider *p, const char *why) {
+    refuse(p, "its Initialize", why);
+    end_start_wait(p);
+}
+
 /* Says on stderr and to the recorder why its session is refused (control thread). */
 static void refuse_session(tracec_provider *p, int conn, const char *why) {
     __atomic_add_fetch(&p->refused, 1u, __ATOMIC_RELAXED);
-    pthread_mutex_lock(&p->mu);
-    p->start_refused = 1; /* a synchronous registration waits no longer for a Start it refuses */
-    pthread_cond_broadcast(&p->cv);
-    pthread_mutex_unlock(&p->mu);
+    end_start_wait(p);
     fprintf(stderr, "tracec provider %s: refused the recorder's session: %s\n", p->name, why);
     tracec_i_msg *m = calloc(1, sizeof *m);
     if (m == NULL) return;
@@ -1170,13 +1173,12 @@ static void *control_main(void *arg) {
         int conn = connect_recorder(p, path, sizeof path);
         if (conn >= 0 || conn == CONNECT_BUSY) {
             pthread_mutex_lock(&p->mu);
+            p->recorder_seen = 1;
             snprintf(p->seen_path, sizeof p->seen_path, "%s", path);
             pthread_mutex_unlock(&p->mu);
         }
-        if (conn >= 0) __atomic_store_n(&p->recorder_seen, 1, __ATOMIC_RELAXED);
         if (conn == CONNECT_BUSY) { /* a recorder that many programs connect to at once: soon again, and a
                                        synchronous registration goes on waiting for it */
-            __atomic_store_n(&p->recorder_seen, 1, __ATOMIC_RELAXED);
             struct pollfd pf = {p->wake[0], POLLIN, 0};
             (void)poll(&pf, 1, 5);
             continue;
